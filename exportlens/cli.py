@@ -1,0 +1,211 @@
+"""``exportlens check | export | show``: the engine for terminals and CI.
+
+Exit codes: 0 everything checked exports, 1 a finding of severity error,
+2 a usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import __version__
+from .exporter import codes
+from .exporter.plan import Plan, make_plan
+from .exporter.report import Finding, ModuleReport, Report, Status, to_dict
+from .exporter.spec import DEVICES, IRS
+
+USAGE, FOUND, OK = 2, 1, 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="exportlens", description="Does each nn.Module export with torch.export? If not, which line of yours breaks it.")
+    p.add_argument("--version", action="version", version=f"exportlens {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--device", help="cpu, cuda, cuda:N, mps or meta (default: the spec's, else cpu)")
+        q.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None, help="export in strict (TorchDynamo) mode")
+        q.add_argument("--ir", choices=IRS, help="training (default) or core-aten (run_decompositions)")
+
+    check = sub.add_parser("check", help="check every nn.Module under PATHs (default: .)")
+    check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
+    check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    check.add_argument("--first-only", action="store_true", help="report the plain export's first problem only (skip the slower draft export)")
+    check.add_argument("--module", action="append", default=[], help="only this module (path.py:Class or Class); repeatable")
+    common(check)
+
+    export = sub.add_parser("export", help="export one module and save the .pt2")
+    export.add_argument("target", help="path.py:Class, or path.py holding one module")
+    export.add_argument("-o", "--output", type=Path, help="where to write the .pt2 (default: ./Class.pt2)")
+    common(export)
+
+    show = sub.add_parser("show", help="signature, range constraints, per-line shapes and graph of one module")
+    show.add_argument("target", help="path.py:Class, or path.py holding one module")
+    show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
+    common(show)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.device and not DEVICES.match(args.device):
+        print(f"exportlens: --device {args.device!r} is not one of cpu, cuda, cuda:N, mps, meta", file=sys.stderr)
+        return USAGE
+    return {"check": _check, "export": _export, "show": _show}[args.command](args)
+
+
+def _options(args: argparse.Namespace, **kwargs):
+    from .exporter.run import Options
+
+    return Options(device=args.device, strict=args.strict, ir=args.ir, **kwargs)
+
+
+def _plan(paths: list[Path], only: set[str] | None = None) -> Plan | None:
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        print(f"exportlens: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+        return None
+    plan = make_plan(paths, only=only)
+    broken = [f for f in plan.findings if f.code == codes.SPEC_TOML.code]
+    if broken:
+        for f in broken:
+            print(_line(plan.root, f), file=sys.stderr)
+        return None
+    return plan
+
+
+def _check(args: argparse.Namespace) -> int:
+    plan = _plan(args.paths, set(args.module) or None)
+    if plan is None:
+        return USAGE
+    from .exporter.check import check_plan
+
+    report = check_plan(plan, _options(args, collect_all=not args.first_only))
+    if args.format == "json":
+        print(json.dumps(to_dict(report), ensure_ascii=False, indent=2))
+    elif args.format == "sarif":
+        from .sarif import to_sarif
+
+        print(json.dumps(to_sarif(report, plan.root.as_uri()), ensure_ascii=False, indent=2))
+    else:
+        _print_text(plan.root, report)
+    return report.exit_code
+
+
+def _rel(root: Path, path: str) -> str:
+    full = root / path
+    try:
+        return os.path.relpath(full)
+    except ValueError:
+        return str(full)
+
+
+def _line(root: Path, f: Finding) -> str:
+    return f"{_rel(root, f.path)}:{f.line}:{f.column}: {f.code} {f.message}"
+
+
+def _print_text(root: Path, report: Report) -> None:
+    findings = sorted(report.all_findings, key=lambda f: (f.path, f.line, f.column))
+    for f in findings:
+        print(_line(root, f))
+        for fix in f.fixes:
+            print(f"    fix: {fix.title}")
+    counts = {s: sum(1 for m in report.modules if m.status is s) for s in Status}
+    n = len(report.modules)
+    print(
+        f"{n} module{'s' if n != 1 else ''}: {counts[Status.EXPORTED]} exported, {counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped"
+        + (f"; {len(findings)} finding{'s' if len(findings) != 1 else ''}" if findings else "")
+    )
+
+
+def _one(target: str) -> tuple[Plan, object] | None:
+    """Resolve ``path.py:Class`` (or a file with one module) to its planned module."""
+    path_text, _, name = target.partition(":")
+    path = Path(path_text)
+    if not path.is_file():
+        print(f"exportlens: no such file: {path_text}", file=sys.stderr)
+        return None
+    plan = _plan([path])
+    if plan is None:
+        return None
+    matches = [m for m in plan.modules if not name or m.module.name == name]
+    if len(matches) != 1:
+        found = ", ".join(m.module.name for m in plan.modules) or "none"
+        what = f"no nn.Module {name!r}" if name else "more than one nn.Module"
+        print(f"exportlens: {what} in {path_text} (found: {found}); name one as {path_text}:Class", file=sys.stderr)
+        return None
+    return plan, matches[0]
+
+
+def _single(args: argparse.Namespace, artifact: Path | None) -> tuple[Plan, ModuleReport] | int:
+    found = _one(args.target)
+    if found is None:
+        return USAGE
+    plan, planned = found
+    from .exporter.check import check_one
+
+    report = check_one(plan, planned, _options(args, artifact=artifact))
+    for f in report.findings:
+        print(_line(plan.root, f), file=sys.stderr)
+        for fix in f.fixes:
+            print(f"    fix: {fix.title}", file=sys.stderr)
+    return plan, report
+
+
+def _export(args: argparse.Namespace) -> int:
+    found = _one(args.target)
+    if found is None:
+        return USAGE
+    output = (args.output or Path(f"{found[1].module.name}.pt2")).resolve()
+    got = _single(args, output)
+    if isinstance(got, int):
+        return got
+    _, report = got
+    if report.status is not Status.EXPORTED:
+        return FOUND
+    print(f"exported {report.target} in {report.seconds:.2f} s: {report.summary.signature}")
+    print(f"saved {os.path.relpath(report.summary.artifact)}")
+    return OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    got = _single(args, None)
+    if isinstance(got, int):
+        return got
+    plan, report = got
+    if report.status is not Status.EXPORTED or report.summary is None:
+        return FOUND
+    s = report.summary
+    print(f"{report.target}  (spec: {report.spec_source}; {report.seconds:.2f} s, torch {report.torch_version})")
+    print(f"  signature: {s.signature}")
+    for title, rows in (("range constraints", s.range_constraints), ("equalities", s.equalities)):
+        if rows:
+            print(f"  {title}:")
+            for row in rows:
+                print(f"    {row}")
+    if s.line_shapes:
+        print("  shapes by line:")
+        for ls in s.line_shapes:
+            code = _source(plan.root / ls.path, ls.line)
+            print(f"    {ls.path}:{ls.line}  {code}")
+            print(f"        -> {', '.join(ls.shapes)}")
+    if not args.no_graph:
+        print("  graph:")
+        for row in s.graph.rstrip().splitlines():
+            print(f"    {row}")
+    return OK
+
+
+def _source(path: Path, line: int) -> str:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()[line - 1].strip()
+    except (OSError, IndexError, UnicodeDecodeError):
+        return ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Stable diagnostic codes. docs/diagnostics.md documents each one; never renumber."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .report import Kind, Severity
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    kind: Kind
+    title: str
+    severity: Severity = Severity.ERROR
+
+    def __str__(self) -> str:
+        return self.code
+
+
+# spec errors: the export spec itself is wrong (EL0xx)
+SPEC_SIGNATURE = Code("EL001", Kind.SPEC_ERROR, "spec does not match forward's signature")
+SPEC_DTYPE = Code("EL002", Kind.SPEC_ERROR, "unknown dtype")
+SPEC_SHAPE = Code("EL003", Kind.SPEC_ERROR, "malformed shape string")
+SPEC_DIMS = Code("EL004", Kind.SPEC_ERROR, "bad dims table")
+SPEC_INVALID = Code("EL005", Kind.SPEC_ERROR, "invalid export spec")
+SPEC_TOML = Code("EL006", Kind.SPEC_ERROR, "pyproject.toml does not parse")
+SPEC_MISSING = Code("EL007", Kind.SPEC_ERROR, "no example inputs", Severity.INFO)
+
+# data-dependent control flow (EL1xx)
+DATA_DEPENDENT = Code("EL101", Kind.DATA_DEPENDENT_GUARD, "guard on a data-dependent value")
+
+# constraints on declared dims (EL2xx)
+RANGE_VIOLATION = Code("EL201", Kind.CONSTRAINT_VIOLATION, "declared range of a dim is too wide")
+EQUALITY_VIOLATION = Code("EL202", Kind.CONSTRAINT_VIOLATION, "dims declared independent must be equal")
+RELATION_VIOLATION = Code("EL203", Kind.CONSTRAINT_VIOLATION, "dim is tied to another dim")
+SPECIALIZED = Code("EL204", Kind.SPECIALIZATION, "a dim declared dynamic was specialized")
+GUARD_VIOLATION = Code("EL205", Kind.CONSTRAINT_VIOLATION, "code requires a condition on a dim")
+
+# unsupported operations (EL3xx)
+UNSUPPORTED_OP = Code("EL301", Kind.UNSUPPORTED, "operation not supported by torch.export")
+MISSING_FAKE_KERNEL = Code("EL302", Kind.UNSUPPORTED, "custom op has no fake kernel")
+MISMATCHED_FAKE_KERNEL = Code("EL303", Kind.UNSUPPORTED, "custom op's fake kernel disagrees with its real kernel")
+
+# the user's code does not load (EL4xx)
+SYNTAX_ERROR = Code("EL401", Kind.IMPORT_ERROR, "file does not parse")
+IMPORT_FAILED = Code("EL402", Kind.IMPORT_ERROR, "module file fails to import")
+CONSTRUCT_FAILED = Code("EL403", Kind.IMPORT_ERROR, "module cannot be constructed")
+INPUTS_FAILED = Code("EL404", Kind.SPEC_ERROR, "example inputs cannot be built")
+FORWARD_FAILED = Code("EL405", Kind.IMPORT_ERROR, "forward raises on the example inputs")
+
+# the export process itself (EL5xx)
+TIMEOUT = Code("EL501", Kind.TIMEOUT, "export timed out")
+CRASH = Code("EL502", Kind.CRASH, "export process crashed")
+
+# anything torch said that we could not place (EL9xx)
+INTERNAL = Code("EL901", Kind.INTERNAL, "torch.export failed")
+
+ALL: tuple[Code, ...] = tuple(v for v in globals().values() if isinstance(v, Code))
+BY_CODE: dict[str, Code] = {c.code: c for c in ALL}
+
+DOCS_URL = "https://github.com/exportlens/exportlens/blob/main/docs/diagnostics.md"
+
+
+def docs_url(code: str) -> str:
+    return f"{DOCS_URL}#{code.lower()}"
+
+
+def finding(code: Code, message: str, path: str, line: int, **kwargs) -> "Finding":
+    """A Finding carrying ``code``'s code, kind and default severity."""
+    from .report import Finding
+
+    kwargs.setdefault("severity", code.severity)
+    return Finding(code=code.code, kind=code.kind, message=message, path=path, line=line, **kwargs)

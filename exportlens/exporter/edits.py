@@ -1,0 +1,188 @@
+"""Text edits on the user's files that keep their layout (tomlkit, libcst; no torch).
+
+Each function takes a file's text and returns the new text; ``edit_between``
+turns old/new into the one minimal Edit a client applies.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import libcst as cst
+import tomlkit
+from tomlkit.items import InlineTable, String, Table
+
+from .report import Edit
+from .shapes import looks_like_shape, parse_shape
+from .source import index
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def edit_between(path: str, old: str, new: str) -> Edit | None:
+    """The single smallest replacement that turns ``old`` into ``new``."""
+    if old == new:
+        return None
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old, end_new = end_old - 1, end_new - 1
+    line, column = _position(old, start)
+    end_line, end_column = _position(old, end_old)
+    return Edit(path, line, column, end_line, end_column, new[start:end_new])
+
+
+def apply_edits(text: str, edits: list[Edit] | tuple[Edit, ...]) -> str:
+    """Apply edits on one file (positions refer to the original text)."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+
+    def offset(line: int, column: int) -> int:
+        return starts[min(line, len(starts)) - 1] + column - 1
+
+    for e in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
+        text = text[: offset(e.line, e.column)] + e.new_text + text[offset(e.end_line, e.end_column) :]
+    return text
+
+
+# -- pyproject.toml -------------------------------------------------------------
+
+
+def _module_table(doc: tomlkit.TOMLDocument, target: str) -> Any:
+    return doc["tool"]["exportlens"]["modules"][target]  # type: ignore[index]
+
+
+def edit_spec(text: str, target: str, change: Callable[[Any], None]) -> str:
+    doc = tomlkit.parse(text)
+    change(_module_table(doc, target))
+    return tomlkit.dumps(doc)
+
+
+def set_dim_bounds(text: str, target: str, name: str, **bounds: int | None) -> str:
+    """``dims.<name>.min/max = ...`` (None removes a bound), keeping the table's style."""
+
+    def change(table: Any) -> None:
+        if "dims" not in table:
+            table["dims"] = tomlkit.inline_table()
+        dims = table["dims"]
+        if name not in dims:
+            dims[name] = tomlkit.inline_table()
+        dim = dims[name]
+        for key, value in bounds.items():
+            if value is None:
+                dim.pop(key, None)
+            else:
+                dim[key] = value
+        example = dim.get("example")
+        if example is not None and not ((dim.get("min") or 0) <= example <= dim.get("max", example)):
+            dim.pop("example")
+
+    return edit_spec(text, target, change)
+
+
+def substitute_dim(text: str, target: str, name: str, replacement: str) -> str:
+    """Write ``replacement`` (a size, another dim, or ``dx + 1``) wherever shapes say ``name``,
+    and drop ``name`` from the dims table: it is no longer a dim of its own."""
+
+    def rewrite(shape: str) -> str:
+        parse_shape(shape)  # only rewrite what parses
+        head, _, body = shape.partition("[")
+        parts = body.rsplit("]", 1)[0].split(",")
+        new = [re.sub(rf"\b{re.escape(name)}\b", replacement if re.fullmatch(r"\s*\w+\s*", p) else f"({replacement})", p) for p in parts]
+        return f"{head}[{','.join(new)}]"
+
+    def walk(value: Any) -> None:
+        items = value.items() if isinstance(value, (dict, InlineTable, Table)) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in list(items):
+            if isinstance(item, (str, String)) and looks_like_shape(str(item)):
+                value[key] = rewrite(str(item))
+            elif isinstance(item, (dict, InlineTable, Table, list)):
+                walk(item)
+
+    def change(table: Any) -> None:
+        walk(table.get("inputs", {}))
+        if "dims" in table and name in table["dims"]:
+            del table["dims"][name]
+            if not table["dims"]:
+                del table["dims"]
+
+    return edit_spec(text, target, change)
+
+
+# -- Python ---------------------------------------------------------------------
+
+
+def insert_check(text: str, line: int, condition: str) -> str | None:
+    """``torch._check(condition)`` on its own line before the statement at ``line``,
+    adding ``import torch`` when the file has none."""
+    idx = index(text)
+    stmt = idx.statement_at(line) if idx else None
+    if stmt is None:
+        return None
+    lines = text.splitlines(keepends=True)
+    lines.insert(stmt.place.line - 1, f"{stmt.indent}torch._check({condition})\n")
+    new = "".join(lines)
+    return new if _imports_torch(idx.module) else _add_import_torch(new)
+
+
+def _imports_torch(module: cst.Module) -> bool:
+    for stmt in module.body:
+        for small in getattr(stmt, "body", ()):
+            if isinstance(small, cst.Import) and any(
+                a.asname is None and module.code_for_node(a.name) == "torch" for a in small.names
+            ):
+                return True
+    return False
+
+
+def _add_import_torch(text: str) -> str:
+    """Put ``import torch`` before the file's first import (after a docstring / __future__)."""
+    module = cst.parse_module(text)
+    at = 0
+    for i, stmt in enumerate(module.body):
+        small = getattr(stmt, "body", ())
+        first = small[0] if isinstance(small, (list, tuple)) and small else None
+        is_doc = isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString)
+        is_future = isinstance(first, cst.ImportFrom) and module.code_for_node(first.module or cst.Name("")) == "__future__"
+        if is_doc or is_future:
+            at = i + 1
+            continue
+        break
+    body = list(module.body)
+    body.insert(at, cst.parse_statement("import torch\n"))
+    return module.with_changes(body=body).code
+
+
+def set_dim_call(text: str, name: str, **bounds: int | None) -> str | None:
+    """Rewrite ``Dim("name", ...)`` in user code with new min/max keywords."""
+    module = cst.parse_module(text)
+
+    class Rewrite(cst.CSTTransformer):
+        changed = False
+
+        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+            func = module.code_for_node(original.func)
+            if not (func == "Dim" or func.endswith(".Dim")) or not original.args:
+                return updated
+            first = original.args[0].value
+            if not (isinstance(first, cst.SimpleString) and first.evaluated_value == name):
+                return updated
+            keep = [a for a in updated.args if not (a.keyword and a.keyword.value in bounds)]
+            for key, value in bounds.items():
+                if value is not None:
+                    keep.append(cst.Arg(keyword=cst.Name(key), value=cst.Integer(str(value)), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+            keep = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in keep]
+            Rewrite.changed = True
+            return updated.with_changes(args=keep)
+
+    new = module.visit(Rewrite())
+    return new.code if Rewrite.changed else None

@@ -1,0 +1,283 @@
+"""What torch said -> Findings on the user's lines, in the user's names (torch side)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sympy
+import torch
+from torch._dynamo.exc import Unsupported, UserError, UserErrorType
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+from . import codes
+from .discover import ModuleClass
+from .edits import edit_between, insert_check
+from .inputs import Built
+from .locate import Frame, GuardLog, ProjectFiles, source_line
+from .naming import SymbolNames, from_locals, from_shape_env, pretty, rename_sources
+from .report import Finding, Fix, Related
+from .source import locate
+from .spec import ExportSpec
+
+
+@dataclass
+class Context:
+    root: Path
+    files: ProjectFiles
+    module: ModuleClass
+    spec: ExportSpec
+    built: Built
+    # dim name -> the guard (in dim names) that cut its declared range; fixes solve it
+    cut: dict[str, Any] = field(default_factory=dict)
+
+    def read(self, path: str) -> str:
+        try:
+            return (self.root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return ""
+
+    def spec_related(self, key: str | None = None) -> Related:
+        loc = self.spec.where(key) if key else self.spec.location
+        return Related(loc.path, loc.line, f"the export spec for {self.module.name}")
+
+
+def at(ctx: Context, code: codes.Code, message: str, frame: Frame | None, expression: str | None = None, **kwargs: Any) -> Finding:
+    """A finding on ``frame``'s line (columns from libcst), else on the module's class name."""
+    if frame is None:
+        span = ctx.module.name_span
+        return codes.finding(code, message, ctx.module.path, span.line, column=span.column, end_line=span.end_line, end_column=span.end_column, **kwargs)
+    path = ctx.files.relative(frame.filename)
+    place = locate(ctx.read(path), frame.line, expression)
+    return codes.finding(code, message, path, place.line, column=place.column, end_line=place.end_line, end_column=place.end_column, **kwargs)
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
+
+
+# -- the plain export's exception ------------------------------------------------
+
+
+def explain(exc: BaseException, log: GuardLog, ctx: Context) -> list[Finding]:
+    if isinstance(exc, UserError) and exc.error_type == UserErrorType.CONSTRAINT_VIOLATION:
+        return constraint_findings(exc.msg, log, ctx)
+    if isinstance(exc, GuardOnDataDependentSymNode):
+        return [data_dependent(exc.cond, ctx.files.deepest_in_traceback(exc.__traceback__), log, ctx, detail=str(exc))]
+    names = from_shape_env(log.shape_env, ctx.built.names)
+    frame = ctx.files.deepest_in_traceback(exc.__traceback__)
+    text = rename_sources(names.text(_first_line(getattr(exc, "msg", None) or str(exc))), ctx.built.names)
+    if isinstance(exc, Unsupported) or _is_unsupported(exc):
+        code = codes.MISSING_FAKE_KERNEL if _is_missing_fake(exc) else codes.UNSUPPORTED_OP
+        return [at(ctx, code, f"torch.export cannot trace this: {text}", frame, detail=str(exc)[-4000:])]
+    if frame is not None and not isinstance(exc, UserError):
+        return [at(ctx, codes.FORWARD_FAILED, f"forward raised {type(exc).__name__} while exporting: {text}", frame, detail=str(exc)[-4000:])]
+    return [at(ctx, codes.INTERNAL, f"torch.export failed: {type(exc).__name__}: {text}", frame, detail=str(exc)[-4000:])]
+
+
+def _is_unsupported(exc: BaseException) -> bool:
+    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException
+
+    if isinstance(exc, (UnsupportedOperatorException, DynamicOutputShapeException, DataDependentOutputException)):
+        return True
+    text = str(exc)
+    return any(s in text for s in ("is not supported for tensor subclasses", "fake impl", "Meta implementation", "no fake", "FakeTensor"))
+
+
+def _is_missing_fake(exc: BaseException) -> bool:
+    text = str(exc)
+    return "fake impl" in text or "register_fake" in text or "Meta implementation" in text
+
+
+# -- data-dependent guards ----------------------------------------------------------
+
+
+def data_dependent(cond: Any, frame: Frame | None, log: GuardLog | None, ctx: Context, *, taken: bool | None = None, detail: str = "", symbols: dict[str, str] | None = None) -> Finding:
+    """``if n > 3`` where ``n`` came from tensor data: name it, and offer ``torch._check``."""
+    names = from_shape_env(log.shape_env if log else None, ctx.built.names)
+    names = from_locals(frame.locals if frame else None, names)
+    for sym, var in (symbols or {}).items():
+        names.code.setdefault(sympy.Symbol(sym, integer=True), var)
+        names.code.setdefault(sympy.Symbol(sym), var)
+    said = names.say(cond)
+    unbacked = sorted((s for s in cond.free_symbols if str(s).startswith("u")), key=str)
+    origin = ", ".join(f"`{names.say(s)}`" for s in unbacked) or "a value"
+    message = f"`{said}` depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
+    fixes = _check_fixes(cond, frame, names, ctx, taken)
+    if not fixes:
+        message += "; compute it from shapes, or use torch.cond for both branches"
+    return at(ctx, codes.DATA_DEPENDENT, message, frame, _expression_text(frame, cond, names), fixes=tuple(fixes), detail=detail)
+
+
+def _expression_text(frame: Frame | None, cond: Any, names: SymbolNames) -> str | None:
+    """How the condition is most likely written on the line (for columns)."""
+    return names.write(cond)
+
+
+def _check_fixes(cond: Any, frame: Frame | None, names: SymbolNames, ctx: Context, taken: bool | None) -> list[Fix]:
+    if frame is None:
+        return []
+    fixes = []
+    options = [(cond, True), (sympy.Not(cond), False)]
+    if taken is False:
+        options.reverse()
+    for i, (expr, _) in enumerate(options):
+        expr = sympy.simplify_logic(expr) if isinstance(expr, sympy.Not) else expr
+        code = names.write(expr)
+        if code is None:
+            continue
+        path = ctx.files.relative(frame.filename)
+        old = ctx.read(path)
+        new = insert_check(old, frame.line, code)
+        edit = edit_between(path, old, new) if new else None
+        if edit is None:
+            continue
+        fixes.append(Fix(f"Assume `{code}` here: insert torch._check({code})", (edit,), preferred=i == 0 and taken is not None))
+    return fixes
+
+
+# -- constraint violations -------------------------------------------------------------
+
+
+_ITEM = re.compile(r"^\s*-\s+(.*)$")
+
+
+def violations(msg: str) -> list[str]:
+    """The bullet lines of a constraint-violation message (one per violated dim)."""
+    body = msg.split("Suggested fixes:", 1)[0]
+    items: list[str] = []
+    for line in body.splitlines():
+        m = _ITEM.match(line)
+        if m:
+            items.append(m.group(1).strip())
+        elif items and line.startswith("    "):
+            items[-1] += " " + line.strip()
+    return items
+
+
+def constraint_findings(msg: str, log: GuardLog, ctx: Context) -> list[Finding]:
+    names = from_shape_env(log.shape_env, ctx.built.names)
+    by_name: dict[str, set[sympy.Symbol]] = {}
+    for sym, name in names.message.items():
+        by_name.setdefault(name, set()).add(sym)
+    out = []
+    for item in violations(msg) or [_first_line(msg)]:
+        out.append(_violation(item, by_name, names, log, ctx))
+    return out
+
+
+def _violation(item: str, by_name: dict[str, set[sympy.Symbol]], names: SymbolNames, log: GuardLog, ctx: Context) -> Finding:
+    text = rename_sources(item, ctx.built.names)
+    m = re.search(r"You marked (\w+) as dynamic but your code specialized it to be a constant \((\d+)\)", item)
+    if m:
+        dim, value = m.group(1), int(m.group(2))
+        event = log.first(by_name.get(dim, set()), ("replace", "guard"))
+        line = f": `{source_line(event.frame.filename, event.frame.line)}`" if event and event.frame else ""
+        where = f" by line {event.frame.line}{line}" if event and event.frame else ""
+        message = f"`{dim}` was declared dynamic but was specialized to {value}{where}"
+        return _on(ctx, codes.SPECIALIZED, message, event, dim, detail=item)
+    m = re.search(r"The values of (\w+) = \S+ and (\w+) = \S+ must always be equal", item)
+    if m:
+        a, b = m.group(1), m.group(2)
+        event = log.first(by_name.get(a, set())) if not by_name.get(b) else _first_both(log, by_name.get(a, set()), by_name.get(b, set()))
+        message = f"`{a}` and `{b}` are declared as independent dims, but this line needs them equal"
+        return _on(ctx, codes.EQUALITY_VIOLATION, message, event, a, detail=item)
+    m = re.search(r"The values of (\w+) = \S+ must always be related to the values of (\w+) = \S+ by (.+?)\.?$", item)
+    if m:
+        a, b, rel = m.group(1), m.group(2), m.group(3)
+        event = _first_both(log, by_name.get(a, set()), by_name.get(b, set()))
+        message = f"`{a}` is declared independent, but this line needs {rel}"
+        return _on(ctx, codes.RELATION_VIOLATION, message, event, a, detail=item)
+    m = re.search(r"Not all values of (\w+) = \S+ in the specified range (.+?) satisfy the generated guard (.+)$", item)
+    if m:
+        dim, declared, guard = m.group(1), m.group(2), m.group(3)
+        event = _cutting_guard(log, by_name.get(dim, set()), ctx, dim)
+        need = names.say(event.expr) if event else rename_sources(guard, ctx.built.names)
+        if event is not None:
+            ctx.cut[dim] = event.expr.xreplace({s: sympy.Symbol(n) for s, n in names.message.items()})
+        message = f"`{dim}` is declared as {_declared(dim, ctx, declared)}, but this line requires `{need}`"
+        return _on(ctx, codes.RANGE_VIOLATION, message, event, dim, detail=item)
+    return _on(ctx, codes.GUARD_VIOLATION, names.text(text), None, None, detail=item)
+
+
+def _declared(dim: str, ctx: Context, fallback: str) -> str:
+    root = ctx.built.names.roots.get(dim)
+    if root is None:
+        return fallback
+    hi = root.max if isinstance(root.max, int) and root.max < 2**62 else "∞"
+    return f"[{root.min}, {hi}]"
+
+
+def _first_both(log: GuardLog, a: set, b: set) -> Any:
+    for event in log.events:
+        free = event.expr.free_symbols
+        if event.frame and free & a and free & b:
+            return event
+    return log.first(a | b)
+
+
+def _cutting_guard(log: GuardLog, symbols: set, ctx: Context, dim: str) -> Any:
+    """The first guard that some value of the declared range breaks."""
+    spec_dim = ctx.spec.dims.get(dim)
+    root = ctx.built.names.roots.get(dim)
+    lo = getattr(root, "min", None) if root is not None else (spec_dim.min if spec_dim else None)
+    hi = getattr(root, "max", None) if root is not None else (spec_dim.max if spec_dim else None)
+    env = log.shape_env
+    hints = dict(getattr(env, "var_to_val", {}) or {})
+    probes = [v for v in (lo, hi, 0, 1, 2, 10**6) if isinstance(v, int) and v < 2**62]
+    for event in log.events:
+        if event.kind != "guard" or not event.frame or not (event.expr.free_symbols & symbols):
+            continue
+        for sym in event.expr.free_symbols & symbols:
+            for value in probes:
+                try:
+                    if (lo is None or value >= lo) and (hi is None or value <= hi):
+                        if event.expr.xreplace({**hints, sym: sympy.Integer(value)}) == sympy.false:
+                            return event
+                except (TypeError, AttributeError):
+                    continue
+    return log.first(symbols, ("guard",))
+
+
+def _on(ctx: Context, code: codes.Code, message: str, event: Any, dim: str | None, detail: str) -> Finding:
+    """A constraint finding: on the guard's line when known, else on the dim's spec line."""
+    key = f"dims.{dim}" if dim and f"dims.{dim}" in ctx.spec.locations else None
+    related = (ctx.spec_related(key),)
+    if event is not None and event.frame is not None:
+        return at(ctx, code, message, event.frame, related=related, detail=detail)
+    loc = ctx.spec.where(key) if key else ctx.spec.location
+    return codes.finding(code, message, loc.path, loc.line, column=loc.column, end_line=loc.end_line, end_column=loc.end_column, related=related, detail=detail)
+
+
+# -- draft export's failures ----------------------------------------------------------------
+
+
+def explain_draft(failures: list[Any], ctx: Context) -> list[Finding]:
+    from torch._logging.structured import INTERN_TABLE
+
+    filenames = {i: name for name, i in INTERN_TABLE.items()}
+    out = []
+    for failure in failures:
+        data = failure.data
+        kind = getattr(failure.failure_type, "name", str(failure.failure_type))
+        frame = None
+        for entry in reversed(data.get("user_stack") or []):
+            fname = filenames.get(entry.get("filename"), entry.get("filename"))
+            if isinstance(fname, str) and fname in ctx.files:
+                frame = Frame(fname, entry.get("line", 1), entry.get("name", ""))
+                break
+        if kind == "DATA_DEPENDENT_ERROR":
+            symbols = {sym: var for var, syms in (data.get("frame_locals") or {}).get("locals", {}).items() for sym in syms}
+            try:
+                cond = sympy.sympify(data.get("expr", ""), locals={s: sympy.Symbol(s, integer=True) for s in re.findall(r"\b[su]\d+\b", data.get("expr", ""))})
+            except (sympy.SympifyError, SyntaxError, TypeError):
+                continue
+            taken = {"True": True, "False": False}.get(str(data.get("result")))
+            out.append(data_dependent(cond, frame, None, ctx, taken=taken, symbols=symbols, detail=str(data.get("expr"))))
+        elif kind in ("MISSING_FAKE_KERNEL", "MISMATCHED_FAKE_KERNEL"):
+            code = codes.MISSING_FAKE_KERNEL if kind == "MISSING_FAKE_KERNEL" else codes.MISMATCHED_FAKE_KERNEL
+            op = data.get("op", "a custom op")
+            out.append(at(ctx, code, f"{op}: {code.title}; register one with torch.library.register_fake", frame, detail=str(data)[:2000]))
+    return out

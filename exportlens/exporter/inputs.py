@@ -1,0 +1,155 @@
+"""Example inputs and dynamic_shapes from a spec, and the user's name for every axis (torch side)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.export import Dim
+
+from .shapes import AUTO, DTYPES, Derived
+from .spec import DimSpec, ExportSpec, TensorInput, ValueInput, example_size
+
+
+@dataclass
+class Names:
+    """The user's name for each dynamic axis, keyed by torch's source text (``L['x'].size()[0]``)."""
+
+    by_source: dict[str, str] = field(default_factory=dict)  # "L['x'].size()[0]" -> "batch" / "seq + 1"
+    by_input: dict[str, dict[int, str]] = field(default_factory=dict)  # "x" / "x[0]" / "x['a']" -> axis -> name
+    roots: dict[str, Any] = field(default_factory=dict)  # dim name -> torch Dim object
+
+    def add(self, path: str, source: str, axis: int, name: str) -> None:
+        self.by_source[f"{source}.size()[{axis}]"] = name
+        self.by_input.setdefault(path, {})[axis] = name
+
+
+@dataclass
+class Built:
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    dynamic_shapes: dict[str, Any] | None
+    names: Names
+
+
+def _dtype(short: str) -> torch.dtype:
+    return getattr(torch, DTYPES[short])
+
+
+def _tensor(t: TensorInput, dims: dict[str, DimSpec], device: str) -> torch.Tensor:
+    size = [example_size(s, dims) for s in t.shape.sizes]
+    dtype = _dtype(t.shape.dtype)
+    if t.low is not None:
+        if dtype.is_floating_point:
+            return torch.empty(size, dtype=dtype, device=device).uniform_(t.low, t.high)
+        return torch.randint(int(t.low), int(t.high), size, dtype=dtype, device=device)
+    if t.fill == "arange":
+        n = 1
+        for s in size:
+            n *= s
+        return torch.arange(n, device=device).reshape(size).to(dtype)
+    if t.fill in ("randn", "rand") and not (dtype.is_floating_point or dtype.is_complex):
+        return torch.randint(0, 2 if dtype == torch.bool else 10, size, device=device).to(dtype)
+    return getattr(torch, t.fill)(size, dtype=dtype, device=device)
+
+
+def build_from_spec(spec: ExportSpec, params_positional: set[str], device: str) -> Built:
+    """Tensors on ``device``; positional parameters in order, keyword-only ones as kwargs."""
+    names = Names()
+    for name, d in spec.dims.items():
+        names.roots[name] = Dim(name, **{k: v for k, v in (("min", d.min), ("max", d.max)) if v is not None})
+
+    def value(v: Any) -> Any:
+        if isinstance(v, TensorInput):
+            return _tensor(v, spec.dims, device)
+        if isinstance(v, ValueInput):
+            return torch.tensor(v.value, dtype=_dtype(v.dtype) if v.dtype else None, device=device)
+        if isinstance(v, tuple):
+            return tuple(value(x) for x in v)
+        if isinstance(v, dict):
+            return {k: value(x) for k, x in v.items()}
+        return v
+
+    def dynamic(v: Any, path: str, source: str) -> Any:
+        if isinstance(v, TensorInput):
+            axes = {}
+            for axis, s in enumerate(v.shape.sizes):
+                if isinstance(s, Derived):
+                    axes[axis] = s.coeff * names.roots[s.root] + s.offset if s.coeff != 1 else names.roots[s.root] + s.offset
+                    names.add(path, source, axis, str(s))
+                elif s == AUTO:
+                    axes[axis] = Dim.AUTO
+                elif isinstance(s, str):
+                    axes[axis] = names.roots[s]
+                    names.add(path, source, axis, s)
+            return axes or None
+        if isinstance(v, tuple):
+            return tuple(dynamic(x, f"{path}[{i}]", f"{source}[{i}]") for i, x in enumerate(v))
+        if isinstance(v, dict):
+            return {k: dynamic(x, f"{path}[{k!r}]", f"{source}[{k!r}]") for k, x in v.items()}
+        return None
+
+    args, kwargs, shapes = [], {}, {}
+    for name, v in spec.inputs.items():
+        if name in params_positional:
+            args.append(value(v))
+        else:
+            kwargs[name] = value(v)
+        shapes[name] = dynamic(v, name, f"L[{name!r}]")
+    has_dynamic = any(s is not None for s in shapes.values())
+    return Built(tuple(args), kwargs, shapes if has_dynamic else None, names)
+
+
+def build_from_code(cls: type, method: str, forward_params: list[str]) -> Built:
+    """Call the class's own ``example_inputs()`` (and ``dynamic_shapes``)."""
+    got = getattr(cls, method)()
+    if isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], (tuple, list)) and isinstance(got[1], dict):
+        args, kwargs = tuple(got[0]), dict(got[1])
+    elif isinstance(got, (tuple, list)):
+        args, kwargs = tuple(got), {}
+    else:
+        args, kwargs = (got,), {}
+    shapes = getattr(cls, "dynamic_shapes", None)
+    if callable(shapes):
+        shapes = shapes()
+    names = Names()
+    if isinstance(shapes, (tuple, list)):  # positional form: name them after forward's parameters
+        shapes = dict(zip(forward_params, shapes))
+    if isinstance(shapes, dict):
+        values = dict(zip(forward_params, args)) | kwargs
+        for key, dyn in shapes.items():
+            _name_axes(dyn, values.get(key), str(key), f"L[{key!r}]", names)
+    return Built(args, kwargs, shapes, names)
+
+
+def _name_axes(dyn: Any, value: Any, path: str, source: str, names: Names) -> None:
+    if isinstance(dyn, dict) and isinstance(value, torch.Tensor):
+        for axis, d in dyn.items():
+            label = dim_label(d)
+            if label:
+                names.add(path, source, int(axis), label)
+                root = getattr(d, "root", d)
+                names.roots.setdefault(getattr(root, "__name__", label), root)
+    elif isinstance(dyn, (tuple, list)) and isinstance(value, torch.Tensor):
+        _name_axes(dict(enumerate(dyn)), value, path, source, names)
+    elif isinstance(dyn, (tuple, list)) and isinstance(value, (tuple, list)):
+        for i, (d, v) in enumerate(zip(dyn, value)):
+            _name_axes(d, v, f"{path}[{i}]", f"{source}[{i}]", names)
+    elif isinstance(dyn, dict) and isinstance(value, dict):
+        for k, d in dyn.items():
+            _name_axes(d, value.get(k), f"{path}[{k!r}]", f"{source}[{k!r}]", names)
+
+
+def dim_label(d: Any) -> str | None:
+    """A Dim's name as the user wrote it; derived dims as ``2*seq + 1``."""
+    name = getattr(d, "__name__", None)
+    if name is None or name in ("AUTO", "STATIC", "DYNAMIC") or not hasattr(d, "min"):
+        return None
+    root = getattr(d, "root", None)
+    if root is not None:  # a derived dim: torch names it after its expression
+        import sympy
+
+        s = sympy.Symbol(root.__name__, integer=True)
+        return str(d.fn(s)) if hasattr(d, "fn") else name
+    return name

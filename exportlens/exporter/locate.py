@@ -1,0 +1,147 @@
+"""Where in the user's code did torch decide something? (torch side)
+
+torch's own guard records mostly point into its fake kernels, and its
+constraint-violation messages name no line at all. So while an export runs we
+record, for every guard and every replacement the shape env adds, the deepest
+frame of the Python stack that lies in a project file: the user's line, found in
+the same run, with no second (draft) export.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any, Iterator
+
+import sympy
+
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass(frozen=True)
+class Frame:
+    filename: str  # absolute
+    line: int
+    name: str
+    locals: dict[str, Any] | None = None  # live values, only where a real frame was at hand
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the shape env decided: a guard, or a symbol replaced (specialized / unified)."""
+
+    kind: str  # "guard" | "replace"
+    expr: sympy.Basic  # the guard, or Eq(symbol, replacement)
+    frame: Frame | None
+
+
+class ProjectFiles:
+    """Which files are the user's: under the project root, outside site-packages and exportlens."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root.resolve()) + os.sep
+
+    def __contains__(self, filename: str) -> bool:
+        if not filename or filename.startswith("<"):
+            return False
+        path = os.path.abspath(filename)
+        return path.startswith(self.root) and "site-packages" not in path and not path.startswith(_OWN + os.sep)
+
+    def relative(self, filename: str) -> str:
+        return Path(os.path.abspath(filename)).relative_to(self.root).as_posix()
+
+    def deepest_live(self, frame: FrameType | None) -> Frame | None:
+        while frame is not None:
+            if frame.f_code.co_filename in self:
+                return Frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+            frame = frame.f_back
+        return None
+
+    def deepest_in_traceback(self, tb: TracebackType | None) -> Frame | None:
+        found = None
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_filename in self:
+                found = Frame(code.co_filename, tb.tb_lineno, code.co_name, dict(tb.tb_frame.f_locals))
+            tb = tb.tb_next
+        return found
+
+    def deepest_in_summary(self, stack: list[traceback.FrameSummary] | None) -> Frame | None:
+        for fs in reversed(stack or []):
+            if fs.filename in self:
+                return Frame(fs.filename, fs.lineno or 1, fs.name)
+        return None
+
+    def deepest_in_text(self, stack_trace: str | None) -> Frame | None:
+        """A node's ``meta['stack_trace']``: 'File "...", line N, in name' lines."""
+        found = None
+        for line in (stack_trace or "").splitlines():
+            line = line.strip()
+            if not line.startswith("File "):
+                continue
+            try:
+                fname, rest = line[6:].split('", line ', 1)
+                lineno, _, name = rest.partition(", in ")
+                if fname in self:
+                    found = Frame(fname, int(lineno), name.strip())
+            except ValueError:
+                continue
+        return found
+
+
+@dataclass
+class GuardLog:
+    files: ProjectFiles
+    events: list[Event] = field(default_factory=list)
+    shape_env: Any = None
+
+    def here(self) -> Frame | None:
+        frame = self.files.deepest_live(sys._getframe(2))
+        if frame is None:  # strict mode: user frames live in dynamo's tracing context
+            from torch._guards import TracingContext
+
+            frame = self.files.deepest_in_summary(TracingContext.extract_stack())
+        return frame
+
+    def first(self, symbols: set[sympy.Symbol], kinds: tuple[str, ...] = ("guard", "replace")) -> Event | None:
+        """The first located event that mentions any of ``symbols``."""
+        for event in self.events:
+            if event.kind in kinds and event.frame and event.expr.free_symbols & symbols:
+                return event
+        return None
+
+
+@contextmanager
+def record_guards(files: ProjectFiles) -> Iterator[GuardLog]:
+    """Record every guard and replacement, with the user's frame, while exporting."""
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    log = GuardLog(files)
+    log_guard, set_replacement = ShapeEnv._log_guard, ShapeEnv._set_replacement
+
+    def _log_guard(self, prefix, g, forcing_spec):  # noqa: ANN001 - torch's signature
+        log.shape_env = self
+        log.events.append(Event("guard", g, log.here()))
+        return log_guard(self, prefix, g, forcing_spec)
+
+    def _set_replacement(self, a, tgt, msg):  # noqa: ANN001
+        log.shape_env = self
+        if tgt != self.replacements.get(a) and a not in getattr(tgt, "free_symbols", ()):
+            log.events.append(Event("replace", sympy.Eq(a, tgt, evaluate=False), log.here()))
+        return set_replacement(self, a, tgt, msg)
+
+    ShapeEnv._log_guard, ShapeEnv._set_replacement = _log_guard, _set_replacement
+    try:
+        yield log
+    finally:
+        ShapeEnv._log_guard, ShapeEnv._set_replacement = log_guard, set_replacement
+
+
+def source_line(filename: str, line: int) -> str:
+    return linecache.getline(filename, line).strip()

@@ -1,0 +1,62 @@
+"""What to export: modules found, each with its spec or the reason it has none (no torch)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import codes
+from .discover import ModuleClass, discover
+from .report import Finding
+from .spec import ExportSpec, ProjectSpecs, find_root, load_project, resolve
+
+
+@dataclass(frozen=True)
+class Planned:
+    module: ModuleClass
+    spec: ExportSpec | None
+    findings: tuple[Finding, ...] = ()  # spec errors; with a spec of None, the module is skipped
+
+    @property
+    def target(self) -> str:
+        return self.module.target
+
+
+@dataclass
+class Plan:
+    root: Path
+    project: ProjectSpecs
+    modules: list[Planned] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # syntax errors, pyproject problems
+
+
+def make_plan(paths: list[Path], root: Path | None = None, only: set[str] | None = None) -> Plan:
+    """Modules under ``paths`` (files or folders) in the project holding the first path."""
+    paths = [p.resolve() for p in paths] or [Path.cwd()]
+    root = (root or find_root(paths[0])).resolve()
+    project = load_project(root)
+    found = discover(root, paths)
+    plan = Plan(root, project, findings=list(found.findings) + list(project.findings))
+    for module in found.modules:
+        if only and module.target not in only and module.name not in only:
+            continue
+        spec, problems = resolve(module, project)
+        plan.modules.append(Planned(module, spec, tuple(problems)))
+    known = {m.target for m in found.modules}
+    for target, (_, loc) in project.tables.items():
+        if target not in known and _in_scope(root / target.split(":", 1)[0], paths):
+            plan.findings.append(codes.finding(codes.SPEC_INVALID, f"no nn.Module '{target.split(':', 1)[1]}' in {target.split(':', 1)[0]}", loc.path, loc.line))
+    return plan
+
+
+def _in_scope(file: Path, paths: list[Path]) -> bool:
+    return any(file == p or p in file.parents for p in paths)
+
+
+def no_spec_finding(module: ModuleClass) -> Finding:
+    span = module.name_span
+    return codes.finding(
+        codes.SPEC_MISSING,
+        f"{module.name} has no example inputs: add [tool.exportlens.modules.\"{module.target}\"] to pyproject.toml, or an example_inputs() staticmethod",
+        module.path, span.line, column=span.column, end_line=span.end_line, end_column=span.end_column,
+    )

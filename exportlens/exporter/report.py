@@ -1,0 +1,209 @@
+"""The report: plain data that crosses every boundary (worker -> CLI / server).
+
+Lines and columns are 1-based; ``end_column`` is exclusive. Paths are
+relative to the project root, in POSIX form. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+class Kind(str, enum.Enum):
+    DATA_DEPENDENT_GUARD = "data-dependent-guard"
+    CONSTRAINT_VIOLATION = "constraint-violation"
+    SPECIALIZATION = "specialization"
+    UNSUPPORTED = "unsupported"
+    SPEC_ERROR = "spec-error"
+    IMPORT_ERROR = "import-error"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    INTERNAL = "internal"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Status(str, enum.Enum):
+    EXPORTED = "exported"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``[line:column, end_line:end_column)`` of ``path`` with ``new_text``."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    new_text: str
+
+    def __post_init__(self) -> None:
+        if (self.end_line, self.end_column) < (self.line, self.column):
+            raise ValueError(f"edit ends before it starts: {self}")
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    preferred: bool = False
+
+    def __str__(self) -> str:
+        return self.title
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another place that explains a finding: the spec line, the guard's origin."""
+
+    path: str
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    kind: Kind
+    message: str
+    path: str
+    line: int
+    column: int = 1
+    end_line: int | None = None
+    end_column: int | None = None
+    severity: Severity = Severity.ERROR
+    fixes: tuple[Fix, ...] = ()
+    related: tuple[Related, ...] = ()
+    detail: str = ""  # the raw torch text, for "show more"; never the headline
+
+    def __post_init__(self) -> None:
+        if self.line < 1 or self.column < 1:
+            raise ValueError(f"finding position must be 1-based: {self.path}:{self.line}:{self.column}")
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}: {self.code} {self.message}"
+
+
+@dataclass(frozen=True)
+class LineShapes:
+    """Symbolic shapes produced by one source line of ``forward`` (user Dim names)."""
+
+    path: str
+    line: int
+    shapes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a successful export looks like, in the user's names."""
+
+    signature: str
+    inputs: tuple[str, ...]  # "x: f32[batch, seq, 16]"
+    outputs: tuple[str, ...]
+    range_constraints: tuple[str, ...]  # "batch ∈ [2, 64]"
+    equalities: tuple[str, ...]  # "seq2 = seq + 1"
+    line_shapes: tuple[LineShapes, ...] = ()
+    graph: str = ""
+    artifact: str | None = None  # path of the saved .pt2
+
+
+@dataclass(frozen=True)
+class ModuleReport:
+    target: str  # "path.py:Class", path relative to the project root
+    status: Status
+    findings: tuple[Finding, ...] = ()
+    summary: Summary | None = None
+    spec_source: str = ""  # where the example inputs came from ("pyproject.toml:12", ...)
+    seconds: float = 0.0
+    torch_version: str = ""
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.ERROR)
+
+
+@dataclass(frozen=True)
+class Report:
+    modules: tuple[ModuleReport, ...] = ()
+    findings: tuple[Finding, ...] = ()  # problems outside any one module (syntax errors, bad pyproject)
+
+    @property
+    def all_findings(self) -> tuple[Finding, ...]:
+        return self.findings + tuple(f for m in self.modules for f in m.findings)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(f.severity is Severity.ERROR for f in self.all_findings) else 0
+
+
+# -- JSON ---------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def to_dict(obj: Any) -> dict[str, Any]:
+    return _plain(asdict(obj))
+
+
+def to_json(obj: Any, **kwargs: Any) -> str:
+    return json.dumps(to_dict(obj), ensure_ascii=False, **kwargs)
+
+
+_NESTED: dict[type, dict[str, type]] = {
+    Fix: {"edits": Edit},
+    Finding: {"fixes": Fix, "related": Related},
+    Summary: {"line_shapes": LineShapes},
+    ModuleReport: {"findings": Finding},
+    Report: {"modules": ModuleReport, "findings": Finding},
+}
+_ENUMS: dict[str, type[enum.Enum]] = {"kind": Kind, "severity": Severity, "status": Status}
+
+
+def from_dict(cls: type, data: dict[str, Any]) -> Any:
+    nested = _NESTED.get(cls, {})
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        if f.name in nested:
+            value = tuple(from_dict(nested[f.name], v) for v in value)
+        elif f.name == "summary" and value is not None:
+            value = from_dict(Summary, value)
+        elif f.name in _ENUMS:
+            value = _ENUMS[f.name](value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def report_from_json(text: str) -> Report:
+    return from_dict(Report, json.loads(text))

@@ -1,0 +1,193 @@
+"""Run one export: load the user's file, build the module and inputs, export, report (torch side).
+
+Each stage that can fail turns its failure into a Finding on the user's line;
+nothing here raises for a problem in the user's code or spec.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+import traceback
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import codes
+from .discover import ModuleClass
+from .explain import Context, explain, explain_draft
+from .fixes import constraint_fixes
+from .inputs import Built, build_from_code, build_from_spec
+from .locate import ProjectFiles, record_guards
+from .report import Finding, ModuleReport, Status
+from .spec import ExportSpec
+from .summary import summarize
+
+
+@dataclass(frozen=True)
+class Options:
+    artifact: Path | None = None  # save the .pt2 here on success
+    collect_all: bool = True  # on failure, run draft export to find every problem
+    ir: str | None = None  # override the spec's ir
+    device: str | None = None  # override the spec's device
+    strict: bool | None = None
+
+
+class _Stop(Exception):
+    """A stage failed; its finding is already recorded."""
+
+    def __init__(self, finding: Finding) -> None:
+        self.finding = finding
+
+
+def export_module(root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options()) -> ModuleReport:
+    started = time.perf_counter()
+    root = root.resolve()
+    files = ProjectFiles(root)
+    device = options.device or spec.settings.device
+    strict = spec.settings.strict if options.strict is None else options.strict
+    ir = options.ir or spec.settings.ir
+
+    def report(status: Status, findings: list[Finding], summary=None) -> ModuleReport:
+        return ModuleReport(module.target, status, tuple(findings), summary, spec.describe(), time.perf_counter() - started, torch.__version__)
+
+    try:
+        cls = _load_class(root, module, files)
+        model = _construct(cls, module, spec, device, files)
+        built = _build_inputs(cls, module, spec, device, files)
+    except _Stop as stop:
+        return report(Status.FAILED, [stop.finding])
+
+    ctx = Context(root, files, module, spec, built)
+    try:
+        with record_guards(files) as log:
+            ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a finding
+        findings = explain(exc, log, ctx)
+        findings = constraint_fixes(exc, findings, ctx, lambda shapes: _try(model, built, shapes, strict))
+        if options.collect_all:
+            findings += _more(model, built, ctx, findings)
+        return report(Status.FAILED, findings)
+
+    artifact = None
+    if ir == "core-aten":
+        ep = ep.run_decompositions()
+    if options.artifact is not None:
+        options.artifact.parent.mkdir(parents=True, exist_ok=True)
+        torch.export.save(ep, str(options.artifact))
+        artifact = str(options.artifact)
+    return report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact))
+
+
+def _try(model: torch.nn.Module, built: Built, shapes: Any, strict: bool) -> Exception | None:
+    """Export again with other dynamic_shapes: None when that succeeds."""
+    try:
+        torch.export.export(model, built.args, built.kwargs, dynamic_shapes=shapes, strict=strict)
+    except Exception as exc:  # noqa: BLE001
+        return exc
+    return None
+
+
+def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Finding]) -> list[Finding]:
+    """Every further data-dependent problem, from one draft export (several times slower)."""
+    if not any(f.kind.value in ("data-dependent-guard", "unsupported") for f in known):
+        return []
+    try:
+        ep = torch.export.draft_export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes)
+    except Exception:  # noqa: BLE001 - draft is a bonus; the plain verdict stands
+        return []
+    index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}
+    extra = []
+    for f in explain_draft(ep._report.failures, ctx):
+        key = (f.path, f.line, f.code)
+        if key not in index:
+            index[key] = -1
+            extra.append(f)
+        elif index[key] >= 0 and any(x.preferred for x in f.fixes) and not any(x.preferred for x in known[index[key]].fixes):
+            # draft mode ran on real values, so it knows which branch the example takes
+            known[index[key]] = replace(known[index[key]], fixes=f.fixes)
+    return extra
+
+
+# -- stages -----------------------------------------------------------------
+
+
+def module_name(path: str) -> str:
+    """``models/net.py`` -> ``models.net`` (a module of its package, so relative imports work)."""
+    parts = list(Path(path).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _where(exc: BaseException, files: ProjectFiles, fallback_path: str, fallback_line: int) -> tuple[str, int]:
+    if isinstance(exc, SyntaxError) and exc.filename and exc.filename in files:
+        return files.relative(exc.filename), exc.lineno or 1
+    frame = files.deepest_in_traceback(exc.__traceback__)
+    if frame is not None:
+        return files.relative(frame.filename), frame.line
+    return fallback_path, fallback_line
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _load_class(root: Path, module: ModuleClass, files: ProjectFiles) -> type:
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    name = module_name(module.path)
+    try:
+        mod = importlib.import_module(name)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is the user's too
+        path, line = _where(exc, files, module.path, 1)
+        raise _Stop(codes.finding(codes.IMPORT_FAILED, f"importing {name} failed: {_one_line(exc)}", path, line, detail=_trace(exc))) from None
+    cls = getattr(mod, module.name, None)
+    if not isinstance(cls, type):
+        raise _Stop(codes.finding(codes.IMPORT_FAILED, f"{name} has no class {module.name} after import", module.path, module.name_span.line))
+    return cls
+
+
+def _construct(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> torch.nn.Module:
+    try:
+        if device == "meta":
+            with torch.device("meta"):
+                model = cls(**spec.init)
+        else:
+            model = cls(**spec.init).to(device)
+        return model.eval()
+    except BaseException as exc:  # noqa: BLE001
+        path, line = _where(exc, files, module.path, module.name_span.line)
+        init = ", ".join(f"{k}={v!r}" for k, v in spec.init.items())
+        raise _Stop(codes.finding(codes.CONSTRUCT_FAILED, f"{module.name}({init}) failed: {_one_line(exc)}", path, line, detail=_trace(exc))) from None
+
+
+def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> Built:
+    params = module.forward.params if module.forward else ()
+    try:
+        if spec.source == "code":
+            built = build_from_code(cls, spec.example_method, [p.name for p in params])
+            if device != "cpu":
+                built.args, built.kwargs = _to(built.args, device), _to(built.kwargs, device)
+            return built
+        positional = {p.name for p in params if p.kind in ("positional", "positional_only")}
+        return build_from_spec(spec, positional, device)
+    except BaseException as exc:  # noqa: BLE001
+        loc = spec.location
+        path, line = _where(exc, files, loc.path, loc.line)
+        what = f"{spec.example_method}()" if spec.source == "code" else "the example inputs"
+        raise _Stop(codes.finding(codes.INPUTS_FAILED, f"building {what} failed: {_one_line(exc)}", path, line, detail=_trace(exc))) from None
+
+
+def _to(value: Any, device: str) -> Any:
+    import torch.utils._pytree as pytree
+
+    return pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), value)
+
+
+def _trace(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc))[-4000:]

@@ -1,0 +1,129 @@
+"""Positions in the user's Python source (libcst, no torch).
+
+libcst lines are 1-based and columns 0-based; findings are 1-based in both.
+``_span`` is the one place that converts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+
+@dataclass(frozen=True)
+class Place:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Statement:
+    """The simple or compound-statement header that holds a line."""
+
+    place: Place
+    indent: str  # leading whitespace of its first line
+    code: str  # the statement's header text (for compound statements: up to the colon)
+
+
+def _span(r: CodeRange) -> Place:
+    return Place(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+
+
+def _normal(code: str) -> str:
+    return re.sub(r"\s+", "", code)
+
+
+class _Index(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self) -> None:
+        self.expressions: list[tuple[Place, cst.BaseExpression]] = []
+        self.statements: list[tuple[Place, cst.CSTNode]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        pos = self.get_metadata(PositionProvider, node, None)
+        if pos is None:
+            return True
+        if isinstance(node, cst.BaseExpression):
+            self.expressions.append((_span(pos), node))
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.statements.append((_span(pos), node))
+        return True
+
+
+@dataclass
+class SourceIndex:
+    module: cst.Module
+    expressions: list[tuple[Place, cst.BaseExpression]]
+    statements: list[tuple[Place, cst.CSTNode]]
+    lines: list[str]
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def statement_at(self, line: int) -> Statement | None:
+        """The innermost statement whose header covers ``line``."""
+        best = None
+        for place, node in self.statements:
+            header_end = place.end_line
+            if isinstance(node, cst.BaseCompoundStatement):
+                header_end = self._header_end(node, place)
+            if place.line <= line <= header_end and (best is None or place.line >= best[0].line):
+                best = (place, node, header_end)
+        if best is None:
+            return None
+        place, node, header_end = best
+        first = self.lines[place.line - 1]
+        indent = first[: len(first) - len(first.lstrip())]
+        code = "\n".join(self.lines[place.line - 1 : header_end]).strip()
+        return Statement(Place(place.line, len(indent) + 1, header_end, len(self.lines[header_end - 1].rstrip()) + 1), indent, code)
+
+    def _header_end(self, node: cst.BaseCompoundStatement, place: Place) -> int:
+        body = getattr(node, "body", None)
+        for p, n in self.statements:
+            if body is not None and isinstance(body, cst.IndentedBlock) and body.body and n is body.body[0]:
+                return max(place.line, p.line - 1)
+        return place.line
+
+    def expression_on(self, line: int, text: str) -> Place | None:
+        """The smallest expression starting on ``line`` whose code is ``text`` (spaces ignored)."""
+        want = _normal(text)
+        hits = [p for p, n in self.expressions if p.line == line and _normal(self.code(n)) == want]
+        return min(hits, key=lambda p: (p.end_line - p.line, p.end_column - p.column), default=None)
+
+    def names_on(self, line: int) -> set[str]:
+        return {n.value for p, n in self.expressions if p.line <= line <= p.end_line and isinstance(n, cst.Name)}
+
+
+@lru_cache(maxsize=64)
+def index(text: str) -> SourceIndex | None:
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return None
+    visitor = _Index()
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(visitor)
+    return SourceIndex(module, visitor.expressions, visitor.statements, text.splitlines())
+
+
+def locate(text: str, line: int, expression: str | None = None) -> Place:
+    """Columns for a finding on ``line``: the expression if found, else the statement, else the line."""
+    idx = index(text)
+    lines = text.splitlines()
+    if idx is not None:
+        if expression:
+            hit = idx.expression_on(line, expression)
+            if hit:
+                return hit
+        stmt = idx.statement_at(line)
+        if stmt is not None and stmt.place.line == line:
+            return Place(line, stmt.place.column, line, len(lines[line - 1].rstrip()) + 1)
+    raw = lines[line - 1] if 0 < line <= len(lines) else ""
+    start = len(raw) - len(raw.lstrip()) + 1
+    return Place(line, start, line, max(len(raw.rstrip()) + 1, start))

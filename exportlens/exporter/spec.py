@@ -1,0 +1,442 @@
+"""Export specs: how a module gets its example inputs (no torch).
+
+Resolved in order: a table in pyproject.toml's ``[tool.exportlens.modules]``,
+then an ``example_inputs()``/``get_example_inputs()`` method on the class.
+Every problem with a spec becomes a spec-error Finding on the spec's own line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+
+from . import codes
+from .discover import ModuleClass
+from .report import Finding
+from .shapes import AUTO, DTYPES, Derived, Shape, ShapeError, looks_like_shape, parse_shape
+
+PYPROJECT = "pyproject.toml"
+DEVICES = re.compile(r"^(cpu|meta|mps|cuda(:\d+)?)$")
+IRS = ("training", "core-aten")
+FILLS = ("randn", "rand", "ones", "zeros", "arange")
+
+
+@dataclass(frozen=True)
+class Settings:
+    device: str = "cpu"
+    strict: bool = False
+    ir: str = "training"
+    timeout: float = 60.0
+    memory_limit: str = "8GiB"
+
+
+@dataclass(frozen=True)
+class TensorInput:
+    shape: Shape
+    fill: str = "randn"
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class ValueInput:
+    """A tensor with exact values: ``{ value = [2, 3], dtype = "i64" }``."""
+
+    value: Any
+    dtype: str | None = None
+
+
+@dataclass(frozen=True)
+class DimSpec:
+    name: str
+    min: int | None = None
+    max: int | None = None
+    example: int | None = None
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str
+    line: int
+    column: int = 1
+    end_line: int | None = None
+    end_column: int | None = None
+
+
+@dataclass(frozen=True)
+class ExportSpec:
+    target: str  # "path.py:Class"
+    source: str  # "pyproject" | "code"
+    location: Location  # the module's spec table, or the example_inputs method
+    init: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, Any] = field(default_factory=dict)  # forward param -> TensorInput | ValueInput | plain | nested
+    dims: dict[str, DimSpec] = field(default_factory=dict)  # every root Dim used
+    settings: Settings = Settings()
+    example_method: str | None = None
+    # where each input / dim is written, for findings and edits: "inputs.x" -> Location
+    locations: dict[str, Location] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return self.target.rsplit(":", 1)[0]
+
+    @property
+    def class_name(self) -> str:
+        return self.target.rsplit(":", 1)[1]
+
+    def where(self, key: str) -> Location:
+        return self.locations.get(key, self.location)
+
+    def describe(self) -> str:
+        loc = self.location
+        return f"{loc.path}:{loc.line}" + (f" ({self.example_method}())" if self.source == "code" else "")
+
+
+@dataclass
+class ProjectSpecs:
+    root: Path
+    settings: Settings
+    tables: dict[str, tuple[Any, Location]]  # target -> (raw table, location)
+    findings: list[Finding]
+    text: str = ""
+
+
+# -- project root and pyproject ------------------------------------------------
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above ``start`` holding pyproject.toml, else ``start``'s folder."""
+    start = start.resolve()
+    here = start if start.is_dir() else start.parent
+    for folder in (here, *here.parents):
+        if (folder / PYPROJECT).is_file():
+            return folder
+    return here
+
+
+def load_project(root: Path, text: str | None = None) -> ProjectSpecs:
+    path = root / PYPROJECT
+    if text is None:
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    findings: list[Finding] = []
+    try:
+        doc = tomlkit.parse(text).unwrap()
+    except tomlkit.exceptions.ParseError as e:
+        findings.append(codes.finding(codes.SPEC_TOML, f"pyproject.toml does not parse: {e}", PYPROJECT, max(e.line, 1), column=max(e.col, 1)))
+        return ProjectSpecs(root, Settings(), {}, findings, text)
+    section = doc.get("tool", {}).get("exportlens", {})
+    lines = _Lines(text)
+    settings = _settings(section, Settings(), lines.key_line("tool.exportlens", None), findings)
+    tables: dict[str, tuple[Any, Location]] = {}
+    modules = section.get("modules", {})
+    if not isinstance(modules, dict):
+        findings.append(codes.finding(codes.SPEC_INVALID, "[tool.exportlens.modules] must be a table of 'path.py:Class' keys", PYPROJECT, lines.key_line("tool.exportlens", "modules")))
+        modules = {}
+    for target, table in modules.items():
+        loc = Location(PYPROJECT, lines.target_line(target))
+        if ":" not in target or not target.split(":", 1)[0].endswith(".py"):
+            findings.append(codes.finding(codes.SPEC_INVALID, f"module key '{target}' must look like 'path/to/file.py:ClassName'", PYPROJECT, loc.line))
+            continue
+        tables[target] = (table, loc)
+    return ProjectSpecs(root, settings, tables, findings, text)
+
+
+def _settings(table: dict[str, Any], base: Settings, line: int, findings: list[Finding]) -> Settings:
+    changes: dict[str, Any] = {}
+
+    def bad(message: str) -> None:
+        findings.append(codes.finding(codes.SPEC_INVALID, message, PYPROJECT, line))
+
+    if "device" in table:
+        if isinstance(table["device"], str) and DEVICES.match(table["device"]):
+            changes["device"] = table["device"]
+        else:
+            bad(f"device {table['device']!r} is not one of cpu, cuda, cuda:N, mps, meta")
+    if "strict" in table:
+        if isinstance(table["strict"], bool):
+            changes["strict"] = table["strict"]
+        else:
+            bad("strict must be true or false")
+    if "ir" in table:
+        if table["ir"] in IRS:
+            changes["ir"] = table["ir"]
+        else:
+            bad(f"ir {table['ir']!r} is not one of {', '.join(IRS)}")
+    if "timeout" in table:
+        if isinstance(table["timeout"], (int, float)) and not isinstance(table["timeout"], bool) and table["timeout"] > 0:
+            changes["timeout"] = float(table["timeout"])
+        else:
+            bad("timeout must be a positive number of seconds")
+    if "memory_limit" in table:
+        if parse_bytes(table["memory_limit"]) is not None:
+            changes["memory_limit"] = str(table["memory_limit"])
+        else:
+            bad(f"memory_limit {table['memory_limit']!r} is not a size like '8GiB'")
+    return replace(base, **changes)
+
+
+def parse_bytes(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*", str(value), re.I)
+    if not m:
+        return None
+    unit = (m.group(2) or "B").upper().rstrip("B").rstrip("I")
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[unit]
+    return int(float(m.group(1)) * scale)
+
+
+class _Lines:
+    """Find where a key is written in pyproject.toml; tomlkit keeps no positions."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def target_line(self, target: str) -> int:
+        quoted = re.compile(r"""["']""" + re.escape(target) + r"""["']""")
+        for i, line in enumerate(self.lines, 1):
+            if quoted.search(line):
+                return i
+        return 1
+
+    def key_line(self, table: str, key: str | None) -> int:
+        header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(map(re.escape, table.split("."))) + r"\s*\]")
+        for i, line in enumerate(self.lines, 1):
+            if header.match(line):
+                if key is None:
+                    return i
+                return self.key_after(i, key) or i
+        return 1
+
+    def key_after(self, start: int, key: str, *, inline: bool = False) -> int | None:
+        """Line of ``key = `` from line ``start`` up to the next table header."""
+        pattern = re.compile(r"(^|[{,\s])[\"']?" + re.escape(key) + r"[\"']?\s*=")
+        for i in range(start, len(self.lines) + 1):
+            line = self.lines[i - 1]
+            if i > start and re.match(r"^\s*\[", line):
+                return None
+            if pattern.search(line if i > start or inline else line.split("]", 1)[-1]):
+                return i
+        return None
+
+    def column_of(self, line: int, key: str) -> tuple[int, int] | None:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        m = re.search(r"(?<![\w-])[\"']?" + re.escape(key) + r"[\"']?\s*=", text)
+        return (m.start() + 1, m.start() + 1 + len(key)) if m else None
+
+
+# -- one module's spec ---------------------------------------------------------
+
+
+def resolve(module: ModuleClass, project: ProjectSpecs) -> tuple[ExportSpec | None, list[Finding]]:
+    """The spec for ``module`` and the problems with it; (None, []) when it has none."""
+    entry = project.tables.get(module.target)
+    if entry is not None:
+        return _from_table(module, entry[0], entry[1], project)
+    if module.example_method and module.example_span:
+        span = module.example_span
+        loc = Location(module.path, span.line, span.column, span.end_line, span.end_column)
+        return ExportSpec(module.target, "code", loc, settings=project.settings, example_method=module.example_method), []
+    return None, []
+
+
+def _from_table(module: ModuleClass, table: Any, loc: Location, project: ProjectSpecs) -> tuple[ExportSpec | None, list[Finding]]:
+    lines = _Lines(project.text)
+    findings: list[Finding] = []
+    locations: dict[str, Location] = {}
+
+    def at(key: str, sub: str | None = None) -> Location:
+        line = lines.key_after(loc.line, key, inline=True) or loc.line
+        if sub is not None:
+            line = lines.key_after(line, sub, inline=True) or line
+        cols = lines.column_of(line, sub or key)
+        return Location(PYPROJECT, line, *(cols or (1, None)), line if cols else None) if cols else Location(PYPROJECT, line)
+
+    def error(code: codes.Code, message: str, where: Location) -> None:
+        findings.append(codes.finding(code, message, where.path, where.line, column=where.column, end_line=where.end_line, end_column=where.end_column))
+
+    if not isinstance(table, dict):
+        error(codes.SPEC_INVALID, f"the spec for {module.target} must be a table", loc)
+        return None, findings
+    unknown = set(table) - {"init", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit"}
+    for key in sorted(unknown):
+        error(codes.SPEC_INVALID, f"unknown key '{key}' in the spec for {module.target} (known: init, inputs, dims, device, strict, ir, timeout, memory_limit)", at(key))
+    settings = _settings(table, project.settings, loc.line, findings)
+
+    init = table.get("init", {})
+    if not isinstance(init, dict):
+        error(codes.SPEC_INVALID, "init must be a table of constructor keyword arguments", at("init"))
+        init = {}
+
+    raw_inputs = table.get("inputs", {})
+    if not isinstance(raw_inputs, dict):
+        error(codes.SPEC_INVALID, "inputs must be a table: { x = \"f32[batch, 3]\" }", at("inputs"))
+        raw_inputs = {}
+    inputs: dict[str, Any] = {}
+    for name, raw in raw_inputs.items():
+        where = at("inputs", name)
+        locations[f"inputs.{name}"] = where
+        try:
+            inputs[name] = _input(raw)
+        except ShapeError as e:
+            error(codes.SPEC_DTYPE if e.unknown_dtype else codes.SPEC_SHAPE, f"input '{name}': {e}", where)
+        except ValueError as e:
+            error(codes.SPEC_INVALID, f"input '{name}': {e}", where)
+
+    findings += _check_signature(module, inputs, raw_inputs, at)
+    dims = _dims(table.get("dims", {}), inputs, at, error, locations)
+    if findings and any(f.severity.value == "error" for f in findings):
+        return None, findings
+    spec = ExportSpec(module.target, "pyproject", loc, dict(init), _ordered(module, inputs), dims, settings, None, locations)
+    return spec, findings
+
+
+def _ordered(module: ModuleClass, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Inputs in forward's parameter order (positional arguments are passed in order)."""
+    order = [p.name for p in module.forward.params] if module.forward else []
+    return {k: inputs[k] for k in sorted(inputs, key=lambda k: order.index(k) if k in order else len(order))}
+
+
+def _check_signature(module: ModuleClass, inputs: dict[str, Any], raw: dict[str, Any], at) -> list[Finding]:
+    if module.forward is None:
+        return []
+    params = module.forward.params
+    names = {p.name for p in params if p.kind not in ("var_positional", "var_keyword")}
+    takes_kwargs = any(p.kind == "var_keyword" for p in params)
+    signature = "forward(" + ", ".join(p.name for p in params) + ")"
+    out: list[Finding] = []
+    for name in raw:
+        if name not in names and not takes_kwargs:
+            where = at("inputs", name)
+            out.append(codes.finding(codes.SPEC_SIGNATURE, f"input '{name}' is not a parameter of {signature}", where.path, where.line, column=where.column, end_line=where.end_line, end_column=where.end_column))
+    missing = [p.name for p in params if p.kind in ("positional", "positional_only", "keyword_only") and not p.has_default and p.name not in raw]
+    if missing:
+        where = at("inputs")
+        plural = "s" if len(missing) > 1 else ""
+        out.append(codes.finding(codes.SPEC_SIGNATURE, f"missing input{plural} {', '.join(repr(m) for m in missing)} required by {signature}", where.path, where.line, column=where.column))
+    return out
+
+
+def _input(raw: Any) -> Any:
+    """pyproject value -> TensorInput | ValueInput | plain value | nested tuple/dict."""
+    if isinstance(raw, str):
+        return TensorInput(parse_shape(raw)) if looks_like_shape(raw) else raw
+    if isinstance(raw, list):
+        return tuple(_input(v) for v in raw)
+    if isinstance(raw, dict):
+        if "shape" in raw:
+            extra = set(raw) - {"shape", "low", "high", "fill"}
+            if extra:
+                raise ValueError(f"unknown key(s) {', '.join(sorted(extra))} in a tensor table (known: shape, low, high, fill)")
+            fill = raw.get("fill", "randn")
+            if fill not in FILLS:
+                raise ValueError(f"fill '{fill}' is not one of {', '.join(FILLS)}")
+            if ("low" in raw) != ("high" in raw):
+                raise ValueError("give both low and high")
+            if "low" in raw and not raw["low"] < raw["high"]:
+                raise ValueError(f"low ({raw['low']}) must be below high ({raw['high']})")
+            return TensorInput(parse_shape(str(raw["shape"])), fill, raw.get("low"), raw.get("high"))
+        if "value" in raw:
+            dtype = raw.get("dtype")
+            if dtype is not None and dtype not in DTYPES:
+                raise ShapeError(f"unknown dtype '{dtype}' (known: {', '.join(DTYPES)})", unknown_dtype=True)
+            return ValueInput(raw["value"], dtype)
+        return {k: _input(v) for k, v in raw.items()}
+    return raw
+
+
+def tensors(value: Any):
+    """Every TensorInput in a nested input value."""
+    if isinstance(value, TensorInput):
+        yield value
+    elif isinstance(value, tuple):
+        for v in value:
+            yield from tensors(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from tensors(v)
+
+
+def _dims(raw: Any, inputs: dict[str, Any], at, error, locations: dict[str, Location]) -> dict[str, DimSpec]:
+    used: dict[str, None] = {}
+    static: set[int] = set()
+    derived: list[Derived] = []
+    for value in inputs.values():
+        for t in tensors(value):
+            for name in t.shape.names:
+                used[name] = None
+            static.update(s for s in t.shape.sizes if isinstance(s, int))
+            derived += [s for s in t.shape.sizes if isinstance(s, Derived)]
+    if not isinstance(raw, dict):
+        error(codes.SPEC_DIMS, "dims must be a table: { batch = { min = 1, max = 64 } }", at("dims"))
+        raw = {}
+    declared: dict[str, DimSpec] = {}
+    for name, table in raw.items():
+        where = at("dims", name)
+        locations[f"dims.{name}"] = where
+        if not isinstance(table, dict):
+            error(codes.SPEC_DIMS, f"dim '{name}' must be a table like {{ min = 2, max = 64 }}", where)
+            continue
+        extra = set(table) - {"min", "max", "example"}
+        if extra:
+            error(codes.SPEC_DIMS, f"dim '{name}': unknown key(s) {', '.join(sorted(extra))} (known: min, max, example)", where)
+            continue
+        values = {k: table.get(k) for k in ("min", "max", "example")}
+        if any(v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0) for v in values.values()):
+            error(codes.SPEC_DIMS, f"dim '{name}': min, max and example must be whole numbers ≥ 0", where)
+            continue
+        lo, hi, ex = values["min"], values["max"], values["example"]
+        if lo is not None and hi is not None and lo > hi:
+            error(codes.SPEC_DIMS, f"dim '{name}': min ({lo}) is above max ({hi})", where)
+            continue
+        if ex is not None and ((lo is not None and ex < lo) or (hi is not None and ex > hi)):
+            error(codes.SPEC_DIMS, f"dim '{name}': example {ex} is outside [{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]", where)
+            continue
+        if name not in used:
+            error(codes.SPEC_DIMS, f"dim '{name}' is not used by any input shape", where)
+            continue
+        declared[name] = DimSpec(name, lo, hi, ex)
+    dims = {name: declared.get(name, DimSpec(name)) for name in used}
+    return choose_examples(dims, static, derived)
+
+
+def choose_examples(dims: dict[str, DimSpec], static: set[int], derived: list[Derived]) -> dict[str, DimSpec]:
+    """Give every dim an example size: never 0 or 1 (torch specializes those) and,
+    unless the user chose, distinct from every other size, so that no two dims
+    look equal by accident."""
+    taken = set(static) | {d.example for d in dims.values() if d.example is not None}
+    out: dict[str, DimSpec] = {}
+    for name, dim in dims.items():
+        if dim.example is not None:
+            out[name] = dim
+            continue
+        mine = [d for d in derived if d.root == name]
+        lo = max(dim.min or 0, 2)
+        hi = dim.max if dim.max is not None else lo + 64
+        pick = None
+        for k in range(lo, max(hi, lo) + 1):
+            sizes = [k] + [d.value(k) for d in mine]
+            if all(s >= 2 for s in sizes) and not taken.intersection(sizes) and len(set(sizes)) == len(sizes):
+                pick = k
+                break
+        if pick is None:
+            pick = lo if dim.max is None or lo <= dim.max else dim.max
+        taken.update([pick] + [d.value(pick) for d in mine])
+        out[name] = replace(dim, example=pick)
+    return out
+
+
+def example_size(size: Any, dims: dict[str, DimSpec]) -> int:
+    """The concrete size used for tracing."""
+    if isinstance(size, int):
+        return size
+    if isinstance(size, Derived):
+        return size.value(dims[size.root].example)
+    if size == AUTO:
+        return 3  # Dim.AUTO; any non-0/1 size
+    return dims[size].example

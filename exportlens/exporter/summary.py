@@ -1,0 +1,161 @@
+"""A successful export, described in the user's names (torch side).
+
+The program keeps no Dim names (``s77``): each placeholder's symbolic shape is
+matched against the spec's name for that input axis to name the symbols back.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sympy
+import torch
+import torch.utils._pytree as pytree
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
+
+from .explain import Context
+from .locate import GuardLog
+from .naming import _SYMBOL, pretty
+from .report import LineShapes, Summary
+from .shapes import DTYPES
+
+SHORT = {getattr(torch, long): short for short, long in DTYPES.items() if short != "b8"}
+
+
+def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | None) -> Summary:
+    paths = _input_paths(ctx)
+    placeholders = _user_placeholders(ep)
+    names = _symbol_names(placeholders, paths, ctx)
+    inputs = tuple(f"{path}: {describe(node.meta.get('val'), names)}" for path, node in zip(paths, placeholders))
+    outputs = tuple(describe(v, names) for v in _output_values(ep))
+    signature = f"({', '.join(inputs)}) -> " + (outputs[0] if len(outputs) == 1 else f"({', '.join(outputs)})")
+    return Summary(
+        signature=signature,
+        inputs=inputs,
+        outputs=outputs,
+        range_constraints=_ranges(ep, names),
+        equalities=_equalities(placeholders, paths, names, ctx),
+        line_shapes=_line_shapes(ep, ctx, names),
+        graph=_rename(ep.graph_module.print_readable(print_output=False, include_stride=False, include_device=False), names),
+        artifact=artifact,
+    )
+
+
+def _input_paths(ctx: Context) -> list[str]:
+    """``x``, ``ys[0]``, ``z['a']`` for each flattened user input, in the program's order."""
+    params = [p.name for p in ctx.module.forward.params] if ctx.module.forward else []
+    out = []
+    for keypath, leaf in pytree.tree_flatten_with_path((ctx.built.args, ctx.built.kwargs))[0]:
+        first, second, *rest = keypath
+        head = params[second.idx] if first.idx == 0 and second.idx < len(params) else (second.key if first.idx == 1 else f"args[{second.idx}]")
+        tail = "".join(f"[{k.idx}]" if hasattr(k, "idx") else f"[{k.key!r}]" for k in rest)
+        out.append(f"{head}{tail}")
+    return out
+
+
+def _user_placeholders(ep: ExportedProgram) -> list[torch.fx.Node]:
+    user = {s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT and hasattr(s.arg, "name")}
+    return [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in user]
+
+
+def _symbol_names(placeholders: list[torch.fx.Node], paths: list[str], ctx: Context) -> dict[sympy.Symbol, sympy.Expr]:
+    """Symbol -> expression in the user's Dim names."""
+    names: dict[sympy.Symbol, sympy.Expr] = {}
+    derived = []
+    for path, node in zip(paths, placeholders):
+        val = node.meta.get("val")
+        labels = ctx.built.names.by_input.get(path, {})
+        if not isinstance(val, torch.Tensor):
+            continue
+        for axis, size in enumerate(val.shape):
+            label = labels.get(axis)
+            if label is None or not isinstance(size, torch.SymInt):
+                continue
+            expr = size.node.expr
+            if isinstance(expr, sympy.Symbol) and re.fullmatch(r"\w+", label):
+                names.setdefault(expr, sympy.Symbol(label))
+            else:
+                derived.append((expr, label))
+    for expr, label in derived:  # the root only appears derived: solve for its symbol
+        free = [s for s in expr.free_symbols if s not in names]
+        if len(free) == 1:
+            solution = sympy.solve(sympy.Eq(expr, sympy.sympify(label)), free[0])
+            if solution:
+                names[free[0]] = solution[0]
+    return names
+
+
+def describe(val: Any, names: dict[sympy.Symbol, sympy.Expr]) -> str:
+    if isinstance(val, torch.Tensor):
+        sizes = ", ".join(_size(s, names) for s in val.shape)
+        return f"{SHORT.get(val.dtype, str(val.dtype).replace('torch.', ''))}[{sizes}]"
+    if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return f"Sym({_size(val, names)})"
+    if isinstance(val, (list, tuple)):
+        return "(" + ", ".join(describe(v, names) for v in val) + ")"
+    return repr(val)
+
+
+def _size(s: Any, names: dict[sympy.Symbol, sympy.Expr]) -> str:
+    if isinstance(s, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return pretty(s.node.expr.xreplace(names))
+    return str(s)
+
+
+def _output_values(ep: ExportedProgram) -> list[Any]:
+    out_node = next(n for n in ep.graph.nodes if n.op == "output")
+    values = [a.meta.get("val") if isinstance(a, torch.fx.Node) else a for a in pytree.tree_leaves(out_node.args[0])]
+    user = [s for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT"]
+    return values[len(values) - len(user) :] if user else values
+
+
+def _bound(v: Any) -> str:
+    text = str(v)
+    return "∞" if text in ("int_oo", "oo") else "-∞" if text in ("-int_oo", "-oo") else text
+
+
+def _ranges(ep: ExportedProgram, names: dict[sympy.Symbol, sympy.Expr]) -> tuple[str, ...]:
+    out = []
+    for sym, vr in ep.range_constraints.items():
+        out.append(f"{pretty(sym.xreplace(names))} ∈ [{_bound(vr.lower)}, {_bound(vr.upper)}]")
+    return tuple(out)
+
+
+def _equalities(placeholders: list[torch.fx.Node], paths: list[str], names: dict, ctx: Context) -> tuple[str, ...]:
+    """Sizes torch tied to a named dim that the spec left open (``?``) or named otherwise."""
+    out = []
+    for path, node in zip(paths, placeholders):
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            continue
+        labels = ctx.built.names.by_input.get(path, {})
+        for axis, size in enumerate(val.shape):
+            if not isinstance(size, torch.SymInt):
+                continue
+            said = _size(size, names)
+            if labels.get(axis, "").replace(" ", "") != said.replace(" ", "") and not _SYMBOL.fullmatch(said):
+                out.append(f"{path}.shape[{axis}] = {said}")
+    return tuple(out)
+
+
+def _line_shapes(ep: ExportedProgram, ctx: Context, names: dict) -> tuple[LineShapes, ...]:
+    by_line: dict[tuple[str, int], list[str]] = {}
+    for node in ep.graph.nodes:
+        if node.op != "call_function" or "val" not in node.meta:
+            continue
+        frame = ctx.files.deepest_in_text(node.meta.get("stack_trace"))
+        if frame is None:
+            continue
+        key = (ctx.files.relative(frame.filename), frame.line)
+        shape = describe(node.meta["val"], names)
+        shapes = by_line.setdefault(key, [])
+        if not shapes or shapes[-1] != shape:
+            shapes.append(shape)
+    return tuple(LineShapes(path, line, tuple(shapes)) for (path, line), shapes in sorted(by_line.items()))
+
+
+def _rename(text: str, names: dict[sympy.Symbol, sympy.Expr]) -> str:
+    by_name = {str(s): pretty(e) for s, e in names.items()}
+    return _SYMBOL.sub(lambda m: by_name.get(m.group(1), m.group(1)), text)

@@ -1,0 +1,5 @@
+from models.base import Base
+
+
+class App(Base):
+    pass

@@ -1,0 +1,3 @@
+from .base import Base
+
+__all__ = ["Base"]

@@ -1,0 +1,5 @@
+from models.base import Base
+
+
+class Absolute(Base):
+    pass

@@ -1,0 +1,6 @@
+from torch import nn
+
+
+class Base(nn.Module):
+    def forward(self, x):
+        return x

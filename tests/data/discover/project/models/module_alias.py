@@ -1,0 +1,5 @@
+import models.base as mb
+
+
+class ViaModuleAlias(mb.Base):
+    pass

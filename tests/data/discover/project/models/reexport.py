@@ -1,0 +1,5 @@
+from models import Base
+
+
+class ViaPackage(Base):
+    pass

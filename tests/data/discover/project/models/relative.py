@@ -1,0 +1,6 @@
+from .base import Base
+
+
+class Relative(Base):
+    def forward(self, x, y):
+        return x + y

@@ -1,0 +1,5 @@
+from ..core import Core
+
+
+class Block(Core):
+    pass
