@@ -11,6 +11,7 @@ import ast
 import os
 import warnings
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Union
 
@@ -23,8 +24,8 @@ from libcst.metadata import (
     MetadataWrapper,
     PositionProvider,
     QualifiedName,
-    QualifiedNameProvider,
     QualifiedNameSource,
+    Scope,
     ScopeProvider,
 )
 
@@ -95,18 +96,19 @@ def discover(
     """The nn.Module classes defined in ``paths`` (files or folders; default: all of ``root``).
 
     ``sources`` overrides file text (unsaved editor buffers), keyed by absolute path.
-    Bases are resolved through files under ``root`` that the scanned files import,
+    Bases are resolved through the files under ``root`` that scanned files import,
     parsed on demand; only scanned files report syntax errors.
     """
     overrides = {Path(p).resolve(): text for p, text in (sources or {}).items()}
     project = _Project(Path(root).resolve(), overrides)
     discovery = Discovery()
     for path in _python_files(project.root, paths, overrides):
-        loaded = project.load(path)
-        if isinstance(loaded, Finding):
-            discovery.findings.append(loaded)
+        file = project.load(path)
+        if isinstance(file, Finding):
+            discovery.findings.append(file)
             continue
-        discovery.modules += [project.module_class(loaded, c) for c in loaded.classes.values() if project.is_module(loaded, c)]
+        modules = [c for c in file.classes.values() if project.is_module(file, c)]
+        discovery.modules += [project.module_class(file, c) for c in modules]
     discovery.modules.sort(key=lambda m: (m.path, m.span.line))
     discovery.findings.sort(key=lambda f: (f.path, f.line))
     return discovery
@@ -169,91 +171,82 @@ class _Base:
 
 @dataclass(frozen=True)
 class _Class:
-    draft: ModuleClass  # without bases, and forward only when defined in the class itself
+    node: cst.ClassDef
     bases: tuple[_Base, ...]
+    defs: Mapping[str, cst.FunctionDef]  # its methods; the last definition wins, as at runtime
+    attributes: frozenset[str]  # names assigned in its body
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
 
 
-@dataclass(frozen=True)
 class _File:
-    path: Path
-    rel: str
-    module: str  # dotted module name relative to the project root
-    classes: dict[str, _Class]  # top-level classes, by name
-    imports: dict[str, tuple[str, ...]]  # top-level names bound by imports -> absolute names (for re-exports)
+    """A parsed file: its top-level classes, and the names its imports bind (for re-exports).
 
+    Positions cost more than parsing, so they are computed only for files that
+    have something to report.
+    """
 
-class _FileVisitor(cst.CSTVisitor):
-    """Collects a file's top-level classes and the names its imports bind."""
-
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
-
-    def __init__(self, module: cst.Module, rel: str, names: ModuleNameAndPackage) -> None:
-        super().__init__()
-        self.module = module
+    def __init__(self, path: Path, rel: str, names: ModuleNameAndPackage, tree: cst.Module) -> None:
+        self.path = path
         self.rel = rel
-        self.names = names
-        self.classes: dict[str, _Class] = {}
-        self.imports: dict[str, tuple[str, ...]] = {}
+        self.module = names.name  # dotted, relative to the project root
+        self.package = names.package
+        self.tree = tree
+        scope = _global_scope(tree)
+        self.classes = {s.name.value: self._class(s, scope) for s in tree.body if isinstance(s, cst.ClassDef)}
+        imported = {a.name for a in scope.assignments if isinstance(a, ImportAssignment)}
+        self.imports = {name: self._imported(scope, name) for name in imported}
 
-    def visit_Module(self, node: cst.Module) -> None:
-        scope = self.get_metadata(ScopeProvider, node)
-        for assignment in scope.assignments:
-            if isinstance(assignment, ImportAssignment):
-                qnames = (self._absolute(q) for q in scope.get_qualified_names_for(assignment.name))
-                self.imports[assignment.name] = tuple(sorted(q.name for q in qnames if q and q.source is QualifiedNameSource.IMPORT))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # a function's local classes cannot be constructed by name
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.classes[node.name.value] = self._class(node)
-        return False  # nested classes are not discovered
-
-    def _class(self, node: cst.ClassDef) -> _Class:
-        defs, attributes = _members(node.body)
-        example = next((name for name in EXAMPLE_METHODS if name in defs), None)
-        draft = ModuleClass(
+    def module_class(self, cls: _Class, bases: tuple[str, ...], forward: Forward | None) -> ModuleClass:
+        example = next((name for name in EXAMPLE_METHODS if name in cls.defs), None)
+        return ModuleClass(
             path=self.rel,
-            name=node.name.value,
-            span=self._span(node),
-            name_span=self._span(node.name),
-            bases=(),
-            forward=self._forward(defs["forward"]) if "forward" in defs else None,
+            name=cls.name,
+            span=self.span(cls.node),
+            name_span=self.span(cls.node.name),
+            bases=bases,
+            forward=forward,
             example_method=example,
-            example_span=self._span(defs[example].name) if example else None,
-            has_dynamic_shapes="dynamic_shapes" in defs or "dynamic_shapes" in attributes,
+            example_span=self.span(cls.defs[example].name) if example else None,
+            has_dynamic_shapes="dynamic_shapes" in cls.defs or "dynamic_shapes" in cls.attributes,
         )
-        return _Class(draft, tuple(self._base(arg.value) for arg in node.bases if not arg.star))
 
-    def _base(self, expr: cst.BaseExpression) -> _Base:
-        text = self.module.code_for_node(expr)
-        if isinstance(expr, cst.Subscript):
-            expr = expr.value  # a generic base, e.g. ``Base[T]``: its class is the subscripted one
-        qnames = (self._absolute(q) for q in self.get_metadata(QualifiedNameProvider, expr, set()))
-        return _Base(text, tuple(sorted((q for q in qnames if q), key=lambda q: q.name)))
-
-    def _forward(self, node: cst.FunctionDef) -> Forward:
+    def forward(self, cls: _Class) -> Forward | None:
+        node = cls.defs.get("forward")
+        if node is None:
+            return None
         statements = node.body.body
         return Forward(
-            params=_without_self(self._params(node.params)),
-            span=self._span(node),
-            name_span=self._span(node.name),
-            body_lines=(self._span(statements[0]).line, self._span(statements[-1]).end_line),
+            params=_without_self([self._param(param, kind) for kind, param in _params(node.params)]),
+            span=self.span(node),
+            name_span=self.span(node.name),
+            body_lines=(self.span(statements[0]).line, self.span(statements[-1]).end_line),
         )
 
-    def _params(self, p: cst.Parameters) -> list[Param]:
-        groups = [
-            ("positional_only", p.posonly_params),
-            ("positional", p.params),
-            ("var_positional", [p.star_arg] if isinstance(p.star_arg, cst.Param) else []),
-            ("keyword_only", p.kwonly_params),
-            ("var_keyword", [p.star_kwarg] if p.star_kwarg else []),
-        ]
-        return [self._param(param, kind) for kind, params in groups for param in params]
+    def span(self, node: cst.CSTNode) -> Span:
+        return _span(self._positions[node])
 
-    def _param(self, param: cst.Param, kind: str) -> Param:
-        annotation = self.module.code_for_node(param.annotation.annotation) if param.annotation else None
-        return Param(param.name.value, kind, param.default is not None, annotation)
+    @cached_property
+    def _positions(self) -> Mapping[cst.CSTNode, CodeRange]:
+        return MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(PositionProvider)
+
+    def _class(self, node: cst.ClassDef, scope: Scope) -> _Class:
+        defs, attributes = _members(node.body)
+        bases = tuple(self._base(arg.value, scope) for arg in node.bases if not arg.star)
+        return _Class(node, bases, defs, frozenset(attributes))
+
+    def _base(self, expr: cst.BaseExpression, scope: Scope) -> _Base:
+        text = self.tree.code_for_node(expr)
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value  # a generic base, ``Base[T]``: the class is the subscripted one
+        qnames = (self._absolute(q) for q in scope.get_qualified_names_for(expr))
+        return _Base(text, tuple(sorted((q for q in qnames if q), key=lambda q: q.name)))
+
+    def _imported(self, scope: Scope, name: str) -> tuple[str, ...]:
+        qnames = (self._absolute(q) for q in scope.get_qualified_names_for(name))
+        return tuple(sorted(q.name for q in qnames if q and q.source is QualifiedNameSource.IMPORT))
 
     def _absolute(self, q: QualifiedName) -> QualifiedName | None:
         """``q`` with a relative import resolved against this file's package; None when it climbs out."""
@@ -261,29 +254,60 @@ class _FileVisitor(cst.CSTVisitor):
             return q
         rest = q.name.lstrip(".")
         dots = len(q.name) - len(rest)
-        if not self.names.package:
+        if not self.package:
             return replace(q, name=rest)  # a file at the root: read ``.x`` as ``x``, as a script would
-        bits = self.names.package.rsplit(".", dots - 1)  # as importlib resolves it
+        bits = self.package.rsplit(".", dots - 1)  # as importlib resolves it
         if len(bits) < dots:
             return None
         return replace(q, name=f"{bits[0]}.{rest}")
 
-    def _span(self, node: cst.CSTNode) -> Span:
-        return _span(self.get_metadata(PositionProvider, node))
+    def _param(self, param: cst.Param, kind: str) -> Param:
+        annotation = self.tree.code_for_node(param.annotation.annotation) if param.annotation else None
+        return Param(param.name.value, kind, param.default is not None, annotation)
+
+
+def _global_scope(tree: cst.Module) -> Scope:
+    """The module scope, analysed on an outline of ``tree`` with top-level bodies emptied.
+
+    Bases and imports resolve in the module scope, and leaving out the bodies
+    makes scope analysis several times faster. Nodes of ``tree`` can be queried:
+    the lookup goes by name.
+    """
+    outline = tree.with_changes(body=[_emptied(s) for s in tree.body])
+    return MetadataWrapper(outline, unsafe_skip_copy=True).resolve(ScopeProvider)[outline]
+
+
+def _emptied(statement: cst.BaseStatement) -> cst.BaseStatement:
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return statement.with_changes(body=cst.SimpleStatementSuite([cst.Pass()]))
+    return statement
 
 
 def _members(body: cst.BaseSuite) -> tuple[dict[str, cst.FunctionDef], set[str]]:
-    """A class body's methods (the last definition wins, as at runtime) and assigned names."""
+    """A class body's methods and the names it assigns."""
     defs: dict[str, cst.FunctionDef] = {}
     attributes: set[str] = set()
     for statement in body.body:
         if isinstance(statement, cst.FunctionDef):
             defs[statement.name.value] = statement
-        small = statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]
-        for s in small:
-            targets = [t.target for t in s.targets] if isinstance(s, cst.Assign) else [s.target] if isinstance(s, cst.AnnAssign) else []
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]:
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            else:
+                targets = [small.target] if isinstance(small, cst.AnnAssign) else []
             attributes.update(t.value for t in targets if isinstance(t, cst.Name))
     return defs, attributes
+
+
+def _params(p: cst.Parameters) -> Iterator[tuple[str, cst.Param]]:
+    """Each parameter with its kind, in order (a bare ``*`` is no parameter)."""
+    yield from (("positional_only", param) for param in p.posonly_params)
+    yield from (("positional", param) for param in p.params)
+    if isinstance(p.star_arg, cst.Param):
+        yield "var_positional", p.star_arg
+    yield from (("keyword_only", param) for param in p.kwonly_params)
+    if p.star_kwarg:
+        yield "var_keyword", p.star_kwarg
 
 
 def _without_self(params: list[Param]) -> tuple[Param, ...]:
@@ -311,15 +335,16 @@ class _Project:
         return self._files[path]
 
     def is_module(self, file: _File, cls: _Class) -> bool:
-        key = (file.path, cls.draft.name)
+        key = (file.path, cls.name)
         if key not in self._is_module:
             self._is_module[key] = False  # a cycle through the bases (broken code) must end
-            self._is_module[key] = any(self._is_module_target(self._resolve(file, q)) for b in cls.bases for q in b.names)
+            targets = (self._resolve(file, q) for base in cls.bases for q in base.names)
+            self._is_module[key] = any(self._is_module_target(t) for t in targets)
         return self._is_module[key]
 
     def module_class(self, file: _File, cls: _Class) -> ModuleClass:
         bases = tuple(self._base_name(file, b) for b in cls.bases)
-        return replace(cls.draft, bases=bases, forward=self._forward(file, cls, frozenset()))
+        return file.module_class(cls, bases, self._forward(file, cls, frozenset()))
 
     # -- resolution
 
@@ -332,7 +357,7 @@ class _Project:
         return None  # builtins such as ``object``
 
     def _follow(self, name: str, near: Path, seen: frozenset[str]) -> _Target:
-        """The class an absolute name denotes, following re-exports through ``__init__.py`` and the like."""
+        """The class an absolute name denotes, following re-exports (``__init__.py`` and the like)."""
         module, _, attr = name.rpartition(".")
         if name.startswith("torch.") or not module:
             return name
@@ -381,10 +406,10 @@ class _Project:
 
     def _forward(self, file: _File, cls: _Class, seen: frozenset[tuple[Path, str]]) -> Forward | None:
         """The class's own forward, else the first project base's (depth-first, left to right)."""
-        key = (file.path, cls.draft.name)
-        if cls.draft.forward or key in seen:
-            return cls.draft.forward
-        for q in (q for b in cls.bases for q in b.names):
+        key = (file.path, cls.name)
+        if "forward" in cls.defs or key in seen:
+            return file.forward(cls)
+        for q in (q for base in cls.bases for q in base.names):
             target = self._resolve(file, q)
             found = self._forward(*target, seen | {key}) if isinstance(target, tuple) else None
             if found:
@@ -398,17 +423,15 @@ class _Project:
         try:
             text = self.overrides[path] if path in self.overrides else path.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError as e:
-            return _decode_finding(path.read_bytes(), rel, e)
+            return _decode_finding(e, rel)
         except OSError as e:
             return codes.finding(codes.SYNTAX_ERROR, f"cannot read file: {e.strerror or e}", rel, 1)
         try:
-            module = cst.parse_module(text)
+            tree = cst.parse_module(text)
         except cst.ParserSyntaxError as e:
             return _syntax_finding(text, rel, e)
         names = calculate_module_and_package(self.root if _inside(path, self.root) else path.parent, path)
-        visitor = _FileVisitor(module, rel, names)
-        MetadataWrapper(module, unsafe_skip_copy=True).visit(visitor)
-        return _File(path, rel, names.name, visitor.classes, visitor.imports)
+        return _File(path, rel, names, tree)
 
     def _rel(self, path: Path) -> str:
         try:
@@ -418,7 +441,7 @@ class _Project:
 
 
 def _is_torch_module(name: str) -> bool:
-    """Any class under ``torch.nn`` except the few that are not modules."""
+    """Any class under ``torch.nn`` but the few that are not modules."""
     if not name.startswith("torch.nn.") or name.startswith(_TORCH_NN_NOT_MODULES):
         return False
     last = name.rpartition(".")[2]
@@ -433,12 +456,13 @@ _TORCH_NN_TENSORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", 
 
 
 def _syntax_finding(text: str, rel: str, error: cst.ParserSyntaxError) -> Finding:
-    """Python's own parser places the error exactly; libcst's native parser often a token late.
+    """Python's own parser places the error exactly; libcst's native one often a token or a line late.
 
-    libcst's message goes in ``detail``; its position is used only when Python accepts
-    the file (syntax newer than libcst knows).
+    libcst's account goes in ``detail``, and is the finding only where Python
+    accepts the file (syntax newer than libcst knows).
     """
-    start = _span(CodeRange(CodePosition(error.raw_line, error.raw_column), CodePosition(error.raw_line, error.raw_column)))
+    at = CodePosition(error.raw_line, error.raw_column)
+    start = _span(CodeRange(at, at))
     line, column, message = start.line, start.column, error.message.splitlines()[0]
     try:
         with warnings.catch_warnings():
@@ -448,10 +472,13 @@ def _syntax_finding(text: str, rel: str, error: cst.ParserSyntaxError) -> Findin
         line, column, message = e.lineno or line, e.offset or column, e.msg
     except ValueError:
         pass  # null bytes: keep libcst's account
-    return codes.finding(codes.SYNTAX_ERROR, f"syntax error: {message}", rel, max(line, 1), column=max(column, 1), detail=str(error))
+    message = f"syntax error: {message}"
+    return codes.finding(codes.SYNTAX_ERROR, message, rel, max(line, 1), column=max(column, 1), detail=str(error))
 
 
-def _decode_finding(data: bytes, rel: str, error: UnicodeDecodeError) -> Finding:
+def _decode_finding(error: UnicodeDecodeError, rel: str) -> Finding:
+    data = error.object
     line = data.count(b"\n", 0, error.start) + 1
-    column = error.start - data.rfind(b"\n", 0, error.start)  # byte column, 1-based
-    return codes.finding(codes.SYNTAX_ERROR, f"file is not valid UTF-8: {error.reason} (byte {data[error.start]:#04x})", rel, line, column=column)
+    column = error.start - data.rfind(b"\n", 0, error.start)  # in bytes, 1-based
+    message = f"file is not valid UTF-8: {error.reason} (byte {data[error.start]:#04x})"
+    return codes.finding(codes.SYNTAX_ERROR, message, rel, line, column=column)

@@ -136,7 +136,9 @@ def insert_check(text: str, line: int, condition: str) -> str | None:
 
 def _imports_torch(module: cst.Module) -> bool:
     for stmt in module.body:
-        for small in getattr(stmt, "body", ()):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
             if isinstance(small, cst.Import) and any(
                 a.asname is None and module.code_for_node(a.name) == "torch" for a in small.names
             ):

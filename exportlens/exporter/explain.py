@@ -69,6 +69,12 @@ def explain(exc: BaseException, log: GuardLog, ctx: Context) -> list[Finding]:
     names = from_shape_env(log.shape_env, ctx.built.names)
     frame = ctx.files.deepest_in_traceback(exc.__traceback__)
     text = rename_sources(names.text(_first_line(getattr(exc, "msg", None) or str(exc))), ctx.built.names)
+    missing = re.search(r"no fake impl registered for <CustomOpDef\((.+?)\)>", str(exc))
+    if missing:
+        fn = re.search(r"use `(\S+)\.register_fake`", str(exc))
+        how = f"`@{fn.group(1)}.register_fake`" if fn else "torch.library.register_fake"
+        message = f"custom op `{missing.group(1)}` has no fake kernel, which export needs to trace it: add one with {how}"
+        return [at(ctx, codes.MISSING_FAKE_KERNEL, message, frame, detail=str(exc)[-4000:])]
     if isinstance(exc, Unsupported) or _is_unsupported(exc):
         code = codes.MISSING_FAKE_KERNEL if _is_missing_fake(exc) else codes.UNSUPPORTED_OP
         return [at(ctx, code, f"torch.export cannot trace this: {text}", frame, detail=str(exc)[-4000:])]
@@ -190,9 +196,9 @@ def _violation(item: str, by_name: dict[str, set[sympy.Symbol]], names: SymbolNa
         event = _first_both(log, by_name.get(a, set()), by_name.get(b, set()))
         message = f"`{a}` is declared independent, but this line needs {rel}"
         return _on(ctx, codes.RELATION_VIOLATION, message, event, a, detail=item)
-    m = re.search(r"Not all values of (\w+) = \S+ in the specified range (.+?) satisfy the generated guard (.+)$", item)
+    m = re.search(r"Not all values of (\w+) = \S+ in the specified range(?: (.+?))? satisfy the generated guard (.+)$", item)
     if m:
-        dim, declared, guard = m.group(1), m.group(2), m.group(3)
+        dim, declared, guard = m.group(1), m.group(2) or "unbounded", m.group(3)
         event = _cutting_guard(log, by_name.get(dim, set()), ctx, dim)
         need = names.say(event.expr) if event else rename_sources(guard, ctx.built.names)
         if event is not None:
@@ -206,8 +212,9 @@ def _declared(dim: str, ctx: Context, fallback: str) -> str:
     root = ctx.built.names.roots.get(dim)
     if root is None:
         return fallback
+    lo = root.min if isinstance(root.min, int) else 0
     hi = root.max if isinstance(root.max, int) and root.max < 2**62 else "∞"
-    return f"[{root.min}, {hi}]"
+    return f"[{lo}, {hi}]"
 
 
 def _first_both(log: GuardLog, a: set, b: set) -> Any:
@@ -225,7 +232,7 @@ def _cutting_guard(log: GuardLog, symbols: set, ctx: Context, dim: str) -> Any:
     lo = getattr(root, "min", None) if root is not None else (spec_dim.min if spec_dim else None)
     hi = getattr(root, "max", None) if root is not None else (spec_dim.max if spec_dim else None)
     env = log.shape_env
-    hints = dict(getattr(env, "var_to_val", {}) or {})
+    hints = dict(getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {}) or {})
     probes = [v for v in (lo, hi, 0, 1, 2, 10**6) if isinstance(v, int) and v < 2**62]
     for event in log.events:
         if event.kind != "guard" or not event.frame or not (event.expr.free_symbols & symbols):

@@ -10,7 +10,6 @@ problem it fixes.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -106,10 +105,8 @@ def _bounds(name: str, old: Any, new: Any) -> Change:
 
 
 def _finite(v: Any) -> bool:
-    try:
-        return math.isfinite(int(v)) if v is not None else False
-    except (TypeError, OverflowError, ValueError):
-        return False
+    """A real bound: torch writes "no bound" as int_oo (a sympy number) or a huge int."""
+    return isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62
 
 
 def _pairs(old: Any, new: Any):

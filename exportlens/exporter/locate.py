@@ -123,7 +123,11 @@ def record_guards(files: ProjectFiles) -> Iterator[GuardLog]:
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
     log = GuardLog(files)
-    log_guard, set_replacement = ShapeEnv._log_guard, ShapeEnv._set_replacement
+    init, log_guard, set_replacement = ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement
+
+    def __init__(self, *args, **kwargs):  # noqa: ANN001, N807 - the shape env names symbols even when no guard is added
+        init(self, *args, **kwargs)
+        log.shape_env = self
 
     def _log_guard(self, prefix, g, forcing_spec):  # noqa: ANN001 - torch's signature
         log.shape_env = self
@@ -136,11 +140,11 @@ def record_guards(files: ProjectFiles) -> Iterator[GuardLog]:
             log.events.append(Event("replace", sympy.Eq(a, tgt, evaluate=False), log.here()))
         return set_replacement(self, a, tgt, msg)
 
-    ShapeEnv._log_guard, ShapeEnv._set_replacement = _log_guard, _set_replacement
+    ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement = __init__, _log_guard, _set_replacement
     try:
         yield log
     finally:
-        ShapeEnv._log_guard, ShapeEnv._set_replacement = log_guard, set_replacement
+        ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement = init, log_guard, set_replacement
 
 
 def source_line(filename: str, line: int) -> str:

@@ -50,7 +50,7 @@ def pretty(expr: Any, names: dict[sympy.Symbol, str] | None = None) -> str:
     """Print ``expr`` with symbols replaced by names."""
     if names:
         expr = expr.xreplace({s: sympy.Symbol(n) for s, n in names.items()})
-    return _Printer({"order": "none"}).doprint(expr)
+    return _Printer().doprint(expr)
 
 
 @dataclass

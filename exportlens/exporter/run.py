@@ -7,6 +7,7 @@ nothing here raises for a problem in the user's code or spec.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import time
 import traceback
@@ -100,9 +101,12 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
     except Exception:  # noqa: BLE001 - draft is a bonus; the plain verdict stands
         return []
     index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}
+    class_line = (ctx.module.path, ctx.module.name_span.line)
     extra = []
     for f in explain_draft(ep._report.failures, ctx):
         key = (f.path, f.line, f.code)
+        if (f.path, f.line) == class_line and any(k.code == f.code for k in known):
+            continue  # draft found no user line for what the plain export already placed
         if key not in index:
             index[key] = -1
             extra.append(f)
@@ -137,10 +141,25 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+def _forget_project_modules(root: Path, name: str) -> None:
+    """Drop the project's modules from sys.modules, so an export in a reused process
+    sees the files as they are now (and not another project's ``net.py``)."""
+    prefix = str(root) + os.sep
+    for key, mod in list(sys.modules.items()):
+        file = getattr(mod, "__file__", None) or ""
+        if key == name or key.startswith(name + ".") or file.startswith(prefix) or (
+            name.startswith(key + ".") and not file.startswith(prefix)
+        ):
+            del sys.modules[key]
+    importlib.invalidate_caches()
+
+
 def _load_class(root: Path, module: ModuleClass, files: ProjectFiles) -> type:
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+    if str(root) in sys.path:
+        sys.path.remove(str(root))
+    sys.path.insert(0, str(root))
     name = module_name(module.path)
+    _forget_project_modules(root, name)
     try:
         mod = importlib.import_module(name)
     except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is the user's too
@@ -168,6 +187,7 @@ def _construct(cls: type, module: ModuleClass, spec: ExportSpec, device: str, fi
 
 def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> Built:
     params = module.forward.params if module.forward else ()
+    torch.manual_seed(0)  # the same inputs, so the same verdict, every run
     try:
         if spec.source == "code":
             built = build_from_code(cls, spec.example_method, [p.name for p in params])

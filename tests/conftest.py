@@ -1,0 +1,65 @@
+"""Shared helpers: real projects on disk, real exports, fixes applied as a user would."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from exportlens.exporter.check import check_plan
+from exportlens.exporter.edits import apply_edits
+from exportlens.exporter.plan import make_plan
+from exportlens.exporter.report import Finding, Fix, ModuleReport, Report
+
+
+class Project:
+    """A throwaway project folder: files, a pyproject.toml, and checks run on it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def write(self, path: str, text: str) -> Path:
+        file = self.root / path
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return file
+
+    def read(self, path: str) -> str:
+        return (self.root / path).read_text(encoding="utf-8")
+
+    def check(self, *, collect_all: bool = True) -> Report:
+        from exportlens.exporter.run import Options
+
+        return check_plan(make_plan([self.root]), Options(collect_all=collect_all))
+
+    def module(self, target: str, **kwargs) -> ModuleReport:
+        report = self.check(**kwargs)
+        matches = [m for m in report.modules if m.target == target or m.target.endswith(f":{target}")]
+        assert matches, f"{target} not found in {[m.target for m in report.modules]}; findings: {report.findings}"
+        return matches[0]
+
+    def apply(self, fix: Fix) -> None:
+        """Apply a fix's edits the way an editor does: to the named files, positions from before."""
+        for path in {e.path for e in fix.edits}:
+            edits = [e for e in fix.edits if e.path == path]
+            (self.root / path).write_text(apply_edits(self.read(path), edits), encoding="utf-8")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(tmp_path)
+
+
+def line_of(project: Project, path: str, needle: str) -> int:
+    """1-based line of the first line containing ``needle``."""
+    for i, line in enumerate(project.read(path).splitlines(), 1):
+        if needle in line:
+            return i
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def only(findings: tuple[Finding, ...] | list[Finding], code: str) -> Finding:
+    hits = [f for f in findings if f.code == code]
+    assert len(hits) == 1, f"expected one {code}, got {[str(f) for f in findings]}"
+    return hits[0]

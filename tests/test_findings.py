@@ -1,0 +1,305 @@
+"""Each kind of finding, from a real export, on the user's line and in the user's names."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import line_of, only
+
+from exportlens.exporter.report import Kind, Status
+
+TORCH_SYMBOL = re.compile(r"\b[su]\d+\b")
+
+
+def test_data_dependent_branch_names_the_variable(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."router.py:Router"]
+        inputs = { x = { shape = "f32[n, 4]", fill = "ones" } }
+    """)
+    project.write("router.py", """
+        import torch
+        from torch import nn
+
+        class Router(nn.Module):
+            def forward(self, x):
+                count = (x > 0).sum().item()
+                if count > 3:
+                    return x * 2
+                return x
+    """)
+    report = project.module("Router")
+    assert report.status is Status.FAILED
+    f = only(report.findings, "EL101")
+    assert f.kind is Kind.DATA_DEPENDENT_GUARD
+    assert (f.path, f.line) == ("router.py", line_of(project, "router.py", "if count > 3"))
+    assert "`count > 3`" in f.message and not TORCH_SYMBOL.search(f.message)
+    # the columns cover the condition itself
+    text = project.read("router.py").splitlines()[f.line - 1]
+    assert text[f.column - 1 : f.end_column - 1] == "count > 3"
+    # the example input (all ones) takes the first branch: that assumption is preferred
+    assert [(fix.title, fix.preferred) for fix in f.fixes] == [
+        ("Assume `count > 3` here: insert torch._check(count > 3)", True),
+        ("Assume `count <= 3` here: insert torch._check(count <= 3)", False),
+    ]
+
+
+def test_range_violation_points_at_the_guard_line(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."pos.py:Pos"]
+        inputs = { x = "f32[batch, seq, 8]" }
+        dims = { seq = { min = 2, max = 1024 } }
+    """)
+    project.write("pos.py", """
+        import torch
+        from torch import nn
+
+        class Pos(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = nn.Parameter(torch.zeros(64, 8))
+
+            def forward(self, x):
+                n = x.shape[1]
+                if n > 64:
+                    raise ValueError("too long")
+                return x + self.table[:n]
+    """)
+    f = only(project.module("Pos").findings, "EL201")
+    assert f.kind is Kind.CONSTRAINT_VIOLATION
+    assert (f.path, f.line) == ("pos.py", line_of(project, "pos.py", "if n > 64"))
+    assert f.message == "`seq` is declared as [2, 1024], but this line requires `seq <= 64`"
+    assert f.related[0].path == "pyproject.toml"
+    assert [fix.title for fix in f.fixes] == ["Set `seq` to Dim('seq', max=64)"]
+
+
+def test_two_independent_dims_that_must_be_equal(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."fuse.py:Fuse"]
+        inputs = { a = "f32[batch, n, 4]", b = "f32[batch, m, 4]" }
+        dims = { n = { example = 5 }, m = { example = 5 } }
+    """)
+    project.write("fuse.py", """
+        import torch
+        from torch import nn
+
+        class Fuse(nn.Module):
+            def forward(self, a, b):
+                return a * b
+    """)
+    f = only(project.module("Fuse").findings, "EL202")
+    assert f.line == line_of(project, "fuse.py", "return a * b")
+    assert "`m` and `n`" in f.message or "`n` and `m`" in f.message
+    assert len(f.fixes) == 1 and f.fixes[0].title in ("Declare `m = n`", "Declare `n = m`")
+
+
+def test_specialization_names_the_line_that_pinned_the_dim(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."head.py:Head"]
+        inputs = { x = "f32[batch, 10]" }
+        dims = { batch = { example = 4 } }
+    """)
+    project.write("head.py", """
+        from torch import nn
+
+        class Head(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                return y.view(4, 10)
+    """)
+    f = only(project.module("Head").findings, "EL204")
+    line = line_of(project, "head.py", "y.view(4, 10)")
+    assert f.kind is Kind.SPECIALIZATION and f.line == line
+    assert f.message == f"`batch` was declared dynamic but was specialized to 4 by line {line}: `return y.view(4, 10)`"
+    assert [fix.title for fix in f.fixes] == ["Make `batch` static: size 4"]
+
+
+def test_relation_between_dims(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."shift.py:Shift"]
+        inputs = { x = "f32[n]", y = "f32[m]" }
+        dims = { n = { example = 5 }, m = { example = 6 } }
+    """)
+    project.write("shift.py", """
+        from torch import nn
+
+        class Shift(nn.Module):
+            def forward(self, x, y):
+                return x + y[1:]
+    """)
+    f = only(project.module("Shift").findings, "EL203")
+    assert f.line == line_of(project, "shift.py", "y[1:]")
+    assert "`m`" in f.message and "m = n + 1" in f.message
+    assert [fix.title for fix in f.fixes] == ["Declare `m = n + 1`"]
+
+
+def test_guard_torch_cannot_fix_is_solved_with_sympy(project):
+    # a kernel-3 conv leaves seq - 2 positions, and torch guards seq - 2 != 1; it suggests no fix
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."conv.py:Conv"]
+        inputs = { x = "f32[2, 4, seq]" }
+        dims = { seq = { min = 3, max = 64, example = 10 } }
+    """)
+    project.write("conv.py", """
+        from torch import nn
+
+        class Conv(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv1d(4, 4, 3)
+
+            def forward(self, x):
+                y = self.conv(x)
+                return y.relu()
+    """)
+    f = only(project.module("Conv").findings, "EL201")
+    assert f.line == line_of(project, "conv.py", "y = self.conv(x)")
+    assert f.message == "`seq` is declared as [3, 64], but this line requires `seq - 2 != 1`"
+    assert [fix.title for fix in f.fixes] == ["Set `seq` to Dim('seq', min=4)"]
+
+
+def test_unsupported_operation(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."np.py:UsesNumpy"]
+        inputs = { x = "f32[3, 4]" }
+    """)
+    project.write("np.py", """
+        import torch
+        from torch import nn
+
+        class UsesNumpy(nn.Module):
+            def forward(self, x):
+                y = x + 1
+                return torch.from_numpy(y.numpy() * 2)
+    """)
+    f = only(project.module("UsesNumpy").findings, "EL301")
+    assert f.kind is Kind.UNSUPPORTED
+    assert f.line == line_of(project, "np.py", "y.numpy()")
+
+
+def test_custom_op_without_fake_kernel(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."op.py:UsesOp"]
+        inputs = { x = "f32[batch, 4]" }
+    """)
+    project.write("op.py", """
+        import torch
+        from torch import nn
+
+        @torch.library.custom_op("exportlens_test::scale", mutates_args=())
+        def scale(x: torch.Tensor) -> torch.Tensor:
+            return x * 2
+
+        class UsesOp(nn.Module):
+            def forward(self, x):
+                return scale(x) + 1
+    """)
+    report = project.module("UsesOp")
+    f = only(report.findings, "EL302")
+    assert f.kind is Kind.UNSUPPORTED
+    assert f.line == line_of(project, "op.py", "return scale(x)")
+    assert "register_fake" in f.message
+
+
+def test_import_error_points_at_the_failing_import(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."broken.py:Broken"]
+        inputs = { x = "f32[3]" }
+    """)
+    project.write("broken.py", """
+        import torch
+        from torch import nn
+        import not_a_real_package_xyz
+
+        class Broken(nn.Module):
+            def forward(self, x):
+                return x
+    """)
+    f = only(project.module("Broken").findings, "EL402")
+    assert f.kind is Kind.IMPORT_ERROR and f.line == 3
+    assert "not_a_real_package_xyz" in f.message
+
+
+def test_construction_error_points_into_init(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."net.py:Net"]
+        init = { width = -1 }
+        inputs = { x = "f32[3, 4]" }
+    """)
+    project.write("net.py", """
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self, width=4):
+                super().__init__()
+                if width < 0:
+                    raise ValueError("width must be positive")
+                self.fc = nn.Linear(4, width)
+
+            def forward(self, x):
+                return self.fc(x)
+    """)
+    f = only(project.module("Net").findings, "EL403")
+    assert f.line == line_of(project, "net.py", "raise ValueError")
+    assert f.message == "Net(width=-1) failed: ValueError: width must be positive"
+
+
+def test_forward_that_raises_on_the_example_inputs(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."net.py:Net"]
+        inputs = { x = "f32[batch, 5]" }
+    """)
+    project.write("net.py", """
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+    """)
+    f = only(project.module("Net").findings, "EL405")
+    assert f.line == line_of(project, "net.py", "return self.fc(x)")
+    assert "batch" in f.message and not TORCH_SYMBOL.search(f.message)
+
+
+def test_syntax_error_is_reported_and_other_files_still_checked(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."good.py:Good"]
+        inputs = { x = "f32[3]" }
+    """)
+    project.write("good.py", """
+        from torch import nn
+
+        class Good(nn.Module):
+            def forward(self, x):
+                return x + 1
+    """)
+    project.write("bad.py", """
+        from torch import nn
+
+        class Bad(nn.Module):
+            def forward(self, x)
+                return x
+    """)
+    report = project.check()
+    f = only(report.all_findings, "EL401")
+    assert (f.path, f.line) == ("bad.py", 4)
+    assert [m.status for m in report.modules] == [Status.EXPORTED]
+    assert report.exit_code == 1
+
+
+def test_module_without_spec_is_listed_not_exported(project):
+    project.write("net.py", """
+        import torch.nn as tnn
+
+        class NoSpec(tnn.Module):
+            def forward(self, x):
+                return x
+    """)
+    report = project.module("NoSpec")
+    assert report.status is Status.SKIPPED
+    f = only(report.findings, "EL007")
+    assert f.severity.value == "info" and f.line == 3
+    assert project.check().exit_code == 0
