@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import warnings
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -103,9 +104,10 @@ def discover(
     project = _Project(Path(root).resolve(), overrides)
     discovery = Discovery()
     for path in _python_files(project.root, paths, overrides):
-        file = project.load(path)
+        file = project.scan(path)
         if isinstance(file, Finding):
             discovery.findings.append(file)
+        if not isinstance(file, _File):
             continue
         modules = [c for c in file.classes.values() if project.is_module(file, c)]
         discovery.modules += [project.module_class(file, c) for c in modules]
@@ -194,8 +196,9 @@ class _File:
         self.module = names.name  # dotted, relative to the project root
         self.package = names.package
         self.tree = tree
-        scope = _global_scope(tree)
-        self.classes = {s.name.value: self._class(s, scope) for s in tree.body if isinstance(s, cst.ClassDef)}
+        statements = list(_module_level(tree))
+        scope = _module_scope(statements)
+        self.classes = {s.name.value: self._class(s, scope) for s in statements if isinstance(s, cst.ClassDef)}
         imported = {a.name for a in scope.assignments if isinstance(a, ImportAssignment)}
         self.imports = {name: self._imported(scope, name) for name in imported}
 
@@ -266,21 +269,26 @@ class _File:
         return Param(param.name.value, kind, param.default is not None, annotation)
 
 
-def _global_scope(tree: cst.Module) -> Scope:
-    """The module scope, analysed on an outline of ``tree`` with top-level bodies emptied.
+def _module_level(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The statements run at import time: the module's own, and those in its if / try / with blocks."""
+    for child in node.children:
+        if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.BaseSmallStatement)):
+            yield child
+        elif not isinstance(child, cst.BaseExpression):
+            yield from _module_level(child)
 
-    Bases and imports resolve in the module scope, and leaving out the bodies
-    makes scope analysis several times faster. Nodes of ``tree`` can be queried:
-    the lookup goes by name.
+
+def _module_scope(statements: list[cst.CSTNode]) -> Scope:
+    """The module scope, analysed on an outline: the imports, and a stub of each class.
+
+    Scope analysis costs some 20 µs a node, and bases and imports need only the
+    names bound at module level; libcst looks nodes up by name, so the original
+    tree's nodes can be queried.
     """
-    outline = tree.with_changes(body=[_emptied(s) for s in tree.body])
+    imports = [cst.SimpleStatementLine([s]) for s in statements if isinstance(s, (cst.Import, cst.ImportFrom))]
+    stubs = [cst.ClassDef(cst.Name(s.name.value), cst.SimpleStatementSuite([cst.Pass()])) for s in statements if isinstance(s, cst.ClassDef)]
+    outline = cst.Module(body=[*imports, *stubs])
     return MetadataWrapper(outline, unsafe_skip_copy=True).resolve(ScopeProvider)[outline]
-
-
-def _emptied(statement: cst.BaseStatement) -> cst.BaseStatement:
-    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-        return statement.with_changes(body=cst.SimpleStatementSuite([cst.Pass()]))
-    return statement
 
 
 def _members(body: cst.BaseSuite) -> tuple[dict[str, cst.FunctionDef], set[str]]:
@@ -329,9 +337,18 @@ class _Project:
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
         self._is_module: dict[tuple[Path, str], bool] = {}
 
-    def load(self, path: Path) -> _File | Finding:
+    def scan(self, path: Path) -> _File | Finding | None:
+        """A file to report on; None when it defines no class and parses."""
+        text = self._read(path)
+        if isinstance(text, Finding) or _CLASS.search(text):
+            return self.load(path, text)
+        # nothing to find: Python's parser checks the syntax some 15 times faster than libcst's
+        error = _python_syntax_error(text)
+        return _syntax_finding(self._rel(path), error) if error else None
+
+    def load(self, path: Path, text: str | Finding | None = None) -> _File | Finding:
         if path not in self._files:
-            self._files[path] = self._parse(path)
+            self._files[path] = self._parse(path, self._read(path) if text is None else text)
         return self._files[path]
 
     def is_module(self, file: _File, cls: _Class) -> bool:
@@ -418,20 +435,23 @@ class _Project:
 
     # -- parsing
 
-    def _parse(self, path: Path) -> _File | Finding:
-        rel = self._rel(path)
+    def _read(self, path: Path) -> str | Finding:
         try:
-            text = self.overrides[path] if path in self.overrides else path.read_bytes().decode("utf-8-sig")
+            return self.overrides[path] if path in self.overrides else path.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError as e:
-            return _decode_finding(e, rel)
+            return _decode_finding(e, self._rel(path))
         except OSError as e:
-            return codes.finding(codes.SYNTAX_ERROR, f"cannot read file: {e.strerror or e}", rel, 1)
+            return codes.finding(codes.SYNTAX_ERROR, f"cannot read file: {e.strerror or e}", self._rel(path), 1)
+
+    def _parse(self, path: Path, text: str | Finding) -> _File | Finding:
+        if isinstance(text, Finding):
+            return text
         try:
             tree = cst.parse_module(text)
         except cst.ParserSyntaxError as e:
-            return _syntax_finding(text, rel, e)
+            return _syntax_finding(self._rel(path), _python_syntax_error(text), e)
         names = calculate_module_and_package(self.root if _inside(path, self.root) else path.parent, path)
-        return _File(path, rel, names, tree)
+        return _File(path, self._rel(path), names, tree)
 
     def _rel(self, path: Path) -> str:
         try:
@@ -448,6 +468,7 @@ def _is_torch_module(name: str) -> bool:
     return last[:1].isupper() and last not in _TORCH_NN_TENSORS
 
 
+_CLASS = re.compile(r"^[ \t\f]*class\b", re.MULTILINE)  # a class statement starts its line
 _TORCH_NN_NOT_MODULES = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.attention.")
 _TORCH_NN_TENSORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 
@@ -455,25 +476,34 @@ _TORCH_NN_TENSORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", 
 # -- findings --------------------------------------------------------------------
 
 
-def _syntax_finding(text: str, rel: str, error: cst.ParserSyntaxError) -> Finding:
-    """Python's own parser places the error exactly; libcst's native one often a token or a line late.
-
-    libcst's account goes in ``detail``, and is the finding only where Python
-    accepts the file (syntax newer than libcst knows).
-    """
-    at = CodePosition(error.raw_line, error.raw_column)
-    start = _span(CodeRange(at, at))
-    line, column, message = start.line, start.column, error.message.splitlines()[0]
+def _python_syntax_error(text: str) -> SyntaxError | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes and the like: not ours to report
             ast.parse(text)
     except SyntaxError as e:
-        line, column, message = e.lineno or line, e.offset or column, e.msg
-    except ValueError:
-        pass  # null bytes: keep libcst's account
+        return e
+    except ValueError:  # null bytes
+        return SyntaxError("source code cannot contain null bytes")
+    return None
+
+
+def _syntax_finding(rel: str, error: SyntaxError | None, cst_error: cst.ParserSyntaxError | None = None) -> Finding:
+    """Placed where Python's own parser puts it: libcst's native parser is often a token or a line late.
+
+    libcst's account goes in ``detail``, and is the finding only where Python
+    accepts the file (syntax newer than libcst knows).
+    """
+    line, column, message = 1, 1, "invalid syntax"
+    if cst_error:
+        at = CodePosition(cst_error.raw_line, cst_error.raw_column)
+        start = _span(CodeRange(at, at))
+        line, column, message = start.line, start.column, cst_error.message.splitlines()[0]
+    if error:
+        line, column, message = error.lineno or line, error.offset or column, error.msg
+    detail = str(cst_error) if cst_error else ""
     message = f"syntax error: {message}"
-    return codes.finding(codes.SYNTAX_ERROR, message, rel, max(line, 1), column=max(column, 1), detail=str(error))
+    return codes.finding(codes.SYNTAX_ERROR, message, rel, max(line, 1), column=max(column, 1), detail=detail)
 
 
 def _decode_finding(error: UnicodeDecodeError, rel: str) -> Finding:

@@ -9,7 +9,7 @@ import torch
 from torch.export import Dim
 
 from .shapes import AUTO, DTYPES, Derived
-from .spec import DimSpec, ExportSpec, TensorInput, ValueInput, example_size
+from .spec import DimSpec, ExportSpec, TensorInput, ValueInput, auto_sizes, example_size
 
 
 @dataclass
@@ -31,14 +31,15 @@ class Built:
     kwargs: dict[str, Any]
     dynamic_shapes: dict[str, Any] | None
     names: Names
+    params: list[str] = field(default_factory=list)  # forward's parameter names, in order
 
 
 def _dtype(short: str) -> torch.dtype:
     return getattr(torch, DTYPES[short])
 
 
-def _tensor(t: TensorInput, dims: dict[str, DimSpec], device: str) -> torch.Tensor:
-    size = [example_size(s, dims) for s in t.shape.sizes]
+def _tensor(t: TensorInput, dims: dict[str, DimSpec], device: str, auto: dict[tuple[str, int], int], path: str) -> torch.Tensor:
+    size = [auto[(path, i)] if s == AUTO else example_size(s, dims) for i, s in enumerate(t.shape.sizes)]
     dtype = _dtype(t.shape.dtype)
     if t.low is not None:
         if dtype.is_floating_point:
@@ -60,15 +61,17 @@ def build_from_spec(spec: ExportSpec, params_positional: set[str], device: str) 
     for name, d in spec.dims.items():
         names.roots[name] = Dim(name, **{k: v for k, v in (("min", d.min), ("max", d.max)) if v is not None})
 
-    def value(v: Any) -> Any:
+    auto = auto_sizes(spec.inputs, spec.dims)
+
+    def value(v: Any, path: str) -> Any:
         if isinstance(v, TensorInput):
-            return _tensor(v, spec.dims, device)
+            return _tensor(v, spec.dims, device, auto, path)
         if isinstance(v, ValueInput):
             return torch.tensor(v.value, dtype=_dtype(v.dtype) if v.dtype else None, device=device)
         if isinstance(v, tuple):
-            return tuple(value(x) for x in v)
+            return tuple(value(x, f"{path}[{i}]") for i, x in enumerate(v))
         if isinstance(v, dict):
-            return {k: value(x) for k, x in v.items()}
+            return {k: value(x, f"{path}[{k!r}]") for k, x in v.items()}
         return v
 
     def dynamic(v: Any, path: str, source: str) -> Any:
@@ -93,9 +96,9 @@ def build_from_spec(spec: ExportSpec, params_positional: set[str], device: str) 
     args, kwargs, shapes = [], {}, {}
     for name, v in spec.inputs.items():
         if name in params_positional:
-            args.append(value(v))
+            args.append(value(v, name))
         else:
-            kwargs[name] = value(v)
+            kwargs[name] = value(v, name)
         shapes[name] = dynamic(v, name, f"L[{name!r}]")
     has_dynamic = any(s is not None for s in shapes.values())
     return Built(tuple(args), kwargs, shapes if has_dynamic else None, names)

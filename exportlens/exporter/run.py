@@ -7,12 +7,14 @@ nothing here raises for a problem in the user's code or spec.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 import time
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
+from inspect import Parameter as P
 from typing import Any
 
 import torch
@@ -186,21 +188,32 @@ def _construct(cls: type, module: ModuleClass, spec: ExportSpec, device: str, fi
 
 
 def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> Built:
-    params = module.forward.params if module.forward else ()
+    params = _forward_params(cls)
     torch.manual_seed(0)  # the same inputs, so the same verdict, every run
     try:
         if spec.source == "code":
-            built = build_from_code(cls, spec.example_method, [p.name for p in params])
+            built = build_from_code(cls, spec.example_method, list(params))
             if device != "cpu":
                 built.args, built.kwargs = _to(built.args, device), _to(built.kwargs, device)
-            return built
-        positional = {p.name for p in params if p.kind in ("positional", "positional_only")}
-        return build_from_spec(spec, positional, device)
+        else:
+            positional = {name for name, kind in params.items() if kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)}
+            built = build_from_spec(spec, positional, device)
+        built.params = list(params)
+        return built
     except BaseException as exc:  # noqa: BLE001
         loc = spec.location
         path, line = _where(exc, files, loc.path, loc.line)
         what = f"{spec.example_method}()" if spec.source == "code" else "the example inputs"
         raise _Stop(codes.finding(codes.INPUTS_FAILED, f"building {what} failed: {_one_line(exc)}", path, line, detail=_trace(exc))) from None
+
+
+def _forward_params(cls: type) -> dict[str, Any]:
+    """forward's parameters as Python sees them (it may be inherited, even from torch)."""
+    try:
+        sig = inspect.signature(cls.forward)
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.kind for p in list(sig.parameters.values())[1:] if p.kind not in (P.VAR_POSITIONAL, P.VAR_KEYWORD)}
 
 
 def _to(value: Any, device: str) -> Any:

@@ -255,7 +255,7 @@ def _from_table(module: ModuleClass, table: Any, loc: Location, project: Project
         if sub is not None:
             line = lines.key_after(line, sub, inline=True) or line
         cols = lines.column_of(line, sub or key)
-        return Location(PYPROJECT, line, *(cols or (1, None)), line if cols else None) if cols else Location(PYPROJECT, line)
+        return Location(PYPROJECT, line, cols[0], line, cols[1]) if cols else Location(PYPROJECT, line)
 
     def error(code: codes.Code, message: str, where: Location) -> None:
         findings.append(codes.finding(code, message, where.path, where.line, column=where.column, end_line=where.end_line, end_column=where.end_column))
@@ -432,11 +432,42 @@ def choose_examples(dims: dict[str, DimSpec], static: set[int], derived: list[De
 
 
 def example_size(size: Any, dims: dict[str, DimSpec]) -> int:
-    """The concrete size used for tracing."""
+    """The concrete size used for tracing (``?`` sizes: see ``auto_sizes``)."""
     if isinstance(size, int):
         return size
     if isinstance(size, Derived):
         return size.value(dims[size.root].example)
-    if size == AUTO:
-        return 3  # Dim.AUTO; any non-0/1 size
     return dims[size].example
+
+
+def auto_sizes(inputs: dict[str, Any], dims: dict[str, DimSpec]) -> dict[tuple[str, int], int]:
+    """Example sizes for ``?`` axes, keyed by (input path, axis).
+
+    A ``?`` takes the example of the size written at the same axis of another
+    input of the same rank (``x: f32[batch, 4]``, ``y: f32[?, 4]``: most often the
+    code needs them equal, and torch then ties them); otherwise a size of its own.
+    """
+    flat: list[tuple[str, TensorInput]] = []
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, TensorInput):
+            flat.append((path, v))
+        elif isinstance(v, tuple):
+            for i, x in enumerate(v):
+                walk(x, f"{path}[{i}]")
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{path}[{k!r}]")
+
+    for name, v in inputs.items():
+        walk(v, name)
+    taken = {d.example for d in dims.values()} | {s for _, t in flat for s in t.shape.sizes if isinstance(s, int)}
+    fresh = (k for k in range(3, 10**6) if k not in taken)
+    out: dict[tuple[str, int], int] = {}
+    for path, t in flat:
+        for axis, size in enumerate(t.shape.sizes):
+            if size != AUTO:
+                continue
+            twins = [o.shape.sizes[axis] for _, o in flat if o is not t and len(o.shape.sizes) == len(t.shape.sizes) and o.shape.sizes[axis] != AUTO]
+            out[(path, axis)] = example_size(twins[0], dims) if twins else next(fresh)
+    return out

@@ -45,7 +45,7 @@ def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | 
 
 def _input_paths(ctx: Context) -> list[str]:
     """``x``, ``ys[0]``, ``z['a']`` for each flattened user input, in the program's order."""
-    params = [p.name for p in ctx.module.forward.params] if ctx.module.forward else []
+    params = ctx.built.params
     out = []
     for keypath, leaf in pytree.tree_flatten_with_path((ctx.built.args, ctx.built.kwargs))[0]:
         first, second, *rest = keypath

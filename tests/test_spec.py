@@ -1,0 +1,133 @@
+"""Export specs: the shape grammar, pyproject tables and every spec error, on the spec's own line."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import line_of, only
+
+from exportlens.exporter.plan import make_plan
+from exportlens.exporter.report import Kind, Status
+from exportlens.exporter.shapes import Derived, ShapeError, parse_shape
+from exportlens.exporter.spec import DimSpec, TensorInput, choose_examples
+
+NET = """
+    from torch import nn
+
+    class Net(nn.Module):
+        def forward(self, x, mask=None, *, scale=1.0):
+            return x * scale
+"""
+
+
+def test_shape_grammar():
+    s = parse_shape("f32[batch, 2*seq, 3, ?, seq + 1]")
+    assert s.dtype == "f32"
+    assert s.sizes[0] == "batch" and s.sizes[2] == 3 and s.sizes[3] == "?"
+    assert s.sizes[1] == Derived("seq", 2, 0, "2*seq") and s.sizes[4] == Derived("seq", 1, 1, "seq + 1")
+    assert s.names == ("batch", "seq")
+    assert parse_shape("bool[]").sizes == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "unknown_dtype"),
+    [("f33[1]", True), ("f32[1,,2]", False), ("f32[batch*seq]", False), ("f32[-2]", False), ("f32[seq**2]", False), ("tensor", False)],
+)
+def test_malformed_shapes(text, unknown_dtype):
+    with pytest.raises(ShapeError) as e:
+        parse_shape(text)
+    assert e.value.unknown_dtype is unknown_dtype
+
+
+def test_example_sizes_avoid_0_1_and_collisions():
+    dims = choose_examples({"batch": DimSpec("batch", min=0), "seq": DimSpec("seq", min=1, max=40)}, {2, 3}, [Derived("seq", 1, 1, "seq + 1")])
+    sizes = [dims["batch"].example, dims["seq"].example, dims["seq"].example + 1]
+    assert len(set(sizes) | {2, 3}) == 5 and min(sizes) >= 2
+    kept = choose_examples({"n": DimSpec("n", example=2), "m": DimSpec("m", example=2)}, set(), [])
+    assert kept["n"].example == kept["m"].example == 2  # the user chose: kept
+
+
+def spec_errors(project, table: str):
+    project.write("pyproject.toml", '[tool.exportlens.modules."net.py:Net"]\n' + table)
+    project.write("net.py", NET)
+    plan = make_plan([project.root])
+    (planned,) = plan.modules
+    return planned, plan
+
+
+@pytest.mark.parametrize(
+    ("table", "code", "needle", "message"),
+    [
+        ('inputs = { x = "f32[2]", y = "f32[2]" }\n', "EL001", "y = ", "input 'y' is not a parameter of forward(x, mask, scale)"),
+        ('inputs = { mask = "f32[2]" }\n', "EL001", "inputs", "missing input 'x' required by forward(x, mask, scale)"),
+        ('inputs = { x = "f31[2]" }\n', "EL002", "x = ", "input 'x': unknown dtype 'f31'"),
+        ('inputs = { x = "f32[2,, 3]" }\n', "EL003", "x = ", "input 'x': empty size in 'f32[2,, 3]'"),
+        ('inputs = { x = "f32[b]" }\ndims = { b = 4 }\n', "EL004", "b = 4", "dim 'b' must be a table like { min = 2, max = 64 }"),
+        ('inputs = { x = "f32[b]" }\ndims = { b = { min = 9, max = 3 } }\n', "EL004", "b = {", "dim 'b': min (9) is above max (3)"),
+        ('inputs = { x = "f32[b]" }\ndims = { c = { max = 3 } }\n', "EL004", "c = {", "dim 'c' is not used by any input shape"),
+        ('inputs = { x = "f32[b]" }\ndims = { b = { mx = 3 } }\n', "EL004", "b = {", "dim 'b': unknown key(s) mx (known: min, max, example)"),
+        ('inputs = { x = "f32[b]" }\ndims = { b = { min = 2, example = 1 } }\n', "EL004", "b = {", "dim 'b': example 1 is outside [2, ∞]"),
+        ('inputs = { x = { shape = "f32[3]", fill = "twos" } }\n', "EL005", "x = ", "input 'x': fill 'twos' is not one of randn, rand, ones, zeros, arange"),
+        ('inputs = { x = "f32[3]" }\ndevice = "tpu"\n', "EL005", '"net.py:Net"', "device 'tpu' is not one of cpu, cuda, cuda:N, mps, meta"),
+        ('inputs = { x = "f32[3]" }\nshapes = 1\n', "EL005", "shapes", "unknown key 'shapes' in the spec for net.py:Net"),
+    ],
+)
+def test_spec_errors_are_located_on_the_spec_line(project, table, code, needle, message):
+    planned, _ = spec_errors(project, table)
+    assert planned.spec is None
+    f = only(planned.findings, code)
+    assert f.kind is Kind.SPEC_ERROR
+    assert (f.path, f.line) == ("pyproject.toml", line_of(project, "pyproject.toml", needle))
+    assert f.message.startswith(message)
+
+
+def test_spec_error_columns_cover_the_key(project):
+    planned, _ = spec_errors(project, 'inputs = { x = "f32[2]", extra = "f32[2]" }\n')
+    f = only(planned.findings, "EL001")
+    line = project.read("pyproject.toml").splitlines()[f.line - 1]
+    assert line[f.column - 1 : f.end_column - 1] == "extra"
+
+
+def test_broken_pyproject_is_a_finding_not_a_crash(project):
+    project.write("pyproject.toml", '[tool.exportlens\nx = 1\n')
+    project.write("net.py", NET)
+    plan = make_plan([project.root])
+    f = only(plan.findings, "EL006")
+    assert f.path == "pyproject.toml" and f.line == 1
+
+
+def test_spec_for_a_missing_module_is_reported(project):
+    project.write("pyproject.toml", '[tool.exportlens.modules."net.py:Gone"]\ninputs = { x = "f32[2]" }\n')
+    project.write("net.py", NET)
+    f = only(make_plan([project.root]).findings, "EL005")
+    assert f.line == 1 and "Gone" in f.message
+
+
+def test_skipped_module_with_bad_spec_fails_the_check(project):
+    spec_errors(project, 'inputs = { x = "f31[2]" }\n')
+    report = project.check()
+    assert report.modules[0].status is Status.SKIPPED
+    assert report.exit_code == 1
+
+
+def test_value_tables_build_the_described_tensors(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."emb.py:Emb"]
+        inputs = { ids = { shape = "i64[batch, seq]", low = 0, high = 10 }, mask = { shape = "f32[batch, seq]", fill = "ones" }, steps = { value = [2, 3, 5], dtype = "i64" } }
+    """)
+    project.write("emb.py", """
+        import torch
+        from torch import nn
+
+        class Emb(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.e = nn.Embedding(10, 4)
+
+            def forward(self, ids, mask, steps):
+                return self.e(ids) * mask.unsqueeze(-1) * steps.sum()
+    """)
+    report = project.module("Emb")
+    assert report.status is Status.EXPORTED, report.findings
+    assert report.summary.inputs == ("ids: i64[batch, seq]", "mask: f32[batch, seq]", "steps: i64[3]")
+    spec = make_plan([project.root]).modules[0].spec
+    assert isinstance(spec.inputs["ids"], TensorInput) and spec.inputs["ids"].high == 10
