@@ -6,7 +6,10 @@ nothing here raises for a problem in the user's code or spec.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
+import logging
 import inspect
 import os
 import sys
@@ -15,7 +18,7 @@ import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
 from inspect import Parameter as P
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -37,6 +40,23 @@ class Options:
     ir: str | None = None  # override the spec's ir
     device: str | None = None  # override the spec's device
     strict: bool | None = None
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Keep torch's own printing (partial graphs, draft-export banners) off the user's terminal:
+    everything it has to say reaches them as findings."""
+    loggers = [logging.getLogger(n) for n in ("torch", "torch.export", "torch._dynamo", "torch.fx")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
 
 
 class _Stop(Exception):
@@ -66,7 +86,7 @@ def export_module(root: Path, module: ModuleClass, spec: ExportSpec, options: Op
 
     ctx = Context(root, files, module, spec, built)
     try:
-        with record_guards(files) as log:
+        with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a finding
         findings = explain(exc, log, ctx)
@@ -88,7 +108,8 @@ def export_module(root: Path, module: ModuleClass, spec: ExportSpec, options: Op
 def _try(model: torch.nn.Module, built: Built, shapes: Any, strict: bool) -> Exception | None:
     """Export again with other dynamic_shapes: None when that succeeds."""
     try:
-        torch.export.export(model, built.args, built.kwargs, dynamic_shapes=shapes, strict=strict)
+        with quiet():
+            torch.export.export(model, built.args, built.kwargs, dynamic_shapes=shapes, strict=strict)
     except Exception as exc:  # noqa: BLE001
         return exc
     return None
@@ -99,7 +120,8 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
     if not any(f.kind.value in ("data-dependent-guard", "unsupported") for f in known):
         return []
     try:
-        ep = torch.export.draft_export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes)
+        with quiet():
+            ep = torch.export.draft_export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes)
     except Exception:  # noqa: BLE001 - draft is a bonus; the plain verdict stands
         return []
     index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}

@@ -1,0 +1,128 @@
+"""The CLI as a user runs it: a real subprocess on the bundled examples."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+
+def exportlens(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "exportlens.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def example_line(path: str, needle: str) -> int:
+    for i, line in enumerate((EXAMPLES / path).read_text().splitlines(), 1):
+        if needle in line:
+            return i
+    raise AssertionError(needle)
+
+
+@pytest.fixture(scope="module")
+def check_examples() -> subprocess.CompletedProcess[str]:
+    return exportlens("check", "examples")
+
+
+def test_check_examples_prints_each_finding_on_its_line(check_examples):
+    out = check_examples.stdout
+    assert check_examples.returncode == 1, check_examples.stderr
+    expected = [
+        f"examples/models/fusion.py:{example_line('models/fusion.py', 'torch.cat')}:9: EL202 `image_len` and `text_len` are declared as independent dims, but this line needs them equal",
+        f"examples/models/head.py:{example_line('models/head.py', 'view(4')}:9: EL204 `batch` was declared dynamic but was specialized to 4",
+        f"examples/models/positional.py:{example_line('models/positional.py', 'if seq > self.max_len')}:9: EL201 `seq` is declared as [2, 1024], but this line requires `seq <= 128`",
+        f"examples/models/router.py:{example_line('models/router.py', 'if routed > 0')}:12: EL101 `routed > 0` depends on the values inside a tensor",
+    ]
+    lines = out.splitlines()
+    for want in expected:
+        assert any(line.startswith(want) for line in lines), f"{want!r} not in:\n{out}"
+    assert "    fix: Set `seq` to Dim('seq', max=128)" in lines
+    assert lines[-1] == "5 modules: 1 exported, 4 failed, 0 skipped; 4 findings"
+    assert "s77" not in out and "u0" not in out
+
+
+def test_the_clean_example_alone_exits_0():
+    result = exportlens("check", "examples/models/encoder.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == "1 module: 1 exported, 0 failed, 0 skipped"
+
+
+def test_json_follows_the_contract():
+    result = exportlens("check", "examples", "--format", "json")
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    by_target = {m["target"]: m for m in data["modules"]}
+    assert by_target["models/encoder.py:TinyEncoder"]["status"] == "exported"
+    assert by_target["models/encoder.py:TinyEncoder"]["summary"]["signature"] == "(ids: i64[batch, seq]) -> f32[batch, 32]"
+    (finding,) = by_target["models/positional.py:LearnedPositions"]["findings"]
+    assert finding["kind"] == "constraint-violation" and finding["path"] == "models/positional.py"
+    assert {"code", "kind", "severity", "message", "path", "line", "column", "end_line", "end_column", "fixes"} <= set(finding)
+    (edit,) = finding["fixes"][0]["edits"]
+    assert edit["path"] == "pyproject.toml" and set(edit) == {"path", "line", "column", "end_line", "end_column", "new_text"}
+
+
+def test_sarif_lists_results_with_fixes():
+    result = exportlens("check", "examples", "--format", "sarif")
+    sarif = json.loads(result.stdout)
+    run = sarif["runs"][0]
+    assert sarif["version"] == "2.1.0" and run["tool"]["driver"]["name"] == "exportlens"
+    rules = {r["id"] for r in run["tool"]["driver"]["rules"]}
+    results = run["results"]
+    assert {r["ruleId"] for r in results} == {"EL101", "EL201", "EL202", "EL204"} and {r["ruleId"] for r in results} <= rules
+    positional = next(r for r in results if r["ruleId"] == "EL201")
+    assert positional["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "models/positional.py"
+    assert positional["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"] == "pyproject.toml"
+
+
+def test_export_writes_a_pt2(tmp_path):
+    out = tmp_path / "enc.pt2"
+    result = exportlens("export", "examples/models/encoder.py:TinyEncoder", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.is_file() and out.stat().st_size > 0
+    assert "(ids: i64[batch, seq]) -> f32[batch, 32]" in result.stdout
+
+
+def test_export_of_a_failing_module_exits_1_with_its_finding(tmp_path):
+    result = exportlens("export", "examples/models/head.py", "-o", str(tmp_path / "x.pt2"))
+    assert result.returncode == 1
+    assert "EL204" in result.stderr and not (tmp_path / "x.pt2").exists()
+
+
+def test_show_prints_signature_ranges_and_shapes_by_line():
+    result = exportlens("show", "examples/models/encoder.py:TinyEncoder", "--no-graph")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "signature: (ids: i64[batch, seq]) -> f32[batch, 32]" in out
+    assert "batch ∈ [1, 64]" in out and "seq ∈ [2, 512]" in out
+    line = example_line("models/encoder.py", "h = self.embed(ids)")
+    assert f"models/encoder.py:{line}  h = self.embed(ids)\n        -> f32[batch, seq, 32]" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("check", "no/such/folder"), "no such file or folder"),
+        (("check", "examples", "--device", "tpu"), "--device 'tpu'"),
+        (("export", "examples/models/encoder.py:Nope"), "no nn.Module 'Nope'"),
+        (("bogus",), "invalid choice"),
+    ],
+)
+def test_usage_errors_exit_2(args, message):
+    result = exportlens(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_broken_pyproject_is_a_configuration_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.exportlens\n")
+    (tmp_path / "m.py").write_text("from torch import nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x\n")
+    result = exportlens("check", str(tmp_path))
+    assert result.returncode == 2
+    assert "EL006 pyproject.toml does not parse" in result.stderr
