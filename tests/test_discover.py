@@ -208,6 +208,28 @@ def test_spans_of_one_line_bodies(project):
     assert absolute.name_span == Span(4, 7, 4, 15)
 
 
+def test_one_line_forward(tmp_path):
+    write(tmp_path, {"net.py": "import torch\n\nclass Net(torch.nn.Module):\n    def forward(self, x): return x\n"})
+    (net,) = discover(tmp_path).modules
+    assert net.forward.span == Span(4, 5, 4, 35)
+    assert net.forward.body_lines == (4, 4)
+
+
+def test_classes_in_module_level_blocks(tmp_path):
+    write(tmp_path, {"net.py": """\
+        try:
+            from torch import nn
+        except ImportError:
+            nn = None
+
+        if nn is not None:
+            class Guarded(nn.Module):
+                class Inner(nn.Module):  # nested classes are not discovered
+                    pass
+        """})
+    assert [(m.name, m.span.line) for m in discover(tmp_path).modules] == [("Guarded", 7)]
+
+
 # -- files that do not parse --------------------------------------------------------
 
 

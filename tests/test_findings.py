@@ -303,3 +303,41 @@ def test_module_without_spec_is_listed_not_exported(project):
     f = only(report.findings, "EL007")
     assert f.severity.value == "info" and f.line == 3
     assert project.check().exit_code == 0
+
+
+def test_strict_mode_places_findings_on_the_same_lines(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens]
+        strict = true
+
+        [tool.exportlens.modules."both.py:Router"]
+        inputs = { x = { shape = "f32[n, 4]", fill = "ones" } }
+
+        [tool.exportlens.modules."both.py:Pos"]
+        inputs = { x = "f32[seq, 8]" }
+        dims = { seq = { max = 1024 } }
+    """)
+    project.write("both.py", """
+        import torch
+        from torch import nn
+
+        class Router(nn.Module):
+            def forward(self, x):
+                count = (x > 0).sum().item()
+                if count > 3:
+                    return x * 2
+                return x
+
+        class Pos(nn.Module):
+            def forward(self, x):
+                if x.shape[0] > 64:
+                    raise ValueError("too long")
+                return x + 1
+    """)
+    report = project.check()
+    dde = only(report.all_findings, "EL101")
+    assert dde.line == line_of(project, "both.py", "if count > 3") and "`count > 3`" in dde.message
+    assert dde.fixes[0].title == "Assume `count > 3` here: insert torch._check(count > 3)"
+    rng = only(report.all_findings, "EL201")
+    assert rng.line == line_of(project, "both.py", "if x.shape[0] > 64")
+    assert rng.message == "`seq` is declared as [0, 1024], but this line requires `seq <= 64`"

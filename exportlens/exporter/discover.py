@@ -96,6 +96,7 @@ def discover(
 ) -> Discovery:
     """The nn.Module classes defined in ``paths`` (files or folders; default: all of ``root``).
 
+    Relative ``paths`` are taken from the current directory, as ``Path`` does.
     ``sources`` overrides file text (unsaved editor buffers), keyed by absolute path.
     Bases are resolved through the files under ``root`` that scanned files import,
     parsed on demand; only scanned files report syntax errors.
@@ -107,10 +108,8 @@ def discover(
         file = project.scan(path)
         if isinstance(file, Finding):
             discovery.findings.append(file)
-        if not isinstance(file, _File):
-            continue
-        modules = [c for c in file.classes.values() if project.is_module(file, c)]
-        discovery.modules += [project.module_class(file, c) for c in modules]
+        elif file is not None:
+            discovery.modules += project.modules_in(file)
     discovery.modules.sort(key=lambda m: (m.path, m.span.line))
     discovery.findings.sort(key=lambda f: (f.path, f.line))
     return discovery
@@ -286,7 +285,8 @@ def _module_scope(statements: list[cst.CSTNode]) -> Scope:
     tree's nodes can be queried.
     """
     imports = [cst.SimpleStatementLine([s]) for s in statements if isinstance(s, (cst.Import, cst.ImportFrom))]
-    stubs = [cst.ClassDef(cst.Name(s.name.value), cst.SimpleStatementSuite([cst.Pass()])) for s in statements if isinstance(s, cst.ClassDef)]
+    classes = [s for s in statements if isinstance(s, cst.ClassDef)]
+    stubs = [cst.ClassDef(cst.Name(c.name.value), cst.SimpleStatementSuite([cst.Pass()])) for c in classes]
     outline = cst.Module(body=[*imports, *stubs])
     return MetadataWrapper(outline, unsafe_skip_copy=True).resolve(ScopeProvider)[outline]
 
@@ -326,6 +326,7 @@ def _without_self(params: list[Param]) -> tuple[Param, ...]:
 
 # -- the project: files parsed on demand, bases resolved across them ------------------
 
+_CLASS = re.compile(r"^[ \t\f]*class\b", re.MULTILINE)  # a class statement starts its line
 _Target = Union[tuple[_File, _Class], str, None]  # a project class, a name outside the project, or nothing
 
 
@@ -336,6 +337,7 @@ class _Project:
         self._files: dict[Path, _File | Finding] = {}
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
         self._is_module: dict[tuple[Path, str], bool] = {}
+        self._forwards: dict[tuple[Path, str], Forward | None] = {}
 
     def scan(self, path: Path) -> _File | Finding | None:
         """A file to report on; None when it defines no class and parses."""
@@ -359,9 +361,12 @@ class _Project:
             self._is_module[key] = any(self._is_module_target(t) for t in targets)
         return self._is_module[key]
 
-    def module_class(self, file: _File, cls: _Class) -> ModuleClass:
+    def modules_in(self, file: _File) -> list[ModuleClass]:
+        return [self._module_class(file, c) for c in file.classes.values() if self.is_module(file, c)]
+
+    def _module_class(self, file: _File, cls: _Class) -> ModuleClass:
         bases = tuple(self._base_name(file, b) for b in cls.bases)
-        return file.module_class(cls, bases, self._forward(file, cls, frozenset()))
+        return file.module_class(cls, bases, self._forward(file, cls))
 
     # -- resolution
 
@@ -402,8 +407,8 @@ class _Project:
             candidates = [
                 candidate
                 for folder in (self.root, self.root / "src", near)
-                for candidate in (folder.joinpath(*parents, last, "__init__.py"), folder.joinpath(*parents, f"{last}.py"))
-            ]
+                for candidate in (folder.joinpath(*parents, last, "__init__.py"), folder.joinpath(*parents, last + ".py"))
+            ]  # a package before a module of the same name, as Python does
             self._module_paths[key] = next((c for c in candidates if c in self.overrides or c.is_file()), None)
         return self._module_paths[key]
 
@@ -421,14 +426,18 @@ class _Project:
             return f"{file.module}.{chosen.name}"
         return chosen.name
 
-    def _forward(self, file: _File, cls: _Class, seen: frozenset[tuple[Path, str]]) -> Forward | None:
+    def _forward(self, file: _File, cls: _Class) -> Forward | None:
         """The class's own forward, else the first project base's (depth-first, left to right)."""
         key = (file.path, cls.name)
-        if "forward" in cls.defs or key in seen:
-            return file.forward(cls)
+        if key not in self._forwards:
+            self._forwards[key] = None  # a cycle through the bases (broken code) must end
+            self._forwards[key] = file.forward(cls) if "forward" in cls.defs else self._inherited_forward(file, cls)
+        return self._forwards[key]
+
+    def _inherited_forward(self, file: _File, cls: _Class) -> Forward | None:
         for q in (q for base in cls.bases for q in base.names):
             target = self._resolve(file, q)
-            found = self._forward(*target, seen | {key}) if isinstance(target, tuple) else None
+            found = self._forward(*target) if isinstance(target, tuple) else None
             if found:
                 return found
         return None
@@ -468,7 +477,6 @@ def _is_torch_module(name: str) -> bool:
     return last[:1].isupper() and last not in _TORCH_NN_TENSORS
 
 
-_CLASS = re.compile(r"^[ \t\f]*class\b", re.MULTILINE)  # a class statement starts its line
 _TORCH_NN_NOT_MODULES = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.attention.")
 _TORCH_NN_TENSORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 

@@ -64,8 +64,11 @@ def _first_line(text: str) -> str:
 def explain(exc: BaseException, log: GuardLog, ctx: Context) -> list[Finding]:
     if isinstance(exc, UserError) and exc.error_type == UserErrorType.CONSTRAINT_VIOLATION:
         return constraint_findings(exc.msg, log, ctx)
-    if isinstance(exc, GuardOnDataDependentSymNode):
-        return [data_dependent(exc.cond, ctx.files.deepest_in_traceback(exc.__traceback__), log, ctx, detail=str(exc))]
+    dde = _in_chain(exc, GuardOnDataDependentSymNode)
+    if dde is not None:
+        # non-strict: the user's frame is live in the traceback; strict: dynamo keeps it in real_stack
+        frame = ctx.files.deepest_in_traceback(dde.__traceback__) or ctx.files.deepest_in_summary(getattr(exc, "real_stack", None))
+        return [data_dependent(dde.cond, frame, log, ctx, detail=str(exc))]
     names = from_shape_env(log.shape_env, ctx.built.names)
     frame = ctx.files.deepest_in_traceback(exc.__traceback__)
     text = rename_sources(names.text(_first_line(getattr(exc, "msg", None) or str(exc))), ctx.built.names)
@@ -81,6 +84,16 @@ def explain(exc: BaseException, log: GuardLog, ctx: Context) -> list[Finding]:
     if frame is not None and not isinstance(exc, UserError):
         return [at(ctx, codes.FORWARD_FAILED, f"forward raised {type(exc).__name__} while exporting: {text}", frame, detail=str(exc)[-4000:])]
     return [at(ctx, codes.INTERNAL, f"torch.export failed: {type(exc).__name__}: {text}", frame, detail=str(exc)[-4000:])]
+
+
+def _in_chain(exc: BaseException, kind: type) -> Any:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _is_unsupported(exc: BaseException) -> bool:

@@ -33,6 +33,26 @@ class Built:
     names: Names
     params: list[str] = field(default_factory=list)  # forward's parameter names, in order
 
+    def paths(self) -> list[str]:
+        """``x``, ``ys[0]``, ``z['a']`` for each flattened input leaf, in torch's order."""
+        import torch.utils._pytree as pytree
+
+        out = []
+        for keypath, _ in pytree.tree_flatten_with_path((self.args, self.kwargs))[0]:
+            first, second, *rest = keypath
+            if first.idx == 1:
+                head = second.key
+            else:
+                head = self.params[second.idx] if second.idx < len(self.params) else f"args[{second.idx}]"
+            out.append(head + "".join(f"[{k.idx}]" if hasattr(k, "idx") else f"[{k.key!r}]" for k in rest))
+        return out
+
+    def name_flat_sources(self) -> None:
+        """Strict mode names inputs ``L['flat_args'][i]``: name those sources too."""
+        for i, path in enumerate(self.paths()):
+            for axis, name in self.names.by_input.get(path, {}).items():
+                self.names.by_source[f"L['flat_args'][{i}].size()[{axis}]"] = name
+
 
 def _dtype(short: str) -> torch.dtype:
     return getattr(torch, DTYPES[short])

@@ -134,9 +134,10 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
         if key not in index:
             index[key] = -1
             extra.append(f)
-        elif index[key] >= 0 and any(x.preferred for x in f.fixes) and not any(x.preferred for x in known[index[key]].fixes):
-            # draft mode ran on real values, so it knows which branch the example takes
-            known[index[key]] = replace(known[index[key]], fixes=f.fixes)
+        elif index[key] >= 0 and len(f.fixes) >= len(known[index[key]].fixes):
+            # draft mode ran on real values and kept the frame's variable names (strict mode
+            # loses them), so it knows which branch the example takes: its account is better
+            known[index[key]] = replace(f, fixes=f.fixes if f.fixes else known[index[key]].fixes)
     return extra
 
 
@@ -221,6 +222,7 @@ def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str,
             positional = {name for name, kind in params.items() if kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)}
             built = build_from_spec(spec, positional, device)
         built.params = list(params)
+        built.name_flat_sources()
         return built
     except BaseException as exc:  # noqa: BLE001
         loc = spec.location

@@ -25,7 +25,7 @@ SHORT = {getattr(torch, long): short for short, long in DTYPES.items() if short 
 
 
 def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | None) -> Summary:
-    paths = _input_paths(ctx)
+    paths = ctx.built.paths()
     placeholders = _user_placeholders(ep)
     names = _symbol_names(placeholders, paths, ctx)
     inputs = tuple(f"{path}: {describe(node.meta.get('val'), names)}" for path, node in zip(paths, placeholders))
@@ -41,18 +41,6 @@ def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | 
         graph=_rename(ep.graph_module.print_readable(print_output=False, include_stride=False, include_device=False), names),
         artifact=artifact,
     )
-
-
-def _input_paths(ctx: Context) -> list[str]:
-    """``x``, ``ys[0]``, ``z['a']`` for each flattened user input, in the program's order."""
-    params = ctx.built.params
-    out = []
-    for keypath, leaf in pytree.tree_flatten_with_path((ctx.built.args, ctx.built.kwargs))[0]:
-        first, second, *rest = keypath
-        head = params[second.idx] if first.idx == 0 and second.idx < len(params) else (second.key if first.idx == 1 else f"args[{second.idx}]")
-        tail = "".join(f"[{k.idx}]" if hasattr(k, "idx") else f"[{k.key!r}]" for k in rest)
-        out.append(f"{head}{tail}")
-    return out
 
 
 def _user_placeholders(ep: ExportedProgram) -> list[torch.fx.Node]:
