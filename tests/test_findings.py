@@ -341,3 +341,61 @@ def test_strict_mode_places_findings_on_the_same_lines(project):
     rng = only(report.all_findings, "EL201")
     assert rng.line == line_of(project, "both.py", "if x.shape[0] > 64")
     assert rng.message == "`seq` is declared as [0, 1024], but this line requires `seq <= 64`"
+
+
+def test_in_code_inputs_that_do_not_fit_forward(project):
+    project.write("net.py", """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            @staticmethod
+            def example_inputs():
+                return (torch.randn(2, 3), torch.randn(2, 3))
+
+            def forward(self, x):
+                return x
+    """)
+    f = only(project.module("Net").findings, "EL001")
+    assert f.kind is Kind.SPEC_ERROR
+    assert (f.path, f.line) == ("net.py", line_of(project, "net.py", "def example_inputs"))
+    assert f.message.startswith("example_inputs() do not fit forward(x): too many positional arguments")
+
+
+def test_in_code_dynamic_shapes_that_do_not_fit_the_inputs(project):
+    project.write("net.py", """
+        import torch
+        from torch import nn
+        from torch.export import Dim
+
+        class Net(nn.Module):
+            @staticmethod
+            def example_inputs():
+                return (torch.randn(2, 3),)
+
+            dynamic_shapes = {"y": {0: Dim("batch")}}
+
+            def forward(self, x):
+                return x
+    """)
+    f = only(project.module("Net").findings, "EL005")
+    assert f.line == line_of(project, "net.py", "def example_inputs")
+    assert f.message.startswith("torch.export rejects the spec: ")
+
+
+def test_example_inputs_that_raise(project):
+    project.write("net.py", """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            @staticmethod
+            def example_inputs():
+                return (torch.randn(2, 3).view(7),)
+
+            def forward(self, x):
+                return x
+    """)
+    f = only(project.module("Net").findings, "EL404")
+    assert f.line == line_of(project, "net.py", "view(7)")
+    assert f.message.startswith("building example_inputs() failed: RuntimeError: shape '[7]' is invalid")

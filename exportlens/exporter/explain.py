@@ -64,6 +64,10 @@ def _first_line(text: str) -> str:
 def explain(exc: BaseException, log: GuardLog, ctx: Context) -> list[Finding]:
     if isinstance(exc, UserError) and exc.error_type == UserErrorType.CONSTRAINT_VIOLATION:
         return constraint_findings(exc.msg, log, ctx)
+    if isinstance(exc, UserError) and exc.error_type == UserErrorType.INVALID_INPUT:
+        loc = ctx.spec.location  # torch rejected the spec itself (dynamic_shapes that do not fit the inputs)
+        text = _first_line(exc.msg)
+        return [codes.finding(codes.SPEC_INVALID, f"torch.export rejects the spec: {text}", loc.path, loc.line, column=loc.column, end_line=loc.end_line, end_column=loc.end_column, detail=exc.msg)]
     dde = _in_chain(exc, GuardOnDataDependentSymNode)
     if dde is not None:
         # non-strict: the user's frame is live in the traceback; strict: dynamo keeps it in real_stack

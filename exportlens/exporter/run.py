@@ -223,12 +223,21 @@ def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str,
             built = build_from_spec(spec, positional, device)
         built.params = list(params)
         built.name_flat_sources()
-        return built
     except BaseException as exc:  # noqa: BLE001
         loc = spec.location
         path, line = _where(exc, files, loc.path, loc.line)
-        what = f"{spec.example_method}()" if spec.source == "code" else "the example inputs"
-        raise _Stop(codes.finding(codes.INPUTS_FAILED, f"building {what} failed: {_one_line(exc)}", path, line, detail=_trace(exc))) from None
+        raise _Stop(codes.finding(codes.INPUTS_FAILED, f"building {_what(spec)} failed: {_one_line(exc)}", path, line, detail=_trace(exc))) from None
+    try:
+        inspect.signature(cls.forward).bind(None, *built.args, **built.kwargs)
+    except TypeError as exc:
+        loc = spec.location
+        message = f"{_what(spec)} do not fit forward({', '.join(params)}): {exc}"
+        raise _Stop(codes.finding(codes.SPEC_SIGNATURE, message, loc.path, loc.line, column=loc.column, end_line=loc.end_line, end_column=loc.end_column)) from None
+    return built
+
+
+def _what(spec: ExportSpec) -> str:
+    return f"{spec.example_method}()" if spec.source == "code" else "the example inputs"
 
 
 def _forward_params(cls: type) -> dict[str, Any]:
