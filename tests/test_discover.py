@@ -247,6 +247,13 @@ def test_syntax_error_is_reported_and_the_folder_still_scanned(tmp_path):
     assert finding.detail  # libcst's own account
 
 
+def test_syntax_error_in_a_file_without_classes(tmp_path):
+    write(tmp_path, {"script.py": "import torch\nprint(torch.ones(2)\n"})
+    (finding,) = discover(tmp_path).findings
+    assert (finding.code, finding.path, finding.line, finding.column) == ("EL401", "script.py", 2, 6)
+    assert finding.message == "syntax error: '(' was never closed"
+
+
 def test_invalid_utf8_is_a_finding(tmp_path):
     write(tmp_path, {"latin.py": b"x = 1\ns = '\xe9'\n", "good.py": "import torch\n\nclass Good(torch.nn.Module):\n    pass\n"})
     found = discover(tmp_path)

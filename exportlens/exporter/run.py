@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import io
 import logging
 import inspect
 import os
@@ -44,17 +43,21 @@ class Options:
 
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
-    """Keep torch's own printing (partial graphs, draft-export banners) off the user's terminal:
-    everything it has to say reaches them as findings."""
+    """Keep torch's own logging (partial graphs, draft-export banners) off the user's
+    terminal: everything it has to say reaches them as findings. The user's own
+    prints are left alone (a worker captures them)."""
+    import torch.export._trace as trace
+
     loggers = [logging.getLogger(n) for n in ("torch", "torch.export", "torch._dynamo", "torch.fx")]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(logging.CRITICAL)
-    sink = io.StringIO()
+    # export's error wrapper print()s the partial graph to stderr; shadow print in that module only
+    trace.print = lambda *args, **kwargs: None
     try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            yield
+        yield
     finally:
+        del trace.print
         for lg, level in zip(loggers, levels):
             lg.setLevel(level)
 

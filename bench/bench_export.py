@@ -1,0 +1,215 @@
+"""How much longer does exportlens take to give its verdict than a bare torch.export.export?
+
+One process, one run. For each module: build the model, inputs and
+dynamic_shapes once the way exportlens does, warm up, then time, interleaved
+(in an order shuffled per round, so neither side always runs first):
+
+- torch.export: ``torch.export.export(model, args, kwargs, dynamic_shapes=..., strict=...)``
+  on that one prebuilt model and its inputs;
+- exportlens: ``exportlens.exporter.run.export_module`` from the module's spec
+  to its ModuleReport — importing the user's file afresh, constructing the
+  model, building the inputs, exporting while recording guards, and
+  describing the program in the user's names (signature, ranges, per-line
+  shapes). ``collect_all`` is irrelevant: both modules export.
+
+Prints p50 / p95 of each and the ratio of the p50s (goal: ≤ 1.10), then where
+exportlens's time goes (one extra, separately timed pass).
+
+    python bench/bench_export.py [--reps 30] [--warmup 3] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from exportlens.exporter import run
+from exportlens.exporter.check import check_one
+from exportlens.exporter.explain import Context
+from exportlens.exporter.locate import ProjectFiles, record_guards
+from exportlens.exporter.plan import Plan, Planned, make_plan
+from exportlens.exporter.report import Status
+from exportlens.exporter.summary import summarize
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+MLP = '''
+import torch
+from torch import nn
+from torch.export import Dim
+
+
+class MLP(nn.Module):
+    def __init__(self, features: int = 64, hidden: int = 256, classes: int = 10):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+
+    def forward(self, x):
+        return self.net(x).softmax(dim=-1)
+
+    @staticmethod
+    def example_inputs():
+        return (torch.randn(8, 64),)
+
+    @staticmethod
+    def dynamic_shapes():
+        return {"x": {0: Dim("batch", min=1, max=1024)}}
+'''
+
+
+def planned(paths: list[Path], target: str) -> tuple[Plan, Planned]:
+    plan = make_plan(paths)
+    hits = [p for p in plan.modules if p.target == target]
+    if not hits or hits[0].spec is None:
+        sys.exit(f"bench: {target} not found with a spec in {paths}")
+    return plan, hits[0]
+
+
+def bare_export(plan: Plan, item: Planned) -> Callable[[], object]:
+    """torch.export.export on the module and inputs exportlens builds from the same spec."""
+    files = ProjectFiles(plan.root)
+    spec = item.spec
+    cls = run._load_class(plan.root, item.module, files)
+    model = run._construct(cls, item.module, spec, spec.settings.device, files)
+    built = run._build_inputs(cls, item.module, spec, spec.settings.device, files)
+    strict = spec.settings.strict
+
+    def call() -> object:
+        return torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
+
+    return call
+
+
+def exportlens_verdict(plan: Plan, item: Planned) -> Callable[[], object]:
+    options = run.Options(collect_all=False)
+
+    def call() -> object:
+        report = run.export_module(plan.root, item.module, item.spec, options)
+        if report.status is not Status.EXPORTED:
+            raise SystemExit(f"bench: {item.target} did not export: {[str(f) for f in report.findings]}")
+        return report
+
+    return call
+
+
+def timed(fn: Callable[[], object]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def pct(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in [0, 100])."""
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[k]
+
+
+def stages(plan: Plan, item: Planned) -> dict[str, float]:
+    """One pass of export_module's stages, each timed (same calls, in the same order)."""
+    root, module, spec = plan.root.resolve(), item.module, item.spec
+    files = ProjectFiles(root)
+    device = spec.settings.device
+    out: dict[str, float] = {}
+    t = time.perf_counter()
+    cls = run._load_class(root, module, files)
+    out["import file"] = time.perf_counter() - t
+    t = time.perf_counter()
+    model = run._construct(cls, module, spec, device, files)
+    out["construct"] = time.perf_counter() - t
+    t = time.perf_counter()
+    built = run._build_inputs(cls, module, spec, device, files)
+    out["inputs"] = time.perf_counter() - t
+    t = time.perf_counter()
+    with record_guards(files) as log:
+        ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=spec.settings.strict)
+    out["export (recording guards)"] = time.perf_counter() - t
+    t = time.perf_counter()
+    summarize(ep, Context(root, files, module, spec, built), log, None)
+    out["summary"] = time.perf_counter() - t
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=30, help="timed runs of each (default 30, at least 20)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed runs of each first (default 3)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the interleaving order")
+    args = parser.parse_args()
+    if args.reps < 20:
+        parser.error("--reps must be at least 20")
+    rng = random.Random(args.seed)
+
+    with tempfile.TemporaryDirectory(prefix="exportlens-bench-") as tmp:
+        mlp_root = Path(tmp)
+        (mlp_root / "pyproject.toml").write_text('[project]\nname = "bench"\nversion = "0"\n', encoding="utf-8")
+        (mlp_root / "mlp.py").write_text(textwrap.dedent(MLP).lstrip(), encoding="utf-8")
+        cases = [
+            ("TinyEncoder", "pyproject.toml", *planned([EXAMPLES / "models" / "encoder.py"], "models/encoder.py:TinyEncoder")),
+            ("MLP", "example_inputs()", *planned([mlp_root / "mlp.py"], "mlp.py:MLP")),
+        ]
+
+        rows = []
+        breakdowns = []
+        for label, source, plan, item in cases:
+            verdict = check_one(plan, item, run.Options(collect_all=False))  # the verdict, as `exportlens check` gives it
+            if verdict.status is not Status.EXPORTED:
+                sys.exit(f"bench: {item.target} did not export: {[str(f) for f in verdict.findings]}")
+            sides = {"torch.export": bare_export(plan, item), "exportlens": exportlens_verdict(plan, item)}
+            for _ in range(args.warmup):
+                for fn in sides.values():
+                    fn()
+            times: dict[str, list[float]] = {name: [] for name in sides}
+            for _ in range(args.reps):
+                order = list(sides)
+                rng.shuffle(order)
+                for name in order:
+                    times[name].append(timed(sides[name]))
+            bare, lens = times["torch.export"], times["exportlens"]
+            rows.append((label, source, verdict.summary.signature, bare, lens))
+            breakdowns.append((label, stages(plan, item)))
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, python {sys.version.split()[0]}; "
+          f"{args.reps} timed runs each after {args.warmup} warm-up, interleaved (shuffled per round)")
+    print()
+    header = f"{'module':<12} {'spec':<17} {'torch.export p50':>17} {'p95':>8} {'exportlens p50':>15} {'p95':>8} {'ratio p50':>10}"
+    print(header)
+    print("-" * len(header))
+    worst = 0.0
+    for label, source, _, bare, lens in rows:
+        ratio = statistics.median(lens) / statistics.median(bare)
+        worst = max(worst, ratio)
+        print(f"{label:<12} {source:<17} {_ms(statistics.median(bare)):>17} {_ms(pct(bare, 95)):>8} "
+              f"{_ms(statistics.median(lens)):>15} {_ms(pct(lens, 95)):>8} {ratio:>9.3f}x")
+    print()
+    for label, source, signature, _, _ in rows:
+        print(f"{label}: {signature}")
+    print()
+    print("where exportlens's time goes (one pass, ms):")
+    names = list(breakdowns[0][1])
+    print(f"{'module':<12} " + " ".join(f"{n:>26}" for n in names))
+    for label, parts in breakdowns:
+        print(f"{label:<12} " + " ".join(f"{parts[n] * 1000:>26.1f}" for n in names))
+    print()
+    print(f"goal: exportlens p50 / torch.export p50 <= 1.10 -> {'met' if worst <= 1.10 else 'NOT met'} (worst {worst:.3f}x)")
+    return 0
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
