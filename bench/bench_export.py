@@ -12,8 +12,10 @@ dynamic_shapes once the way exportlens does, warm up, then time, interleaved
   describing the program in the user's names (signature, ranges, per-line
   shapes). ``collect_all`` is irrelevant: both modules export.
 
-Prints p50 / p95 of each and the ratio of the p50s (goal: ≤ 1.10), then where
-exportlens's time goes (one extra, separately timed pass).
+Prints p50 / p95 of wall time for each and the ratio of the p50s (goal: ≤ 1.10);
+beside it the ratio of the fastest runs and of the median CPU times, which
+other processes on the machine disturb less; then where exportlens's time
+goes (a few extra, separately timed passes).
 
     python bench/bench_export.py [--reps 30] [--warmup 3] [--seed 0]
 """
@@ -21,7 +23,9 @@ exportlens's time goes (one extra, separately timed pass).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import os
 import random
 import statistics
 import sys
@@ -103,11 +107,12 @@ def exportlens_verdict(plan: Plan, item: Planned) -> Callable[[], object]:
     return call
 
 
-def timed(fn: Callable[[], object]) -> float:
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one call; CPU time (all threads) is less disturbed by other processes."""
     gc.collect()
-    start = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def pct(values: list[float], q: float) -> float:
@@ -117,8 +122,13 @@ def pct(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def stages(plan: Plan, item: Planned) -> dict[str, float]:
-    """One pass of export_module's stages, each timed (same calls, in the same order)."""
+def stages(plan: Plan, item: Planned, passes: int = 5) -> dict[str, float]:
+    """export_module's stages, each timed (same calls, in the same order): the median of a few passes."""
+    runs = [_stages(plan, item) for _ in range(passes)]
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+def _stages(plan: Plan, item: Planned) -> dict[str, float]:
     root, module, spec = plan.root.resolve(), item.module, item.spec
     files = ProjectFiles(root)
     device = spec.settings.device
@@ -133,7 +143,7 @@ def stages(plan: Plan, item: Planned) -> dict[str, float]:
     built = run._build_inputs(cls, module, spec, device, files)
     out["inputs"] = time.perf_counter() - t
     t = time.perf_counter()
-    with record_guards(files) as log:
+    with getattr(run, "quiet", contextlib.nullcontext)(), record_guards(files) as log:
         ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=spec.settings.strict)
     out["export (recording guards)"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -151,6 +161,7 @@ def main() -> int:
     if args.reps < 20:
         parser.error("--reps must be at least 20")
     rng = random.Random(args.seed)
+    load_before = _load()
 
     with tempfile.TemporaryDirectory(prefix="exportlens-bench-") as tmp:
         mlp_root = Path(tmp)
@@ -172,32 +183,39 @@ def main() -> int:
                 for fn in sides.values():
                     fn()
             times: dict[str, list[float]] = {name: [] for name in sides}
+            cpu: dict[str, list[float]] = {name: [] for name in sides}
             for _ in range(args.reps):
                 order = list(sides)
                 rng.shuffle(order)
                 for name in order:
-                    times[name].append(timed(sides[name]))
+                    w, c = timed(sides[name])
+                    times[name].append(w)
+                    cpu[name].append(c)
             bare, lens = times["torch.export"], times["exportlens"]
-            rows.append((label, source, verdict.summary.signature, bare, lens))
+            cpu_ratio = statistics.median(cpu["exportlens"]) / statistics.median(cpu["torch.export"])
+            rows.append((label, source, verdict.summary.signature, bare, lens, cpu_ratio))
             breakdowns.append((label, stages(plan, item)))
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, python {sys.version.split()[0]}; "
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, python {sys.version.split()[0]}; "
           f"{args.reps} timed runs each after {args.warmup} warm-up, interleaved (shuffled per round)")
+    print(f"load average before / after: {load_before} / {_load()}  (other processes on these cores inflate wall times)")
     print()
-    header = f"{'module':<12} {'spec':<17} {'torch.export p50':>17} {'p95':>8} {'exportlens p50':>15} {'p95':>8} {'ratio p50':>10}"
+    header = (f"{'module':<12} {'spec':<17} {'torch.export p50':>17} {'p95':>9} {'exportlens p50':>15} {'p95':>9}"
+              f" {'ratio p50':>10} {'ratio min':>10} {'ratio CPU p50':>14}")
     print(header)
     print("-" * len(header))
     worst = 0.0
-    for label, source, _, bare, lens in rows:
+    for label, source, _, bare, lens, cpu_ratio in rows:
         ratio = statistics.median(lens) / statistics.median(bare)
         worst = max(worst, ratio)
-        print(f"{label:<12} {source:<17} {_ms(statistics.median(bare)):>17} {_ms(pct(bare, 95)):>8} "
-              f"{_ms(statistics.median(lens)):>15} {_ms(pct(lens, 95)):>8} {ratio:>9.3f}x")
+        print(f"{label:<12} {source:<17} {_ms(statistics.median(bare)):>17} {_ms(pct(bare, 95)):>9} "
+              f"{_ms(statistics.median(lens)):>15} {_ms(pct(lens, 95)):>9} "
+              f"{ratio:>9.3f}x {min(lens) / min(bare):>9.3f}x {cpu_ratio:>13.3f}x")
     print()
-    for label, source, signature, _, _ in rows:
+    for label, source, signature, *_ in rows:
         print(f"{label}: {signature}")
     print()
-    print("where exportlens's time goes (one pass, ms):")
+    print("where exportlens's time goes (median of 5 passes, ms):")
     names = list(breakdowns[0][1])
     print(f"{'module':<12} " + " ".join(f"{n:>26}" for n in names))
     for label, parts in breakdowns:
@@ -205,6 +223,13 @@ def main() -> int:
     print()
     print(f"goal: exportlens p50 / torch.export p50 <= 1.10 -> {'met' if worst <= 1.10 else 'NOT met'} (worst {worst:.3f}x)")
     return 0
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
 
 
 def _ms(seconds: float) -> str:

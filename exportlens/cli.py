@@ -14,9 +14,12 @@ from pathlib import Path
 
 from . import __version__
 from .exporter import codes
+from .exporter.batch import check_in_workers
+from .exporter.options import Options
 from .exporter.plan import Plan, make_plan
+from .exporter.pool import Pool
 from .exporter.report import Finding, ModuleReport, Report, Status, to_dict
-from .exporter.spec import DEVICES, IRS
+from .exporter.spec import DEVICES, IRS, parse_bytes
 
 USAGE, FOUND, OK = 2, 1, 0
 
@@ -30,12 +33,16 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("--device", help="cpu, cuda, cuda:N, mps or meta (default: the spec's, else cpu)")
         q.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None, help="export in strict (TorchDynamo) mode")
         q.add_argument("--ir", choices=IRS, help="training (default) or core-aten (run_decompositions)")
+        q.add_argument("--timeout", type=float, help="seconds per export (default: the spec's timeout, else 60)")
+        q.add_argument("--memory-limit", help="memory per export, like 8GiB (default: the spec's memory_limit, else 8GiB)")
+        q.add_argument("--python", default=sys.executable, help="the interpreter that imports your code and torch (default: this one)")
 
     check = sub.add_parser("check", help="check every nn.Module under PATHs (default: .)")
     check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
     check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     check.add_argument("--first-only", action="store_true", help="report the plain export's first problem only (skip the slower draft export)")
     check.add_argument("--module", action="append", default=[], help="only this module (path.py:Class or Class); repeatable")
+    check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="exports at a time (default: the number of cores)")
     common(check)
 
     export = sub.add_parser("export", help="export one module and save the .pt2")
@@ -55,13 +62,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.device and not DEVICES.match(args.device):
         print(f"exportlens: --device {args.device!r} is not one of cpu, cuda, cuda:N, mps, meta", file=sys.stderr)
         return USAGE
+    if getattr(args, "memory_limit", None) and parse_bytes(args.memory_limit) is None:
+        print(f"exportlens: --memory-limit {args.memory_limit!r} is not a size like 8GiB", file=sys.stderr)
+        return USAGE
     return {"check": _check, "export": _export, "show": _show}[args.command](args)
 
 
-def _options(args: argparse.Namespace, **kwargs):
-    from .exporter.run import Options
-
+def _options(args: argparse.Namespace, **kwargs) -> Options:
     return Options(device=args.device, strict=args.strict, ir=args.ir, **kwargs)
+
+
+def _run(args: argparse.Namespace, plan: Plan, options: Options, jobs: int = 1) -> Report:
+    """Every module in its own worker process: the user's code never runs in this one."""
+    with Pool(args.python, jobs) as pool:
+        return check_in_workers(plan, pool, options, timeout=args.timeout, memory_limit=args.memory_limit)
 
 
 def _plan(paths: list[Path], only: set[str] | None = None) -> Plan | None:
@@ -82,9 +96,7 @@ def _check(args: argparse.Namespace) -> int:
     plan = _plan(args.paths, set(args.module) or None)
     if plan is None:
         return USAGE
-    from .exporter.check import check_plan
-
-    report = check_plan(plan, _options(args, collect_all=not args.first_only))
+    report = _run(args, plan, _options(args, collect_all=not args.first_only), args.jobs)
     if args.format == "json":
         print(json.dumps(to_dict(report), ensure_ascii=False, indent=2))
     elif args.format == "sarif":
@@ -146,9 +158,8 @@ def _single(args: argparse.Namespace, artifact: Path | None) -> tuple[Plan, Modu
     if found is None:
         return USAGE
     plan, planned = found
-    from .exporter.check import check_one
-
-    report = check_one(plan, planned, _options(args, artifact=artifact))
+    plan.modules = [planned]
+    (report,) = _run(args, plan, _options(args, artifact=artifact)).modules
     for f in report.findings:
         print(_line(plan.root, f), file=sys.stderr)
         for fix in f.fixes:

@@ -44,7 +44,10 @@ VARIANTS = ("written", "subclassed")
 # torch's names the user never wrote: backed/unbacked symbols, guard sources, its sympy functions
 TORCH_SYMBOL = re.compile(r"\b[su]\d+\b")
 TORCH_SOURCE = re.compile(r"L\[['\"]")
-TORCH_SYMPY_FUNCTION = re.compile(r"\b(RoundToInt|IntTrueDiv|FloatTrueDiv|FloorToInt|CeilToInt|TruncToInt|RoundDecimal|ToFloat|CleanDiv|FloorDiv|PythonMod|OpaqueUnaryFn_\w+)\b")
+TORCH_SYMPY_FUNCTION = re.compile(
+    r"\b(RoundToInt|IntTrueDiv|FloatTrueDiv|FloorToInt|CeilToInt|TruncToInt|RoundDecimal"
+    r"|ToFloat|CleanDiv|FloorDiv|PythonMod|OpaqueUnaryFn_\w+)\b"
+)
 
 # exportlens bug (see the report that came with this file): for dynamic_shape_round,
 # fixes.solve_bounds calls sympy.solve on `RoundToInt(IntTrueDiv(dim0_x, 2)) != 1`

@@ -36,7 +36,7 @@ def test_data_dependent_branch_names_the_variable(project):
     # the columns cover the condition itself
     text = project.read("router.py").splitlines()[f.line - 1]
     assert text[f.column - 1 : f.end_column - 1] == "count > 3"
-    # the example input (all ones) takes the first branch: that assumption is preferred
+    # the condition as written is the preferred assumption
     assert [(fix.title, fix.preferred) for fix in f.fixes] == [
         ("Assume `count > 3` here: insert torch._check(count > 3)", True),
         ("Assume `count <= 3` here: insert torch._check(count <= 3)", False),

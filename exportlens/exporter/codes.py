@@ -52,6 +52,7 @@ FORWARD_FAILED = Code("EL405", Kind.IMPORT_ERROR, "forward raises on the example
 # the export process itself (EL5xx)
 TIMEOUT = Code("EL501", Kind.TIMEOUT, "export timed out")
 CRASH = Code("EL502", Kind.CRASH, "export process crashed")
+MEMORY = Code("EL503", Kind.CRASH, "export exceeded the memory limit")
 
 # anything torch said that we could not place (EL9xx)
 INTERNAL = Code("EL901", Kind.INTERNAL, "torch.export failed")

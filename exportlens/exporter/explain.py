@@ -117,7 +117,7 @@ def _is_missing_fake(exc: BaseException) -> bool:
 # -- data-dependent guards ----------------------------------------------------------
 
 
-def data_dependent(cond: Any, frame: Frame | None, log: GuardLog | None, ctx: Context, *, taken: bool | None = None, detail: str = "", symbols: dict[str, str] | None = None) -> Finding:
+def data_dependent(cond: Any, frame: Frame | None, log: GuardLog | None, ctx: Context, *, detail: str = "", symbols: dict[str, str] | None = None) -> Finding:
     """``if n > 3`` where ``n`` came from tensor data: name it, and offer ``torch._check``."""
     names = from_shape_env(log.shape_env if log else None, ctx.built.names)
     names = from_locals(frame.locals if frame else None, names)
@@ -128,7 +128,7 @@ def data_dependent(cond: Any, frame: Frame | None, log: GuardLog | None, ctx: Co
     unbacked = sorted((s for s in cond.free_symbols if str(s).startswith("u")), key=str)
     origin = ", ".join(f"`{names.say(s)}`" for s in unbacked) or "a value"
     message = f"`{said}` depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
-    fixes = _check_fixes(cond, frame, names, ctx, taken)
+    fixes = _check_fixes(cond, frame, names, ctx)
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
     return at(ctx, codes.DATA_DEPENDENT, message, frame, _expression_text(frame, cond, names), fixes=tuple(fixes), detail=detail)
@@ -139,14 +139,15 @@ def _expression_text(frame: Frame | None, cond: Any, names: SymbolNames) -> str 
     return names.write(cond)
 
 
-def _check_fixes(cond: Any, frame: Frame | None, names: SymbolNames, ctx: Context, taken: bool | None) -> list[Fix]:
+def _check_fixes(cond: Any, frame: Frame | None, names: SymbolNames, ctx: Context) -> list[Fix]:
+    """Assume the condition as written (preferred: the branch the code spells out), or its negation.
+
+    Draft export reports which way the example went, but that answer varies from
+    run to run (torch 2.13), so it does not choose here."""
     if frame is None:
         return []
     fixes = []
-    options = [(cond, True), (sympy.Not(cond), False)]
-    if taken is False:
-        options.reverse()
-    for i, (expr, _) in enumerate(options):
+    for i, expr in enumerate((cond, sympy.Not(cond))):
         expr = sympy.simplify_logic(expr) if isinstance(expr, sympy.Not) else expr
         code = names.write(expr)
         if code is None:
@@ -157,7 +158,7 @@ def _check_fixes(cond: Any, frame: Frame | None, names: SymbolNames, ctx: Contex
         edit = edit_between(path, old, new) if new else None
         if edit is None:
             continue
-        fixes.append(Fix(f"Assume `{code}` here: insert torch._check({code})", (edit,), preferred=i == 0 and taken is not None))
+        fixes.append(Fix(f"Assume `{code}` here: insert torch._check({code})", (edit,), preferred=i == 0))
     return fixes
 
 
@@ -298,8 +299,7 @@ def explain_draft(failures: list[Any], ctx: Context) -> list[Finding]:
                 cond = sympy.sympify(data.get("expr", ""), locals={s: sympy.Symbol(s, integer=True) for s in re.findall(r"\b[su]\d+\b", data.get("expr", ""))})
             except (sympy.SympifyError, SyntaxError, TypeError):
                 continue
-            taken = {"True": True, "False": False}.get(str(data.get("result")))
-            out.append(data_dependent(cond, frame, None, ctx, taken=taken, symbols=symbols, detail=str(data.get("expr"))))
+            out.append(data_dependent(cond, frame, None, ctx, symbols=symbols, detail=str(data.get("expr"))))
         elif kind in ("MISSING_FAKE_KERNEL", "MISMATCHED_FAKE_KERNEL"):
             code = codes.MISSING_FAKE_KERNEL if kind == "MISSING_FAKE_KERNEL" else codes.MISMATCHED_FAKE_KERNEL
             op = data.get("op", "a custom op")

@@ -27,18 +27,10 @@ from .explain import Context, explain, explain_draft
 from .fixes import constraint_fixes
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import ProjectFiles, record_guards
+from .options import Options
 from .report import Finding, ModuleReport, Status
 from .spec import ExportSpec
 from .summary import summarize
-
-
-@dataclass(frozen=True)
-class Options:
-    artifact: Path | None = None  # save the .pt2 here on success
-    collect_all: bool = True  # on failure, run draft export to find every problem
-    ir: str | None = None  # override the spec's ir
-    device: str | None = None  # override the spec's device
-    strict: bool | None = None
 
 
 @contextlib.contextmanager
@@ -53,11 +45,15 @@ def quiet() -> Iterator[None]:
     for lg in loggers:
         lg.setLevel(logging.CRITICAL)
     # export's error wrapper print()s the partial graph to stderr; shadow print in that module only
+    shadowed = trace.__dict__.get("print")
     trace.print = lambda *args, **kwargs: None
     try:
         yield
     finally:
-        del trace.print
+        if shadowed is None:
+            del trace.print
+        else:
+            trace.print = shadowed
         for lg, level in zip(loggers, levels):
             lg.setLevel(level)
 
@@ -200,6 +196,7 @@ def _load_class(root: Path, module: ModuleClass, files: ProjectFiles) -> type:
 
 
 def _construct(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> torch.nn.Module:
+    torch.manual_seed(0)  # the same weights in every process, so the same verdict
     try:
         if device == "meta":
             with torch.device("meta"):

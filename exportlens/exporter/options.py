@@ -1,0 +1,18 @@
+"""How to run one export, beyond its spec (no torch: the CLI and server build these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Options:
+    artifact: Path | None = None  # save the .pt2 here on success
+    collect_all: bool = True  # on failure, run draft export to find every problem
+    ir: str | None = None  # override the spec's ir
+    device: str | None = None  # override the spec's device
+    strict: bool | None = None  # override the spec's strict
+
+    def to_json(self) -> dict:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
