@@ -54,11 +54,18 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("target", help="path.py:Class, or path.py holding one module")
     show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
     common(show)
+
+    sub.add_parser("serve", help="run the language server over stdio (for editors)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "serve":
+        from .server.app import main as serve
+
+        serve()
+        return OK
     if args.device and not DEVICES.match(args.device):
         print(f"exportlens: --device {args.device!r} is not one of cpu, cuda, cuda:N, mps, meta", file=sys.stderr)
         return USAGE

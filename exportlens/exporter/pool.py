@@ -131,6 +131,17 @@ class Pool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def warm(self) -> None:
+        """Start the warm parent now (torch imports while nothing waits on it)."""
+        with self._lock:
+            if not self._closed:
+                self._warm_parent()
+
+    @property
+    def warm_pid(self) -> int | None:
+        warm = self._warm
+        return warm.proc.pid if isinstance(warm, _Warm) else None
+
     @property
     def torch_version(self) -> str | None:
         return self._warm.ready.get("torch") if self._warm and self._warm.ready else None

@@ -1,0 +1,1 @@
+"""One module per LSP feature: each turns session state into lsprotocol types."""

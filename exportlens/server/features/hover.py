@@ -1,0 +1,69 @@
+"""Hover: on a module's class name, its export verdict in the user's names; on a line
+of forward, the shapes that line produces."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ...exporter.discover import ModuleClass
+from ...exporter.report import LineShapes, Status
+from ..session import Session
+
+_ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*(?::[^=]+)?(?<![=!<>])=(?!=)")
+
+
+def module_hover(session: Session, root: Path, module: ModuleClass, spec_where: str | None) -> str:
+    lines = [f"**{module.name}** — `torch.export`"]
+    if spec_where is None:
+        lines.append("No example inputs yet: use the quick fix *Create export spec*, or add an `example_inputs()` staticmethod.")
+        return "\n\n".join(lines)
+    result = session.result(root, module.target)
+    running = (root, module.target) in session.running
+    if result is None:
+        lines.append("exporting…" if running else ("not exported yet" if session.trusted else "not exported: the workspace is not trusted"))
+    else:
+        r = result.report
+        if r.status is Status.EXPORTED and r.summary:
+            s = r.summary
+            lines.append(f"✓ exported in {r.seconds:.2f} s (torch {r.torch_version})" + (" — re-exporting…" if running else ""))
+            lines.append(f"```python\n{s.signature}\n```")
+            if s.range_constraints:
+                lines.append("Ranges: " + ", ".join(f"`{c}`" for c in s.range_constraints))
+            if s.equalities:
+                lines.append("Equalities: " + ", ".join(f"`{e}`" for e in s.equalities))
+            if s.artifact:
+                lines.append(f"Saved: `{s.artifact}`")
+        else:
+            lines.append(f"✗ {r.status.value}: " + "; ".join(f"{f.code} line {f.line}: {f.message}" for f in r.findings[:5]))
+    lines.append(f"Spec: `{spec_where}`")
+    return "\n\n".join(lines)
+
+
+def shapes_at(session: Session, root: Path, rel: str, line: int) -> tuple[LineShapes, str] | None:
+    """The shapes recorded for ``rel:line`` by any exported module, with its target."""
+    for (r, target), result in session.results.items():
+        summary = result.report.summary
+        if r != root or summary is None:
+            continue
+        for ls in summary.line_shapes:
+            if ls.path == rel and ls.line == line and ls.shapes:
+                return ls, target
+    return None
+
+
+def line_hover(shapes: LineShapes, code: str) -> str:
+    m = _ASSIGNED.match(code)
+    result = shapes.shapes[-1]
+    head = f"{m.group(1).strip()}: {result}" if m else result
+    text = f"```python\n{head}\n```"
+    if len(shapes.shapes) > 1:
+        steps = "\n".join(f"- `{s}`" for s in shapes.shapes[:-1][:12])
+        more = f"\n- … {len(shapes.shapes) - 13} more" if len(shapes.shapes) > 13 else ""
+        text += f"\n\nintermediate shapes on this line:\n{steps}{more}"
+    return text
+
+
+def assigned(code: str) -> str | None:
+    m = _ASSIGNED.match(code)
+    return m.group(1).strip() if m else None

@@ -1,0 +1,42 @@
+"""A CodeLens above each nn.Module class: what its export did, and a click to run it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+from ...exporter.report import Status
+from ..session import Session, State
+from .actions import CREATE_SPEC_COMMAND, EXPORT_COMMAND
+
+
+def title(session: Session, root: Path, target: str, has_spec: bool) -> str:
+    if not has_spec:
+        return "needs example inputs"
+    state = session.state(root, target)
+    if state is State.RUNNING:
+        return "⟳ exporting…"
+    result = session.result(root, target)
+    if result is None:
+        return "▶ Export" if session.trusted else "▶ Export (workspace not trusted)"
+    report = result.report
+    if report.status is Status.EXPORTED:
+        return f"✓ exported {report.seconds:.1f} s"
+    problems = len(report.errors) or len(report.findings)
+    return f"✗ {problems} problem{'s' if problems != 1 else ''}"
+
+
+def code_lenses(session: Session, path: Path, has_spec: dict[str, bool]) -> list[types.CodeLens]:
+    entry = session.index.get(path)
+    if entry is None:
+        return []
+    lenses = []
+    for m in entry.modules:
+        span = m.name_span
+        where = types.Range(types.Position(span.line - 1, 0), types.Position(span.line - 1, 0))
+        spec = has_spec.get(m.target, False)
+        command = EXPORT_COMMAND if spec else CREATE_SPEC_COMMAND
+        args = [{"uri": path.as_uri(), "target": m.target}]
+        lenses.append(types.CodeLens(range=where, command=types.Command(title=title(session, entry.root, m.target, spec), command=command, arguments=args)))
+    return lenses

@@ -1,0 +1,73 @@
+"""The module index: which nn.Module classes each Python file defines (libcst, no torch).
+
+Open and changed files are rescanned here, at once; the rest of the workspace is
+scanned by ``indexer`` in a subprocess, so that parsing thousands of files never
+holds this process's interpreter lock or memory while it answers requests.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from ..exporter.discover import ModuleClass, discover
+from ..exporter.report import Finding
+from ..exporter.spec import find_root
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    root: Path  # the project root: the folder holding pyproject.toml
+    modules: tuple[ModuleClass, ...] = ()
+    findings: tuple[Finding, ...] = ()  # syntax errors
+
+
+@dataclass
+class ModuleIndex:
+    files: dict[Path, FileEntry] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def scan(self, path: Path, overrides: Mapping[Path, str]) -> FileEntry:
+        """Rescan one file (its text from ``overrides`` if open in the editor)."""
+        root = find_root(path)
+        found = discover(root, [path], sources=overrides)
+        entry = FileEntry(root, tuple(found.modules), tuple(f for f in found.findings))
+        self.put(path, entry)
+        return entry
+
+    def put(self, path: Path, entry: FileEntry, *, only_if_absent: bool = False) -> None:
+        with self._lock:
+            if only_if_absent and path in self.files:
+                return  # the editor's fresher scan wins over the background one
+            self.files[path] = entry
+
+    def remove(self, path: Path) -> None:
+        with self._lock:
+            for p in [p for p in self.files if p == path or path in p.parents]:
+                del self.files[p]
+
+    def get(self, path: Path) -> FileEntry | None:
+        return self.files.get(path)
+
+    def module_at(self, path: Path, line: int) -> ModuleClass | None:
+        """The module whose class statement holds 1-based ``line``."""
+        entry = self.files.get(path)
+        if entry is None:
+            return None
+        inside = [m for m in entry.modules if m.span.line <= line <= m.span.end_line]
+        return max(inside, key=lambda m: m.span.line, default=None)
+
+    def by_target(self, root: Path, target: str) -> ModuleClass | None:
+        path = root / target.rsplit(":", 1)[0]
+        entry = self.files.get(path)
+        return next((m for m in entry.modules if m.target == target), None) if entry else None
+
+    def under(self, root: Path) -> list[tuple[Path, ModuleClass]]:
+        with self._lock:
+            items = list(self.files.items())
+        return [(p, m) for p, e in items if e.root == root for m in e.modules]
+
+    def __len__(self) -> int:
+        return sum(len(e.modules) for e in self.files.values())

@@ -1,0 +1,85 @@
+"""What the server knows, changed only on the event loop: settings, trust, the module
+index, and the latest export result per module. No LSP types and no torch here."""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from ..exporter.discover import ModuleClass
+from ..exporter.plan import Plan, Planned
+from ..exporter.report import Finding, ModuleReport
+from ..exporter.spec import PYPROJECT, ExportSpec, ProjectSpecs, load_project, resolve
+from .index import ModuleIndex
+from .settings import ServerSettings
+
+
+class State(str, enum.Enum):
+    """A module's export state, as its CodeLens shows it."""
+
+    IDLE = "idle"  # never exported in this session
+    RUNNING = "running"
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class Result:
+    report: ModuleReport
+    text: str  # the module file's text the export saw: a later edit makes the positions stale
+    finished: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Session:
+    settings: ServerSettings = ServerSettings()
+    trusted: bool = True
+    folders: list[Path] = field(default_factory=list)
+    index: ModuleIndex = field(default_factory=ModuleIndex)
+    results: dict[tuple[Path, str], Result] = field(default_factory=dict)  # (root, target) -> latest
+    running: dict[tuple[Path, str], int] = field(default_factory=dict)  # (root, target) -> job number
+    exports_started: int = 0
+    _numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def next_number(self) -> int:
+        return next(self._numbers)
+
+    def state(self, root: Path, target: str) -> State:
+        if (root, target) in self.running:
+            return State.RUNNING
+        return State.DONE if (root, target) in self.results else State.IDLE
+
+    def result(self, root: Path, target: str) -> Result | None:
+        return self.results.get((root, target))
+
+    def forget(self, root: Path, target: str) -> None:
+        self.results.pop((root, target), None)
+        self.running.pop((root, target), None)
+
+    # -- specs ---------------------------------------------------------------------
+
+    def project(self, root: Path, overrides: Mapping[Path, str]) -> ProjectSpecs:
+        """The project's pyproject.toml, as the editor has it."""
+        return load_project(root, overrides.get(root / PYPROJECT))
+
+    def plan(self, root: Path, modules: list[ModuleClass], overrides: Mapping[Path, str]) -> Plan:
+        project = self.project(root, overrides)
+        plan = Plan(root, project, findings=list(project.findings))
+        for m in modules:
+            spec, problems = resolve(m, project)
+            plan.modules.append(Planned(m, spec, tuple(problems)))
+        return plan
+
+    def spec_of(self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]) -> tuple[ExportSpec | None, list[Finding]]:
+        return resolve(module, self.project(root, overrides))
+
+    def root_of(self, path: Path) -> Path:
+        entry = self.index.get(path)
+        if entry is not None:
+            return entry.root
+        from ..exporter.spec import find_root
+
+        return find_root(path)

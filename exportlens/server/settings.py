@@ -1,0 +1,94 @@
+"""Settings in two layers: what the client sent (every key optional, camelCase, from
+``initializationOptions`` or ``workspace/configuration``) and what the server uses.
+
+A value of the wrong type or out of range is reported and replaced by its default;
+it never stops the server. ``None`` for device, strict, ir, timeout and memoryLimit
+means "the project's pyproject.toml decides"."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+from ..exporter.spec import DEVICES, IRS, parse_bytes
+
+ExportOn = Literal["save", "change", "manual"]
+EXPORT_ON = ("save", "change", "manual")
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    export_on: ExportOn = "save"
+    device: str | None = None
+    strict: bool | None = None
+    ir: str | None = None
+    timeout: float | None = None  # seconds per export
+    memory_limit: str | None = None  # "8GiB"
+    artifact_folder: str = ".exportlens/artifacts"  # relative to the project root
+    inlay_hints: bool = True
+    debounce_ms: int = 300
+    jobs: int = 2  # exports at a time
+    python: str = sys.executable  # the interpreter that imports the user's code and torch
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+_KEYS = {_camel(f.name): f.name for f in fields(ServerSettings)} | {"debounce": "debounce_ms"}
+
+
+def _check(name: str, value: Any) -> Any:
+    """The value to use, or raise ValueError saying what is wrong."""
+    if name == "export_on":
+        if value not in EXPORT_ON:
+            raise ValueError(f"must be one of {', '.join(EXPORT_ON)}")
+    elif name == "device":
+        if value is not None and not (isinstance(value, str) and DEVICES.match(value)):
+            raise ValueError("must be cpu, cuda, cuda:N, mps or meta")
+    elif name == "ir":
+        if value is not None and value not in IRS:
+            raise ValueError(f"must be one of {', '.join(IRS)}")
+    elif name in ("strict", "inlay_hints"):
+        if not isinstance(value, bool) and not (name == "strict" and value is None):
+            raise ValueError("must be true or false")
+    elif name == "timeout":
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise ValueError("must be a number of seconds above 0")
+    elif name == "memory_limit":
+        if value is not None and parse_bytes(value) is None:
+            raise ValueError("must be a size like 8GiB")
+    elif name in ("debounce_ms", "jobs"):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "debounce_ms" else 1):
+            raise ValueError("must be a whole number" + (" ≥ 0" if name == "debounce_ms" else " ≥ 1"))
+    elif name in ("artifact_folder", "python"):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("must be a non-empty string")
+    return value
+
+
+def resolve(raw: Any, base: ServerSettings = ServerSettings()) -> tuple[ServerSettings, list[str]]:
+    """``base`` with the client's values applied; problems as sentences for the user."""
+    if raw is None:
+        return base, []
+    if not isinstance(raw, dict):
+        return base, [f"exportlens settings must be an object, got {type(raw).__name__}"]
+    raw = raw.get("exportlens", raw) if isinstance(raw.get("exportlens"), dict) else raw
+    changes: dict[str, Any] = {}
+    problems: list[str] = []
+    for key, value in raw.items():
+        name = _KEYS.get(key) or (key if key in _KEYS.values() else None)
+        if name is None:
+            continue  # "trusted" and keys of newer clients
+        try:
+            changes[name] = _check(name, value)
+        except ValueError as e:
+            problems.append(f"setting exportlens.{key} = {value!r} {e}; using {getattr(base, name)!r}")
+    return replace(base, **changes), problems
+
+
+def camel_keys() -> list[str]:
+    return sorted(k for k in _KEYS if re.fullmatch(r"[a-z][A-Za-z]*", k) and k != "debounce")

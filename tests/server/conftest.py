@@ -1,0 +1,172 @@
+"""A real LSP client (pytest-lsp) driving `exportlens serve` over stdio, on a copy of the
+bundled examples project: tests open, edit and save files the way an editor does."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import make_test_lsp_client
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+SERVER = [sys.executable, "-m", "exportlens.cli", "serve"]
+
+
+def capabilities() -> types.ClientCapabilities:
+    """VS Code's, plus what pytest-lsp's copy predates: inlay hints, refreshes, progress."""
+    caps = client_capabilities("visual-studio-code")
+    ws = caps.workspace
+    ws.inlay_hint = types.InlayHintWorkspaceClientCapabilities(refresh_support=True)
+    ws.code_lens = types.CodeLensWorkspaceClientCapabilities(refresh_support=True)
+    caps.text_document.inlay_hint = types.InlayHintClientCapabilities(dynamic_registration=False)
+    caps.window = types.WindowClientCapabilities(work_done_progress=True, show_message=None, show_document=None)
+    return caps
+
+
+class Editor:
+    """The editor side: open documents with versions, edits applied as a user accepts them."""
+
+    def __init__(self, client: LanguageClient, root: Path) -> None:
+        self.client = client
+        self.root = root
+        self.versions: dict[str, int] = {}
+        self.texts: dict[str, str] = {}
+
+    def uri(self, rel: str) -> str:
+        return (self.root / rel).resolve().as_uri()
+
+    def open(self, rel: str) -> str:
+        uri = self.uri(rel)
+        text = (self.root / rel).read_text()
+        self.versions[uri], self.texts[uri] = 1, text
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python" if rel.endswith(".py") else "toml", 1, text)))
+        return uri
+
+    def change(self, rel: str, text: str) -> None:
+        uri = self.uri(rel)
+        self.versions[uri] += 1
+        self.texts[uri] = text
+        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri, self.versions[uri]), [types.TextDocumentContentChangeWholeDocument(text)]))
+
+    def save(self, rel: str, text: str | None = None) -> None:
+        uri = self.uri(rel)
+        if text is not None:
+            self.change(rel, text)
+        (self.root / rel).write_text(self.texts[uri])
+        self.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+
+    def apply(self, edit: types.WorkspaceEdit) -> list[str]:
+        """Apply a WorkspaceEdit to open buffers (checking versions) and save them; returns the files touched."""
+        touched = []
+        for change in edit.document_changes or []:
+            if isinstance(change, types.CreateFile):
+                path = Path(change.uri.removeprefix("file://"))
+                if not path.exists():
+                    path.write_text("")
+                continue
+            uri = change.text_document.uri
+            path = Path(uri.removeprefix("file://"))
+            rel = path.relative_to(self.root.resolve()).as_posix()
+            if uri in self.versions:
+                assert change.text_document.version == self.versions[uri], "edit made for another version of the document"
+            text = self.texts.get(uri, path.read_text())
+            text = apply_text_edits(text, change.edits)
+            if uri not in self.versions:
+                path.write_text(text)
+                self.open(rel)
+            self.save(rel, text)
+            touched.append(rel)
+        return touched
+
+    async def diagnostics(self, rel: str, until: Callable[[list[types.Diagnostic]], bool], timeout: float = 90) -> list[types.Diagnostic]:
+        """Wait for this file's published diagnostics to satisfy ``until``."""
+        uri = self.uri(rel)
+
+        async def wait() -> list[types.Diagnostic]:
+            while True:
+                current = list(self.client.diagnostics.get(uri, []))
+                if uri in self.client.diagnostics and until(current):
+                    return current
+                await self.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+        try:
+            return await asyncio.wait_for(wait(), timeout)
+        except asyncio.TimeoutError:
+            logs = "\n".join(m.message for m in self.client.log_messages[-30:])
+            raise AssertionError(f"diagnostics for {rel} never satisfied the test; last: {self.client.diagnostics.get(uri)}\nserver log:\n{logs}") from None
+
+    async def logged(self, needle: str, timeout: float = 90) -> str:
+        async def wait() -> str:
+            while True:
+                for m in self.client.log_messages:
+                    if needle in m.message:
+                        return m.message
+                await self.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
+
+        return await asyncio.wait_for(wait(), timeout)
+
+    def line_of(self, rel: str, needle: str) -> int:
+        """0-based line of the first line containing ``needle``."""
+        for i, line in enumerate((self.root / rel).read_text().splitlines()):
+            if needle in line:
+                return i
+        raise AssertionError(f"{needle!r} not in {rel}")
+
+    async def status(self) -> dict[str, Any]:
+        return await self.client.protocol.send_request_async("exportlens/status", {})
+
+
+def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+
+    def offset(p: types.Position) -> int:  # ASCII test files: UTF-16 units are characters
+        return starts[min(p.line, len(starts) - 1)] + p.character
+
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+    return text
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns("__pycache__", ".exportlens"))
+    return root
+
+
+async def start(root: Path, **options: Any) -> Editor:
+    client = make_test_lsp_client()
+    await client.start_io(*SERVER, cwd=str(root))
+    await client.initialize_session(types.InitializeParams(
+        capabilities=capabilities(),
+        root_uri=root.resolve().as_uri(),
+        workspace_folders=[types.WorkspaceFolder(root.resolve().as_uri(), root.name)],
+        initialization_options={"debounce": 50, **options},
+    ))
+    return Editor(client, root)
+
+
+async def stop(editor: Editor) -> None:
+    try:
+        await asyncio.wait_for(editor.client.shutdown_session(), 20)
+    finally:
+        await editor.client.stop()
+
+
+@pytest_asyncio.fixture
+async def editor(workspace: Path):
+    ed = await start(workspace)
+    yield ed
+    await stop(ed)
