@@ -54,6 +54,7 @@ class ExportLensServer(LanguageServer):
         self.exports = Exports(self.session, self.open_texts, self._landed, self.say)
         self.indexers: list[Indexer] = []
         self._rescans: dict[Path, asyncio.Task] = {}
+        self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
 
     # -- helpers the features share --------------------------------------------------
 
@@ -188,6 +189,7 @@ def initialize(ls: ExportLensServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
+    ls.event_loop = asyncio.get_running_loop()
     ls.say(f"{__version__} serving {', '.join(map(str, ls.session.folders)) or 'no folder'}; pid {os.getpid()}; "
            f"{'trusted' if ls.session.trusted else 'untrusted: static features only'}")
     if ls.session.trusted and ls.session.settings.export_on != "manual":
@@ -200,7 +202,7 @@ def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
 
 
 def _indexed(ls: ExportLensServer, folder: Path, files: int) -> None:
-    ls.loop.call_soon_threadsafe(lambda: (ls.say(f"indexed {folder}: {len(ls.session.index)} modules in {files} files"), ls.refresh()))
+    ls.event_loop.call_soon_threadsafe(lambda: (ls.say(f"indexed {folder}: {len(ls.session.index)} modules in {files} files"), ls.refresh()))
 
 
 def _watch_files(ls: ExportLensServer) -> None:
@@ -216,6 +218,11 @@ def _watch_files(ls: ExportLensServer) -> None:
 
 @server.feature(types.SHUTDOWN)
 def shutdown(ls: ExportLensServer, params: None) -> None:
+    # Cancel in-flight requests before pygls does: its own loop (2.1.1) iterates the
+    # futures dict while a cancel callback removes from it, and the shutdown fails.
+    for msg_id, future in list(ls.protocol._request_futures.items()):
+        if msg_id != ls.protocol.msg_id and not future.done():
+            future.cancel()
     ls.exports.close()
     for i in ls.indexers:
         i.stop()
@@ -228,6 +235,7 @@ def on_trust(ls: ExportLensServer, params: Any) -> None:
 
 @server.feature(STATUS_REQUEST)
 def status(ls: ExportLensServer, params: Any) -> dict[str, Any]:
+    pool = ls.exports.pool
     return {
         "pid": os.getpid(),
         "torch_imported": "torch" in sys.modules,
@@ -236,7 +244,8 @@ def status(ls: ExportLensServer, params: Any) -> dict[str, Any]:
         "files_indexed": len(ls.session.index.files),
         "exports_started": ls.session.exports_started,
         "running": [t for _, t in ls.session.running],
-        "worker_pid": ls.exports.pool.warm_pid if ls.exports.pool is not None else None,
+        "worker_pid": pool.warm_pid if pool else None,
+        "jobs": [{"target": t, "pid": p} for t, p in (pool.job_pids() if pool else {}).items()],
         "settings": {k: v for k, v in vars(ls.session.settings).items()},
     }
 
@@ -412,7 +421,7 @@ def inlay_hint(ls: ExportLensServer, params: types.InlayHintParams) -> list[type
     return inlay.inlay_hints(ls.session, root, diagnostics._rel(root, path), Lines(ls.text_of(path)), r.start.line + 1, r.end.line + 1, ls.utf16)
 
 
-@server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, actions.EXPORT_KIND]))
 def code_action(ls: ExportLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     path = _path(params.text_document.uri)
     if path is None:
@@ -500,6 +509,15 @@ def _command_args(args: Any) -> tuple[Path, str, bool] | None:
     return path, target, bool(_get(arg, "save", False))
 
 
+def _cancel_with_request(ls: ExportLensServer) -> None:
+    """Let $/cancelRequest reach this command's task. pygls 2.1.1 runs commands through a
+    generator and cancels only the request's outer future, never the task doing the work."""
+    request = ls.protocol._request_futures.get(ls.protocol.msg_id)
+    task = asyncio.current_task()
+    if request is not None and task is not None:
+        request.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
+
+
 @server.command(actions.EXPORT_COMMAND)
 async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | None:
     """Export one module now: from its CodeLens, a code action, or any client."""
@@ -508,6 +526,7 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
         ls.say(f"{actions.EXPORT_COMMAND} needs {{uri, target}}, got {args!r}", types.MessageType.Error)
         return None
     path, target, save = parsed
+    _cancel_with_request(ls)
     if not ls.session.trusted:
         ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, "exportlens: this workspace is not trusted, so its code is not run. Trust it to export."))
         return None

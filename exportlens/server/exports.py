@@ -126,7 +126,12 @@ class Exports:
             progress.begin(len(waits))
         landed: dict[str, ModuleReport] = {}
         try:
-            for report in await asyncio.gather(*waits):
+            try:
+                reports = await asyncio.gather(*waits)
+            except asyncio.CancelledError:  # the request was cancelled: kill the jobs, not just the wait
+                self.cancel(root, [p.target for p in plan.modules])
+                raise
+            for report in reports:
                 if report is not None:
                     landed[report.target] = report
                     if progress is not None:
@@ -138,7 +143,7 @@ class Exports:
 
     def cancel(self, root: Path, targets: Iterable[str]) -> None:
         for target in targets:
-            if self.pool is not None and (root, target) in self.session.running:
+            if self.pool is not None and target in self.pool.job_pids():
                 self.say(f"cancelling the export of {target}")
                 self.pool.cancel(target)
 

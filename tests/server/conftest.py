@@ -55,7 +55,7 @@ class Editor:
         self.versions[uri] += 1
         self.texts[uri] = text
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri, self.versions[uri]), [types.TextDocumentContentChangeWholeDocument(text)]))
+            types.VersionedTextDocumentIdentifier(version=self.versions[uri], uri=uri), [types.TextDocumentContentChangeWholeDocument(text)]))
 
     def save(self, rel: str, text: str | None = None) -> None:
         uri = self.uri(rel)
@@ -122,7 +122,8 @@ class Editor:
         raise AssertionError(f"{needle!r} not in {rel}")
 
     async def status(self) -> dict[str, Any]:
-        return await self.client.protocol.send_request_async("exportlens/status", {})
+        result = await self.client.protocol.send_request_async("exportlens/status", {})
+        return result._asdict() if hasattr(result, "_asdict") else dict(result)  # pygls hands unknown results over as namedtuples
 
 
 def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
@@ -146,8 +147,24 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-async def start(root: Path, **options: Any) -> Editor:
+def _client() -> LanguageClient:
     client = make_test_lsp_client()
+    client.refreshes = 0
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    @client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)
+    def refresh(params: None) -> None:
+        client.refreshes += 1
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:
+        client.registrations = params.registrations
+
+    return client
+
+
+async def start(root: Path, **options: Any) -> Editor:
+    client = _client()
     await client.start_io(*SERVER, cwd=str(root))
     await client.initialize_session(types.InitializeParams(
         capabilities=capabilities(),

@@ -16,6 +16,7 @@ from .diagnostics import SOURCE, findings_for
 
 EXPORT_COMMAND = "exportlens.exportModule"
 CREATE_SPEC_COMMAND = "exportlens.createSpec"
+EXPORT_KIND = types.CodeActionKind.Source + ".exportlens.export"  # a source action: it acts on the whole module
 
 Versions = Callable[[Path], "int | None"]  # an open document's version, None when closed
 
@@ -83,4 +84,4 @@ def module_actions(session: Session, path: Path, module: ModuleClass | None, has
     if not session.trusted:
         return []
     export = types.Command(title=f"Export {module.name} to .pt2", command=EXPORT_COMMAND, arguments=[{**args[0], "save": True}])
-    return [types.CodeAction(title=f"Export {module.name} to .pt2", command=export)]  # no kind: listed beside the quick fixes
+    return [types.CodeAction(title=f"Export {module.name} to .pt2", kind=EXPORT_KIND, command=export)]

@@ -1,0 +1,58 @@
+"""Document lifecycle: debounced exports, stale results, closing and deleting files."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from .conftest import start, stop
+
+ROUTER = "models/router.py"
+
+
+async def test_fifty_rapid_saves_export_the_final_text_once(workspace):
+    editor = await start(workspace, debounce=400)
+    try:
+        editor.open(ROUTER)
+        await editor.logged(f"{ROUTER}:TokenRouter: failed")
+        before = (await editor.status())["exports_started"]
+        original = editor.texts[editor.uri(ROUTER)]
+        fixed = original.replace("        if routed > 0:", "        torch._check(routed > 0)\n        if routed > 0:")
+        assert fixed != original
+        for i in range(49):
+            editor.save(ROUTER, original + f"# edit {i}\n")
+        editor.save(ROUTER, fixed)
+        await editor.logged(f"{ROUTER}:TokenRouter: exported")
+        await editor.diagnostics(ROUTER, lambda ds: not ds)
+        assert (await editor.status())["exports_started"] == before + 1
+    finally:
+        await stop(editor)
+
+
+async def test_closing_a_file_clears_its_diagnostics(editor):
+    editor.open(ROUTER)
+    await editor.diagnostics(ROUTER, lambda ds: any(d.code == "EL101" for d in ds))
+    editor.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(editor.uri(ROUTER))))
+    await editor.diagnostics(ROUTER, lambda ds: not ds)
+
+
+async def test_deleting_a_file_clears_its_diagnostics_and_lenses(editor):
+    editor.open(ROUTER)
+    await editor.diagnostics(ROUTER, lambda ds: any(d.code == "EL101" for d in ds))
+    (editor.root / ROUTER).unlink()
+    editor.client.workspace_did_delete_files(types.DeleteFilesParams([types.FileDelete(editor.uri(ROUTER))]))
+    await editor.diagnostics(ROUTER, lambda ds: not ds)
+    status = await editor.status()
+    assert status["modules_indexed"] == 4
+
+
+async def test_a_syntax_error_is_a_diagnostic_and_nothing_breaks(editor):
+    editor.open(ROUTER)
+    await editor.diagnostics(ROUTER, lambda ds: any(d.code == "EL101" for d in ds))
+    broken = editor.texts[editor.uri(ROUTER)].replace("def forward(self, x", "def forward(self x")
+    editor.save(ROUTER, broken)
+    found = await editor.diagnostics(ROUTER, lambda ds: any(d.code == "EL401" for d in ds))
+    d = next(d for d in found if d.code == "EL401")
+    assert d.range.start.line == editor.line_of(ROUTER, "def forward(self x")
+    # the server still answers
+    hover = await editor.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(editor.uri(ROUTER)), types.Position(0, 0)))
+    assert hover is None

@@ -1,0 +1,63 @@
+"""Hover and inlay hints show what the export found, in the user's own Dim names."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+ENCODER = "models/encoder.py"
+
+
+async def exported(editor) -> None:
+    editor.open(ENCODER)
+    await editor.logged(f"{ENCODER}:TinyEncoder: exported")
+
+
+async def hover(editor, line: int, character: int) -> str | None:
+    result = await editor.client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Position(line, character))
+    )
+    return result.contents.value if result else None
+
+
+async def test_hover_on_the_class_shows_signature_ranges_and_spec(editor):
+    await exported(editor)
+    line = editor.line_of(ENCODER, "class TinyEncoder")
+    text = await hover(editor, line, len("class Tiny"))
+    assert "(ids: i64[batch, seq]) -> f32[batch, 32]" in text
+    assert "`batch ∈ [1, 64]`" in text and "`seq ∈ [2, 512]`" in text
+    assert "Spec: `pyproject.toml:" in text
+
+
+async def test_hover_on_a_forward_line_shows_its_shape(editor):
+    await exported(editor)
+    line = editor.line_of(ENCODER, "h = self.embed(ids)")
+    text = await hover(editor, line, 10)
+    assert "h: f32[batch, seq, 32]" in text
+    assert "s77" not in text and "s0" not in text
+
+
+async def test_inlay_hints_end_each_assignment_in_forward(editor):
+    await exported(editor)
+    hints = await editor.client.text_document_inlay_hint_async(
+        types.InlayHintParams(types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Range(types.Position(0, 0), types.Position(100, 0)))
+    )
+    by_line = {h.position.line: h.label for h in hints}
+    source = editor.texts[editor.uri(ENCODER)].splitlines()
+    embed = editor.line_of(ENCODER, "h = self.embed(ids)")
+    pooled = editor.line_of(ENCODER, "pooled = h.mean(dim=1)")
+    assert by_line[embed] == "f32[batch, seq, 32]"
+    assert by_line[pooled] == "f32[batch, 32]"
+    hint = next(h for h in hints if h.position.line == embed)
+    assert hint.position.character == len(source[embed].rstrip())  # at the end of the line
+    # only assignments get hints: `return` lines do not
+    assert all("=" in source[line] for line in by_line)
+
+
+async def test_inlay_hints_follow_the_setting_without_restart(editor):
+    await exported(editor)
+    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"exportlens": {"inlayHints": False}}))
+    await editor.logged("inlay_hints=False")
+    hints = await editor.client.text_document_inlay_hint_async(
+        types.InlayHintParams(types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Range(types.Position(0, 0), types.Position(100, 0)))
+    )
+    assert not hints

@@ -1,0 +1,69 @@
+"""CodeLens states, "Export this module" (a .pt2 on disk), and "Create export spec"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+ENCODER = "models/encoder.py"
+
+
+async def lens_titles(editor, rel: str) -> list[str]:
+    lenses = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(rel))))
+    return [lens.command.title for lens in lenses]
+
+
+async def test_lens_follows_the_export(editor):
+    editor.open(ENCODER)
+    await editor.logged(f"{ENCODER}:TinyEncoder: exported")
+    (title,) = await lens_titles(editor, ENCODER)
+    assert title.startswith("✓ exported ") and title.endswith(" s")
+    editor.open("models/router.py")
+    await editor.logged("models/router.py:TokenRouter: failed")
+    assert await lens_titles(editor, "models/router.py") == ["✗ 1 problem"]
+
+
+async def test_export_this_module_writes_a_pt2_and_says_where(editor):
+    editor.open(ENCODER)
+    line = editor.line_of(ENCODER, "class TinyEncoder")
+    params = types.CodeActionParams(types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Range(types.Position(line, 6), types.Position(line, 6)), types.CodeActionContext([]))
+    actions = await editor.client.text_document_code_action_async(params)
+    export = next(a for a in actions if a.title == "Export TinyEncoder to .pt2")
+    result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams(export.command.command, export.command.arguments))
+    artifact = Path(result["artifact"])
+    assert artifact == editor.root.resolve() / ".exportlens/artifacts/TinyEncoder.pt2"
+    assert artifact.stat().st_size > 0
+    assert any(str(artifact) in m.message for m in editor.client.messages)
+
+
+UNSPECCED = '''\
+import torch
+from torch import nn
+
+
+class Scorer(nn.Module):
+    def __init__(self, hidden: int = 24, classes: int = 3):
+        super().__init__()
+        self.proj = nn.Linear(hidden, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(x).softmax(-1)
+'''
+
+
+async def test_create_spec_scaffolds_a_pyproject_table_that_exports(editor):
+    (editor.root / "models/scorer.py").write_text(UNSPECCED)
+    editor.open("models/scorer.py")
+    assert await lens_titles(editor, "models/scorer.py") == ["needs example inputs"]
+    line = editor.line_of("models/scorer.py", "class Scorer")
+    params = types.CodeActionParams(types.TextDocumentIdentifier(editor.uri("models/scorer.py")), types.Range(types.Position(line, 6), types.Position(line, 6)), types.CodeActionContext([]))
+    actions = await editor.client.text_document_code_action_async(params)
+    create = next(a for a in actions if a.title == "Create export spec for Scorer")
+    assert editor.apply(create.edit) == ["pyproject.toml"]
+    pyproject = (editor.root / "pyproject.toml").read_text()
+    # the first layer tells the input size; constructor defaults become init; the rest is kept as it was
+    assert '[tool.exportlens.modules."models/scorer.py:Scorer"]\ninit = {hidden = 24, classes = 3}\ninputs = {x = "f32[batch, 24]"}' in pyproject
+    assert pyproject.startswith("# Example models for exportlens.")
+    await editor.logged("models/scorer.py:Scorer: exported")
+    assert (await lens_titles(editor, "models/scorer.py"))[0].startswith("✓ exported")

@@ -1,0 +1,51 @@
+"""An untrusted workspace gets static features only: no user code runs until trust is granted."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+
+from .conftest import start, stop
+
+WRITES = '''\
+from pathlib import Path
+
+import torch
+
+Path(__file__).with_name("imported.txt").write_text("user code ran")
+
+
+class Writer(torch.nn.Module):
+    @staticmethod
+    def example_inputs():
+        return (torch.randn(2, 3),)
+
+    def forward(self, x):
+        return x + 1
+'''
+
+
+async def test_untrusted_runs_no_user_code_until_trust_is_granted(workspace):
+    (workspace / "models/writer.py").write_text(WRITES)
+    marker = workspace / "models/imported.txt"
+    editor = await start(workspace, trusted=False)
+    try:
+        editor.open("models/writer.py")
+        editor.save("models/writer.py")
+        args = [{"uri": editor.uri("models/writer.py"), "target": "models/writer.py:Writer"}]
+        assert await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args)) is None
+        assert "not trusted" in editor.client.messages[-1].message
+        # static features still work: the module is indexed and has its CodeLens
+        lenses = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri("models/writer.py"))))
+        assert [lens.command.title for lens in lenses] == ["▶ Export (workspace not trusted)"]
+        status = await editor.status()
+        assert status["exports_started"] == 0 and status["worker_pid"] is None
+        assert not marker.exists()
+
+        # the client grants trust: no restart, and the open module is exported
+        editor.client.protocol.notify("exportlens/setTrusted", {"trusted": True})
+        await editor.logged("models/writer.py:Writer: exported")
+        assert marker.read_text() == "user code ran"
+    finally:
+        await stop(editor)
