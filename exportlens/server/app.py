@@ -202,7 +202,12 @@ def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
 
 
 def _indexed(ls: ExportLensServer, folder: Path, files: int) -> None:
-    ls.event_loop.call_soon_threadsafe(lambda: (ls.say(f"indexed {folder}: {len(ls.session.index)} modules in {files} files"), ls.refresh()))
+    def done() -> None:
+        ls.say(f"indexed {folder}: {len(ls.session.index)} modules in {files} files")
+        ls.publish_project(folder)  # spec errors of modules the editor has not opened
+        ls.refresh()
+
+    ls.event_loop.call_soon_threadsafe(done)
 
 
 def _watch_files(ls: ExportLensServer) -> None:
@@ -290,6 +295,7 @@ async def _rescan_later(ls: ExportLensServer, path: Path) -> None:
     await asyncio.sleep(RESCAN_DELAY)
     ls._rescans.pop(path, None)
     ls.rescan(path)
+
     if path.name == PYPROJECT:
         ls.publish_project(path.parent)
     ls.refresh()
@@ -301,10 +307,11 @@ def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> N
     if path is None:
         return
     ls.rescan(path)
-    root = ls.session.root_of(path)
-    ls.publish_project(root)
     if ls.session.settings.export_on != "manual":
         ls.exports.file_changed(path, "save")
+    # static diagnostics after the export has started: they are quick, the export is not
+    root = ls.session.root_of(path)
+    asyncio.get_running_loop().call_soon(ls.publish_project, root)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

@@ -35,6 +35,7 @@ class Exports:
         self.say = say  # a line in the client's log: every decision is logged
         self.pool: Pool | None = None
         self._debounce: dict[Path, asyncio.Task] = {}
+        self._commanded: dict[tuple[Path, str], str] = {}  # running exports the user asked for -> the text
 
     # -- the pool ------------------------------------------------------------------
 
@@ -68,7 +69,8 @@ class Exports:
         self._debounce[path] = asyncio.get_running_loop().create_task(self._after_debounce(path, reason))
 
     async def _after_debounce(self, path: Path, reason: str) -> None:
-        await asyncio.sleep(self.session.settings.debounce_ms / 1000)
+        if self.session.settings.debounce_ms:
+            await asyncio.sleep(self.session.settings.debounce_ms / 1000)
         self._debounce.pop(path, None)
         root = self.session.root_of(path)
         await self.export(root, self.affected(root, path), reason)
@@ -108,14 +110,20 @@ class Exports:
                 continue  # no example inputs, or a spec error: static diagnostics say so
             file = root / planned.module.path
             text = overrides.get(file)
+            # exportOn = change exports the editor's unsaved text
             sources = {planned.module.path: text} if s.export_on == "change" and text is not None else {}
-            opts = replace(options, artifact=artifacts / f"{planned.module.name}.pt2") if artifacts else options
-            extra = {"sources": sources} if sources else {}  # unsaved buffers, for exportOn = change
-            job = job_for(plan, planned, opts, timeout=s.timeout, memory_limit=s.memory_limit, python=pool.python, **extra)
-            number = self.session.next_number()
-            self.session.running[(root, planned.target)] = number
-            self.session.exports_started += 1
             seen = text if text is not None else _read(file)
+            key = (root, planned.target)
+            if reason != "command" and self._commanded.get(key) == seen:
+                continue  # the user's own export of this very text is running: let it finish
+            opts = replace(options, artifact=artifacts / f"{planned.module.name}.pt2") if artifacts else options
+            job = job_for(plan, planned, opts, timeout=s.timeout, memory_limit=s.memory_limit, python=pool.python, sources=sources)
+            number = self.session.next_number()
+            self.session.running[key] = number
+            self._commanded.pop(key, None)
+            if reason == "command":
+                self._commanded[key] = seen
+            self.session.exports_started += 1
             self.say(f"exporting {planned.target} ({reason}, job {number})")
             future = pool.submit(job)
             waits.append(self._land(root, planned.target, number, seen, file, asyncio.wrap_future(future)))
@@ -154,12 +162,14 @@ class Exports:
         except (Cancelled, asyncio.CancelledError):
             if self.session.running.get(key) == number:
                 del self.session.running[key]
+                self._commanded.pop(key, None)
                 self.landed(root, [target])
             return None
         if self.session.running.get(key) != number:
             self.say(f"dropped a stale result for {target} (job {number}): a newer export is running")
             return None
         del self.session.running[key]
+        self._commanded.pop(key, None)
         now = self.overrides().get(file)
         if now is not None and now != seen and self.session.settings.export_on == "change":
             self.say(f"dropped the result for {target} (job {number}): the file changed while it ran")

