@@ -18,7 +18,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from ..exporter.scaffold import spec_edit
 from ..exporter.spec import PYPROJECT
 from . import settings as settings_mod
 from .exports import Exports
@@ -26,6 +25,7 @@ from .features import actions, diagnostics, hover, inlay, lenses
 from .index import ModuleIndex
 from .indexer import Indexer
 from .positions import Lines
+from .progress import Progress
 from .session import Session
 
 log = logging.getLogger(__name__)
@@ -439,72 +439,19 @@ def code_action(ls: ExportLensServer, params: types.CodeActionParams) -> list[ty
     if module is not None:
         root = ls.session.root_of(path)
         has = ls.has_spec(root, [module.target])[module.target]
-        out += actions.module_actions(ls.session, path, module, has, lambda: _spec_workspace_edit(ls, root, path, module))
+        out += actions.module_actions(ls.session, path, module, has, lambda: _spec_edit(ls, root, path, module))
     return out
 
 
-def _spec_workspace_edit(ls: ExportLensServer, root: Path, path: Path, module) -> types.WorkspaceEdit | None:
-    pyproject = root / PYPROJECT
-    exists = pyproject.is_file() or pyproject in ls.open_texts()
-    if not exists:
-        # no pyproject.toml above the file: create one in the workspace folder holding it
-        folder = next((f for f in ls.session.folders if f in path.parents), path.parent)
-        root, pyproject = folder, folder / PYPROJECT
-        module = type(module)(**{**vars(module), "path": path.relative_to(folder).as_posix()})
+def _spec_edit(ls: ExportLensServer, root: Path, path: Path, module) -> types.WorkspaceEdit | None:
     try:
-        edit = spec_edit(module, ls.text_of(path), ls.text_of(pyproject) if exists else None)
-    except Exception as e:  # noqa: BLE001 - a pyproject that does not parse gets no scaffold
+        return actions.create_spec_edit(module, root, path, ls.session.folders, ls.text_of, ls.version_of, set(ls.open_texts()), ls.utf16)
+    except Exception as e:  # noqa: BLE001 - a pyproject.toml that does not parse gets no scaffold
         ls.say(f"cannot scaffold a spec for {module.target}: {e}")
         return None
-    lines = Lines(ls.text_of(pyproject) if exists else "")
-    text_edit = types.TextEdit(types.Range(lines.position(edit.line, edit.column, utf16=ls.utf16), lines.position(edit.end_line, edit.end_column, utf16=ls.utf16)), edit.new_text)
-    doc = types.OptionalVersionedTextDocumentIdentifier(uri=pyproject.as_uri(), version=ls.version_of(pyproject))
-    changes: list[Any] = [] if exists else [types.CreateFile(uri=pyproject.as_uri(), options=types.CreateFileOptions(ignore_if_exists=True))]
-    changes.append(types.TextDocumentEdit(text_document=doc, edits=[text_edit]))
-    return types.WorkspaceEdit(document_changes=changes)
 
 
 # -- commands ----------------------------------------------------------------------------
-
-
-class _Progress:
-    """Work-done progress for one batch of exports, with a cancel button that kills them."""
-
-    def __init__(self, ls: ExportLensServer, root: Path, targets: list[str]) -> None:
-        self.ls, self.root, self.targets = ls, root, targets
-        self.token: str | None = None
-        self.done = 0
-
-    async def create(self) -> None:
-        caps = self.ls.client_capabilities.window
-        if not (caps and caps.work_done_progress):
-            return
-        token = f"exportlens-{self.ls.session.next_number()}"
-        try:
-            await asyncio.shield(self.ls.work_done_progress.create_async(token))
-        except Exception:  # noqa: BLE001 - no progress is no reason not to export
-            return
-        self.token = token
-        self.ls.work_done_progress.tokens[token].add_done_callback(self._cancelled)
-
-    def _cancelled(self, future: asyncio.Future) -> None:
-        if future.cancelled():
-            self.ls.exports.cancel(self.root, self.targets)
-
-    def begin(self, count: int) -> None:
-        if self.token:
-            names = ", ".join(t.rsplit(":", 1)[1] for t in self.targets)
-            self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title="exportlens", message=f"exporting {names}", cancellable=True, percentage=0))
-
-    def step(self, report) -> None:
-        self.done += 1
-        if self.token:
-            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=f"{report.target}: {report.status.value}", percentage=int(100 * self.done / max(len(self.targets), 1))))
-
-    def end(self) -> None:
-        if self.token:
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
-            self.ls.work_done_progress.tokens.pop(self.token, None)  # pygls never forgets them
 
 
 def _command_args(args: Any) -> tuple[Path, str, bool] | None:
@@ -541,7 +488,7 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
     if ls.session.index.by_target(root, target) is None:
         ls.rescan(path)
     artifacts = (root / ls.session.settings.artifact_folder) if save else None
-    progress = _Progress(ls, root, [target])
+    progress = Progress(ls, root, [target])
     await progress.create()
     try:
         reports = await ls.exports.export(root, [target], "command", artifacts=artifacts, progress=progress)
@@ -566,7 +513,7 @@ async def create_spec(ls: ExportLensServer, args: Any) -> bool:
     path, target, _ = parsed
     root = ls.session.root_of(path)
     module = ls.session.index.by_target(root, target)
-    edit = _spec_workspace_edit(ls, root, path, module) if module else None
+    edit = _spec_edit(ls, root, path, module) if module else None
     if edit is None:
         return False
     result = await asyncio.shield(ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit, label=f"Create export spec for {module.name}")))

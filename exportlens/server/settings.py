@@ -86,7 +86,8 @@ def resolve(raw: Any, base: ServerSettings = ServerSettings()) -> tuple[ServerSe
         try:
             changes[name] = _check(name, value)
         except ValueError as e:
-            problems.append(f"setting exportlens.{key} = {value!r} {e}; using {getattr(base, name)!r}")
+            kept = getattr(base, name)
+            problems.append(f"setting exportlens.{key} = {value!r} {e}; using " + ("the project's [tool.exportlens] value" if kept is None else repr(kept)))
     return replace(base, **changes), problems
 
 

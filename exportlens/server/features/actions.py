@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -10,6 +11,8 @@ from lsprotocol import types
 
 from ...exporter.discover import ModuleClass
 from ...exporter.report import Edit, Finding, Fix
+from ...exporter.scaffold import spec_edit
+from ...exporter.spec import PYPROJECT
 from ..positions import Lines
 from ..session import Session
 from .diagnostics import SOURCE, findings_for
@@ -85,3 +88,21 @@ def module_actions(session: Session, path: Path, module: ModuleClass | None, has
         return []
     export = types.Command(title=f"Export {module.name} to .pt2", command=EXPORT_COMMAND, arguments=[{**args[0], "save": True}])
     return [types.CodeAction(title=f"Export {module.name} to .pt2", kind=EXPORT_KIND, command=export)]
+
+
+def create_spec_edit(module: ModuleClass, root: Path, path: Path, folders: list[Path], text_of: Callable[[Path], str], version_of: Versions, open_files: set[Path], utf16: bool = True) -> types.WorkspaceEdit:
+    """Add ``module``'s scaffolded spec to its project's pyproject.toml; where there is none
+    above the file, create one in the workspace folder that holds it."""
+    pyproject = root / PYPROJECT
+    exists = pyproject.is_file() or pyproject in open_files
+    if not exists:
+        folder = next((f for f in folders if f in path.parents), path.parent)
+        pyproject = folder / PYPROJECT
+        module = replace(module, path=path.relative_to(folder).as_posix())
+    before = text_of(pyproject) if exists else ""
+    edit = spec_edit(module, text_of(path), before if exists else None)
+    lines = Lines(before)
+    text_edit = types.TextEdit(types.Range(lines.position(edit.line, edit.column, utf16=utf16), lines.position(edit.end_line, edit.end_column, utf16=utf16)), edit.new_text)
+    doc = types.OptionalVersionedTextDocumentIdentifier(uri=pyproject.as_uri(), version=version_of(pyproject))
+    create = [] if exists else [types.CreateFile(uri=pyproject.as_uri(), options=types.CreateFileOptions(ignore_if_exists=True))]
+    return types.WorkspaceEdit(document_changes=[*create, types.TextDocumentEdit(text_document=doc, edits=[text_edit])])

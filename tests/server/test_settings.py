@@ -1,0 +1,36 @@
+"""Settings: bad values are reported and replaced by defaults; changes apply without a restart."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from .conftest import start, stop
+
+
+async def test_a_bad_setting_is_reported_and_the_default_used(workspace):
+    editor = await start(workspace, exportOn="sometimes", timeout=-1)
+    try:
+        await editor.logged("serving")
+        status = await editor.status()
+        assert status["settings"].export_on == "save"
+        assert status["settings"].timeout is None
+        warnings = [m.message for m in editor.client.log_messages if m.type == types.MessageType.Warning]
+        assert "exportlens: setting exportlens.exportOn = 'sometimes' must be one of save, change, manual; using 'save'" in warnings
+        assert "exportlens: setting exportlens.timeout = -1 must be a number of seconds above 0; using the project's [tool.exportlens] value" in warnings
+    finally:
+        await stop(editor)
+
+
+async def test_manual_mode_exports_only_on_demand_and_a_setting_change_takes_effect(workspace):
+    editor = await start(workspace, exportOn="manual")
+    try:
+        editor.open("models/router.py")
+        editor.save("models/router.py")
+        await editor.logged("serving")
+        assert (await editor.status())["exports_started"] == 0
+        editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"exportlens": {"exportOn": "save"}}))
+        await editor.logged("export_on='save'")
+        editor.save("models/router.py")
+        await editor.diagnostics("models/router.py", lambda ds: any(d.code == "EL101" for d in ds))
+    finally:
+        await stop(editor)
