@@ -26,7 +26,7 @@ SEVERITY = {
 def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) -> list[tuple[Finding, str | None]]:
     """Every finding located in ``path``, with the module target it belongs to (None: static)."""
     root = session.root_of(path)
-    rel = _rel(root, path)
+    rel = relative(root, path)
     out: list[tuple[Finding, str | None]] = []
     entry = session.index.get(path)
     if entry is not None:
@@ -80,7 +80,7 @@ def diagnostics(session: Session, path: Path, text: str, overrides: Mapping[Path
     return [to_diagnostic(f, t, lines, root, i, utf16) for i, (f, t) in enumerate(found) if f.code != codes.SPEC_MISSING.code]
 
 
-def _rel(root: Path, path: Path) -> str:
+def relative(root: Path, path: Path) -> str:
     try:
         return path.relative_to(root).as_posix()
     except ValueError:

@@ -1,0 +1,172 @@
+"""The server object every handler module registers on, and what handlers share."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any, Mapping
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from .. import __version__
+from ..exporter.spec import PYPROJECT
+from . import settings as settings_mod
+from .exports import Exports
+from ..exporter.discover import ModuleClass
+from .features import actions, diagnostics
+from .indexer import Indexer
+from .session import Session
+
+log = logging.getLogger(__name__)
+
+TRUST_NOTIFICATION = "exportlens/setTrusted"  # {"trusted": true}: the client granted workspace trust
+STATUS_REQUEST = "exportlens/status"  # the server's own state, for tests, benchmarks and bug reports
+RESCAN_DELAY = 0.15  # seconds: typing rescans a file once it pauses
+
+
+def path_of(uri: str) -> Path | None:
+    fs = to_fs_path(uri)
+    return Path(fs).resolve() if fs else None
+
+
+def field_of(obj: Any, key: str, default: Any = None) -> Any:
+    """A field of a custom notification's params, whatever shape pygls gave them."""
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+class ExportLensServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("exportlens", __version__)
+        self.session = Session()
+        self.exports = Exports(self.session, self.open_texts, self._landed, self.say)
+        self.indexers: list[Indexer] = []
+        self._rescans: dict[Path, asyncio.Task] = {}
+        self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
+
+    # -- helpers the features share --------------------------------------------------
+
+    def say(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        log.info(message)
+        try:
+            self.window_log_message(types.LogMessageParams(kind, f"exportlens: {message}"))
+        except Exception:  # noqa: BLE001 - the transport may already be closed at shutdown
+            pass
+
+    @property
+    def utf16(self) -> bool:
+        return self.workspace.position_encoding != types.PositionEncodingKind.Utf32
+
+    def open_texts(self) -> Mapping[Path, str]:
+        out = {}
+        for uri, doc in list(self.workspace.text_documents.items()):
+            path = path_of(uri)
+            if path is not None:
+                out[path] = doc.source
+        return out
+
+    def text_of(self, path: Path) -> str:
+        doc = self.workspace.text_documents.get(path.as_uri())
+        if doc is not None:
+            return doc.source
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return ""
+
+    def version_of(self, path: Path) -> int | None:
+        doc = self.workspace.text_documents.get(path.as_uri())
+        return doc.version if doc is not None else None
+
+    def has_spec(self, root: Path, targets: list[str]) -> dict[str, bool]:
+        overrides = self.open_texts()
+        out = {}
+        for t in targets:
+            m = self.session.index.by_target(root, t)
+            out[t] = m is not None and self.session.spec_of(root, m, overrides)[0] is not None
+        return out
+
+    def spec_edit(self, root: Path, path: Path, module: ModuleClass) -> types.WorkspaceEdit | None:
+        """The edit that creates ``module``'s spec, or None (said why in the log)."""
+        try:
+            return actions.create_spec_edit(module, root, path, self.session.folders, self.text_of, self.version_of, set(self.open_texts()), self.utf16)
+        except Exception as e:  # noqa: BLE001 - a pyproject.toml that does not parse gets no scaffold
+            self.say(f"cannot scaffold a spec for {module.target}: {e}")
+            return None
+
+    def rescan(self, path: Path) -> None:
+        if path.suffix == ".py":
+            self.session.index.scan(path, self.open_texts())
+
+    def publish(self, path: Path) -> None:
+        text = self.text_of(path)
+        found = diagnostics.diagnostics(self.session, path, text, self.open_texts(), self.utf16)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(path.as_uri(), found, self.version_of(path)))
+
+    def publish_project(self, root: Path) -> None:
+        """Diagnostics for every open file of a project, and its pyproject.toml."""
+        for path in self.open_texts():
+            if path.suffix == ".py" and self.session.root_of(path) == root:
+                self.publish(path)
+        if (root / PYPROJECT).is_file() or (root / PYPROJECT) in self.open_texts():
+            self.publish(root / PYPROJECT)
+
+    def refresh(self) -> None:
+        caps = self.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
+        if caps and caps.inlay_hint and caps.inlay_hint.refresh_support:
+            self.workspace_inlay_hint_refresh(None)
+
+    def _landed(self, root: Path, targets: list[str]) -> None:
+        self.publish_project(root)
+        self.refresh()
+
+    # -- settings and trust ------------------------------------------------------------
+
+    def apply_settings(self, raw: Any) -> None:
+        before = self.session.settings
+        self.session.settings, problems = settings_mod.resolve(raw, before)
+        for p in problems:
+            self.say(p, types.MessageType.Warning)
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"exportlens: {p}"))
+        if self.session.settings != before:
+            self.say(f"settings: {self.session.settings}")
+            if before.inlay_hints != self.session.settings.inlay_hints:
+                self.refresh()
+            if self.exports.pool is not None:
+                self.exports.start_pool()  # restarts the workers when python or jobs changed
+
+    async def pull_settings(self) -> None:
+        caps = self.client_capabilities.workspace
+        if not (caps and caps.configuration):
+            return
+        try:
+            # shielded: a cancelled wait on a client request breaks pygls 2.1 (see NOTES)
+            values = await asyncio.shield(self.workspace_configuration_async(types.ConfigurationParams([types.ConfigurationItem(section="exportlens")])))
+        except Exception as e:  # noqa: BLE001
+            self.say(f"could not read the client's settings: {e}")
+            return
+        if values and isinstance(values[0], dict):
+            self.apply_settings(values[0])
+
+    def set_trusted(self, trusted: bool) -> None:
+        if trusted == self.session.trusted:
+            return
+        self.session.trusted = trusted
+        self.say("workspace trusted: exports enabled" if trusted else "workspace not trusted: static features only")
+        if not trusted:
+            self.exports.close()
+        else:
+            self.exports.start_pool()
+            for path in self.open_texts():
+                if path.suffix == ".py" and self.session.settings.export_on != "manual":
+                    self.exports.file_changed(path, "trust granted")
+        self.refresh()
+
+
+server = ExportLensServer()

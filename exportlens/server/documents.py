@@ -1,0 +1,132 @@
+"""Documents and files: what the editor opens, types, saves, closes, creates and deletes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from lsprotocol import types
+
+from ..exporter.spec import PYPROJECT
+from .base import RESCAN_DELAY, ExportLensServer, path_of, server
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: ExportLensServer, params: types.DidOpenTextDocumentParams) -> None:
+    path = path_of(params.text_document.uri)
+    if path is None:
+        return
+    ls.rescan(path)
+    ls.publish(path)
+    if path.suffix == ".py" and ls.session.settings.export_on != "manual":
+        ls.exports.file_changed(path, "open")
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: ExportLensServer, params: types.DidChangeTextDocumentParams) -> None:
+    path = path_of(params.text_document.uri)
+    if path is None:
+        return
+    pending = ls._rescans.pop(path, None)
+    if pending is not None:
+        pending.cancel()
+    ls._rescans[path] = asyncio.get_running_loop().create_task(_rescan_later(ls, path))
+    if path.suffix == ".py" and ls.session.settings.export_on == "change":
+        ls.exports.file_changed(path, "change")
+
+
+async def _rescan_later(ls: ExportLensServer, path: Path) -> None:
+    await asyncio.sleep(RESCAN_DELAY)
+    ls._rescans.pop(path, None)
+    ls.rescan(path)
+
+    if path.name == PYPROJECT:
+        ls.publish_project(path.parent)
+    ls.refresh()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> None:
+    path = path_of(params.text_document.uri)
+    if path is None:
+        return
+    ls.rescan(path)
+    if ls.session.settings.export_on != "manual":
+        ls.exports.file_changed(path, "save")
+    # static diagnostics after the export has started: they are quick, the export is not
+    root = ls.session.root_of(path)
+    asyncio.get_running_loop().call_soon(ls.publish_project, root)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: ExportLensServer, params: types.DidCloseTextDocumentParams) -> None:
+    path = path_of(params.text_document.uri)
+    if path is not None and path.name != PYPROJECT:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(params.text_document.uri, []))
+        if path.exists():
+            ls.rescan(path)  # back to the text on disk
+
+
+# -- files on disk ---------------------------------------------------------------------
+
+_PY_FILES = types.FileOperationRegistrationOptions(filters=[types.FileOperationFilter(pattern=types.FileOperationPattern(glob="**/*.py"))])
+
+
+def _deleted(ls: ExportLensServer, path: Path) -> None:
+    root = ls.session.root_of(path)
+    for p, entry in list(ls.session.index.files.items()):
+        if p == path or path in p.parents:
+            for m in entry.modules:
+                ls.exports.cancel(root, [m.target])
+                ls.session.forget(root, m.target)
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(p.as_uri(), []))
+    ls.session.index.remove(path)
+    ls.publish_project(root)
+    ls.refresh()
+
+
+def _created(ls: ExportLensServer, path: Path) -> None:
+    paths = [path] if path.is_file() else sorted(path.rglob("*.py")) if path.is_dir() else []
+    for p in paths:
+        ls.rescan(p)
+    ls.refresh()
+
+
+@server.feature(types.WORKSPACE_DID_CREATE_FILES, _PY_FILES)
+def did_create(ls: ExportLensServer, params: types.CreateFilesParams) -> None:
+    for f in params.files:
+        if (p := path_of(f.uri)) is not None:
+            _created(ls, p)
+
+
+@server.feature(types.WORKSPACE_DID_DELETE_FILES, _PY_FILES)
+def did_delete(ls: ExportLensServer, params: types.DeleteFilesParams) -> None:
+    for f in params.files:
+        if (p := path_of(f.uri)) is not None:
+            _deleted(ls, p)
+
+
+@server.feature(types.WORKSPACE_DID_RENAME_FILES, _PY_FILES)
+def did_rename(ls: ExportLensServer, params: types.RenameFilesParams) -> None:
+    for f in params.files:
+        old, new = path_of(f.old_uri), path_of(f.new_uri)
+        if old is not None:
+            _deleted(ls, old)
+        if new is not None:
+            _created(ls, new)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched(ls: ExportLensServer, params: types.DidChangeWatchedFilesParams) -> None:
+    for change in params.changes:
+        path = path_of(change.uri)
+        if path is None or path in ls.open_texts():
+            continue  # the editor's buffer is the truth for an open file
+        if change.type == types.FileChangeType.Deleted:
+            _deleted(ls, path)
+        elif path.name == PYPROJECT:
+            ls.publish_project(path.parent)
+        else:
+            _created(ls, path)
+
+

@@ -1,0 +1,108 @@
+"""Start, settings, trust, status and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from .. import __version__
+from ..exporter.spec import PYPROJECT
+from . import settings as settings_mod
+from .base import STATUS_REQUEST, TRUST_NOTIFICATION, ExportLensServer, field_of, path_of, server
+from .indexer import Indexer
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: ExportLensServer, params: types.InitializeParams) -> None:
+    options = params.initialization_options or {}
+    if isinstance(options, dict):
+        ls.session.trusted = bool(options.get("trusted", True))
+        ls.session.settings, problems = settings_mod.resolve(options)
+        for p in problems:
+            ls.say(p, types.MessageType.Warning)
+    folders = [f.uri for f in params.workspace_folders or []] or ([params.root_uri] if params.root_uri else [])
+    ls.session.folders = [p for p in (path_of(u) for u in folders) if p is not None]
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
+    ls.event_loop = asyncio.get_running_loop()
+    ls.say(f"{__version__} serving {', '.join(map(str, ls.session.folders)) or 'no folder'}; pid {os.getpid()}; "
+           f"{'trusted' if ls.session.trusted else 'untrusted: static features only'}")
+    if ls.session.trusted and ls.session.settings.export_on != "manual":
+        ls.exports.start_pool()  # torch imports in the warm worker while the user reads
+    asyncio.get_running_loop().create_task(ls.pull_settings())
+    _watch_files(ls)
+    for folder in ls.session.folders:
+        ls.indexers.append(Indexer(ls.session.settings.python, folder, lambda p, e: ls.session.index.put(p, e, only_if_absent=True), lambda n, f=folder: _indexed(ls, f, n)))
+        ls.publish_project(folder)
+
+
+def _indexed(ls: ExportLensServer, folder: Path, files: int) -> None:
+    def done() -> None:
+        ls.say(f"indexed {folder}: {len(ls.session.index)} modules in {files} files")
+        ls.publish_project(folder)  # spec errors of modules the editor has not opened
+        ls.refresh()
+
+    ls.event_loop.call_soon_threadsafe(done)
+
+
+def _watch_files(ls: ExportLensServer) -> None:
+    caps = ls.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    if not (watched and watched.dynamic_registration):
+        return
+    watchers = [types.FileSystemWatcher(glob_pattern=g) for g in ("**/*.py", f"**/{PYPROJECT}")]
+    registration = types.Registration(id="exportlens-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                                      register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))
+    ls.client_register_capability(types.RegistrationParams([registration]))
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: ExportLensServer, params: None) -> None:
+    # Cancel in-flight requests before pygls does: its own loop (2.1.1) iterates the
+    # futures dict while a cancel callback removes from it, and the shutdown fails.
+    for msg_id, future in list(ls.protocol._request_futures.items()):
+        if msg_id != ls.protocol.msg_id and not future.done():
+            future.cancel()
+    ls.exports.close()
+    for i in ls.indexers:
+        i.stop()
+
+
+@server.feature(TRUST_NOTIFICATION)
+def on_trust(ls: ExportLensServer, params: Any) -> None:
+    ls.set_trusted(bool(field_of(params, "trusted", True)))
+
+
+@server.feature(STATUS_REQUEST)
+def status(ls: ExportLensServer, params: Any) -> dict[str, Any]:
+    pool = ls.exports.pool
+    return {
+        "pid": os.getpid(),
+        "torch_imported": "torch" in sys.modules,
+        "trusted": ls.session.trusted,
+        "modules_indexed": len(ls.session.index),
+        "files_indexed": len(ls.session.index.files),
+        "exports_started": ls.session.exports_started,
+        "running": [t for _, t in ls.session.running],
+        "worker_pid": pool.warm_pid if pool else None,
+        "jobs": [{"target": t, "pid": p} for t, p in (pool.job_pids() if pool else {}).items()],
+        "settings": {k: v for k, v in vars(ls.session.settings).items()},
+    }
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: ExportLensServer, params: types.DidChangeConfigurationParams) -> None:
+    settings = params.settings
+    if isinstance(settings, dict) and isinstance(settings.get("exportlens"), dict):
+        ls.apply_settings(settings["exportlens"])
+    else:
+        asyncio.get_running_loop().create_task(ls.pull_settings())
+
+
