@@ -8,6 +8,7 @@ Files are scanned in small batches, so memory stays flat however large the folde
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -21,6 +22,7 @@ from ..exporter.spec import find_root
 from .index import FileEntry
 
 BATCH = 32
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so the subprocess imports this exportlens
 
 
 def module_to_dict(m: ModuleClass) -> dict[str, Any]:
@@ -67,12 +69,13 @@ def main() -> None:
 class Indexer:
     """Runs the scan subprocess for a folder; calls ``on_file(path, entry)`` per result."""
 
-    def __init__(self, python: str, folder: Path, on_file: Callable[[Path, FileEntry], None], on_done: Callable[[int], None]) -> None:
-        from ..exporter.pool import _worker_env
-
+    def __init__(self, folder: Path, on_file: Callable[[Path, FileEntry], None], on_done: Callable[[int], None]) -> None:
+        # the server's own interpreter, never the `python` setting: indexing runs in untrusted
+        # workspaces too, and a workspace must not choose what gets executed there
         self.proc = subprocess.Popen(
-            [python, "-m", "exportlens.server.indexer", str(folder)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=_worker_env(),
+            [sys.executable, "-m", "exportlens.server.indexer", str(folder)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (PACKAGE_PARENT, os.environ.get("PYTHONPATH"))))},
         )
         self._thread = threading.Thread(target=self._read, args=(on_file, on_done), daemon=True, name="exportlens-indexer")
         self._thread.start()

@@ -39,7 +39,7 @@ def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
     asyncio.get_running_loop().create_task(ls.pull_settings())
     _watch_files(ls)
     for folder in ls.session.folders:
-        ls.indexers.append(Indexer(ls.session.settings.python, folder, lambda p, e: ls.session.index.put(p, e, only_if_absent=True), lambda n, f=folder: _indexed(ls, f, n)))
+        ls.indexers.append(Indexer(folder, lambda p, e: ls.session.index.put(p, e, only_if_absent=True), lambda n, f=folder: _indexed(ls, f, n)))
         ls.publish_project(folder)
 
 
