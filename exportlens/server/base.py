@@ -12,12 +12,13 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
+from ..exporter.discover import ModuleClass
 from ..exporter.spec import PYPROJECT
 from . import settings as settings_mod
 from .exports import Exports
-from ..exporter.discover import ModuleClass
 from .features import actions, diagnostics
 from .indexer import Indexer
+from .progress import Progress
 from .session import Session
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class ExportLensServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("exportlens", __version__)
         self.session = Session()
-        self.exports = Exports(self.session, self.open_texts, self._landed, self.say)
+        self.exports = Exports(self.session, self.open_texts, self._landed, self.say, lambda root, targets: Progress(self, root, targets))
         self.indexers: list[Indexer] = []
         self._rescans: dict[Path, asyncio.Task] = {}
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads

@@ -10,7 +10,6 @@ from lsprotocol import types
 
 from .base import ExportLensServer, field_of, path_of, server
 from .features import actions
-from .progress import Progress
 
 
 def _command_args(args: Any) -> tuple[Path, str, bool] | None:
@@ -47,10 +46,8 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
     if ls.session.index.by_target(root, target) is None:
         ls.rescan(path)
     artifacts = (root / ls.session.settings.artifact_folder) if save else None
-    progress = Progress(ls, root, [target])
-    await progress.create()
     try:
-        reports = await ls.exports.export(root, [target], "command", artifacts=artifacts, progress=progress)
+        reports = await ls.exports.export(root, [target], "command", artifacts=artifacts)
     except asyncio.CancelledError:  # $/cancelRequest: kill the job, not just the wait
         ls.exports.cancel(root, [target])
         raise

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..exporter.batch import job_for
 from ..exporter.deps import closure
@@ -28,8 +28,9 @@ Landed = Callable[[Path, list[str]], None]  # (root, targets whose result change
 
 
 class Exports:
-    def __init__(self, session: Session, overrides: Callable[[], Mapping[Path, str]], landed: Landed, say: Callable[[str], None]) -> None:
+    def __init__(self, session: Session, overrides: Callable[[], Mapping[Path, str]], landed: Landed, say: Callable[[str], None], progress: Callable[[Path, list[str]], Any]) -> None:
         self.session = session
+        self.progress = progress  # (root, targets) -> a Progress for one batch
         self.overrides = overrides  # open documents' text, by absolute path
         self.landed = landed
         self.say = say  # a line in the client's log: every decision is logged
@@ -93,7 +94,7 @@ class Exports:
 
     # -- which, and how ----------------------------------------------------------------
 
-    async def export(self, root: Path, targets: Iterable[str], reason: str, *, artifacts: Path | None = None, progress=None) -> dict[str, ModuleReport]:
+    async def export(self, root: Path, targets: Iterable[str], reason: str, *, artifacts: Path | None = None) -> dict[str, ModuleReport]:
         """Export ``targets`` now (each in its own worker); returns the reports that landed."""
         targets = list(targets)
         if not targets or not self.session.trusted:
@@ -126,27 +127,27 @@ class Exports:
             self.session.exports_started += 1
             self.say(f"exporting {planned.target} ({reason}, job {number})")
             future = pool.submit(job)
-            waits.append(self._land(root, planned.target, number, seen, file, asyncio.wrap_future(future)))
+            waits.append((planned.target, self._land(root, planned.target, number, seen, file, asyncio.wrap_future(future))))
         if not waits:
             return {}
         self.landed(root, [])  # CodeLenses show "exporting…"
-        if progress is not None:
-            progress.begin(len(waits))
+        # progress is shown once the jobs run: the client's round trip never delays them
+        progress = self.progress(root, [w[0] for w in waits])
+        await progress.create()
+        progress.begin()
         landed: dict[str, ModuleReport] = {}
         try:
             try:
-                reports = await asyncio.gather(*waits)
+                reports = await asyncio.gather(*(w[1] for w in waits))
             except asyncio.CancelledError:  # the request was cancelled: kill the jobs, not just the wait
                 self.cancel(root, [p.target for p in plan.modules])
                 raise
             for report in reports:
                 if report is not None:
                     landed[report.target] = report
-                    if progress is not None:
-                        progress.step(report)
+                    progress.step(report)
         finally:
-            if progress is not None:
-                progress.end()
+            progress.end()
         return landed
 
     def cancel(self, root: Path, targets: Iterable[str]) -> None:

@@ -11,7 +11,7 @@ from lsprotocol import types
 from ..exporter.report import ModuleReport
 
 if TYPE_CHECKING:
-    from .app import ExportLensServer
+    from .base import ExportLensServer
 
 
 class Progress:
@@ -39,7 +39,7 @@ class Progress:
         if future.cancelled():
             self.ls.exports.cancel(self.root, self.targets)
 
-    def begin(self, count: int) -> None:
+    def begin(self) -> None:
         if self.token:
             names = ", ".join(t.rsplit(":", 1)[1] for t in self.targets)
             self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title="exportlens", message=f"exporting {names}", cancellable=True, percentage=0))
