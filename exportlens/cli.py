@@ -79,10 +79,16 @@ def _options(args: argparse.Namespace, **kwargs) -> Options:
     return Options(device=args.device, strict=args.strict, ir=args.ir, **kwargs)
 
 
-def _run(args: argparse.Namespace, plan: Plan, options: Options, jobs: int = 1) -> Report:
-    """Every module in its own worker process: the user's code never runs in this one."""
-    with Pool(args.python, jobs) as pool:
-        return check_in_workers(plan, pool, options, timeout=args.timeout, memory_limit=args.memory_limit)
+def _pool(args: argparse.Namespace, jobs: int = 1) -> Pool:
+    """Workers for this run, warming (torch imports there) while this process plans.
+    Every module runs in its own worker process: the user's code never runs in this one."""
+    pool = Pool(args.python, jobs)
+    pool.warm()
+    return pool
+
+
+def _run(args: argparse.Namespace, pool: Pool, plan: Plan, options: Options) -> Report:
+    return check_in_workers(plan, pool, options, timeout=args.timeout, memory_limit=args.memory_limit)
 
 
 def _plan(paths: list[Path], only: set[str] | None = None) -> Plan | None:
@@ -100,10 +106,11 @@ def _plan(paths: list[Path], only: set[str] | None = None) -> Plan | None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    plan = _plan(args.paths, set(args.module) or None)
-    if plan is None:
-        return USAGE
-    report = _run(args, plan, _options(args, collect_all=not args.first_only), args.jobs)
+    with _pool(args, args.jobs) as pool:
+        plan = _plan(args.paths, set(args.module) or None)
+        if plan is None:
+            return USAGE
+        report = _run(args, pool, plan, _options(args, collect_all=not args.first_only))
     if args.format == "json":
         print(json.dumps(to_dict(report), ensure_ascii=False, indent=2))
     elif args.format == "sarif":
@@ -161,12 +168,13 @@ def _one(target: str) -> tuple[Plan, object] | None:
 
 
 def _single(args: argparse.Namespace, artifact: Path | None) -> tuple[Plan, ModuleReport] | int:
-    found = _one(args.target)
-    if found is None:
-        return USAGE
-    plan, planned = found
-    plan.modules = [planned]
-    (report,) = _run(args, plan, _options(args, artifact=artifact)).modules
+    with _pool(args) as pool:
+        found = _one(args.target)
+        if found is None:
+            return USAGE
+        plan, planned = found
+        plan.modules = [planned]
+        (report,) = _run(args, pool, plan, _options(args, artifact=artifact)).modules
     for f in report.findings:
         print(_line(plan.root, f), file=sys.stderr)
         for fix in f.fixes:

@@ -33,7 +33,7 @@ from torch._export.db.examples import all_examples
 
 from exportlens.exporter.check import check_one
 from exportlens.exporter.plan import Plan, make_plan
-from exportlens.exporter.report import Kind, ModuleReport, Severity, Status
+from exportlens.exporter.report import Kind, ModuleReport, Status
 from exportlens.exporter.run import Options
 
 EXAMPLES = all_examples()

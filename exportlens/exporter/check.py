@@ -13,7 +13,7 @@ def check_one(plan: Plan, planned: Planned, options: Options = Options()) -> Mod
     if planned.spec is None:
         findings = planned.findings or (no_spec_finding(planned.module),)
         return ModuleReport(planned.target, Status.SKIPPED, tuple(findings))
-    report = export_module(plan.root, planned.module, planned.spec, options)
+    report = export_module(plan.root, planned.module, planned.spec, options, sources=plan.sources)
     if planned.findings:  # warnings about the spec ride along with the verdict
         report = ModuleReport(report.target, report.status, planned.findings + report.findings, report.summary, report.spec_source, report.seconds, report.torch_version)
     return report

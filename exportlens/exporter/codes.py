@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .report import Kind, Severity
+from .report import Finding, Kind, Severity
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,7 @@ def docs_url(code: str) -> str:
     return f"{DOCS_URL}#{code.lower()}"
 
 
-def finding(code: Code, message: str, path: str, line: int, **kwargs) -> "Finding":
+def finding(code: Code, message: str, path: str, line: int, **kwargs) -> Finding:
     """A Finding carrying ``code``'s code, kind and default severity."""
-    from .report import Finding
-
     kwargs.setdefault("severity", code.severity)
     return Finding(code=code.code, kind=code.kind, message=message, path=path, line=line, **kwargs)

@@ -2,7 +2,9 @@
 
 Only imports that resolve to files under the project root count: editing an
 imported helper invalidates the verdict; site-packages are covered by the
-torch version and interpreter in the cache key.
+torch version and interpreter in the cache key. Unsaved editor buffers
+(``sources``, by absolute path) stand in for the files on disk, and may be
+files not yet saved at all.
 """
 
 from __future__ import annotations
@@ -10,26 +12,39 @@ from __future__ import annotations
 import ast
 import hashlib
 from pathlib import Path
+from typing import Mapping
+
+Sources = Mapping[Path, str]
 
 
-def _module_file(root: Path, dotted: str) -> Path | None:
+def _module_file(root: Path, dotted: str, sources: Sources) -> Path | None:
     base = root.joinpath(*dotted.split(".")) if dotted else root
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
+    for candidate in (base / "__init__.py", base.with_suffix(".py")):  # packages first, as Python does
+        if candidate in sources or candidate.is_file():
             return candidate
     return None
 
 
 def _package(root: Path, file: Path) -> list[str]:
-    parts = list(file.relative_to(root).with_suffix("").parts)
-    return parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+    """The package a file's relative imports start from (``pkg/__init__.py`` and ``pkg/mod.py``: pkg)."""
+    return list(file.relative_to(root).with_suffix("").parts)[:-1]
 
 
-def imported_files(root: Path, file: Path) -> set[Path]:
-    """Project files ``file`` imports directly (absolute and relative imports)."""
+def _text(file: Path, sources: Sources) -> bytes | None:
+    if file in sources:
+        return sources[file].encode("utf-8")
     try:
-        tree = ast.parse(file.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+        return file.read_bytes()
+    except OSError:
+        return None
+
+
+def imported_files(root: Path, file: Path, sources: Sources | None = None) -> set[Path]:
+    """Project files ``file`` imports directly (absolute and relative imports)."""
+    sources = _resolved(sources)
+    try:
+        tree = ast.parse(_text(file.resolve(), sources) or b"")
+    except (SyntaxError, ValueError):
         return set()
     out: set[Path] = set()
     package = _package(root, file)
@@ -47,16 +62,16 @@ def imported_files(root: Path, file: Path) -> set[Path]:
         for dotted in names:
             parts = dotted.split(".")
             for i in range(1, len(parts) + 1):  # `import a.b.c` imports a, a.b and a.b.c
-                found = _module_file(root, ".".join(parts[:i]))
+                found = _module_file(root, ".".join(parts[:i]), sources)
                 if found is not None:
                     out.add(found.resolve())
     out.discard(file.resolve())
     return out
 
 
-def closure(root: Path, file: Path) -> list[Path]:
+def closure(root: Path, file: Path, sources: Sources | None = None) -> list[Path]:
     """``file`` and every project file it imports, transitively, sorted."""
-    root, file = root.resolve(), file.resolve()
+    root, file, sources = root.resolve(), file.resolve(), _resolved(sources)
     seen: set[Path] = set()
     todo = [file]
     while todo:
@@ -64,19 +79,28 @@ def closure(root: Path, file: Path) -> list[Path]:
         if current in seen:
             continue
         seen.add(current)
-        todo.extend(imported_files(root, current) - seen)
+        todo.extend(imported_files(root, current, sources) - seen)
     return sorted(seen)
 
 
-def fingerprint(root: Path, file: Path, *extra: str) -> str:
-    """A hash of the contents of ``file``'s closure and ``extra`` strings."""
+def fingerprint(root: Path, file: Path, *extra: str, sources: Sources | None = None) -> str:
+    """A hash of the contents of ``file``'s closure (unsaved text where given) and ``extra`` strings."""
+    root, sources = root.resolve(), _resolved(sources)
     h = hashlib.sha256()
-    for path in closure(root, file):
-        h.update(str(path.relative_to(root.resolve())).encode())
-        try:
-            h.update(path.read_bytes())
-        except OSError:
-            h.update(b"<missing>")
+    for path in closure(root, file, sources):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(_text(path, sources) or b"<missing>")
     for item in extra:
         h.update(b"\0" + item.encode())
     return h.hexdigest()
+
+
+def _resolved(sources: Sources | None) -> dict[Path, str]:
+    return {Path(p).resolve(): text for p, text in (sources or {}).items()}
+
+
+def digest(root: Path, path: str, sources: Mapping[str, str]) -> str:
+    """A hash of the text a worker will see for project file ``path``: the unsaved text
+    in ``sources`` (project-relative keys), else the disk's."""
+    text = sources[path].encode("utf-8") if path in sources else _text(root / path, {})
+    return hashlib.sha256(text if text is not None else b"<missing>").hexdigest()

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import sympy
-import torch
 from torch._dynamo.exc import Unsupported, UserError, UserErrorType
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
@@ -17,7 +16,7 @@ from .discover import ModuleClass
 from .edits import edit_between, insert_check
 from .inputs import Built
 from .locate import Frame, GuardLog, ProjectFiles, source_line
-from .naming import SymbolNames, from_locals, from_shape_env, pretty, rename_sources
+from .naming import SymbolNames, from_locals, from_shape_env, rename_sources
 from .report import Finding, Fix, Related
 from .source import locate
 from .spec import ExportSpec

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from . import codes
 from .discover import ModuleClass, discover
 from .report import Finding
-from .spec import ExportSpec, ProjectSpecs, find_root, load_project, resolve
+from .spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project, resolve
 
 
 @dataclass(frozen=True)
@@ -28,15 +29,18 @@ class Plan:
     project: ProjectSpecs
     modules: list[Planned] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # syntax errors, pyproject problems
+    sources: dict[Path, str] = field(default_factory=dict)  # unsaved text by absolute path, read instead of the disk
 
 
-def make_plan(paths: list[Path], root: Path | None = None, only: set[str] | None = None) -> Plan:
-    """Modules under ``paths`` (files or folders) in the project holding the first path."""
+def make_plan(paths: list[Path], root: Path | None = None, only: set[str] | None = None, sources: Mapping[Path, str] | None = None) -> Plan:
+    """Modules under ``paths`` (files or folders) in the project holding the first path.
+    ``sources`` overrides file text (unsaved editor buffers, pyproject.toml included), by absolute path."""
     paths = [p.resolve() for p in paths] or [Path.cwd()]
     root = (root or find_root(paths[0])).resolve()
-    project = load_project(root)
-    found = discover(root, paths)
-    plan = Plan(root, project, findings=list(found.findings) + list(project.findings))
+    overrides = {Path(p).resolve(): text for p, text in (sources or {}).items()}
+    project = load_project(root, overrides.get(root / PYPROJECT))
+    found = discover(root, paths, overrides)
+    plan = Plan(root, project, findings=list(found.findings) + list(project.findings), sources=overrides)
     for module in found.modules:
         if only and module.target not in only and module.name not in only:
             continue

@@ -14,10 +14,10 @@ import os
 import sys
 import time
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from inspect import Parameter as P
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import torch
 
@@ -65,7 +65,20 @@ class _Stop(Exception):
         self.finding = finding
 
 
-def export_module(root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options()) -> ModuleReport:
+@dataclass
+class _Edited(Context):
+    """A context whose files may be unsaved buffers: fixes must edit the text the user sees."""
+
+    sources: Mapping[Path, str] = field(default_factory=dict)
+
+    def read(self, path: str) -> str:
+        text = self.sources.get(self.root / path)
+        return text if text is not None else super().read(path)
+
+
+def export_module(root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options(), sources: Mapping[Path, str] | None = None) -> ModuleReport:
+    """``sources`` (absolute path -> text) stands in for files in findings and fixes; the
+    caller imports them from memory (``worker.overlay``)."""
     started = time.perf_counter()
     root = root.resolve()
     files = ProjectFiles(root)
@@ -83,7 +96,7 @@ def export_module(root: Path, module: ModuleClass, spec: ExportSpec, options: Op
     except _Stop as stop:
         return report(Status.FAILED, [stop.finding])
 
-    ctx = Context(root, files, module, spec, built)
+    ctx = _Edited(root, files, module, spec, built, sources=sources or {})
     try:
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
@@ -165,11 +178,22 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+# A worker's job runs in a fresh process, where nothing of the project is imported yet:
+# only a module of the same name as the user's packages can be in the way, and sweeping
+# all of sys.modules (thousands of entries) would only cost time.
+FRESH_PROCESS = False
+
+
 def _forget_project_modules(root: Path, name: str) -> None:
     """Drop the project's modules from sys.modules, so an export in a reused process
     sees the files as they are now (and not another project's ``net.py``)."""
     prefix = str(root) + os.sep
-    for key, mod in list(sys.modules.items()):
+    parts = name.split(".")
+    keys = [".".join(parts[:i]) for i in range(1, len(parts) + 1)] if FRESH_PROCESS else list(sys.modules)
+    for key in keys:
+        mod = sys.modules.get(key)
+        if mod is None:
+            continue
         file = getattr(mod, "__file__", None) or ""
         if key == name or key.startswith(name + ".") or file.startswith(prefix) or (
             name.startswith(key + ".") and not file.startswith(prefix)

@@ -77,7 +77,8 @@ class Session:
 
     def plan(self, root: Path, modules: list[ModuleClass], overrides: Mapping[Path, str]) -> Plan:
         project = self.project(root, overrides)
-        plan = Plan(root, project, findings=list(project.findings))
+        # the texts the plan was made from: the worker re-plans if it imports other text
+        plan = Plan(root, project, findings=list(project.findings), sources=dict(overrides))
         for m in modules:
             spec, problems = resolve(m, project)
             plan.modules.append(Planned(m, spec, tuple(problems)))

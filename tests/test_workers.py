@@ -1,0 +1,442 @@
+"""The worker pool against modules that hang, crash, exit, eat memory, fork and flood.
+
+Everything runs for real: a Pool, its warm parent and forked children, torch, and
+the projects in tests/data/workers copied to a temporary folder. Fault modules
+record their process ids beside themselves; /proc tells what is still running.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from exportlens.exporter.batch import job_for
+from exportlens.exporter.options import Options
+from exportlens.exporter.plan import Plan, Planned, make_plan
+from exportlens.exporter.pool import Cancelled, Job, Pool
+from exportlens.exporter.report import ModuleReport, Status
+
+DATA = Path(__file__).parent / "data" / "workers" / "project"
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="checks processes through /proc")
+
+
+# -- processes -----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Proc:
+    pid: int
+    state: str
+    ppid: int
+    pgrp: int
+    session: int
+
+
+def processes() -> list[Proc]:
+    """Every process that is running (zombies are dead: they only wait to be reaped)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # the command name may hold spaces
+        if fields[0] not in ("Z", "X"):
+            out.append(Proc(int(name), fields[0], int(fields[1]), int(fields[2]), int(fields[3])))
+    return out
+
+
+def alive(pid: int) -> bool:
+    return any(p.pid == pid for p in processes())
+
+
+def left_behind(job_pid: int, warm_pid: int, primed: int, extra: tuple[int, ...] = ()) -> list[Proc]:
+    """What is still running of a finished job: its process, anything in its session or
+    process group, anything else it started, or a child of the warm parent that is not an
+    idle primed spare. The kills are sent before the result; give them a moment to land."""
+
+    def found() -> list[Proc]:
+        procs = processes()
+        parents = {p.ppid for p in procs}
+        bad = [p for p in procs if job_pid in (p.pid, p.pgrp, p.session) or p.pid in extra]
+        spares = [p for p in procs if p.ppid == warm_pid]
+        bad += [p for p in spares if p.session != p.pid or p.pid in parents]  # a spare is a session of one
+        if len(spares) > primed:
+            bad += spares
+        return bad
+
+    deadline = time.monotonic() + 5
+    while (bad := found()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return bad
+
+
+def recorded(project: Path, module: str, name: str = "job") -> int:
+    return int((project / f"faults/{module}.{name}.pid").read_text())
+
+
+def warm_pid(pool: Pool) -> int:
+    assert pool.warm_pid is not None
+    return pool.warm_pid
+
+
+# -- a project and a pool shared by the tests ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("workers") / "project"
+    shutil.copytree(DATA, root)
+    return root
+
+
+def planned(root: Path, target: str, sources: dict[Path, str] | None = None) -> tuple[Plan, Planned]:
+    plan = make_plan([root], sources=sources)
+    matches = [p for p in plan.modules if p.target == target]
+    assert matches, (target, [p.target for p in plan.modules], plan.findings)
+    return plan, matches[0]
+
+
+def job(root: Path, target: str, options: Options = Options(), *, cache: bool = True, **kwargs) -> Job:
+    plan, p = planned(root, target)
+    made = job_for(plan, p, options, **kwargs)
+    return made if cache else dataclasses.replace(made, key="")
+
+
+@pytest.fixture(scope="module")
+def pool(root: Path):
+    with Pool(jobs=2) as pool:
+        first = pool.run(job(root, "faults/fine.py:Fine"))  # warm: the timings below are the jobs' own
+        assert first.status is Status.EXPORTED, first.findings
+        yield pool
+
+
+def fine_again(pool: Pool, root: Path) -> ModuleReport:
+    """A normal module, really run (not from the cache), in the same pool."""
+    report = pool.run(job(root, "faults/fine.py:Fine", cache=False))
+    assert report.status is Status.EXPORTED, report.findings
+    return report
+
+
+# -- faults ------------------------------------------------------------------------------
+
+FAULTS = [
+    # module, code, message pattern
+    ("loop", "EL501", r"^export did not finish within 3 s and was stopped$"),
+    ("import_hang", "EL501", r"^export did not finish within 3 s and was stopped$"),
+    ("segfault", "EL502", r"^the export process was killed by SIGSEGV at faults/segfault\.py:13 in forward; it printed: about to crash$"),
+    ("hard_exit", "EL502", r"^the export process exited with status 3 before reporting; it printed: leaving now$"),
+    ("sys_exit", "EL502", r"^the module called sys\.exit\(2\) while exporting; it printed: expected a 2-d input$"),
+    ("flood", "EL502", r"^the export process exited with status 5 before reporting; it printed: after the flood$"),
+    ("big_tensor", "EL503", r"^export needed more than the memory limit of 1GiB \(BigTensor\(\) failed: RuntimeError: .*can't allocate memory"),
+    ("big_bytes", "EL503", r"^export needed more than the memory limit of 1GiB \(forward raised MemoryError"),
+]
+
+
+def class_name_span(root: Path, module: str) -> tuple[int, int, int]:
+    for number, text in enumerate((root / f"faults/{module}.py").read_text().splitlines(), 1):
+        if m := re.match(r"class (\w+)", text):
+            return number, m.start(1) + 1, m.end(1) + 1
+    raise AssertionError(module)
+
+
+def allocation_line(root: Path, module: str) -> int:
+    lines = (root / f"faults/{module}.py").read_text().splitlines()
+    return next(i for i, text in enumerate(lines, 1) if "past the 1 GiB cap" in text)
+
+
+@pytest.mark.parametrize("module, code, message", FAULTS, ids=[f[0] for f in FAULTS])
+def test_a_fault_becomes_a_finding_and_the_pool_goes_on(pool: Pool, root: Path, module: str, code: str, message: str):
+    name = "".join(part.title() for part in module.split("_"))
+    the_job = job(root, f"faults/{module}.py:{name}")
+    started = time.monotonic()
+    report = pool.run(the_job)
+    elapsed = time.monotonic() - started
+
+    assert elapsed < the_job.timeout + 2, f"{module}: {elapsed:.1f} s"
+    assert report.status is Status.FAILED
+    (finding,) = report.findings
+    assert finding.code == code and re.search(message, finding.message), finding.message
+    if code == "EL503":  # a refused allocation: on the line that asked for the memory
+        assert finding.line == allocation_line(root, module)
+    else:  # the squiggle is on the class name
+        line, column, end = class_name_span(root, module)
+        assert (finding.path, finding.line, finding.column, finding.end_line, finding.end_column) == (f"faults/{module}.py", line, column, line, end)
+    assert len(finding.detail) < 64 * 1024  # a flood of output is kept bounded
+    assert the_job.key not in pool.cache  # never cached: the next check tries again
+
+    assert left_behind(recorded(root, module), warm_pid(pool), pool.primed) == []
+    fine_again(pool, root)
+
+
+def test_a_crash_carries_what_the_module_printed_and_where_it_crashed(pool: Pool, root: Path):
+    report = pool.run(job(root, "faults/segfault.py:Segfault"))
+    detail = report.findings[0].detail
+    assert "last output:\nabout to crash" in detail
+    assert re.search(r'File ".*faults/segfault\.py", line 13 in forward', detail)
+
+
+def test_processes_a_module_forks_die_with_the_job(pool: Pool, root: Path):
+    report = pool.run(job(root, "faults/forks.py:Forks"))
+    assert report.status is Status.EXPORTED, report.findings
+    children = (recorded(root, "forks", "child"), recorded(root, "forks", "escaped"))
+    assert left_behind(recorded(root, "forks"), warm_pid(pool), pool.primed, extra=children) == []
+    fine_again(pool, root)
+
+
+# -- cancelling ----------------------------------------------------------------------------
+
+
+def start_slow(pool: Pool, root: Path) -> tuple[object, int]:
+    """Submit the module that sleeps in forward; return its Future once it runs."""
+    (root / "faults/slow.job.pid").unlink(missing_ok=True)
+    started = threading.Event()
+    future = pool.submit(job(root, "faults/slow.py:Slow"), on_start=started.set)
+    assert started.wait(30)
+    pid_file = root / "faults/slow.job.pid"
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() and time.monotonic() < deadline:  # it has imported the module
+        time.sleep(0.02)
+    return future, int(pid_file.read_text())
+
+
+def test_a_newer_job_for_the_same_module_supersedes_the_older(pool: Pool, root: Path):
+    older, pid = start_slow(pool, root)
+    quick = (root / "faults/slow.py").read_text().replace("time.sleep(600)", "pass")
+    plan, p = planned(root, "faults/slow.py:Slow", {root / "faults/slow.py": quick})
+    newer = pool.submit(job_for(plan, p, Options(), sources={"faults/slow.py": quick}))
+
+    with pytest.raises(Cancelled):
+        older.result(timeout=5)
+    report = newer.result(timeout=30)
+    assert report.status is Status.EXPORTED, report.findings
+    assert left_behind(pid, warm_pid(pool), pool.primed) == []
+
+
+def test_cancel_kills_a_running_job(pool: Pool, root: Path):
+    future, pid = start_slow(pool, root)
+    pool.cancel("faults/slow.py:Slow")
+    with pytest.raises(Cancelled):
+        future.result(timeout=5)
+    assert left_behind(pid, warm_pid(pool), pool.primed) == []
+    fine_again(pool, root)
+
+
+# -- the result cache ------------------------------------------------------------------
+
+
+def test_an_unchanged_module_is_answered_from_the_cache(pool: Pool, root: Path):
+    first = pool.run(job(root, "models/net.py:Net"))
+    assert first.status is Status.EXPORTED, first.findings
+    launched = pool.launched
+    again = pool.run(job(root, "models/net.py:Net"))
+    assert again is first and pool.launched == launched  # no process was started
+
+
+def test_what_can_change_the_verdict_invalidates_the_cache(pool: Pool, root: Path):
+    first = pool.run(job(root, "models/net.py:Net"))
+    keys = {job(root, "models/net.py:Net").key}
+
+    helpers = root / "models/helpers.py"
+    original = helpers.read_text()
+    helpers.write_text(original.replace("torch.relu(x)", "torch.tanh(x)"))  # a file net.py imports
+    try:
+        edited = pool.run(job(root, "models/net.py:Net"))
+        assert edited is not first and edited.status is Status.EXPORTED
+        keys.add(job(root, "models/net.py:Net").key)
+    finally:
+        helpers.write_text(original)
+    assert pool.run(job(root, "models/net.py:Net")) is first  # and back again
+
+    keys.add(job(root, "models/net.py:Net", Options(strict=True)).key)  # options
+    keys.add(job(root, "models/net.py:Net", python="/other/python").key)  # interpreter
+    pyproject = root / "pyproject.toml"
+    spec = pyproject.read_text()
+    pyproject.write_text(spec.replace("init = { hidden = 8 }", "init = { hidden = 16 }"))  # the spec
+    try:
+        keys.add(job(root, "models/net.py:Net").key)
+    finally:
+        pyproject.write_text(spec)
+    assert len(keys) == 5
+
+
+# -- unsaved buffers ---------------------------------------------------------------------
+
+DATA_DEPENDENT = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+    from models.helpers import act
+
+
+    class Net(nn.Module):
+        def __init__(self, hidden: int = 8):
+            super().__init__()
+            self.fc = nn.Linear(4, hidden)
+
+        def forward(self, x):
+            h = act(self.fc(x))
+            positive = (h > 0).sum().item()
+            if positive > 0:
+                return h
+            return -h
+    """
+).lstrip()
+
+
+def unsaved(root: Path, text: str, planner: str = "owner") -> Job:
+    """The job the editor sends for an unsaved models/net.py holding ``text``. The worker
+    uses the owner's static plan; without one (``planner="worker"``) it plans the text itself."""
+    plan, p = planned(root, "models/net.py:Net", {root / "models/net.py": text})
+    made = job_for(plan, p, Options(), sources={"models/net.py": text})
+    return made if planner == "owner" else dataclasses.replace(made, plan="", key="")  # and really run
+
+
+@pytest.mark.parametrize("planner", ["owner", "worker"])
+def test_unsaved_text_that_fails_is_exported_instead_of_the_file_on_disk(pool: Pool, root: Path, planner: str):
+    on_disk = pool.run(job(root, "models/net.py:Net"))
+    assert on_disk.status is Status.EXPORTED
+    buffer = "# two lines the disk\n# does not have\n" + DATA_DEPENDENT
+    report = pool.run(unsaved(root, buffer, planner))
+    assert report is not on_disk and report.status is Status.FAILED
+    (finding,) = [f for f in report.findings if f.code == "EL101"]
+    line = buffer.splitlines().index("        if positive > 0:") + 1
+    assert (finding.path, finding.line) == ("models/net.py", line)  # the buffer's line, not the disk's
+    (edit,) = finding.fixes[0].edits
+    assert edit.path == "models/net.py" and edit.line == line  # the fix edits the buffer too
+
+
+@pytest.mark.parametrize("planner", ["owner", "worker"])
+def test_unsaved_text_that_exports_beats_a_failing_file_on_disk(pool: Pool, root: Path, planner: str):
+    net = root / "models/net.py"
+    saved = net.read_text()
+    net.write_text(DATA_DEPENDENT)
+    try:
+        assert pool.run(job(root, "models/net.py:Net")).status is Status.FAILED
+        report = pool.run(unsaved(root, saved, planner))
+        assert report.status is Status.EXPORTED, report.findings
+        assert unsaved(root, saved).key != job(root, "models/net.py:Net").key
+    finally:
+        net.write_text(saved)
+
+
+def test_a_plan_made_from_other_text_than_the_worker_imports_is_made_again(pool: Pool, root: Path):
+    saved = "from torch import nn\n\n\nclass Other(nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+    buffer = saved.replace("class Other", "import torch\n\n\nclass Other") + (
+        "\n    @staticmethod\n    def example_inputs():\n        return (torch.randn(2, 4),)\n"
+    )
+    (root / "models/other.py").write_text(saved)
+    try:
+        # the owner planned the unsaved buffer (its example_inputs is the spec) but sends no text:
+        # the worker imports the file on disk, which has no example_inputs and so no spec
+        plan, p = planned(root, "models/other.py:Other", {root / "models/other.py": buffer})
+        report = pool.run(job_for(plan, p, Options()))
+        assert report.status is Status.SKIPPED and [f.code for f in report.findings] == ["EL007"], report.findings
+    finally:
+        (root / "models/other.py").unlink()
+
+
+# -- the warm parent ----------------------------------------------------------------------
+
+
+def test_a_new_interpreter_restarts_the_warm_parent_whose_start_does_not_count(pool: Pool, root: Path, tmp_path: Path):
+    old = warm_pid(pool)
+    assert pool.run(job(root, "models/net.py:Net")).status is Status.EXPORTED
+    slow, slow_pid = start_slow(pool, root)
+    python = tmp_path / "python"
+    python.symlink_to(sys.executable)
+    pool.python = str(python)
+
+    # the new parent imports torch and exports once (seconds) before the job's 2 s begin
+    report = pool.run(job(root, "faults/fine.py:Fine", cache=False, timeout=2))
+    assert report.status is Status.EXPORTED, report.findings
+    assert warm_pid(pool) != old and not alive(old) and not alive(slow_pid)
+    assert not pool.cache  # verdicts of the old environment were dropped
+
+    # the job that was running on the old parent was sent to the new one
+    deadline = time.monotonic() + 30
+    while recorded(root, "slow") == slow_pid and time.monotonic() < deadline:
+        time.sleep(0.02)
+    again = recorded(root, "slow")
+    assert [p.ppid for p in processes() if p.pid == again] == [warm_pid(pool)]
+    pool.cancel("faults/slow.py:Slow")
+    with pytest.raises(Cancelled):
+        slow.result(timeout=5)
+
+
+def test_a_worker_that_never_starts_gives_a_timeout_finding(root: Path, tmp_path: Path):
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\nexec sleep 600\n")
+    python.chmod(0o755)
+    with Pool(str(python), 1, startup_timeout=1) as stuck:
+        report = stuck.run(job(root, "faults/fine.py:Fine"))
+        (finding,) = report.findings
+        assert finding.code == "EL501" and finding.message.startswith("the export worker did not start within 1 s"), finding.message
+        assert stuck.warm_pid is None or not alive(stuck.warm_pid)
+
+
+def test_a_worker_without_torch_says_why(root: Path, tmp_path: Path):
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")  # no site-packages: no torch
+    python.chmod(0o755)
+    with Pool(str(python), 1) as broken:
+        report = broken.run(job(root, "faults/fine.py:Fine"))
+    (finding,) = report.findings
+    assert finding.code == "EL502" and "No module named 'torch'" in finding.message, finding.message
+
+
+OWNER = """
+import sys, threading, time
+from pathlib import Path
+from exportlens.exporter.batch import job_for
+from exportlens.exporter.options import Options
+from exportlens.exporter.plan import make_plan
+from exportlens.exporter.pool import Pool
+
+root = Path(sys.argv[1])
+plan = make_plan([root])
+(slow,) = [p for p in plan.modules if p.target == "faults/slow.py:Slow"]
+pool = Pool(jobs=1)
+started = threading.Event()
+pool.submit(job_for(plan, slow, Options()), on_start=started.set)
+started.wait()
+print(pool.warm_pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_killing_the_owner_kills_the_warm_parent_and_its_jobs(root: Path):
+    (root / "faults/slow.job.pid").unlink(missing_ok=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(root)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        warm = int(owner.stdout.readline())
+        deadline = time.monotonic() + 30
+        while not (root / "faults/slow.job.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        tree = [p.pid for p in processes() if p.ppid == warm]  # the job and the primed spare
+        job_pid = recorded(root, "slow")
+        assert job_pid in tree
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in (warm, *tree)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [pid for pid in (warm, *tree) if alive(pid)] == []
