@@ -265,14 +265,17 @@ class Lsp:
         self.versions[uri], self.texts[uri] = 1, text
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
 
-    def save(self, rel: str, text: str) -> float:
-        """Type the new text, write it, send didSave; returns when didSave went out."""
+    async def save(self, rel: str, text: str, pause: float = 0.0) -> float:
+        """Type the new text, pause ``pause`` s as a person does before saving, write it,
+        send didSave; returns when didSave went out."""
         uri = self.uri(rel)
         self.versions[uri] += 1
         self.texts[uri] = text
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        if pause:
+            await asyncio.sleep(pause)
         (self.root / rel).write_text(text)
         t = time.perf_counter()
         self.client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
@@ -354,7 +357,7 @@ def in_process_exporter(root: Path) -> Callable[[], float]:
     return once
 
 
-async def bench_save(lsp: Lsp, saves: int, warmup: int) -> dict[str, Any]:
+async def bench_save(lsp: Lsp, saves: int, warmup: int, pause: float) -> dict[str, Any]:
     rel = "model.py"
     uri = lsp.uri(rel)
     t0 = time.perf_counter()
@@ -376,7 +379,7 @@ async def bench_save(lsp: Lsp, saves: int, warmup: int) -> dict[str, Any]:
             inproc.append(export())
         text = f"{text}# edit {n}\n"
         start = len(lsp.events)
-        t_save = lsp.save(rel, text)
+        t_save = await lsp.save(rel, text, pause)
         i_start = await lsp.wait(exporting(MLP_TARGET), start, timeout=60)
         job = job_of(lsp.events[i_start])
         i_land = await lsp.wait(landed(MLP_TARGET, job), i_start, timeout=120)
@@ -451,7 +454,7 @@ async def bench_hover(lsp: Lsp, count: int) -> dict[str, Any]:
             n += 1
             text = f"{text}# edit {n}\n"
             start = len(lsp.events)
-            lsp.save(rel, text)
+            await lsp.save(rel, text)
 
     exporter = asyncio.create_task(keep_exporting())
     busy: list[float] = []
@@ -585,8 +588,9 @@ async def small_workspace(args: argparse.Namespace, tmp: Path, goals: list, torc
         print(f"server pid {pid}; RSS idle (small workspace, nothing open): {mb(proc_status(pid).get('VmRSS'))}")
 
         if "a" in args.parts:
-            print(f"\na. save → diagnostics, {args.saves} saves of {MLP_TARGET} (+{args.warmup} warm-up), debounce {args.debounce} ms")
-            a = await bench_save(lsp, args.saves, args.warmup)
+            print(f"\na. save → diagnostics, {args.saves} saves of {MLP_TARGET} (+{args.warmup} warm-up), debounce {args.debounce} ms, "
+                  f"each edit {args.pause * 1000:.0f} ms before its save")
+            a = await bench_save(lsp, args.saves, args.warmup, args.pause)
             ratio = a["p50"] / a["inproc_p50"]
             print(f"  save → verdict diagnostics   p50 {ms(a['p50'])}   p95 {ms(a['p95'])}")
             print(f"  torch.export in-process      p50 {ms(a['inproc_p50'])}   p95 {ms(a['inproc_p95'])}   "
@@ -628,6 +632,9 @@ def main() -> int:
     p.add_argument("--warmup", type=int, default=3, help="untimed saves first")
     p.add_argument("--hovers", type=int, default=100, help="hovers while an export runs (at least 50)")
     p.add_argument("--debounce", type=int, default=0, help="initializationOptions.debounce in ms for a and b (default 0)")
+    p.add_argument("--pause", type=float, default=0.3,
+                   help="seconds between an edit (didChange) and its save, as a person types then saves (default 0.3; "
+                        "0 sends them back to back, and the server's rescan of the file then falls inside the timed save)")
     p.add_argument("--parts", default="abc", help="which measurements: any of a, b, c (default abc)")
     p.add_argument("--skip-index", action="store_true", help="same as --parts ab")
     p.add_argument("--index-root", help="folder for c (default: the installed transformers package)")
