@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest_asyncio
 from lsprotocol import types
 
 from .conftest import start, stop
@@ -46,38 +47,40 @@ async def running_job(editor) -> list[int]:
     raise AssertionError("the export job never started")
 
 
-async def test_cancel_request_kills_the_export(workspace):
+@pytest_asyncio.fixture
+async def slow(workspace):
+    """An editor on a workspace whose models/slow.py sleeps in forward; exports only on demand."""
     (workspace / "models/slow.py").write_text(SLOW)
     editor = await start(workspace, exportOn="manual")
-    try:
-        editor.open("models/slow.py")
-        args = [{"uri": editor.uri("models/slow.py"), "target": "models/slow.py:Slow"}]
-        request = asyncio.ensure_future(editor.client.protocol.send_request_async(
-            types.WORKSPACE_EXECUTE_COMMAND, types.ExecuteCommandParams("exportlens.exportModule", args), msg_id="export-slow"))
-        kids = await running_job(editor)
-        editor.client.protocol.notify("$/cancelRequest", types.CancelParams(id="export-slow"))
-        await editor.logged("cancelling the export of models/slow.py:Slow")
-        await gone(kids)
-        assert (await editor.status())["running"] == []
-        request.cancel()
-    finally:
-        await stop(editor)
+    editor.open("models/slow.py")
+    yield editor
+    await stop(editor)
 
 
-async def test_progress_cancel_kills_the_export(workspace):
-    (workspace / "models/slow.py").write_text(SLOW)
-    editor = await start(workspace, exportOn="manual")
-    try:
-        editor.open("models/slow.py")
-        args = [{"uri": editor.uri("models/slow.py"), "target": "models/slow.py:Slow"}]
-        request = asyncio.ensure_future(editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args)))
-        kids = await running_job(editor)
-        (token,) = [t for t, reports in editor.client.progress_reports.items() if reports]
-        begin = editor.client.progress_reports[token][0]
-        assert begin.cancellable and begin.message == "exporting Slow"
-        editor.client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token))
-        await gone(kids)
-        assert await asyncio.wait_for(request, 10) is None  # the command ends without a result
-        assert (await editor.status())["running"] == []
-    finally:
-        await stop(editor)
+def export_slow(editor, msg_id: str | None = None) -> asyncio.Future:
+    """Run the export command as a client does (the request is sent at once)."""
+    args = [{"uri": editor.uri("models/slow.py"), "target": "models/slow.py:Slow"}]
+    params = types.ExecuteCommandParams("exportlens.exportModule", args)
+    return asyncio.ensure_future(editor.client.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id))
+
+
+async def test_cancel_request_kills_the_export(slow):
+    request = export_slow(slow, msg_id="export-slow")
+    kids = await running_job(slow)
+    slow.client.protocol.notify("$/cancelRequest", types.CancelParams(id="export-slow"))
+    await slow.logged("cancelling the export of models/slow.py:Slow")
+    await gone(kids)
+    assert (await slow.status())["running"] == []
+    request.cancel()
+
+
+async def test_progress_cancel_kills_the_export(slow):
+    request = export_slow(slow)
+    kids = await running_job(slow)
+    (token,) = [t for t, reports in slow.client.progress_reports.items() if reports]
+    begin = slow.client.progress_reports[token][0]
+    assert begin.cancellable and begin.message == "exporting Slow"
+    slow.client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token))
+    await gone(kids)
+    assert await asyncio.wait_for(request, 10) is None  # the command ends without a result
+    assert (await slow.status())["running"] == []

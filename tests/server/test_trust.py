@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from lsprotocol import types
 
 from .conftest import start, stop
