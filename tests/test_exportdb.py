@@ -49,10 +49,6 @@ TORCH_SYMPY_FUNCTION = re.compile(
     r"|ToFloat|CleanDiv|FloorDiv|PythonMod|OpaqueUnaryFn_\w+)\b"
 )
 
-# exportlens bug (see the report that came with this file): for dynamic_shape_round,
-# fixes.solve_bounds calls sympy.solve on `RoundToInt(IntTrueDiv(dim0_x, 2)) != 1`
-# outside any try; sympy raises NotImplementedError and it escapes export_module.
-SOLVE_BOUNDS_CRASH = "exportlens bug: fixes.solve_bounds lets sympy's NotImplementedError escape export_module (round() in a guard)"
 
 
 # -- the project ------------------------------------------------------------------------
@@ -150,17 +146,11 @@ class ExportDB:
                 self._done[target] = exc
         done = self._done[target]
         if isinstance(done, BaseException):
-            if isinstance(done, NotImplementedError) and _raised_in(done, "exporter/fixes.py", "solve_bounds"):
-                pytest.xfail(SOLVE_BOUNDS_CRASH)
             raise AssertionError(f"exportlens raised instead of reporting on {target}: {done!r}\n{_trace(done)}") from done
         return done
 
     def lines(self, path: str) -> list[str]:
         return (self.root / path).read_text(encoding="utf-8").splitlines()
-
-
-def _raised_in(exc: BaseException, filename: str, function: str) -> bool:
-    return any(f.filename.replace("\\", "/").endswith(filename) and f.name == function for f in traceback.extract_tb(exc.__traceback__))
 
 
 def _trace(exc: BaseException) -> str:

@@ -145,7 +145,11 @@ def solve_bounds(dim: str, guard: Any, ctx: Context) -> Change | None:
     example = ctx.spec.dims[dim].example if dim in ctx.spec.dims else None
     domain = sympy.Interval(lo, hi if hi is not None else sympy.oo)
     if isinstance(guard, sympy.Ne):  # excludes single points: keep the side of the example
-        (point,) = sympy.solve(sympy.Eq(guard.lhs, guard.rhs), sym_i) or [None]
+        try:  # sympy cannot solve everything torch writes (round(), floor division, ...)
+            points = sympy.solve(sympy.Eq(guard.lhs, guard.rhs), sym_i)
+        except (NotImplementedError, ValueError, TypeError):
+            return None
+        point = points[0] if len(points) == 1 else None
         if point is None or not point.is_integer:
             return None
         point = int(point)
