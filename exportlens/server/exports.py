@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import traceback
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -74,7 +75,13 @@ class Exports:
             await asyncio.sleep(self.session.settings.debounce_ms / 1000)
         self._debounce.pop(path, None)
         root = self.session.root_of(path)
-        await self.export(root, self.affected(root, path), reason)
+        try:
+            await self.export(root, self.affected(root, path), reason)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - a bug of ours must not silence the next save
+            log.exception("exporting after a change to %s failed", path)
+            self.say(f"internal error while exporting after a change to {path.name}: {traceback.format_exc().strip().splitlines()[-1]}")
 
     def affected(self, root: Path, path: Path) -> list[str]:
         """Modules a change to ``path`` can change: its own, and those of open files that import it

@@ -1,0 +1,73 @@
+"""Real models, built from transformers configs (no weights are downloaded): each exports
+through exportlens, and the summary speaks the spec's Dim names."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("transformers")
+
+pytestmark = pytest.mark.slow
+
+SPEC = '''
+[tool.exportlens.modules."models/bert.py:TinyBert"]
+inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 100 }, attention_mask = { shape = "i64[batch, seq]", fill = "ones" } }
+dims = { batch = { min = 1, max = 8 }, seq = { min = 2, max = 64 } }
+
+[tool.exportlens.modules."models/llama.py:TinyLlama"]
+inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 100 } }
+dims = { batch = { min = 1, max = 8 }, seq = { min = 2, max = 64 } }
+'''
+
+BERT = '''
+import torch
+from transformers import BertConfig, BertModel
+
+
+class TinyBert(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+        self.bert = BertModel(config)
+
+    def forward(self, input_ids, attention_mask):
+        return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+'''
+
+LLAMA = '''
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+
+class TinyLlama(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        config = LlamaConfig(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                             num_attention_heads=2, num_key_value_heads=1, use_cache=False)
+        self.llama = LlamaForCausalLM(config)
+
+    def forward(self, input_ids):
+        logits = self.llama(input_ids=input_ids).logits
+        return logits
+'''
+
+
+def test_tiny_bert_and_llama_export_in_the_users_names(project):
+    project.write("pyproject.toml", SPEC)
+    project.write("models/bert.py", BERT)
+    project.write("models/llama.py", LLAMA)
+    report = project.check()
+    by_target = {m.target: m for m in report.modules}
+
+    bert = by_target["models/bert.py:TinyBert"]
+    assert bert.status.value == "exported", [str(f) for f in bert.findings]
+    assert bert.summary.signature == "(input_ids: i64[batch, seq], attention_mask: i64[batch, seq]) -> f32[batch, seq, 32]"
+    assert set(bert.summary.range_constraints) == {"batch ∈ [1, 8]", "seq ∈ [2, 64]"}
+
+    llama = by_target["models/llama.py:TinyLlama"]
+    assert llama.status.value == "exported", [str(f) for f in llama.findings]
+    assert llama.summary.signature == "(input_ids: i64[batch, seq]) -> f32[batch, seq, 100]"
+    # the line of forward that calls the model is where its output's shape shows
+    line = project.read("models/llama.py").splitlines().index("        logits = self.llama(input_ids=input_ids).logits") + 1
+    shapes = {ls.line: ls.shapes for ls in llama.summary.line_shapes if ls.path == "models/llama.py"}
+    assert shapes[line][-1] == "f32[batch, seq, 100]"
