@@ -88,7 +88,9 @@ class ProjectFiles:
             try:
                 fname, rest = line[6:].split('", line ', 1)
                 lineno, _, name = rest.partition(", in ")
-                if fname in self:
+                # torch writes some of its own frames relative ("torch/fx/passes/..."): only
+                # an absolute path can be told apart from a project file of the same name
+                if os.path.isabs(fname) and fname in self:
                     found = Frame(fname, int(lineno), name.strip())
             except ValueError:
                 continue
