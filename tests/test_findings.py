@@ -176,6 +176,32 @@ def test_unsupported_operation(project):
     assert f.line == line_of(project, "np.py", "y.numpy()")
 
 
+def test_output_type_export_cannot_flatten_is_on_the_return(project):
+    project.write("pyproject.toml", """
+        [tool.exportlens.modules."net.py:Net"]
+        inputs = { x = "f32[batch, 4]" }
+    """)
+    project.write("net.py", """
+        import torch
+
+
+        class Scores:
+            def __init__(self, logits):
+                self.logits = logits
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                y = x * 2
+                return Scores(y)
+    """)
+    f = only(project.module("Net").findings, "EL304")
+    assert f.kind is Kind.UNSUPPORTED
+    assert f.line == line_of(project, "net.py", "return Scores(y)")
+    assert f.message.startswith("forward returns `Scores` (net.Scores), which torch.export cannot flatten into tensors")
+    assert "register_pytree_node" in f.message and "https://" not in f.message
+
+
 def test_custom_op_without_fake_kernel(project):
     project.write("pyproject.toml", """
         [tool.exportlens.modules."op.py:UsesOp"]

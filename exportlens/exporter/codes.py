@@ -41,6 +41,7 @@ GUARD_VIOLATION = Code("EL205", Kind.CONSTRAINT_VIOLATION, "code requires a cond
 UNSUPPORTED_OP = Code("EL301", Kind.UNSUPPORTED, "operation not supported by torch.export")
 MISSING_FAKE_KERNEL = Code("EL302", Kind.UNSUPPORTED, "custom op has no fake kernel")
 MISMATCHED_FAKE_KERNEL = Code("EL303", Kind.UNSUPPORTED, "custom op's fake kernel disagrees with its real kernel")
+UNSUPPORTED_OUTPUT = Code("EL304", Kind.UNSUPPORTED, "forward returns a type export cannot flatten")
 
 # the user's code does not load (EL4xx)
 SYNTAX_ERROR = Code("EL401", Kind.IMPORT_ERROR, "file does not parse")

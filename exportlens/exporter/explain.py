@@ -75,6 +75,9 @@ def explain(exc: BaseException, log: GuardLog, ctx: Context) -> list[Finding]:
     names = from_shape_env(log.shape_env, ctx.built.names)
     frame = ctx.files.deepest_in_traceback(exc.__traceback__)
     text = rename_sources(names.text(_first_line(getattr(exc, "msg", None) or str(exc))), ctx.built.names)
+    output = re.search(r"Found <class '([\w.]+)'> in output, which is not a known type", str(exc))
+    if output:
+        return [unsupported_output(output.group(1), ctx, str(exc))]
     missing = re.search(r"no fake impl registered for <CustomOpDef\((.+?)\)>", str(exc))
     if missing:
         fn = re.search(r"use `(\S+)\.register_fake`", str(exc))
@@ -87,6 +90,32 @@ def explain(exc: BaseException, log: GuardLog, ctx: Context) -> list[Finding]:
     if frame is not None and not isinstance(exc, UserError):
         return [at(ctx, codes.FORWARD_FAILED, f"forward raised {type(exc).__name__} while exporting: {text}", frame, detail=str(exc)[-4000:])]
     return [at(ctx, codes.INTERNAL, f"torch.export failed: {type(exc).__name__}: {text}", frame, detail=str(exc)[-4000:])]
+
+
+def unsupported_output(qualified: str, ctx: Context, detail: str) -> Finding:
+    """``return Cache(...)``: placed on forward's last ``return``, said with the fix."""
+    name = qualified.rsplit(".", 1)[-1]
+    message = (f"forward returns `{name}` ({qualified}), which torch.export cannot flatten into tensors: "
+               f"return its tensors instead, or register `{name}` with torch.utils._pytree.register_pytree_node")
+    if qualified.startswith("transformers."):
+        message += "; for a transformers model, `use_cache=False` in its config keeps the cache out of the output"
+    line = _return_line(ctx)
+    if line is None:
+        return at(ctx, codes.UNSUPPORTED_OUTPUT, message, None, detail=detail[-4000:])
+    place = locate(ctx.read(ctx.module.path), line, None)
+    return codes.finding(codes.UNSUPPORTED_OUTPUT, message, ctx.module.path, place.line, column=place.column,
+                         end_line=place.end_line, end_column=place.end_column, detail=detail[-4000:])
+
+
+def _return_line(ctx: Context) -> int | None:
+    """The last ``return`` of forward, when forward is written in the module's own file."""
+    forward = ctx.module.forward
+    lines = ctx.read(ctx.module.path).splitlines()
+    if forward is None or forward.name_span.line > len(lines) or "def forward" not in lines[forward.name_span.line - 1]:
+        return None  # forward is inherited from another file, or torch's
+    body = range(forward.span.line, min(forward.span.end_line, len(lines)) + 1)
+    returns = [n for n in body if lines[n - 1].lstrip().startswith("return")]
+    return returns[-1] if returns else None
 
 
 def _in_chain(exc: BaseException, kind: type) -> Any:
