@@ -71,3 +71,14 @@ def test_tiny_bert_and_llama_export_in_the_users_names(project):
     line = project.read("models/llama.py").splitlines().index("        logits = self.llama(input_ids=input_ids).logits") + 1
     shapes = {ls.line: ls.shapes for ls in llama.summary.line_shapes if ls.path == "models/llama.py"}
     assert shapes[line][-1] == "f32[batch, seq, 100]"
+
+
+def test_a_llama_that_returns_its_cache_is_told_on_the_return_line(project):
+    project.write("pyproject.toml", SPEC)
+    project.write("models/llama.py", LLAMA.replace("use_cache=False", "use_cache=True").replace(
+        "logits = self.llama(input_ids=input_ids).logits\n        return logits", "return self.llama(input_ids=input_ids)"))
+    llama = project.module("models/llama.py:TinyLlama")
+    (f,) = llama.findings
+    assert f.code == "EL304"
+    assert f.line == project.read("models/llama.py").splitlines().index("        return self.llama(input_ids=input_ids)") + 1
+    assert "`DynamicCache`" in f.message and "`use_cache=False`" in f.message
