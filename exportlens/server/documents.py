@@ -38,7 +38,14 @@ def did_change(ls: ExportLensServer, params: types.DidChangeTextDocumentParams) 
 async def _rescan_later(ls: ExportLensServer, path: Path) -> None:
     await asyncio.sleep(RESCAN_DELAY)
     ls._rescans.pop(path, None)
-    ls.rescan(path)
+    if path.suffix == ".py":
+        # libcst takes 10-250 ms on a large file: parse in a thread so requests keep flowing,
+        # and keep the result only if the text did not change meanwhile
+        overrides = dict(ls.open_texts())
+        entry = await asyncio.to_thread(ls.session.index.compute, path, overrides)
+        if ls.open_texts().get(path) != overrides.get(path):
+            return
+        ls.session.index.put(path, entry)
 
     if path.name == PYPROJECT:
         ls.publish_project(path.parent)

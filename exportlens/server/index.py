@@ -31,17 +31,21 @@ class ModuleIndex:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def scan(self, path: Path, overrides: Mapping[Path, str]) -> FileEntry:
-        """Rescan one file (its text from ``overrides`` if open in the editor); a text
-        already scanned is not parsed again."""
+        """Rescan one file (its text from ``overrides`` if open in the editor) into the index."""
+        entry = self.compute(path, overrides)
+        self.put(path, entry)
+        return entry
+
+    def compute(self, path: Path, overrides: Mapping[Path, str]) -> FileEntry:
+        """One file's entry, without storing it (safe off the event loop); a text already
+        scanned is not parsed again."""
         text = overrides.get(path)
         old = self.files.get(path)
         if old is not None and text is not None and old.text == text:
             return old
         root = find_root(path)
         found = discover(root, [path], sources=overrides)
-        entry = FileEntry(root, tuple(found.modules), tuple(f for f in found.findings), text)
-        self.put(path, entry)
-        return entry
+        return FileEntry(root, tuple(found.modules), tuple(f for f in found.findings), text)
 
     def put(self, path: Path, entry: FileEntry, *, only_if_absent: bool = False) -> None:
         with self._lock:
