@@ -13,7 +13,7 @@ from typing import Mapping
 from ..exporter.discover import ModuleClass
 from ..exporter.plan import Plan, Planned
 from ..exporter.report import Finding, ModuleReport
-from ..exporter.spec import PYPROJECT, ExportSpec, ProjectSpecs, load_project, resolve
+from ..exporter.spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project, resolve
 from .index import ModuleIndex
 from .settings import ServerSettings
 
@@ -89,8 +89,4 @@ class Session:
 
     def root_of(self, path: Path) -> Path:
         entry = self.index.get(path)
-        if entry is not None:
-            return entry.root
-        from ..exporter.spec import find_root
-
-        return find_root(path)
+        return entry.root if entry is not None else find_root(path)

@@ -31,8 +31,13 @@ def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) ->
     entry = session.index.get(path)
     if entry is not None:
         out += [(f, None) for f in entry.findings]
-    # spec problems: on pyproject lines, or on the example_inputs method in code
-    modules = [m for _, m in session.index.under(root)]
+    # spec problems: a table's on pyproject.toml lines, an example_inputs() method's in its own file,
+    # so only those modules are resolved (this runs for every open file each time an export lands)
+    if path.name == PYPROJECT:
+        tables = session.project(root, overrides).tables
+        modules = [m for _, m in session.index.under(root) if m.target in tables]
+    else:
+        modules = list(entry.modules) if entry is not None else []
     plan = session.plan(root, modules, overrides)
     out += [(f, None) for f in plan.findings if f.path == rel]
     for planned in plan.modules:
@@ -53,7 +58,7 @@ def _unique(items: Iterable[tuple[Finding, str | None]]) -> list[tuple[Finding, 
     return out
 
 
-def to_diagnostic(f: Finding, target: str | None, lines: Lines, root: Path, index: int, utf16: bool = True) -> types.Diagnostic:
+def to_diagnostic(f: Finding, target: str | None, lines: Lines, root: Path, utf16: bool = True) -> types.Diagnostic:
     related = [
         types.DiagnosticRelatedInformation(
             types.Location((root / r.path).as_uri(), types.Range(types.Position(r.line - 1, 0), types.Position(r.line - 1, 0))),
@@ -69,15 +74,15 @@ def to_diagnostic(f: Finding, target: str | None, lines: Lines, root: Path, inde
         code_description=types.CodeDescription(href=codes.docs_url(f.code)),
         source=SOURCE,
         related_information=related or None,
-        data={"target": target, "index": index, "code": f.code, "line": f.line, "message": f.message},
+        data={"target": target, "code": f.code, "line": f.line, "message": f.message},  # code actions find the finding by these
     )
 
 
 def diagnostics(session: Session, path: Path, text: str, overrides: Mapping[Path, str], utf16: bool = True) -> list[types.Diagnostic]:
-    root = session.root_of(path) if path.name != PYPROJECT else path.parent
+    root = session.root_of(path)
     lines = Lines(text)
     found = findings_for(session, path, overrides)
-    return [to_diagnostic(f, t, lines, root, i, utf16) for i, (f, t) in enumerate(found) if f.code != codes.SPEC_MISSING.code]
+    return [to_diagnostic(f, t, lines, root, utf16) for f, t in found if f.code != codes.SPEC_MISSING.code]
 
 
 def relative(root: Path, path: Path) -> str:

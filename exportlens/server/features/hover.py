@@ -53,9 +53,9 @@ def shapes_at(session: Session, root: Path, rel: str, line: int) -> tuple[LineSh
 
 
 def line_hover(shapes: LineShapes, code: str) -> str:
-    m = _ASSIGNED.match(code)
+    target = assigned(code)
     result = shapes.shapes[-1]
-    head = f"{m.group(1).strip()}: {result}" if m else result
+    head = f"{target}: {result}" if target else result
     text = f"```python\n{head}\n```"
     if len(shapes.shapes) > 1:
         steps = "\n".join(f"- `{s}`" for s in shapes.shapes[:-1][:12])
