@@ -18,6 +18,7 @@ from .exporter.batch import check_in_workers
 from .exporter.options import Options
 from .exporter.plan import Plan, make_plan
 from .exporter.pool import Pool
+from .exporter.program import program_text
 from .exporter.report import Finding, ModuleReport, Report, Status, to_dict
 from .exporter.spec import DEVICES, IRS, parse_bytes
 
@@ -205,30 +206,13 @@ def _show(args: argparse.Namespace) -> int:
     plan, report = got
     if report.status is not Status.EXPORTED or report.summary is None:
         return FOUND
-    s = report.summary
-    print(f"{report.target}  (spec: {report.spec_source}; {report.seconds:.2f} s, torch {report.torch_version})")
-    print(f"  signature: {s.signature}")
-    for title, rows in (("range constraints", s.range_constraints), ("equalities", s.equalities)):
-        if rows:
-            print(f"  {title}:")
-            for row in rows:
-                print(f"    {row}")
-    if s.line_shapes:
-        print("  shapes by line:")
-        for ls in s.line_shapes:
-            code = _source(plan.root / ls.path, ls.line)
-            print(f"    {ls.path}:{ls.line}  {code}")
-            print(f"        -> {', '.join(ls.shapes)}")
-    if not args.no_graph:
-        print("  graph:")
-        for row in s.graph.rstrip().splitlines():
-            print(f"    {row}")
+    print(program_text(report, lambda path, line: _source(plan.root / path, line), graph=not args.no_graph), end="")
     return OK
 
 
 def _source(path: Path, line: int) -> str:
     try:
-        return path.read_text(encoding="utf-8").splitlines()[line - 1].strip()
+        return path.read_text(encoding="utf-8").splitlines()[line - 1]
     except (OSError, IndexError, UnicodeDecodeError):
         return ""
 

@@ -359,8 +359,10 @@ def test_a_new_interpreter_restarts_the_warm_parent_whose_start_does_not_count(p
     old = warm_pid(pool)
     assert pool.run(job(root, "models/net.py:Net")).status is Status.EXPORTED
     slow, slow_pid = start_slow(pool, root)
+    # a wrapper, not a symlink: a symlink out of a venv loses the venv (pyvenv.cfg) and its torch
     python = tmp_path / "python"
-    python.symlink_to(sys.executable)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
     pool.python = str(python)
 
     # the new parent imports torch and exports once (seconds) before the job's 2 s begin

@@ -13,6 +13,7 @@ from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..exporter.discover import ModuleClass
+from ..exporter.report import Status
 from ..exporter.spec import PYPROJECT
 from . import settings as settings_mod
 from .exports import Exports
@@ -25,6 +26,11 @@ log = logging.getLogger(__name__)
 
 TRUST_NOTIFICATION = "exportlens/setTrusted"  # {"trusted": true}: the client granted workspace trust
 STATUS_REQUEST = "exportlens/status"  # the server's own state, for tests, benchmarks and bug reports
+EXPORTS_NOTIFICATION = "exportlens/exports"  # server -> client after each change: {running, exported, failed, problems}
+CHECK_WORKSPACE_REQUEST = "exportlens/checkWorkspace"  # export every module with a spec; problems in every file
+PROGRAM_REQUEST = "exportlens/program"  # {uri, target | line} -> {target, status, text}: the exported program as text
+# the least severe message type each logLevel sends (MessageType: Error 1 < Warning 2 < Info 3 < Log 4)
+_LOUDEST = {"error": types.MessageType.Error, "warning": types.MessageType.Warning, "info": types.MessageType.Log}
 RESCAN_DELAY = 0.15  # seconds: typing rescans a file once it pauses
 
 
@@ -48,11 +54,15 @@ class ExportLensServer(LanguageServer):
         self.indexers: list[Indexer] = []
         self._rescans: dict[Path, asyncio.Task] = {}
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
+        self.indexed = asyncio.Event()  # every workspace folder's first scan is done
+        self._closed_with_problems: set[Path] = set()  # files not open whose diagnostics were published
 
     # -- helpers the features share --------------------------------------------------
 
     def say(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         log.info(message)
+        if kind > _LOUDEST[self.session.settings.log_level]:
+            return
         try:
             self.window_log_message(types.LogMessageParams(kind, f"exportlens: {message}"))
         except Exception:  # noqa: BLE001 - the transport may already be closed at shutdown
@@ -106,13 +116,22 @@ class ExportLensServer(LanguageServer):
     def publish(self, path: Path) -> None:
         text = self.text_of(path)
         found = diagnostics.diagnostics(self.session, path, text, self.open_texts(), self.utf16)
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(path.as_uri(), found, self.version_of(path)))
+        version = self.version_of(path)
+        if version is None and found:
+            self._closed_with_problems.add(path)
+        else:
+            self._closed_with_problems.discard(path)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(path.as_uri(), found, version))
 
     def publish_project(self, root: Path) -> None:
-        """Diagnostics for every open file of a project, and its pyproject.toml."""
-        for path in self.open_texts():
-            if path.suffix == ".py" and self.session.root_of(path) == root:
-                self.publish(path)
+        """Diagnostics for every open file of a project, and its pyproject.toml; after a
+        workspace check, also for every file the results put a problem in, open or not."""
+        paths = {p for p in self.open_texts() if p.suffix == ".py" and self.session.root_of(p) == root}
+        if self.session.whole_workspace:
+            paths |= {p for p in self._closed_with_problems if self.session.root_of(p) == root}  # to clear them
+            paths |= {root / f.path for (r, _), result in self.session.results.items() if r == root for f in result.report.findings if f.path.endswith(".py")}
+        for path in sorted(paths):
+            self.publish(path)
         if (root / PYPROJECT).is_file() or (root / PYPROJECT) in self.open_texts():
             self.publish(root / PYPROJECT)
 
@@ -126,6 +145,18 @@ class ExportLensServer(LanguageServer):
     def _landed(self, root: Path, targets: list[str]) -> None:
         self.publish_project(root)
         self.refresh()
+        self.notify_exports()
+
+    def notify_exports(self) -> None:
+        """What a status bar shows: exports running, and the latest verdicts."""
+        reports = [r.report for r in self.session.results.values()]
+        failed = [r for r in reports if r.status is Status.FAILED]
+        counts = {"running": len(self.session.running), "exported": sum(r.status is Status.EXPORTED for r in reports), "failed": len(failed),
+                  "problems": sum(len(r.errors) or len(r.findings) for r in failed)}
+        try:
+            self.protocol.notify(EXPORTS_NOTIFICATION, counts)
+        except Exception:  # noqa: BLE001 - the transport may already be closed at shutdown
+            pass
 
     # -- settings and trust ------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Commands the client runs: export a module now, create its spec."""
+"""Commands and requests the client runs: export a module now, create its spec, check the
+whole workspace, and show a module's exported program."""
 
 from __future__ import annotations
 
@@ -8,17 +9,34 @@ from typing import Any
 
 from lsprotocol import types
 
-from .base import ExportLensServer, field_of, path_of, server
+from ..exporter.program import program_text
+from ..exporter.report import Status
+from .base import CHECK_WORKSPACE_REQUEST, PROGRAM_REQUEST, ExportLensServer, field_of, path_of, server
 from .features import actions
+from .positions import Lines
 
 
-def _command_args(args: Any) -> tuple[Path, str, bool] | None:
+def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | None:
+    """(file, target, save) from ``{uri, target}``, or ``{uri, line}`` (0-based, as the
+    editor's cursor) naming the module whose class holds that line."""
     arg = args[0] if isinstance(args, list) and args else args
-    uri, target = field_of(arg, "uri"), field_of(arg, "target")
+    uri, target, line, save = field_of(arg, "uri"), field_of(arg, "target"), field_of(arg, "line"), field_of(arg, "save", False)
     path = path_of(uri) if isinstance(uri, str) else None
-    if path is None or not isinstance(target, str):
+    if path is None or not isinstance(save, bool):
         return None
-    return path, target, bool(field_of(arg, "save", False))
+    if target is None and isinstance(line, int) and not isinstance(line, bool) and line >= 0:
+        if ls.session.index.get(path) is None:
+            ls.rescan(path)
+        module = ls.session.index.module_at(path, line + 1)
+        target = module.target if module else None
+    if not isinstance(target, str):
+        return None
+    return path, target, save
+
+
+def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
+    ls.say(f"{what} needs {{uri, target}} or {{uri, line}} inside an nn.Module class, got {args!r}", types.MessageType.Error)
+    ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, "exportlens: put the cursor inside an nn.Module class"))
 
 
 def _cancel_with_request(ls: ExportLensServer) -> None:
@@ -33,9 +51,9 @@ def _cancel_with_request(ls: ExportLensServer) -> None:
 @server.command(actions.EXPORT_COMMAND)
 async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | None:
     """Export one module now: from its CodeLens, a code action, or any client."""
-    parsed = _command_args(args)
+    parsed = _command_args(ls, args)
     if parsed is None:
-        ls.say(f"{actions.EXPORT_COMMAND} needs {{uri, target}}, got {args!r}", types.MessageType.Error)
+        _no_module(ls, actions.EXPORT_COMMAND, args)
         return None
     path, target, save = parsed
     _cancel_with_request(ls)
@@ -63,8 +81,9 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
 
 @server.command(actions.CREATE_SPEC_COMMAND)
 async def create_spec(ls: ExportLensServer, args: Any) -> bool:
-    parsed = _command_args(args)
+    parsed = _command_args(ls, args)
     if parsed is None:
+        _no_module(ls, actions.CREATE_SPEC_COMMAND, args)
         return False
     path, target, _ = parsed
     root = ls.session.root_of(path)
@@ -76,3 +95,59 @@ async def create_spec(ls: ExportLensServer, args: Any) -> bool:
     return bool(result and result.applied)
 
 
+
+
+@server.feature(PROGRAM_REQUEST)
+async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] | None:
+    """A module's exported program as text (what `exportlens show` prints), exporting it
+    now; the result cache answers at once when nothing changed."""
+    parsed = _command_args(ls, params)
+    if parsed is None:
+        _no_module(ls, PROGRAM_REQUEST, params)
+        return None
+    path, target, _ = parsed
+    if not ls.session.trusted:
+        return {"target": target, "status": Status.SKIPPED.value, "text": f"{target}\n  not exported: this workspace is not trusted, so its code is not run.\n"}
+    root = ls.session.root_of(path)
+    if not ls.has_spec(root, [target])[target]:
+        return {"target": target, "status": Status.SKIPPED.value, "text": f"{target}\n  needs example inputs: use Create export spec, or see docs/spec.md.\n"}
+    try:
+        report = (await ls.exports.export(root, [target], "command")).get(target)
+    except asyncio.CancelledError:
+        ls.exports.cancel(root, [target])
+        raise
+    if report is None:
+        return None
+    text = program_text(report, lambda rel, line: Lines(ls.text_of(root / rel)).line(line - 1))
+    return {"target": target, "status": report.status.value, "text": text}
+
+
+@server.feature(CHECK_WORKSPACE_REQUEST)
+async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] | None:
+    """Export every module that has a spec, in every workspace folder; from then on, problems
+    are published for files that are not open too (the Problems panel lists them all)."""
+    if not ls.session.trusted:
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, "exportlens: this workspace is not trusted, so its code is not run. Trust it to check it."))
+        return None
+    await ls.indexed.wait()
+    ls.session.whole_workspace = True
+    by_root: dict[Path, list[str]] = {}
+    for entry in list(ls.session.index.files.values()):
+        by_root.setdefault(entry.root, []).extend(m.target for m in entry.modules)
+    batches = {root: [t for t, has in ls.has_spec(root, targets).items() if has] for root, targets in by_root.items()}
+    ls.say(f"checking the workspace: {sum(map(len, batches.values()))} modules with a spec in {len(batches)} project(s)")
+    try:
+        landed = await asyncio.gather(*(ls.exports.export(root, targets, "workspace check") for root, targets in batches.items()))
+    except asyncio.CancelledError:
+        for root, targets in batches.items():
+            ls.exports.cancel(root, targets)
+        raise
+    for root in batches:
+        ls.publish_project(root)
+    reports = [r for batch in landed for r in batch.values()]
+    return {
+        "modules": len(reports),
+        "exported": sum(r.status is Status.EXPORTED for r in reports),
+        "failed": sum(r.status is Status.FAILED for r in reports),
+        "findings": sum(len(r.findings) for r in reports),
+    }

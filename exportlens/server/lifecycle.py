@@ -38,13 +38,19 @@ def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
         ls.exports.start_pool()  # torch imports in the warm worker while the user reads
     asyncio.get_running_loop().create_task(ls.pull_settings())
     _watch_files(ls)
+    pending = set(ls.session.folders)
+    if not pending:
+        ls.indexed.set()
     for folder in ls.session.folders:
-        ls.indexers.append(Indexer(folder, lambda p, e: ls.session.index.put(p, e, only_if_absent=True), lambda n, f=folder: _indexed(ls, f, n)))
+        ls.indexers.append(Indexer(folder, lambda p, e: ls.session.index.put(p, e, only_if_absent=True), lambda n, f=folder: _indexed(ls, f, n, pending)))
         ls.publish_project(folder)
 
 
-def _indexed(ls: ExportLensServer, folder: Path, files: int) -> None:
+def _indexed(ls: ExportLensServer, folder: Path, files: int, pending: set[Path]) -> None:
     def done() -> None:
+        pending.discard(folder)
+        if not pending:
+            ls.indexed.set()
         ls.say(f"indexed {folder}: {len(ls.session.index)} modules in {files} files")
         ls.publish_project(folder)  # spec errors of modules the editor has not opened
         ls.refresh()

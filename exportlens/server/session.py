@@ -42,6 +42,7 @@ class Session:
     results: dict[tuple[Path, str], Result] = field(default_factory=dict)  # (root, target) -> latest
     running: dict[tuple[Path, str], int] = field(default_factory=dict)  # (root, target) -> job number
     exports_started: int = 0
+    whole_workspace: bool = False  # a workspace check ran: problems are shown in files that are not open too
     _numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
     _projects: dict[Path, ProjectSpecs] = field(default_factory=dict)
 

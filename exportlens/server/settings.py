@@ -16,6 +16,8 @@ from ..exporter.spec import DEVICES, IRS, parse_bytes
 
 ExportOn = Literal["save", "change", "manual"]
 EXPORT_ON = ("save", "change", "manual")
+LogLevel = Literal["error", "warning", "info"]
+LOG_LEVELS = ("error", "warning", "info")
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class ServerSettings:
     debounce_ms: int = 300
     jobs: int = 2  # exports at a time
     python: str = sys.executable  # the interpreter that imports the user's code and torch
+    log_level: LogLevel = "info"  # the least severe message sent to the client's log
 
 
 def _camel(name: str) -> str:
@@ -46,6 +49,9 @@ def _check(name: str, value: Any) -> Any:
     if name == "export_on":
         if value not in EXPORT_ON:
             raise ValueError(f"must be one of {', '.join(EXPORT_ON)}")
+    elif name == "log_level":
+        if value not in LOG_LEVELS:
+            raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
     elif name == "device":
         if value is not None and not (isinstance(value, str) and DEVICES.match(value)):
             raise ValueError("must be cpu, cuda, cuda:N, mps or meta")

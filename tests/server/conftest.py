@@ -156,6 +156,12 @@ def _client() -> LanguageClient:
     def refresh(params: None) -> None:
         client.refreshes += 1
 
+    client.exports = []  # the status bar's counts, as the server sends them
+
+    @client.feature("exportlens/exports")
+    def exports(params: Any) -> None:
+        client.exports.append(params)
+
     @client.feature(types.CLIENT_REGISTER_CAPABILITY)
     def register(params: types.RegistrationParams) -> None:
         client.registrations = params.registrations

@@ -1,0 +1,91 @@
+"""What the VS Code extension's commands ask of the server: check the whole workspace
+(problems in files that are not open), the exported program as text, the module under
+the cursor, the status bar's counts, and the log level."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from .conftest import start, stop
+
+ENCODER = "models/encoder.py"
+ROUTER = "models/router.py"
+
+
+def plain(result: Any) -> Any:
+    """pygls hands results of custom requests over as namedtuples."""
+    if hasattr(result, "_asdict"):
+        return {k: plain(v) for k, v in result._asdict().items()}
+    return result
+
+
+def exports_counts(editor) -> list[dict[str, int]]:
+    return [plain(p) for p in editor.client.exports]
+
+
+async def test_check_workspace_puts_problems_in_files_that_are_not_open(editor):
+    summary = plain(await editor.client.protocol.send_request_async("exportlens/checkWorkspace", {}))
+    assert summary == {"modules": 5, "exported": 1, "failed": 4, "findings": 4}
+    found = await editor.diagnostics(ROUTER, lambda ds: any(d.code == "EL101" for d in ds))
+    (d,) = found
+    assert d.range.start.line == 15 and "`routed > 0` depends on the values inside a tensor" in d.message
+    await editor.diagnostics("models/head.py", lambda ds: [x.code for x in ds] == ["EL204"])
+    assert exports_counts(editor)[-1] == {"running": 0, "exported": 1, "failed": 4, "problems": 4}
+
+    # closing a file the check found a problem in keeps its problem in the list
+    editor.open(ROUTER)
+    editor.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(editor.uri(ROUTER))))
+    await editor.logged(f"{ROUTER}:TokenRouter: failed")
+    assert [x.code for x in editor.client.diagnostics[editor.uri(ROUTER)]] == ["EL101"]
+
+
+async def test_the_exported_program_of_the_module_under_the_cursor(editor):
+    line = editor.line_of(ENCODER, "h = self.embed(ids)")
+    result = plain(await editor.client.protocol.send_request_async("exportlens/program", {"uri": editor.uri(ENCODER), "line": line}))
+    assert result["target"] == "models/encoder.py:TinyEncoder" and result["status"] == "exported"
+    text = result["text"]
+    assert "signature: (ids: i64[batch, seq]) -> f32[batch, 32]" in text
+    assert "batch ∈ [1, 64]" in text and "seq ∈ [2, 512]" in text
+    assert "models/encoder.py:16  h = self.embed(ids)\n        -> f32[batch, seq, 32]" in text
+    assert "graph:" in text and "class GraphModule" in text
+
+    failed = plain(await editor.client.protocol.send_request_async("exportlens/program", {"uri": editor.uri(ROUTER), "target": "models/router.py:TokenRouter"}))
+    assert failed["status"] == "failed" and "models/router.py:16: EL101" in failed["text"]
+
+    # outside any class: no module, and the user is told where to put the cursor
+    assert await editor.client.protocol.send_request_async("exportlens/program", {"uri": editor.uri(ENCODER), "line": 0}) is None
+    assert any("put the cursor inside an nn.Module class" in m.message for m in editor.client.messages)
+
+
+async def test_the_export_lens_writes_the_pt2(editor):
+    editor.open(ENCODER)
+    await editor.logged(f"{ENCODER}:TinyEncoder: exported")
+    (lens,) = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(ENCODER))))
+    await editor.client.workspace_execute_command_async(types.ExecuteCommandParams(lens.command.command, lens.command.arguments))
+    artifact = editor.root / ".exportlens/artifacts/TinyEncoder.pt2"
+    assert artifact.stat().st_size > 0
+
+
+async def test_export_this_module_from_a_cursor_line(editor):
+    line = editor.line_of(ENCODER, "pooled = h.mean(dim=1)")
+    args = [{"uri": editor.uri(ENCODER), "line": line, "save": True}]
+    result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args))
+    assert result["target"] == "models/encoder.py:TinyEncoder" and Path(result["artifact"]).is_file()
+    # a flag that is not a boolean is refused, not read as true
+    bad = [{"uri": editor.uri(ENCODER), "line": line, "save": "no"}]
+    assert await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", bad)) is None
+
+
+async def test_log_level_error_keeps_the_log_quiet(workspace: Path):
+    editor = await start(workspace, logLevel="error")
+    try:
+        editor.open(ENCODER)
+        status = await editor.status()
+        assert status["settings"].log_level == "error"
+        await editor.client.protocol.send_request_async("exportlens/checkWorkspace", {})
+        assert not [m for m in editor.client.log_messages if m.type == types.MessageType.Log]
+    finally:
+        await stop(editor)
