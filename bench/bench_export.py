@@ -32,8 +32,8 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -48,7 +48,7 @@ from exportlens.exporter.summary import summarize
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 
-MLP = '''
+MLP = """
 import torch
 from torch import nn
 from torch.export import Dim
@@ -69,7 +69,7 @@ class MLP(nn.Module):
     @staticmethod
     def dynamic_shapes():
         return {"x": {0: Dim("batch", min=1, max=1024)}}
-'''
+"""
 
 
 def planned(paths: list[Path], target: str) -> tuple[Plan, Planned]:
@@ -196,23 +196,29 @@ def main() -> int:
             rows.append((label, source, verdict.summary.signature, bare, lens, cpu_ratio))
             breakdowns.append((label, stages(plan, item)))
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, python {sys.version.split()[0]}; "
-          f"{args.reps} timed runs each after {args.warmup} warm-up, interleaved (shuffled per round)")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, python {sys.version.split()[0]}; "
+        f"{args.reps} timed runs each after {args.warmup} warm-up, interleaved (shuffled per round)"
+    )
     print(f"load average before / after: {load_before} / {_load()}  (other processes on these cores inflate wall times)")
     print()
-    header = (f"{'module':<12} {'spec':<17} {'torch.export p50':>17} {'p95':>9} {'exportlens p50':>15} {'p95':>9}"
-              f" {'ratio p50':>10} {'ratio min':>10} {'ratio CPU p50':>14}")
+    header = (
+        f"{'module':<12} {'spec':<17} {'torch.export p50':>17} {'p95':>9} {'exportlens p50':>15} {'p95':>9}"
+        f" {'ratio p50':>10} {'ratio min':>10} {'ratio CPU p50':>14}"
+    )
     print(header)
     print("-" * len(header))
     worst = 0.0
     for label, source, _, bare, lens, cpu_ratio in rows:
         ratio = statistics.median(lens) / statistics.median(bare)
         worst = max(worst, ratio)
-        print(f"{label:<12} {source:<17} {_ms(statistics.median(bare)):>17} {_ms(pct(bare, 95)):>9} "
-              f"{_ms(statistics.median(lens)):>15} {_ms(pct(lens, 95)):>9} "
-              f"{ratio:>9.3f}x {min(lens) / min(bare):>9.3f}x {cpu_ratio:>13.3f}x")
+        print(
+            f"{label:<12} {source:<17} {_ms(statistics.median(bare)):>17} {_ms(pct(bare, 95)):>9} "
+            f"{_ms(statistics.median(lens)):>15} {_ms(pct(lens, 95)):>9} "
+            f"{ratio:>9.3f}x {min(lens) / min(bare):>9.3f}x {cpu_ratio:>13.3f}x"
+        )
     print()
-    for label, source, signature, *_ in rows:
+    for label, _source, signature, *_ in rows:
         print(f"{label}: {signature}")
     print()
     print("where exportlens's time goes (median of 5 passes, ms):")

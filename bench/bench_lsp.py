@@ -48,7 +48,7 @@ SERVER = [sys.executable, "-m", "exportlens.cli", "serve"]
 MLP_TARGET = "model.py:SmallMLP"
 SLOW_TARGET = "slow.py:SlowBlock"
 
-MODEL = '''\
+MODEL = """\
 import torch
 from torch import nn
 
@@ -65,7 +65,7 @@ class SmallMLP(nn.Module):
         h = torch.relu(self.fc2(h)) + h
         logits = self.out(h)
         return logits.softmax(dim=-1)
-'''
+"""
 
 SLOW = '''\
 import time
@@ -86,7 +86,7 @@ class SlowBlock(nn.Module):
         return self.fc(x)
 '''
 
-PYPROJECT = '''\
+PYPROJECT = """\
 [project]
 name = "bench-lsp"
 version = "0"
@@ -104,7 +104,7 @@ dims = { batch = { min = 1, max = 1024, example = 8 } }
 init = { hidden = 16 }
 inputs = { x = "f32[batch, 16]" }
 dims = { batch = { min = 1, max = 64, example = 4 } }
-'''
+"""
 EXAMPLE_BATCH = 8  # the spec's example size, used for the in-process export too
 
 
@@ -217,14 +217,20 @@ class Lsp:
         uri = self.root.as_uri()
         # the capabilities of a plain editor: no workspace/configuration, no dynamic registration,
         # no progress, no refresh requests — the server must serve it all the same
-        await client.initialize_async(types.InitializeParams(
-            capabilities=types.ClientCapabilities(
-                text_document=types.TextDocumentClientCapabilities(
-                    hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]),
-                    publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True)),
-                workspace=types.WorkspaceClientCapabilities(workspace_folders=True)),
-            root_uri=uri, workspace_folders=[types.WorkspaceFolder(uri=uri, name=self.root.name)],
-            initialization_options=self.options))
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(
+                    text_document=types.TextDocumentClientCapabilities(
+                        hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]),
+                        publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
+                    ),
+                    workspace=types.WorkspaceClientCapabilities(workspace_folders=True),
+                ),
+                root_uri=uri,
+                workspace_folders=[types.WorkspaceFolder(uri=uri, name=self.root.name)],
+                initialization_options=self.options,
+            )
+        )
         client.initialized(types.InitializedParams())
         self.t_initialized = time.perf_counter()
 
@@ -263,7 +269,9 @@ class Lsp:
     def open(self, rel: str) -> None:
         uri, text = self.uri(rel), (self.root / rel).read_text()
         self.versions[uri], self.texts[uri] = 1, text
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        )
 
     async def save(self, rel: str, text: str, pause: float = 0.0) -> float:
         """Type the new text, pause ``pause`` s as a person does before saving, write it,
@@ -271,9 +279,12 @@ class Lsp:
         uri = self.uri(rel)
         self.versions[uri] += 1
         self.texts[uri] = text
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
         if pause:
             await asyncio.sleep(pause)
         (self.root / rel).write_text(text)
@@ -283,14 +294,18 @@ class Lsp:
 
     async def hover(self, rel: str, line: int, character: int) -> tuple[float, types.Hover | None]:
         t = time.perf_counter()
-        result = await self.client.text_document_hover_async(types.HoverParams(text_document=types.TextDocumentIdentifier(uri=self.uri(rel)), position=types.Position(line=line, character=character)))
+        result = await self.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=self.uri(rel)), position=types.Position(line=line, character=character)
+            )
+        )
         return time.perf_counter() - t, result
 
     async def status(self) -> dict[str, Any]:
         """``exportlens/status``; if the server fails it, what /proc says (and the error, printed)."""
         try:
             result = await asyncio.wait_for(self.client.protocol.send_request_async("exportlens/status", {}), 10)
-        except Exception as e:  # noqa: BLE001 - a benchmark reports a broken request and goes on
+        except Exception as e:
             print(f"  !! exportlens/status failed: {e}; using the server process's pid and /proc instead")
             pid = self.client._server.pid
             return {"pid": pid, "torch_imported": None, "modules_indexed": "?", "files_indexed": "?", "error": str(e)}
@@ -389,18 +404,24 @@ async def bench_save(lsp: Lsp, saves: int, warmup: int, pause: float) -> dict[st
             raise SystemExit(f"bench: the MLP did not export: {land.text}")
         if n < warmup:
             continue
-        rows.append({
-            "total": lsp.events[i_pub].t - t_save,
-            "schedule": lsp.events[i_start].t - t_save,  # didSave → "exporting" (debounce, planning)
-            "job": land.t - lsp.events[i_start].t,  # "exporting" → "exported" (the pool, the worker)
-            "worker": float(landed_seconds(land.text)),  # the worker's own figure for the export
-            "publish": lsp.events[i_pub].t - land.t,  # "exported" → publishDiagnostics
-        })
+        rows.append(
+            {
+                "total": lsp.events[i_pub].t - t_save,
+                "schedule": lsp.events[i_start].t - t_save,  # didSave → "exporting" (debounce, planning)
+                "job": land.t - lsp.events[i_start].t,  # "exporting" → "exported" (the pool, the worker)
+                "worker": float(landed_seconds(land.text)),  # the worker's own figure for the export
+                "publish": lsp.events[i_pub].t - land.t,  # "exported" → publishDiagnostics
+            }
+        )
     totals = [r["total"] for r in rows]
     return {
-        "first": first, "rows": rows, "inproc": inproc,
-        "p50": pct(totals, 50), "p95": pct(totals, 95),
-        "inproc_p50": pct(inproc, 50), "inproc_p95": pct(inproc, 95),
+        "first": first,
+        "rows": rows,
+        "inproc": inproc,
+        "p50": pct(totals, 50),
+        "p95": pct(totals, 95),
+        "inproc_p50": pct(inproc, 50),
+        "inproc_p95": pct(inproc, 95),
         "stages": {k: (pct([r[k] for r in rows], 50), pct([r[k] for r in rows], 95)) for k in ("schedule", "job", "worker", "publish")},
     }
 
@@ -472,9 +493,16 @@ async def bench_hover(lsp: Lsp, count: int) -> dict[str, Any]:
     stop = True
     exports = await exporter
     return {
-        "idle_p50": pct(idle, 50), "idle_p95": pct(idle, 95),
-        "p50": pct(busy, 50), "p95": pct(busy, 95), "max": max(busy), "count": len(busy),
-        "during": during, "exports": exports, "content": content, "asked": (len(idle) + len(busy)) // 2,
+        "idle_p50": pct(idle, 50),
+        "idle_p95": pct(idle, 95),
+        "p50": pct(busy, 50),
+        "p95": pct(busy, 95),
+        "max": max(busy),
+        "count": len(busy),
+        "during": during,
+        "exports": exports,
+        "content": content,
+        "asked": (len(idle) + len(busy)) // 2,
     }
 
 
@@ -521,8 +549,16 @@ async def bench_index(folder: Path, timeout: float) -> dict[str, Any]:
         mapped = torch_mapped(pid)
     finally:
         await lsp.stop()
-    return {"torch_mapped": mapped, "folder": folder, "seconds": took, "line": line, "start": at_start, "after": after,
-            "indexer_peak": peak_indexer, "status": status}
+    return {
+        "torch_mapped": mapped,
+        "folder": folder,
+        "seconds": took,
+        "line": line,
+        "start": at_start,
+        "after": after,
+        "indexer_peak": peak_indexer,
+        "status": status,
+    }
 
 
 # -- main ------------------------------------------------------------------------------------------
@@ -555,16 +591,28 @@ async def main_async(args: argparse.Namespace) -> int:
                 c = await bench_index(folder, args.index_timeout)
                 st = c["status"]
                 print(f"  {c['line']}")
-                print(f"  index took {c['seconds']:.1f} s (initialized → 'indexed' log); status: {st['modules_indexed']} modules, {st['files_indexed']} files")
-                print(f"  server RSS: at start {mb(c['start'].get('VmRSS'))}, after indexing {mb(c['after'].get('VmRSS'))}, "
-                      f"peak (VmHWM) {mb(c['after'].get('VmHWM'))}; indexer subprocess peak RSS (sampled) {mb(c['indexer_peak'] or None)}")
+                print(
+                    f"  index took {c['seconds']:.1f} s (initialized → 'indexed' log); status: {st['modules_indexed']} modules, {st['files_indexed']} files"
+                )
+                print(
+                    f"  server RSS: at start {mb(c['start'].get('VmRSS'))}, after indexing {mb(c['after'].get('VmRSS'))}, "
+                    f"peak (VmHWM) {mb(c['after'].get('VmHWM'))}; indexer subprocess peak RSS (sampled) {mb(c['indexer_peak'] or None)}"
+                )
                 print(f"  torch_imported {st['torch_imported']}; libtorch mapped {c['torch_mapped']}")
                 rss, hwm = c["after"].get("VmRSS", 0), c["after"].get("VmHWM", 0)
-                goals.append((f"server RSS, {folder.name} indexed", "≤ 150 MB", f"{mb(rss)} (peak {mb(hwm)})", max(rss, hwm) * 1024 <= 150e6))
+                goals.append(
+                    (f"server RSS, {folder.name} indexed", "≤ 150 MB", f"{mb(rss)} (peak {mb(hwm)})", max(rss, hwm) * 1024 <= 150e6)
+                )
                 torch_seen += [st["torch_imported"], c["torch_mapped"]]
         known = [t for t in torch_seen if t is not None]
-        goals.append(("server process imports torch", "never", "imported" if any(known) else "not imported" if known else "unknown",
-                      not any(known) if known else None))
+        goals.append(
+            (
+                "server process imports torch",
+                "never",
+                "imported" if any(known) else "not imported" if known else "unknown",
+                not any(known) if known else None,
+            )
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -588,21 +636,35 @@ async def small_workspace(args: argparse.Namespace, tmp: Path, goals: list, torc
         print(f"server pid {pid}; RSS idle (small workspace, nothing open): {mb(proc_status(pid).get('VmRSS'))}")
 
         if "a" in args.parts:
-            print(f"\na. save → diagnostics, {args.saves} saves of {MLP_TARGET} (+{args.warmup} warm-up), debounce {args.debounce} ms, "
-                  f"each edit {args.pause * 1000:.0f} ms before its save")
+            print(
+                f"\na. save → diagnostics, {args.saves} saves of {MLP_TARGET} (+{args.warmup} warm-up), debounce {args.debounce} ms, "
+                f"each edit {args.pause * 1000:.0f} ms before its save"
+            )
             a = await bench_save(lsp, args.saves, args.warmup, args.pause)
             ratio = a["p50"] / a["inproc_p50"]
             print(f"  save → verdict diagnostics   p50 {ms(a['p50'])}   p95 {ms(a['p95'])}")
-            print(f"  torch.export in-process      p50 {ms(a['inproc_p50'])}   p95 {ms(a['inproc_p95'])}   "
-                  f"({len(a['inproc'])} runs, same model and inputs)")
+            print(
+                f"  torch.export in-process      p50 {ms(a['inproc_p50'])}   p95 {ms(a['inproc_p95'])}   "
+                f"({len(a['inproc'])} runs, same model and inputs)"
+            )
             print(f"  ratio p50 {ratio:.2f}")
             print("  where a save's time goes (p50 / p95):")
-            names = {"schedule": "didSave → 'exporting' log", "job": "'exporting' → 'exported' log",
-                     "worker": "  of which the worker's own figure", "publish": "'exported' log → publishDiagnostics"}
+            names = {
+                "schedule": "didSave → 'exporting' log",
+                "job": "'exporting' → 'exported' log",
+                "worker": "  of which the worker's own figure",
+                "publish": "'exported' log → publishDiagnostics",
+            }
             for k, (p50, p95) in a["stages"].items():
                 print(f"    {names[k]:<40} {ms(p50):>10} {ms(p95):>10}")
-            goals.append(("save→diagnostics p50 ÷ in-process export p50", "≤ 1.5",
-                          f"{ratio:.2f} ({ms(a['p50'])} ÷ {ms(a['inproc_p50'])})", ratio <= 1.5))
+            goals.append(
+                (
+                    "save→diagnostics p50 ÷ in-process export p50",
+                    "≤ 1.5",
+                    f"{ratio:.2f} ({ms(a['p50'])} ÷ {ms(a['inproc_p50'])})",
+                    ratio <= 1.5,
+                )
+            )
         else:
             start = len(lsp.events)
             lsp.open("model.py")  # hover on forward needs the MLP's report
@@ -613,15 +675,19 @@ async def small_workspace(args: argparse.Namespace, tmp: Path, goals: list, torc
             b = await bench_hover(lsp, args.hovers)
             print(f"  idle (20 hovers)             p50 {ms(b['idle_p50'])}   p95 {ms(b['idle_p95'])}")
             print(f"  during exports               p50 {ms(b['p50'])}   p95 {ms(b['p95'])}   max {ms(b['max'])}")
-            print(f"  {b['during']} of {b['count']} hovers ran entirely inside an export, over {b['exports']} exports of the slow module; "
-                  f"answers with content: class name {b['content']['class']}, forward line {b['content']['forward']} (of {b['asked']} each)")
+            print(
+                f"  {b['during']} of {b['count']} hovers ran entirely inside an export, over {b['exports']} exports of the slow module; "
+                f"answers with content: class name {b['content']['class']}, forward line {b['content']['forward']} (of {b['asked']} each)"
+            )
             goals.append(("hover p95 while an export runs", "≤ 50 ms", ms(b["p95"]), b["p95"] <= 0.050))
 
         after = proc_status(pid)
         status = await lsp.status()
         torch_seen += [status["torch_imported"], torch_mapped(pid)]
-        print(f"\n  server RSS after a/b: {mb(after.get('VmRSS'))} (peak {mb(after.get('VmHWM'))}); "
-              f"torch_imported {status['torch_imported']}; libtorch mapped (/proc/{pid}/maps) {torch_seen[-1]}")
+        print(
+            f"\n  server RSS after a/b: {mb(after.get('VmRSS'))} (peak {mb(after.get('VmHWM'))}); "
+            f"torch_imported {status['torch_imported']}; libtorch mapped (/proc/{pid}/maps) {torch_seen[-1]}"
+        )
     finally:
         await lsp.stop()
 
@@ -632,14 +698,21 @@ def main() -> int:
     p.add_argument("--warmup", type=int, default=3, help="untimed saves first")
     p.add_argument("--hovers", type=int, default=100, help="hovers while an export runs (at least 50)")
     p.add_argument("--debounce", type=int, default=0, help="initializationOptions.debounce in ms for a and b (default 0)")
-    p.add_argument("--pause", type=float, default=0.3,
-                   help="seconds between an edit (didChange) and its save, as a person types then saves (default 0.3; "
-                        "0 sends them back to back, and the server's rescan of the file then falls inside the timed save)")
+    p.add_argument(
+        "--pause",
+        type=float,
+        default=0.3,
+        help="seconds between an edit (didChange) and its save, as a person types then saves (default 0.3; "
+        "0 sends them back to back, and the server's rescan of the file then falls inside the timed save)",
+    )
     p.add_argument("--parts", default="abc", help="which measurements: any of a, b, c (default abc)")
     p.add_argument("--skip-index", action="store_true", help="same as --parts ab")
     p.add_argument("--index-root", help="folder for c (default: the installed transformers package)")
-    p.add_argument("--server", help="the server command (default: this Python's `-m exportlens.cli serve`), e.g. "
-                   "\"python -m cProfile -o server.prof -m exportlens.cli serve\" to profile it")
+    p.add_argument(
+        "--server",
+        help="the server command (default: this Python's `-m exportlens.cli serve`), e.g. "
+        '"python -m cProfile -o server.prof -m exportlens.cli serve" to profile it',
+    )
     p.add_argument("--index-timeout", type=float, default=1800, help="seconds to wait for c's 'indexed' line")
     args = p.parse_args()
     if args.server:

@@ -32,8 +32,8 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -46,7 +46,7 @@ from exportlens.exporter.report import Status
 
 REPO = Path(__file__).resolve().parent.parent
 
-MLP = '''
+MLP = """
 import torch
 from torch import nn
 
@@ -58,9 +58,9 @@ class MLP(nn.Module):
 
     def forward(self, x):
         return self.net(x).softmax(dim=-1)
-'''
+"""
 
-PYPROJECT = '''
+PYPROJECT = """
 [project]
 name = "bench"
 version = "0"
@@ -68,7 +68,7 @@ version = "0"
 [tool.exportlens.modules."mlp.py:MLP"]
 inputs = { x = "f32[batch, 64]" }
 dims = { batch = { max = 1024 } }
-'''
+"""
 
 # what a cold check does: start Python, import torch, plan and export one module
 COLD = """
@@ -153,7 +153,9 @@ def main() -> int:
     parser.add_argument("--cold-reps", type=int, default=20, help="timed cold runs (default 20, at least 20; each takes seconds)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs of each first (default 3)")
     parser.add_argument("--gap", type=float, default=0.5, help="seconds between warm-pool jobs (default 0.5)")
-    parser.add_argument("--cli-runs", type=int, default=5, help="runs of `exportlens check examples/` per --jobs value (default 5; 0: skip)")
+    parser.add_argument(
+        "--cli-runs", type=int, default=5, help="runs of `exportlens check examples/` per --jobs value (default 5; 0: skip)"
+    )
     args = parser.parse_args()
     if args.reps < 20 or args.cold_reps < 20:
         parser.error("--reps and --cold-reps must be at least 20")
@@ -189,8 +191,10 @@ def main() -> int:
         for jobs in checks:
             checks[jobs].append(timed(cli_check(jobs)))
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, python {sys.version.split()[0]}; "
-          f"module mlp.py:MLP (3 linear layers, dynamic batch); load average {load_before} before, {_load()} after")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, python {sys.version.split()[0]}; "
+        f"module mlp.py:MLP (3 linear layers, dynamic batch); load average {load_before} before, {_load()} after"
+    )
     print(f"{'':26} {'runs':>5} {'p50':>9} {'p95':>9} {'min':>9}")
     for name, values in times.items():
         print(f"{name:26} {len(values):5d} {pct(values, 50) * 1000:7.1f}ms {pct(values, 95) * 1000:7.1f}ms {min(values) * 1000:7.1f}ms")
@@ -202,8 +206,10 @@ def main() -> int:
     if args.cli_runs:
         one, two = (statistics.median(checks[j]) for j in (1, 2))
         runs = ", ".join(f"--jobs {j}: " + " ".join(f"{v:.2f}" for v in checks[j]) for j in checks)
-        print(f"exportlens check examples/ (5 modules), median of {args.cli_runs}: --jobs 1 {one:.2f} s, --jobs 2 {two:.2f} s, "
-              f"ratio {two / one:.2f} ({runs})")
+        print(
+            f"exportlens check examples/ (5 modules), median of {args.cli_runs}: --jobs 1 {one:.2f} s, --jobs 2 {two:.2f} s, "
+            f"ratio {two / one:.2f} ({runs})"
+        )
     return 0
 
 

@@ -26,7 +26,9 @@ USAGE, FOUND, OK = 2, 1, 0
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="exportlens", description="Does each nn.Module export with torch.export? If not, which line of yours breaks it.")
+    p = argparse.ArgumentParser(
+        prog="exportlens", description="Does each nn.Module export with torch.export? If not, which line of yours breaks it."
+    )
     p.add_argument("--version", action="version", version=f"exportlens {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -41,7 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="check every nn.Module under PATHs (default: .)")
     check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
     check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
-    check.add_argument("--first-only", action="store_true", help="report the plain export's first problem only (skip the slower draft export)")
+    check.add_argument(
+        "--first-only", action="store_true", help="report the plain export's first problem only (skip the slower draft export)"
+    )
     check.add_argument("--module", action="append", default=[], help="only this module (path.py:Class or Class); repeatable")
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="exports at a time (default: the number of cores)")
     common(check)

@@ -33,11 +33,17 @@ def _result(f: Finding) -> dict[str, Any]:
         "ruleId": f.code,
         "level": _LEVEL[f.severity.value],
         "message": {"text": f.message},
-        "locations": [{"physicalLocation": {"artifactLocation": _location(f.path), "region": _region(f.line, f.column, f.end_line, f.end_column)}}],
+        "locations": [
+            {"physicalLocation": {"artifactLocation": _location(f.path), "region": _region(f.line, f.column, f.end_line, f.end_column)}}
+        ],
     }
     if f.related:
         result["relatedLocations"] = [
-            {"id": i, "message": {"text": r.message}, "physicalLocation": {"artifactLocation": _location(r.path), "region": {"startLine": r.line}}}
+            {
+                "id": i,
+                "message": {"text": r.message},
+                "physicalLocation": {"artifactLocation": _location(r.path), "region": {"startLine": r.line}},
+            }
             for i, r in enumerate(f.related)
         ]
     if f.fixes:
@@ -56,7 +62,13 @@ def _result(f: Finding) -> dict[str, Any]:
 
 def to_sarif(report: Report, root_uri: str) -> dict[str, Any]:
     rules = [
-        {"id": c.code, "name": c.title, "shortDescription": {"text": c.title}, "helpUri": codes.docs_url(c.code), "properties": {"kind": c.kind.value}}
+        {
+            "id": c.code,
+            "name": c.title,
+            "shortDescription": {"text": c.title},
+            "helpUri": codes.docs_url(c.code),
+            "properties": {"kind": c.kind.value},
+        }
         for c in codes.ALL
     ]
     return {

@@ -108,14 +108,19 @@ def test_forward_params(project):
 
 
 def test_forward_param_kinds(tmp_path):
-    write(tmp_path, {"net.py": """\
+    write(
+        tmp_path,
+        {
+            "net.py": """\
         from torch import nn
 
 
         class Net(nn.Module):
             def forward(self, a, /, b: "Tensor" = None, *args: int, c, d=2, **kwargs):
                 return a
-        """})
+        """
+        },
+    )
     (net,) = discover(tmp_path).modules
     assert net.forward.params == (
         Param("a", "positional_only"),
@@ -142,7 +147,10 @@ def test_forward_only_in_torch_is_none(project):
 
 
 def test_example_inputs(tmp_path):
-    write(tmp_path, {"nets.py": """\
+    write(
+        tmp_path,
+        {
+            "nets.py": """\
         import torch
 
 
@@ -169,7 +177,9 @@ def test_example_inputs(tmp_path):
 
         class Without(torch.nn.Module):
             pass
-        """})
+        """
+        },
+    )
     nets = by_name(discover(tmp_path))
     assert (nets["Both"].example_method, nets["Both"].example_span) == ("example_inputs", Span(10, 9, 10, 23))
     assert nets["Both"].has_dynamic_shapes
@@ -183,7 +193,10 @@ def test_example_inputs(tmp_path):
 
 
 def test_spans(tmp_path):
-    write(tmp_path, {"net.py": """\
+    write(
+        tmp_path,
+        {
+            "net.py": """\
         from torch import nn
 
 
@@ -193,7 +206,9 @@ def test_spans(tmp_path):
             def forward(self, x, *, scale: float = 1.0):
                 y = x * scale
                 return y
-        """})
+        """
+        },
+    )
     (net,) = discover(tmp_path).modules
     assert net.span == Span(4, 1, 9, 17)
     assert net.name_span == Span(4, 7, 4, 10)
@@ -216,7 +231,10 @@ def test_one_line_forward(tmp_path):
 
 
 def test_classes_in_module_level_blocks(tmp_path):
-    write(tmp_path, {"net.py": """\
+    write(
+        tmp_path,
+        {
+            "net.py": """\
         try:
             from torch import nn
         except ImportError:
@@ -226,7 +244,9 @@ def test_classes_in_module_level_blocks(tmp_path):
             class Guarded(nn.Module):
                 class Inner(nn.Module):  # nested classes are not discovered
                     pass
-        """})
+        """
+        },
+    )
     assert [(m.name, m.span.line) for m in discover(tmp_path).modules] == [("Guarded", 7)]
 
 
@@ -234,10 +254,13 @@ def test_classes_in_module_level_blocks(tmp_path):
 
 
 def test_syntax_error_is_reported_and_the_folder_still_scanned(tmp_path):
-    write(tmp_path, {
-        "bad.py": "from torch import nn\n\nclass Bad(nn.Module):\n    def forward(self, x:\n        return x\n",
-        "good.py": "from torch import nn\n\nclass Good(nn.Module):\n    pass\n",
-    })
+    write(
+        tmp_path,
+        {
+            "bad.py": "from torch import nn\n\nclass Bad(nn.Module):\n    def forward(self, x:\n        return x\n",
+            "good.py": "from torch import nn\n\nclass Good(nn.Module):\n    pass\n",
+        },
+    )
     found = discover(tmp_path)
     assert [m.target for m in found.modules] == ["good.py:Good"]
     (finding,) = found.findings
@@ -274,8 +297,16 @@ def test_syntax_error_in_an_imported_file_is_not_reported(tmp_path):
 
 def test_skipped_folders(tmp_path):
     module = "from torch import nn\n\nclass M(nn.Module):\n    pass\n"
-    skipped = [".hidden/a.py", "__pycache__/a.py", ".venv/a.py", "venv/a.py", "node_modules/a.py", "build/a.py",
-               "dist/a.py", "lib/site-packages/a.py"]
+    skipped = [
+        ".hidden/a.py",
+        "__pycache__/a.py",
+        ".venv/a.py",
+        "venv/a.py",
+        "node_modules/a.py",
+        "build/a.py",
+        "dist/a.py",
+        "lib/site-packages/a.py",
+    ]
     write(tmp_path, {name: module for name in [*skipped, "src/kept.py"]})
     assert [m.target for m in discover(tmp_path).modules] == ["src/kept.py:M"]
 
@@ -290,22 +321,28 @@ def test_unsaved_sources_override_the_disk(tmp_path):
 
 
 def test_cycles_end(tmp_path):
-    write(tmp_path, {
-        "a.py": "from b import B\n\nclass A(B):\n    pass\n",
-        "b.py": "from a import A\n\nclass B(A):\n    pass\n",
-        "pkg/__init__.py": "from pkg.x import X\n",
-        "pkg/x.py": "from pkg import X\n\nclass Y(X):\n    pass\n",
-    })
+    write(
+        tmp_path,
+        {
+            "a.py": "from b import B\n\nclass A(B):\n    pass\n",
+            "b.py": "from a import A\n\nclass B(A):\n    pass\n",
+            "pkg/__init__.py": "from pkg.x import X\n",
+            "pkg/x.py": "from pkg import X\n\nclass Y(X):\n    pass\n",
+        },
+    )
     assert discover(tmp_path).modules == []
 
 
 def test_src_layout_and_script_style_imports(tmp_path):
-    write(tmp_path, {
-        "src/lib/base.py": "import torch\n\nclass Base(torch.nn.Module):\n    pass\n",
-        "src/lib/net.py": "from lib.base import Base\n\nclass Net(Base):\n    pass\n",
-        "scripts/helper.py": "import torch\n\nclass Helper(torch.nn.Module):\n    pass\n",
-        "scripts/run.py": "from helper import Helper\n\nclass Run(Helper):\n    pass\n",
-    })
+    write(
+        tmp_path,
+        {
+            "src/lib/base.py": "import torch\n\nclass Base(torch.nn.Module):\n    pass\n",
+            "src/lib/net.py": "from lib.base import Base\n\nclass Net(Base):\n    pass\n",
+            "scripts/helper.py": "import torch\n\nclass Helper(torch.nn.Module):\n    pass\n",
+            "scripts/run.py": "from helper import Helper\n\nclass Run(Helper):\n    pass\n",
+        },
+    )
     found = discover(tmp_path, [tmp_path / "src/lib/net.py", tmp_path / "scripts/run.py"])
     assert [(m.target, m.bases) for m in found.modules] == [
         ("scripts/run.py:Run", ("helper.Helper",)),

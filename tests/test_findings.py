@@ -12,11 +12,16 @@ TORCH_SYMBOL = re.compile(r"\b[su]\d+\b")
 
 
 def test_data_dependent_branch_names_the_variable(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."router.py:Router"]
         inputs = { x = { shape = "f32[n, 4]", fill = "ones" } }
-    """)
-    project.write("router.py", """
+    """,
+    )
+    project.write(
+        "router.py",
+        """
         import torch
         from torch import nn
 
@@ -26,7 +31,8 @@ def test_data_dependent_branch_names_the_variable(project):
                 if count > 3:
                     return x * 2
                 return x
-    """)
+    """,
+    )
     report = project.module("Router")
     assert report.status is Status.FAILED
     f = only(report.findings, "EL101")
@@ -44,12 +50,17 @@ def test_data_dependent_branch_names_the_variable(project):
 
 
 def test_range_violation_points_at_the_guard_line(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."pos.py:Pos"]
         inputs = { x = "f32[batch, seq, 8]" }
         dims = { seq = { min = 2, max = 1024 } }
-    """)
-    project.write("pos.py", """
+    """,
+    )
+    project.write(
+        "pos.py",
+        """
         import torch
         from torch import nn
 
@@ -63,7 +74,8 @@ def test_range_violation_points_at_the_guard_line(project):
                 if n > 64:
                     raise ValueError("too long")
                 return x + self.table[:n]
-    """)
+    """,
+    )
     f = only(project.module("Pos").findings, "EL201")
     assert f.kind is Kind.CONSTRAINT_VIOLATION
     assert (f.path, f.line) == ("pos.py", line_of(project, "pos.py", "if n > 64"))
@@ -73,19 +85,25 @@ def test_range_violation_points_at_the_guard_line(project):
 
 
 def test_two_independent_dims_that_must_be_equal(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."fuse.py:Fuse"]
         inputs = { a = "f32[batch, n, 4]", b = "f32[batch, m, 4]" }
         dims = { n = { example = 5 }, m = { example = 5 } }
-    """)
-    project.write("fuse.py", """
+    """,
+    )
+    project.write(
+        "fuse.py",
+        """
         import torch
         from torch import nn
 
         class Fuse(nn.Module):
             def forward(self, a, b):
                 return a * b
-    """)
+    """,
+    )
     f = only(project.module("Fuse").findings, "EL202")
     assert f.line == line_of(project, "fuse.py", "return a * b")
     assert "`m` and `n`" in f.message or "`n` and `m`" in f.message
@@ -93,19 +111,25 @@ def test_two_independent_dims_that_must_be_equal(project):
 
 
 def test_specialization_names_the_line_that_pinned_the_dim(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."head.py:Head"]
         inputs = { x = "f32[batch, 10]" }
         dims = { batch = { example = 4 } }
-    """)
-    project.write("head.py", """
+    """,
+    )
+    project.write(
+        "head.py",
+        """
         from torch import nn
 
         class Head(nn.Module):
             def forward(self, x):
                 y = x * 2
                 return y.view(4, 10)
-    """)
+    """,
+    )
     f = only(project.module("Head").findings, "EL204")
     line = line_of(project, "head.py", "y.view(4, 10)")
     assert f.kind is Kind.SPECIALIZATION and f.line == line
@@ -114,18 +138,24 @@ def test_specialization_names_the_line_that_pinned_the_dim(project):
 
 
 def test_relation_between_dims(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."shift.py:Shift"]
         inputs = { x = "f32[n]", y = "f32[m]" }
         dims = { n = { example = 5 }, m = { example = 6 } }
-    """)
-    project.write("shift.py", """
+    """,
+    )
+    project.write(
+        "shift.py",
+        """
         from torch import nn
 
         class Shift(nn.Module):
             def forward(self, x, y):
                 return x + y[1:]
-    """)
+    """,
+    )
     f = only(project.module("Shift").findings, "EL203")
     assert f.line == line_of(project, "shift.py", "y[1:]")
     assert "`m`" in f.message and "m = n + 1" in f.message
@@ -134,12 +164,17 @@ def test_relation_between_dims(project):
 
 def test_guard_torch_cannot_fix_is_solved_with_sympy(project):
     # a kernel-3 conv leaves seq - 2 positions, and torch guards seq - 2 != 1; it suggests no fix
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."conv.py:Conv"]
         inputs = { x = "f32[2, 4, seq]" }
         dims = { seq = { min = 3, max = 64, example = 10 } }
-    """)
-    project.write("conv.py", """
+    """,
+    )
+    project.write(
+        "conv.py",
+        """
         from torch import nn
 
         class Conv(nn.Module):
@@ -150,7 +185,8 @@ def test_guard_torch_cannot_fix_is_solved_with_sympy(project):
             def forward(self, x):
                 y = self.conv(x)
                 return y.relu()
-    """)
+    """,
+    )
     f = only(project.module("Conv").findings, "EL201")
     assert f.line == line_of(project, "conv.py", "y = self.conv(x)")
     assert f.message == "`seq` is declared as [3, 64], but this line requires `seq - 2 != 1`"
@@ -158,11 +194,16 @@ def test_guard_torch_cannot_fix_is_solved_with_sympy(project):
 
 
 def test_unsupported_operation(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."np.py:UsesNumpy"]
         inputs = { x = "f32[3, 4]" }
-    """)
-    project.write("np.py", """
+    """,
+    )
+    project.write(
+        "np.py",
+        """
         import torch
         from torch import nn
 
@@ -170,18 +211,24 @@ def test_unsupported_operation(project):
             def forward(self, x):
                 y = x + 1
                 return torch.from_numpy(y.numpy() * 2)
-    """)
+    """,
+    )
     f = only(project.module("UsesNumpy").findings, "EL301")
     assert f.kind is Kind.UNSUPPORTED
     assert f.line == line_of(project, "np.py", "y.numpy()")
 
 
 def test_output_type_export_cannot_flatten_is_on_the_return(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."net.py:Net"]
         inputs = { x = "f32[batch, 4]" }
-    """)
-    project.write("net.py", """
+    """,
+    )
+    project.write(
+        "net.py",
+        """
         import torch
 
 
@@ -194,7 +241,8 @@ def test_output_type_export_cannot_flatten_is_on_the_return(project):
             def forward(self, x):
                 y = x * 2
                 return Scores(y)
-    """)
+    """,
+    )
     f = only(project.module("Net").findings, "EL304")
     assert f.kind is Kind.UNSUPPORTED
     assert f.line == line_of(project, "net.py", "return Scores(y)")
@@ -203,11 +251,16 @@ def test_output_type_export_cannot_flatten_is_on_the_return(project):
 
 
 def test_custom_op_without_fake_kernel(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."op.py:UsesOp"]
         inputs = { x = "f32[batch, 4]" }
-    """)
-    project.write("op.py", """
+    """,
+    )
+    project.write(
+        "op.py",
+        """
         import torch
         from torch import nn
 
@@ -218,7 +271,8 @@ def test_custom_op_without_fake_kernel(project):
         class UsesOp(nn.Module):
             def forward(self, x):
                 return scale(x) + 1
-    """)
+    """,
+    )
     report = project.module("UsesOp")
     f = only(report.findings, "EL302")
     assert f.kind is Kind.UNSUPPORTED
@@ -227,11 +281,16 @@ def test_custom_op_without_fake_kernel(project):
 
 
 def test_import_error_points_at_the_failing_import(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."broken.py:Broken"]
         inputs = { x = "f32[3]" }
-    """)
-    project.write("broken.py", """
+    """,
+    )
+    project.write(
+        "broken.py",
+        """
         import torch
         from torch import nn
         import not_a_real_package_xyz
@@ -239,19 +298,25 @@ def test_import_error_points_at_the_failing_import(project):
         class Broken(nn.Module):
             def forward(self, x):
                 return x
-    """)
+    """,
+    )
     f = only(project.module("Broken").findings, "EL402")
     assert f.kind is Kind.IMPORT_ERROR and f.line == 3
     assert "not_a_real_package_xyz" in f.message
 
 
 def test_construction_error_points_into_init(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."net.py:Net"]
         init = { width = -1 }
         inputs = { x = "f32[3, 4]" }
-    """)
-    project.write("net.py", """
+    """,
+    )
+    project.write(
+        "net.py",
+        """
         from torch import nn
 
         class Net(nn.Module):
@@ -263,18 +328,24 @@ def test_construction_error_points_into_init(project):
 
             def forward(self, x):
                 return self.fc(x)
-    """)
+    """,
+    )
     f = only(project.module("Net").findings, "EL403")
     assert f.line == line_of(project, "net.py", "raise ValueError")
     assert f.message == "Net(width=-1) failed: ValueError: width must be positive"
 
 
 def test_forward_that_raises_on_the_example_inputs(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."net.py:Net"]
         inputs = { x = "f32[batch, 5]" }
-    """)
-    project.write("net.py", """
+    """,
+    )
+    project.write(
+        "net.py",
+        """
         from torch import nn
 
         class Net(nn.Module):
@@ -284,31 +355,41 @@ def test_forward_that_raises_on_the_example_inputs(project):
 
             def forward(self, x):
                 return self.fc(x)
-    """)
+    """,
+    )
     f = only(project.module("Net").findings, "EL405")
     assert f.line == line_of(project, "net.py", "return self.fc(x)")
     assert "batch" in f.message and not TORCH_SYMBOL.search(f.message)
 
 
 def test_syntax_error_is_reported_and_other_files_still_checked(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."good.py:Good"]
         inputs = { x = "f32[3]" }
-    """)
-    project.write("good.py", """
+    """,
+    )
+    project.write(
+        "good.py",
+        """
         from torch import nn
 
         class Good(nn.Module):
             def forward(self, x):
                 return x + 1
-    """)
-    project.write("bad.py", """
+    """,
+    )
+    project.write(
+        "bad.py",
+        """
         from torch import nn
 
         class Bad(nn.Module):
             def forward(self, x)
                 return x
-    """)
+    """,
+    )
     report = project.check()
     f = only(report.all_findings, "EL401")
     assert (f.path, f.line) == ("bad.py", 4)
@@ -317,13 +398,16 @@ def test_syntax_error_is_reported_and_other_files_still_checked(project):
 
 
 def test_module_without_spec_is_listed_not_exported(project):
-    project.write("net.py", """
+    project.write(
+        "net.py",
+        """
         import torch.nn as tnn
 
         class NoSpec(tnn.Module):
             def forward(self, x):
                 return x
-    """)
+    """,
+    )
     report = project.module("NoSpec")
     assert report.status is Status.SKIPPED
     f = only(report.findings, "EL007")
@@ -332,7 +416,9 @@ def test_module_without_spec_is_listed_not_exported(project):
 
 
 def test_strict_mode_places_findings_on_the_same_lines(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens]
         strict = true
 
@@ -342,8 +428,11 @@ def test_strict_mode_places_findings_on_the_same_lines(project):
         [tool.exportlens.modules."both.py:Pos"]
         inputs = { x = "f32[seq, 8]" }
         dims = { seq = { max = 1024 } }
-    """)
-    project.write("both.py", """
+    """,
+    )
+    project.write(
+        "both.py",
+        """
         import torch
         from torch import nn
 
@@ -359,7 +448,8 @@ def test_strict_mode_places_findings_on_the_same_lines(project):
                 if x.shape[0] > 64:
                     raise ValueError("too long")
                 return x + 1
-    """)
+    """,
+    )
     report = project.check()
     dde = only(report.all_findings, "EL101")
     assert dde.line == line_of(project, "both.py", "if count > 3") and "`count > 3`" in dde.message
@@ -370,7 +460,9 @@ def test_strict_mode_places_findings_on_the_same_lines(project):
 
 
 def test_in_code_inputs_that_do_not_fit_forward(project):
-    project.write("net.py", """
+    project.write(
+        "net.py",
+        """
         import torch
         from torch import nn
 
@@ -381,7 +473,8 @@ def test_in_code_inputs_that_do_not_fit_forward(project):
 
             def forward(self, x):
                 return x
-    """)
+    """,
+    )
     f = only(project.module("Net").findings, "EL001")
     assert f.kind is Kind.SPEC_ERROR
     assert (f.path, f.line) == ("net.py", line_of(project, "net.py", "def example_inputs"))
@@ -389,7 +482,9 @@ def test_in_code_inputs_that_do_not_fit_forward(project):
 
 
 def test_in_code_dynamic_shapes_that_do_not_fit_the_inputs(project):
-    project.write("net.py", """
+    project.write(
+        "net.py",
+        """
         import torch
         from torch import nn
         from torch.export import Dim
@@ -403,14 +498,17 @@ def test_in_code_dynamic_shapes_that_do_not_fit_the_inputs(project):
 
             def forward(self, x):
                 return x
-    """)
+    """,
+    )
     f = only(project.module("Net").findings, "EL005")
     assert f.line == line_of(project, "net.py", "def example_inputs")
     assert f.message.startswith("torch.export rejects the spec: ")
 
 
 def test_example_inputs_that_raise(project):
-    project.write("net.py", """
+    project.write(
+        "net.py",
+        """
         import torch
         from torch import nn
 
@@ -421,7 +519,8 @@ def test_example_inputs_that_raise(project):
 
             def forward(self, x):
                 return x
-    """)
+    """,
+    )
     f = only(project.module("Net").findings, "EL404")
     assert f.line == line_of(project, "net.py", "view(7)")
     assert f.message.startswith("building example_inputs() failed: RuntimeError: shape '[7]' is invalid")

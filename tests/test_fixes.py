@@ -31,12 +31,15 @@ def fix_and_recheck(project, target, code, title=None):
 
 
 def test_range_fix_edits_pyproject_keeping_its_comments(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         # the team's export contract
         [tool.exportlens.modules."pos.py:Pos"]
         inputs = { x = "f32[batch, seq, 8]" }  # channels-last
         dims = { batch = { max = 16 }, seq = { min = 2, max = 1024 } }
-    """)
+    """,
+    )
     project.write("pos.py", MODEL_RANGE)
     after = fix_and_recheck(project, "Pos", "EL201")
     assert after.status is Status.EXPORTED
@@ -50,10 +53,13 @@ def test_range_fix_edits_pyproject_keeping_its_comments(project):
 
 
 def test_range_fix_adds_a_dims_table_when_there_is_none(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."pos.py:Pos"]
         inputs = { x = "f32[batch, seq, 8]" }
-    """)
+    """,
+    )
     project.write("pos.py", MODEL_RANGE)
     after = fix_and_recheck(project, "Pos", "EL201")
     assert after.status is Status.EXPORTED
@@ -61,18 +67,24 @@ def test_range_fix_adds_a_dims_table_when_there_is_none(project):
 
 
 def test_equality_fix_renames_the_dim_in_shapes(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."fuse.py:Fuse"]
         inputs = { a = "f32[batch, n, 4]", b = "f32[batch, m, 4]" }
         dims = { n = { example = 5 }, m = { example = 5 } }
-    """)
-    project.write("fuse.py", """
+    """,
+    )
+    project.write(
+        "fuse.py",
+        """
         from torch import nn
 
         class Fuse(nn.Module):
             def forward(self, a, b):
                 return a * b
-    """)
+    """,
+    )
     after = fix_and_recheck(project, "Fuse", "EL202")
     assert after.status is Status.EXPORTED, after.findings
     text = project.read("pyproject.toml")
@@ -80,18 +92,24 @@ def test_equality_fix_renames_the_dim_in_shapes(project):
 
 
 def test_specialization_fix_makes_the_dim_static(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."head.py:Head"]
         inputs = { x = "f32[batch, 10]" }
         dims = { batch = { min = 1, max = 64, example = 4 } }
-    """)
-    project.write("head.py", """
+    """,
+    )
+    project.write(
+        "head.py",
+        """
         from torch import nn
 
         class Head(nn.Module):
             def forward(self, x):
                 return x.view(4, 10) * 2
-    """)
+    """,
+    )
     after = fix_and_recheck(project, "Head", "EL204")
     assert after.status is Status.EXPORTED
     assert 'inputs = { x = "f32[4, 10]" }' in project.read("pyproject.toml")
@@ -100,18 +118,24 @@ def test_specialization_fix_makes_the_dim_static(project):
 
 
 def test_relation_fix_derives_one_dim_from_the_other(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."shift.py:Shift"]
         inputs = { x = "f32[n]", y = "f32[m]" }
         dims = { n = { example = 5 }, m = { example = 6 } }
-    """)
-    project.write("shift.py", """
+    """,
+    )
+    project.write(
+        "shift.py",
+        """
         from torch import nn
 
         class Shift(nn.Module):
             def forward(self, x, y):
                 return x + y[1:]
-    """)
+    """,
+    )
     after = fix_and_recheck(project, "Shift", "EL203")
     assert after.status is Status.EXPORTED, after.findings
     assert 'y = "f32[n + 1]"' in project.read("pyproject.toml")
@@ -119,12 +143,17 @@ def test_relation_fix_derives_one_dim_from_the_other(project):
 
 
 def test_sympy_solved_bound_fix(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."conv.py:Conv"]
         inputs = { x = "f32[2, 4, seq]" }
         dims = { seq = { min = 3, max = 64, example = 10 } }
-    """)
-    project.write("conv.py", """
+    """,
+    )
+    project.write(
+        "conv.py",
+        """
         from torch import nn
 
         class Conv(nn.Module):
@@ -134,18 +163,24 @@ def test_sympy_solved_bound_fix(project):
 
             def forward(self, x):
                 return self.conv(x).relu()
-    """)
+    """,
+    )
     after = fix_and_recheck(project, "Conv", "EL201")
     assert after.status is Status.EXPORTED
     assert "seq = { min = 4, max = 64, example = 10 }" in project.read("pyproject.toml")
 
 
 def test_torch_check_fix_inserts_a_line_before_the_branch(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."router.py:Router"]
         inputs = { x = { shape = "f32[n, 4]", fill = "ones" } }
-    """)
-    project.write("router.py", """
+    """,
+    )
+    project.write(
+        "router.py",
+        """
         from torch import nn
 
         class Router(nn.Module):
@@ -154,7 +189,8 @@ def test_torch_check_fix_inserts_a_line_before_the_branch(project):
                 if count > 3:
                     return x * 2
                 return x
-    """)
+    """,
+    )
     after = fix_and_recheck(project, "Router", "EL101")
     assert after.status is Status.EXPORTED, after.findings
     assert project.read("router.py") == (
@@ -171,7 +207,9 @@ def test_torch_check_fix_inserts_a_line_before_the_branch(project):
 
 
 def test_in_code_dynamic_shapes_get_their_bounds_fixed_in_code(project):
-    project.write("pos.py", """
+    project.write(
+        "pos.py",
+        """
         import torch
         from torch import nn
         from torch.export import Dim
@@ -193,7 +231,8 @@ def test_in_code_dynamic_shapes_get_their_bounds_fixed_in_code(project):
                 if x.shape[1] > 64:
                     raise ValueError("too long")
                 return x + self.table[: x.shape[1]]
-    """)
+    """,
+    )
     after = fix_and_recheck(project, "Pos", "EL201")
     assert after.status is Status.EXPORTED
     assert 'return {"x": {1: Dim("seq", min=2, max=64)}}' in project.read("pos.py")

@@ -9,7 +9,7 @@ pytest.importorskip("transformers")
 
 pytestmark = pytest.mark.slow
 
-SPEC = '''
+SPEC = """
 [tool.exportlens.modules."models/bert.py:TinyBert"]
 inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 100 }, attention_mask = { shape = "i64[batch, seq]", fill = "ones" } }
 dims = { batch = { min = 1, max = 8 }, seq = { min = 2, max = 64 } }
@@ -17,9 +17,9 @@ dims = { batch = { min = 1, max = 8 }, seq = { min = 2, max = 64 } }
 [tool.exportlens.modules."models/llama.py:TinyLlama"]
 inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 100 } }
 dims = { batch = { min = 1, max = 8 }, seq = { min = 2, max = 64 } }
-'''
+"""
 
-BERT = '''
+BERT = """
 import torch
 from transformers import BertConfig, BertModel
 
@@ -32,9 +32,9 @@ class TinyBert(torch.nn.Module):
 
     def forward(self, input_ids, attention_mask):
         return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-'''
+"""
 
-LLAMA = '''
+LLAMA = """
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -49,7 +49,7 @@ class TinyLlama(torch.nn.Module):
     def forward(self, input_ids):
         logits = self.llama(input_ids=input_ids).logits
         return logits
-'''
+"""
 
 
 def test_tiny_bert_and_llama_export_in_the_users_names(project):
@@ -75,8 +75,12 @@ def test_tiny_bert_and_llama_export_in_the_users_names(project):
 
 def test_a_llama_that_returns_its_cache_is_told_on_the_return_line(project):
     project.write("pyproject.toml", SPEC)
-    project.write("models/llama.py", LLAMA.replace("use_cache=False", "use_cache=True").replace(
-        "logits = self.llama(input_ids=input_ids).logits\n        return logits", "return self.llama(input_ids=input_ids)"))
+    project.write(
+        "models/llama.py",
+        LLAMA.replace("use_cache=False", "use_cache=True").replace(
+            "logits = self.llama(input_ids=input_ids).logits\n        return logits", "return self.llama(input_ids=input_ids)"
+        ),
+    )
     llama = project.module("models/llama.py:TinyLlama")
     (f,) = llama.findings
     assert f.code == "EL304"

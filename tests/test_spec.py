@@ -39,7 +39,9 @@ def test_malformed_shapes(text, unknown_dtype):
 
 
 def test_example_sizes_avoid_0_1_and_collisions():
-    dims = choose_examples({"batch": DimSpec("batch", min=0), "seq": DimSpec("seq", min=1, max=40)}, {2, 3}, [Derived("seq", 1, 1, "seq + 1")])
+    dims = choose_examples(
+        {"batch": DimSpec("batch", min=0), "seq": DimSpec("seq", min=1, max=40)}, {2, 3}, [Derived("seq", 1, 1, "seq + 1")]
+    )
     sizes = [dims["batch"].example, dims["seq"].example, dims["seq"].example + 1]
     assert len(set(sizes) | {2, 3}) == 5 and min(sizes) >= 2
     kept = choose_examples({"n": DimSpec("n", example=2), "m": DimSpec("m", example=2)}, set(), [])
@@ -64,9 +66,19 @@ def spec_errors(project, table: str):
         ('inputs = { x = "f32[b]" }\ndims = { b = 4 }\n', "EL004", "b = 4", "dim 'b' must be a table like { min = 2, max = 64 }"),
         ('inputs = { x = "f32[b]" }\ndims = { b = { min = 9, max = 3 } }\n', "EL004", "b = {", "dim 'b': min (9) is above max (3)"),
         ('inputs = { x = "f32[b]" }\ndims = { c = { max = 3 } }\n', "EL004", "c = {", "dim 'c' is not used by any input shape"),
-        ('inputs = { x = "f32[b]" }\ndims = { b = { mx = 3 } }\n', "EL004", "b = {", "dim 'b': unknown key(s) mx (known: min, max, example)"),
+        (
+            'inputs = { x = "f32[b]" }\ndims = { b = { mx = 3 } }\n',
+            "EL004",
+            "b = {",
+            "dim 'b': unknown key(s) mx (known: min, max, example)",
+        ),
         ('inputs = { x = "f32[b]" }\ndims = { b = { min = 2, example = 1 } }\n', "EL004", "b = {", "dim 'b': example 1 is outside [2, ∞]"),
-        ('inputs = { x = { shape = "f32[3]", fill = "twos" } }\n', "EL005", "x = ", "input 'x': fill 'twos' is not one of randn, rand, ones, zeros, arange"),
+        (
+            'inputs = { x = { shape = "f32[3]", fill = "twos" } }\n',
+            "EL005",
+            "x = ",
+            "input 'x': fill 'twos' is not one of randn, rand, ones, zeros, arange",
+        ),
         ('inputs = { x = "f32[3]" }\ndevice = "tpu"\n', "EL005", '"net.py:Net"', "device 'tpu' is not one of cpu, cuda, cuda:N, mps, meta"),
         ('inputs = { x = "f32[3]" }\nshapes = 1\n', "EL005", "shapes", "unknown key 'shapes' in the spec for net.py:Net"),
     ],
@@ -88,7 +100,7 @@ def test_spec_error_columns_cover_the_key(project):
 
 
 def test_broken_pyproject_is_a_finding_not_a_crash(project):
-    project.write("pyproject.toml", '[tool.exportlens\nx = 1\n')
+    project.write("pyproject.toml", "[tool.exportlens\nx = 1\n")
     project.write("net.py", NET)
     plan = make_plan([project.root])
     f = only(plan.findings, "EL006")
@@ -110,11 +122,16 @@ def test_skipped_module_with_bad_spec_fails_the_check(project):
 
 
 def test_value_tables_build_the_described_tensors(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."emb.py:Emb"]
         inputs = { ids = { shape = "i64[batch, seq]", low = 0, high = 10 }, mask = { shape = "f32[batch, seq]", fill = "ones" }, steps = { value = [2, 3, 5], dtype = "i64" } }
-    """)
-    project.write("emb.py", """
+    """,
+    )
+    project.write(
+        "emb.py",
+        """
         import torch
         from torch import nn
 
@@ -125,7 +142,8 @@ def test_value_tables_build_the_described_tensors(project):
 
             def forward(self, ids, mask, steps):
                 return self.e(ids) * mask.unsqueeze(-1) * steps.sum()
-    """)
+    """,
+    )
     report = project.module("Emb")
     assert report.status is Status.EXPORTED, report.findings
     assert report.summary.inputs == ("ids: i64[batch, seq]", "mask: f32[batch, seq]", "steps: i64[3]")

@@ -12,12 +12,17 @@ from exportlens.exporter.run import Options
 
 
 def test_signature_ranges_and_line_shapes_in_dim_names(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."enc.py:Enc"]
         inputs = { x = "f32[batch, seq, 16]" }
         dims = { batch = { min = 2, max = 64 }, seq = { max = 512 } }
-    """)
-    project.write("enc.py", """
+    """,
+    )
+    project.write(
+        "enc.py",
+        """
         import torch
         from torch import nn
 
@@ -31,7 +36,8 @@ def test_signature_ranges_and_line_shapes_in_dim_names(project):
                 h = self.fc(x)
                 pooled = h.mean(dim=1)
                 return self.out(pooled)
-    """)
+    """,
+    )
     report = project.module("Enc")
     assert report.status is Status.EXPORTED
     s = report.summary
@@ -45,18 +51,24 @@ def test_signature_ranges_and_line_shapes_in_dim_names(project):
 
 
 def test_nested_inputs_kwargs_and_derived_dims(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."multi.py:Multi"]
         inputs = { pair = ["f32[batch, n]", "f32[batch, n + 1]"], extra = { a = "f32[batch, 4]" }, scale = 2.0 }
-    """)
-    project.write("multi.py", """
+    """,
+    )
+    project.write(
+        "multi.py",
+        """
         from torch import nn
 
         class Multi(nn.Module):
             def forward(self, pair, extra, *, scale):
                 first, second = pair
                 return (first + second[:, 1:]) * scale, extra["a"].sum(dim=1)
-    """)
+    """,
+    )
     report = project.module("Multi")
     assert report.status is Status.EXPORTED, report.findings
     # a plain number is baked into the program: shown with its value
@@ -65,24 +77,32 @@ def test_nested_inputs_kwargs_and_derived_dims(project):
 
 
 def test_auto_dims_that_torch_ties_to_a_named_dim(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."add.py:Add"]
         inputs = { x = "f32[batch, 4]", y = "f32[?, 4]" }
-    """)
-    project.write("add.py", """
+    """,
+    )
+    project.write(
+        "add.py",
+        """
         from torch import nn
 
         class Add(nn.Module):
             def forward(self, x, y):
                 return x + y
-    """)
+    """,
+    )
     report = project.module("Add")
     assert report.status is Status.EXPORTED, report.findings
     assert report.summary.equalities == ("y.shape[0] = batch",)
 
 
 def test_in_code_example_inputs_with_kwargs_and_dynamic_shapes(project):
-    project.write("attn.py", """
+    project.write(
+        "attn.py",
+        """
         import torch
         from torch import nn
         from torch.export import Dim
@@ -103,7 +123,8 @@ def test_in_code_example_inputs_with_kwargs_and_dynamic_shapes(project):
 
             def forward(self, x, mask):
                 return self.q(x) * mask.unsqueeze(-1)
-    """)
+    """,
+    )
     report = project.module("Attn")
     assert report.status is Status.EXPORTED, report.findings
     assert report.summary.signature == "(x: f32[batch, seq, 8], mask: f32[batch, seq]) -> f32[batch, seq, 8]"
@@ -112,7 +133,9 @@ def test_in_code_example_inputs_with_kwargs_and_dynamic_shapes(project):
 
 
 def test_get_example_inputs_returning_a_plain_tuple(project):
-    project.write("mlp.py", """
+    project.write(
+        "mlp.py",
+        """
         import torch
         from torch import nn
 
@@ -123,19 +146,25 @@ def test_get_example_inputs_returning_a_plain_tuple(project):
             @classmethod
             def get_example_inputs(cls):
                 return (torch.randn(3, 4),)
-    """)
+    """,
+    )
     report = project.module("MLP")
     assert report.status is Status.EXPORTED, report.findings
     assert report.summary.signature == "(input: f32[3, 4]) -> f32[3, 4]"
 
 
 def test_saves_a_pt2_that_loads_and_runs(project, tmp_path):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens.modules."net.py:Net"]
         inputs = { x = "f32[batch, 4]" }
         ir = "core-aten"
-    """)
-    project.write("net.py", """
+    """,
+    )
+    project.write(
+        "net.py",
+        """
         from torch import nn
 
         class Net(nn.Module):
@@ -145,7 +174,8 @@ def test_saves_a_pt2_that_loads_and_runs(project, tmp_path):
 
             def forward(self, x):
                 return self.fc(x).softmax(-1)
-    """)
+    """,
+    )
     plan = make_plan([project.root])
     artifact = tmp_path / "out" / "Net.pt2"
     report = check_one(plan, plan.modules[0], Options(artifact=artifact))
@@ -156,14 +186,19 @@ def test_saves_a_pt2_that_loads_and_runs(project, tmp_path):
 
 
 def test_meta_device_exports_without_allocating(project):
-    project.write("pyproject.toml", """
+    project.write(
+        "pyproject.toml",
+        """
         [tool.exportlens]
         device = "meta"
 
         [tool.exportlens.modules."big.py:Big"]
         inputs = { x = "f32[batch, 4096]" }
-    """)
-    project.write("big.py", """
+    """,
+    )
+    project.write(
+        "big.py",
+        """
         from torch import nn
 
         class Big(nn.Module):
@@ -173,7 +208,8 @@ def test_meta_device_exports_without_allocating(project):
 
             def forward(self, x):
                 return self.fc(x)
-    """)
+    """,
+    )
     report = project.module("Big")
     assert report.status is Status.EXPORTED, report.findings
     assert report.summary.signature == "(x: f32[batch, 4096]) -> f32[batch, 65536]"

@@ -143,7 +143,11 @@ FAULTS = [
     ("hard_exit", "EL502", r"^the export process exited with status 3 before reporting; it printed: leaving now$"),
     ("sys_exit", "EL502", r"^the module called sys\.exit\(2\) while exporting; it printed: expected a 2-d input$"),
     ("flood", "EL502", r"^the export process exited with status 5 before reporting; it printed: after the flood$"),
-    ("big_tensor", "EL503", r"^export needed more than the memory limit of 1GiB \(BigTensor\(\) failed: RuntimeError: .*can't allocate memory"),
+    (
+        "big_tensor",
+        "EL503",
+        r"^export needed more than the memory limit of 1GiB \(BigTensor\(\) failed: RuntimeError: .*can't allocate memory",
+    ),
     ("big_bytes", "EL503", r"^export needed more than the memory limit of 1GiB \(forward raised MemoryError"),
 ]
 
@@ -176,7 +180,13 @@ def test_a_fault_becomes_a_finding_and_the_pool_goes_on(pool: Pool, root: Path, 
         assert finding.line == allocation_line(root, module)
     else:  # the squiggle is on the class name
         line, column, end = class_name_span(root, module)
-        assert (finding.path, finding.line, finding.column, finding.end_line, finding.end_column) == (f"faults/{module}.py", line, column, line, end)
+        assert (finding.path, finding.line, finding.column, finding.end_line, finding.end_column) == (
+            f"faults/{module}.py",
+            line,
+            column,
+            line,
+            end,
+        )
     assert len(finding.detail) < 64 * 1024  # a flood of output is kept bounded
     assert the_job.key not in pool.cache  # never cached: the next check tries again
 
@@ -395,7 +405,7 @@ def test_a_worker_that_never_starts_gives_a_timeout_finding(root: Path, tmp_path
 
 def test_a_worker_without_torch_says_why(root: Path, tmp_path: Path):
     python = tmp_path / "python"
-    python.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")  # no site-packages: no torch
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')  # no site-packages: no torch
     python.chmod(0o755)
     with Pool(str(python), 1) as broken:
         report = broken.run(job(root, "faults/fine.py:Fine"))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import base64
 import pickle
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping
 
 from .deps import digest, fingerprint
 from .options import Options
@@ -37,7 +37,11 @@ def job_for(
     sources = dict(sources or {})
     absolute = {plan.root / rel: text for rel, text in sources.items()}
     # a saved artifact is a side effect: never answered from the cache
-    key = "" if options.artifact else fingerprint(plan.root, plan.root / planned.module.path, repr(spec), repr(sorted(opts.items())), python, sources=absolute)
+    key = (
+        ""
+        if options.artifact
+        else fingerprint(plan.root, plan.root / planned.module.path, repr(spec), repr(sorted(opts.items())), python, sources=absolute)
+    )
     name = planned.module.name_span
     return Job(
         root=str(plan.root),
@@ -71,7 +75,15 @@ def skipped(planned: Planned) -> ModuleReport:
     return ModuleReport(planned.target, Status.SKIPPED, tuple(findings))
 
 
-def check_in_workers(plan: Plan, pool: Pool, options: Options = Options(), *, artifacts: Path | None = None, timeout: float | None = None, memory_limit: str | None = None) -> Report:
+def check_in_workers(
+    plan: Plan,
+    pool: Pool,
+    options: Options = Options(),
+    *,
+    artifacts: Path | None = None,
+    timeout: float | None = None,
+    memory_limit: str | None = None,
+) -> Report:
     futures: list[ModuleReport | Future] = []
     sources = {p.relative_to(plan.root).as_posix(): text for p, text in plan.sources.items() if plan.root in p.parents}
     for planned in plan.modules:
@@ -79,7 +91,9 @@ def check_in_workers(plan: Plan, pool: Pool, options: Options = Options(), *, ar
             futures.append(skipped(planned))
             continue
         opts = replace(options, artifact=artifacts / f"{planned.module.name}.pt2") if artifacts else options
-        futures.append(pool.submit(job_for(plan, planned, opts, timeout=timeout, memory_limit=memory_limit, python=pool.python, sources=sources)))
+        futures.append(
+            pool.submit(job_for(plan, planned, opts, timeout=timeout, memory_limit=memory_limit, python=pool.python, sources=sources))
+        )
     modules = []
     for planned, f in zip(plan.modules, futures):
         report = f if isinstance(f, ModuleReport) else _result(f, planned)

@@ -15,7 +15,15 @@ def check_one(plan: Plan, planned: Planned, options: Options = Options()) -> Mod
         return ModuleReport(planned.target, Status.SKIPPED, tuple(findings))
     report = export_module(plan.root, planned.module, planned.spec, options, sources=plan.sources)
     if planned.findings:  # warnings about the spec ride along with the verdict
-        report = ModuleReport(report.target, report.status, planned.findings + report.findings, report.summary, report.spec_source, report.seconds, report.torch_version)
+        report = ModuleReport(
+            report.target,
+            report.status,
+            planned.findings + report.findings,
+            report.summary,
+            report.spec_source,
+            report.seconds,
+            report.torch_version,
+        )
     return report
 
 

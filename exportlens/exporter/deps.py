@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 Sources = Mapping[Path, str]
 

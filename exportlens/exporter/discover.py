@@ -11,10 +11,10 @@ import ast
 import os
 import re
 import warnings
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Union
 
 import libcst as cst
 from libcst.helpers import ModuleNameAndPackage, calculate_module_and_package
@@ -327,7 +327,7 @@ def _without_self(params: list[Param]) -> tuple[Param, ...]:
 # -- the project: files parsed on demand, bases resolved across them ------------------
 
 _CLASS = re.compile(r"^[ \t\f]*class\b", re.MULTILINE)  # a class statement starts its line
-_Target = Union[tuple[_File, _Class], str, None]  # a project class, a name outside the project, or nothing
+_Target = tuple[_File, _Class] | str | None  # a project class, a name outside the project, or nothing
 
 
 class _Project:

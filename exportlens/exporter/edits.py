@@ -7,7 +7,8 @@ turns old/new into the one minimal Edit a client applies.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 import tomlkit
@@ -139,9 +140,7 @@ def _imports_torch(module: cst.Module) -> bool:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
-            if isinstance(small, cst.Import) and any(
-                a.asname is None and module.code_for_node(a.name) == "torch" for a in small.names
-            ):
+            if isinstance(small, cst.Import) and any(a.asname is None and module.code_for_node(a.name) == "torch" for a in small.names):
                 return True
     return False
 
@@ -181,7 +180,13 @@ def set_dim_call(text: str, name: str, **bounds: int | None) -> str | None:
             keep = [a for a in updated.args if not (a.keyword and a.keyword.value in bounds)]
             for key, value in bounds.items():
                 if value is not None:
-                    keep.append(cst.Arg(keyword=cst.Name(key), value=cst.Integer(str(value)), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+                    keep.append(
+                        cst.Arg(
+                            keyword=cst.Name(key),
+                            value=cst.Integer(str(value)),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+                        )
+                    )
             keep = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in keep]
             Rewrite.changed = True
             return updated.with_changes(args=keep)

@@ -47,10 +47,14 @@ def at(ctx: Context, code: codes.Code, message: str, frame: Frame | None, expres
     """A finding on ``frame``'s line (columns from libcst), else on the module's class name."""
     if frame is None:
         span = ctx.module.name_span
-        return codes.finding(code, message, ctx.module.path, span.line, column=span.column, end_line=span.end_line, end_column=span.end_column, **kwargs)
+        return codes.finding(
+            code, message, ctx.module.path, span.line, column=span.column, end_line=span.end_line, end_column=span.end_column, **kwargs
+        )
     path = ctx.files.relative(frame.filename)
     place = locate(ctx.read(path), frame.line, expression)
-    return codes.finding(code, message, path, place.line, column=place.column, end_line=place.end_line, end_column=place.end_column, **kwargs)
+    return codes.finding(
+        code, message, path, place.line, column=place.column, end_line=place.end_line, end_column=place.end_column, **kwargs
+    )
 
 
 def _first_line(text: str) -> str:
@@ -66,7 +70,18 @@ def explain(exc: BaseException, log: GuardLog, ctx: Context) -> list[Finding]:
     if isinstance(exc, UserError) and exc.error_type == UserErrorType.INVALID_INPUT:
         loc = ctx.spec.location  # torch rejected the spec itself (dynamic_shapes that do not fit the inputs)
         text = _first_line(exc.msg)
-        return [codes.finding(codes.SPEC_INVALID, f"torch.export rejects the spec: {text}", loc.path, loc.line, column=loc.column, end_line=loc.end_line, end_column=loc.end_column, detail=exc.msg)]
+        return [
+            codes.finding(
+                codes.SPEC_INVALID,
+                f"torch.export rejects the spec: {text}",
+                loc.path,
+                loc.line,
+                column=loc.column,
+                end_line=loc.end_line,
+                end_column=loc.end_column,
+                detail=exc.msg,
+            )
+        ]
     dde = _in_chain(exc, GuardOnDataDependentSymNode)
     if dde is not None:
         # non-strict: the user's frame is live in the traceback; strict: dynamo keeps it in real_stack
@@ -88,23 +103,35 @@ def explain(exc: BaseException, log: GuardLog, ctx: Context) -> list[Finding]:
         code = codes.MISSING_FAKE_KERNEL if _is_missing_fake(exc) else codes.UNSUPPORTED_OP
         return [at(ctx, code, f"torch.export cannot trace this: {text}", frame, detail=str(exc)[-4000:])]
     if frame is not None and not isinstance(exc, UserError):
-        return [at(ctx, codes.FORWARD_FAILED, f"forward raised {type(exc).__name__} while exporting: {text}", frame, detail=str(exc)[-4000:])]
+        return [
+            at(ctx, codes.FORWARD_FAILED, f"forward raised {type(exc).__name__} while exporting: {text}", frame, detail=str(exc)[-4000:])
+        ]
     return [at(ctx, codes.INTERNAL, f"torch.export failed: {type(exc).__name__}: {text}", frame, detail=str(exc)[-4000:])]
 
 
 def unsupported_output(qualified: str, ctx: Context, detail: str) -> Finding:
     """``return Cache(...)``: placed on forward's last ``return``, said with the fix."""
     name = qualified.rsplit(".", 1)[-1]
-    message = (f"forward returns `{name}` ({qualified}), which torch.export cannot flatten into tensors: "
-               f"return its tensors instead, or register `{name}` with torch.utils._pytree.register_pytree_node")
+    message = (
+        f"forward returns `{name}` ({qualified}), which torch.export cannot flatten into tensors: "
+        f"return its tensors instead, or register `{name}` with torch.utils._pytree.register_pytree_node"
+    )
     if qualified.startswith("transformers."):
         message += "; for a transformers model, `use_cache=False` in its config keeps the cache out of the output"
     line = _return_line(ctx)
     if line is None:
         return at(ctx, codes.UNSUPPORTED_OUTPUT, message, None, detail=detail[-4000:])
     place = locate(ctx.read(ctx.module.path), line, None)
-    return codes.finding(codes.UNSUPPORTED_OUTPUT, message, ctx.module.path, place.line, column=place.column,
-                         end_line=place.end_line, end_column=place.end_column, detail=detail[-4000:])
+    return codes.finding(
+        codes.UNSUPPORTED_OUTPUT,
+        message,
+        ctx.module.path,
+        place.line,
+        column=place.column,
+        end_line=place.end_line,
+        end_column=place.end_column,
+        detail=detail[-4000:],
+    )
 
 
 def _return_line(ctx: Context) -> int | None:
@@ -145,7 +172,9 @@ def _is_missing_fake(exc: BaseException) -> bool:
 # -- data-dependent guards ----------------------------------------------------------
 
 
-def data_dependent(cond: Any, frame: Frame | None, log: GuardLog | None, ctx: Context, *, detail: str = "", symbols: dict[str, str] | None = None) -> Finding:
+def data_dependent(
+    cond: Any, frame: Frame | None, log: GuardLog | None, ctx: Context, *, detail: str = "", symbols: dict[str, str] | None = None
+) -> Finding:
     """``if n > 3`` where ``n`` came from tensor data: name it, and offer ``torch._check``."""
     names = from_shape_env(log.shape_env if log else None, ctx.built.names)
     names = from_locals(frame.locals if frame else None, names)
@@ -301,7 +330,17 @@ def _on(ctx: Context, code: codes.Code, message: str, event: Any, dim: str | Non
     if event is not None and event.frame is not None:
         return at(ctx, code, message, event.frame, related=related, detail=detail)
     loc = ctx.spec.where(key) if key else ctx.spec.location
-    return codes.finding(code, message, loc.path, loc.line, column=loc.column, end_line=loc.end_line, end_column=loc.end_column, related=related, detail=detail)
+    return codes.finding(
+        code,
+        message,
+        loc.path,
+        loc.line,
+        column=loc.column,
+        end_line=loc.end_line,
+        end_column=loc.end_column,
+        related=related,
+        detail=detail,
+    )
 
 
 # -- draft export's failures ----------------------------------------------------------------
@@ -324,7 +363,10 @@ def explain_draft(failures: list[Any], ctx: Context) -> list[Finding]:
         if kind == "DATA_DEPENDENT_ERROR":
             symbols = {sym: var for var, syms in (data.get("frame_locals") or {}).get("locals", {}).items() for sym in syms}
             try:
-                cond = sympy.sympify(data.get("expr", ""), locals={s: sympy.Symbol(s, integer=True) for s in re.findall(r"\b[su]\d+\b", data.get("expr", ""))})
+                cond = sympy.sympify(
+                    data.get("expr", ""),
+                    locals={s: sympy.Symbol(s, integer=True) for s in re.findall(r"\b[su]\d+\b", data.get("expr", ""))},
+                )
             except (sympy.SympifyError, SyntaxError, TypeError):
                 continue
             out.append(data_dependent(cond, frame, None, ctx, symbols=symbols, detail=str(data.get("expr"))))

@@ -10,8 +10,9 @@ problem it fixes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 import sympy
 from torch._dynamo.exc import UserError, UserErrorType
@@ -46,7 +47,9 @@ class Change:
         return f"Set `{self.dim}` to Dim('{self.dim}', {bounds})"
 
 
-_CONSTRAINT_CODES = {c.code for c in (codes.RANGE_VIOLATION, codes.EQUALITY_VIOLATION, codes.RELATION_VIOLATION, codes.SPECIALIZED, codes.GUARD_VIOLATION)}
+_CONSTRAINT_CODES = {
+    c.code for c in (codes.RANGE_VIOLATION, codes.EQUALITY_VIOLATION, codes.RELATION_VIOLATION, codes.SPECIALIZED, codes.GUARD_VIOLATION)
+}
 
 
 def constraint_fixes(exc: BaseException, findings: list[Finding], ctx: Context, try_export: TryExport) -> list[Finding]:
@@ -79,7 +82,7 @@ def suggested(msg: str, ctx: Context) -> list[Change]:
         return []
     try:
         refined = refine_dynamic_shapes_from_suggested_fixes(msg, ctx.built.dynamic_shapes)
-    except Exception:  # noqa: BLE001 - a fix torch cannot apply is one we do not offer
+    except Exception:
         return []
     changes: dict[str, Change] = {}
     for old, new in _pairs(ctx.built.dynamic_shapes, refined):
@@ -158,7 +161,7 @@ def solve_bounds(dim: str, guard: Any, ctx: Context) -> Change | None:
         return Change(dim, "bounds", min=point + 1)
     try:
         allowed = sympy.solveset(guard, sym_i, domain)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
     pieces = list(allowed.args) if isinstance(allowed, sympy.Union) else [allowed]
     for piece in pieces:
@@ -194,7 +197,9 @@ def _failed_dims(exc: Exception | None) -> set[str]:
         return set()
     import re
 
-    return {m.group(1) for item in violations(exc.msg) for m in re.finditer(r"\b(\w+) = L\[", item)} | set(re.findall(r"You marked (\w+) as dynamic", exc.msg))
+    return {m.group(1) for item in violations(exc.msg) for m in re.finditer(r"\b(\w+) = L\[", item)} | set(
+        re.findall(r"You marked (\w+) as dynamic", exc.msg)
+    )
 
 
 def _apply(shapes: Any, changes: list[Change]) -> Any:
@@ -270,7 +275,7 @@ def _as_fix(c: Change, ctx: Context, preferred: bool) -> Fix | None:
                 new = set_dim_bounds(old, spec.target, c.dim, **{k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None})
             else:
                 new = substitute_dim(old, spec.target, c.dim, c.value)
-        except Exception:  # noqa: BLE001 - a spec we cannot edit gets no fix, never a crash
+        except Exception:
             return None
     elif c.kind == "bounds":
         path = spec.path

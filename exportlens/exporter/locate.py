@@ -13,11 +13,12 @@ import linecache
 import os
 import sys
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, Iterator
+from typing import Any
 
 import sympy
 
@@ -127,16 +128,16 @@ def record_guards(files: ProjectFiles) -> Iterator[GuardLog]:
     log = GuardLog(files)
     init, log_guard, set_replacement = ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement
 
-    def __init__(self, *args, **kwargs):  # noqa: ANN001, N807 - the shape env names symbols even when no guard is added
+    def __init__(self, *args, **kwargs):
         init(self, *args, **kwargs)
         log.shape_env = self
 
-    def _log_guard(self, prefix, g, forcing_spec):  # noqa: ANN001 - torch's signature
+    def _log_guard(self, prefix, g, forcing_spec):
         log.shape_env = self
         log.events.append(Event("guard", g, log.here()))
         return log_guard(self, prefix, g, forcing_spec)
 
-    def _set_replacement(self, a, tgt, msg):  # noqa: ANN001
+    def _set_replacement(self, a, tgt, msg):
         log.shape_env = self
         if tgt != self.replacements.get(a) and a not in getattr(tgt, "free_symbols", ()):
             log.events.append(Event("replace", sympy.Eq(a, tgt, evaluate=False), log.here()))

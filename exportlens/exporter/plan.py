@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from . import codes
 from .discover import ModuleClass, discover
@@ -49,7 +49,11 @@ def make_plan(paths: list[Path], root: Path | None = None, only: set[str] | None
     known = {m.target for m in found.modules}
     for target, (_, loc) in project.tables.items():
         if target not in known and _in_scope(root / target.split(":", 1)[0], paths):
-            plan.findings.append(codes.finding(codes.SPEC_INVALID, f"no nn.Module '{target.split(':', 1)[1]}' in {target.split(':', 1)[0]}", loc.path, loc.line))
+            plan.findings.append(
+                codes.finding(
+                    codes.SPEC_INVALID, f"no nn.Module '{target.split(':', 1)[1]}' in {target.split(':', 1)[0]}", loc.path, loc.line
+                )
+            )
     return plan
 
 
@@ -61,6 +65,10 @@ def no_spec_finding(module: ModuleClass) -> Finding:
     span = module.name_span
     return codes.finding(
         codes.SPEC_MISSING,
-        f"{module.name} has no example inputs: add [tool.exportlens.modules.\"{module.target}\"] to pyproject.toml, or an example_inputs() staticmethod",
-        module.path, span.line, column=span.column, end_line=span.end_line, end_column=span.end_column,
+        f'{module.name} has no example inputs: add [tool.exportlens.modules."{module.target}"] to pyproject.toml, or an example_inputs() staticmethod',
+        module.path,
+        span.line,
+        column=span.column,
+        end_line=span.end_line,
+        end_column=span.end_column,
     )

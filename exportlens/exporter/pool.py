@@ -25,10 +25,11 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import codes
 from .report import Finding, ModuleReport, Status, from_dict
@@ -265,7 +266,15 @@ class Pool:
                     if warm.retired and not e.why_killed:
                         self._requeue(e)
                     else:
-                        self._finish(e, {"event": "done", "lost": event.get("why", ""), "stderr": event.get("stderr", ""), "startup": event.get("startup", False)})
+                        self._finish(
+                            e,
+                            {
+                                "event": "done",
+                                "lost": event.get("why", ""),
+                                "stderr": event.get("stderr", ""),
+                                "startup": event.get("startup", False),
+                            },
+                        )
                 self._dispatch()
                 return
             if event["event"] == "done" and entry is not None:
@@ -322,8 +331,13 @@ def outcome(job: Job, event: dict[str, Any], why_killed: str | None, seconds: fl
     def failed(code: codes.Code, message: str, detail: str = "") -> tuple[ModuleReport, bool]:
         parts = [detail, f"last output:\n{output}" if output else "", f"Python stack at the crash:\n{fault}" if fault else ""]
         finding = codes.finding(
-            code, message, job.path, job.class_line, column=job.class_column,
-            end_line=job.class_line if job.class_end_column else None, end_column=job.class_end_column,
+            code,
+            message,
+            job.path,
+            job.class_line,
+            column=job.class_column,
+            end_line=job.class_line if job.class_end_column else None,
+            end_column=job.class_end_column,
             detail="\n\n".join(p for p in parts if p),
         )
         return ModuleReport(job.target, Status.FAILED, (finding,), seconds=seconds), False
@@ -340,7 +354,9 @@ def outcome(job: Job, event: dict[str, Any], why_killed: str | None, seconds: fl
     if event.get("lost"):
         stderr = (event.get("stderr") or "").strip()
         if event.get("startup"):
-            return failed(codes.TIMEOUT, f"the export worker {event['lost']} (importing torch and a first export); is the machine very busy?", stderr)
+            return failed(
+                codes.TIMEOUT, f"the export worker {event['lost']} (importing torch and a first export); is the machine very busy?", stderr
+            )
         last = f": {stderr.splitlines()[-1][:200]}" if stderr else ""
         return failed(codes.CRASH, f"the export worker process died ({event['lost']}){last}", stderr)
     if "exited" in event:
@@ -359,7 +375,7 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name
 
 
 def _crash_site(fault: str, root: str) -> str:
-    """" at net.py:6 in forward": the innermost frame of the user's in faulthandler's report."""
+    """ " at net.py:6 in forward": the innermost frame of the user's in faulthandler's report."""
     prefix = os.path.join(os.path.realpath(root), "")
     for line in fault.splitlines():  # most recent call first
         m = _FRAME.match(line)
@@ -376,11 +392,22 @@ def _memory_findings(report: ModuleReport, job: Job) -> tuple[ModuleReport, bool
     for f in report.findings:
         if f.kind.value != "spec-error" and any(m in f.message or m in f.detail for m in MEMORY_MESSAGES):
             converted = True
-            f = codes.finding(codes.MEMORY, f"export needed more than the memory limit of {_human(job.memory_limit)} ({f.message})", f.path, f.line, column=f.column, end_line=f.end_line, end_column=f.end_column, detail=f.detail)
+            f = codes.finding(
+                codes.MEMORY,
+                f"export needed more than the memory limit of {_human(job.memory_limit)} ({f.message})",
+                f.path,
+                f.line,
+                column=f.column,
+                end_line=f.end_line,
+                end_column=f.end_column,
+                detail=f.detail,
+            )
         out.append(f)
     if not converted:
         return report, False
-    return ModuleReport(report.target, report.status, tuple(out), report.summary, report.spec_source, report.seconds, report.torch_version), True
+    return ModuleReport(
+        report.target, report.status, tuple(out), report.summary, report.spec_source, report.seconds, report.torch_version
+    ), True
 
 
 def _tail(text: str, lines: int = 20) -> str:
@@ -449,7 +476,16 @@ class _Warm:
         status = self.proc.wait()
         time.sleep(0.05)  # let the stderr reader take the last lines
         why = self._why_killed or (f"exit status {status}" if status >= 0 else f"killed by {_signal_name(-status)}")
-        self.on_event(self, {"event": "lost", "why": why, "stderr": _tail(self._stderr.decode("utf-8", "replace")), "startup": bool(self._why_killed), "status": status})
+        self.on_event(
+            self,
+            {
+                "event": "lost",
+                "why": why,
+                "stderr": _tail(self._stderr.decode("utf-8", "replace")),
+                "startup": bool(self._why_killed),
+                "status": status,
+            },
+        )
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
@@ -534,8 +570,13 @@ class _Spares:
                 return  # a spare ends after its one job; its "done" already came
             # it died running the job (a segfault, os._exit): that is the job's end
             status = event.get("status") or 0
-            event = {"event": "done", "job": warm.job, "output": event.get("stderr", ""),
-                     "exit": status if status >= 0 else None, "signal": -status if status < 0 else None}
+            event = {
+                "event": "done",
+                "job": warm.job,
+                "output": event.get("stderr", ""),
+                "exit": status if status >= 0 else None,
+                "signal": -status if status < 0 else None,
+            }
         self.on_event(self, event)
 
     def send(self, message: dict[str, Any]) -> None:

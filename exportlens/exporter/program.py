@@ -3,7 +3,7 @@ what the editor's "Show exported program" document holds. No torch here."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .report import ModuleReport, Status
 

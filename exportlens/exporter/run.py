@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import logging
 import inspect
+import logging
 import os
 import sys
 import time
 import traceback
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from inspect import Parameter as P
-from typing import Any, Iterator, Mapping
+from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -76,7 +77,9 @@ class _Edited(Context):
         return text if text is not None else super().read(path)
 
 
-def export_module(root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options(), sources: Mapping[Path, str] | None = None) -> ModuleReport:
+def export_module(
+    root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options(), sources: Mapping[Path, str] | None = None
+) -> ModuleReport:
     """``sources`` (absolute path -> text) stands in for files in findings and fixes; the
     caller imports them from memory (``worker.overlay``)."""
     started = time.perf_counter()
@@ -87,7 +90,9 @@ def export_module(root: Path, module: ModuleClass, spec: ExportSpec, options: Op
     ir = options.ir or spec.settings.ir
 
     def report(status: Status, findings: list[Finding], summary=None) -> ModuleReport:
-        return ModuleReport(module.target, status, tuple(findings), summary, spec.describe(), time.perf_counter() - started, torch.__version__)
+        return ModuleReport(
+            module.target, status, tuple(findings), summary, spec.describe(), time.perf_counter() - started, torch.__version__
+        )
 
     try:
         cls = _load_class(root, module, files)
@@ -100,7 +105,7 @@ def export_module(root: Path, module: ModuleClass, spec: ExportSpec, options: Op
     try:
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a finding
+    except Exception as exc:
         findings = explain(exc, log, ctx)
         findings = constraint_fixes(exc, findings, ctx, lambda shapes: _try(model, built, shapes, strict))
         if options.collect_all:
@@ -122,7 +127,7 @@ def _try(model: torch.nn.Module, built: Built, shapes: Any, strict: bool) -> Exc
     try:
         with quiet():
             torch.export.export(model, built.args, built.kwargs, dynamic_shapes=shapes, strict=strict)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return exc
     return None
 
@@ -134,7 +139,7 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
     try:
         with quiet():
             ep = torch.export.draft_export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes)
-    except Exception:  # noqa: BLE001 - draft is a bonus; the plain verdict stands
+    except Exception:
         return []
     index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}
     class_line = (ctx.module.path, ctx.module.name_span.line)
@@ -195,8 +200,11 @@ def _forget_project_modules(root: Path, name: str) -> None:
         if mod is None:
             continue
         file = getattr(mod, "__file__", None) or ""
-        if key == name or key.startswith(name + ".") or file.startswith(prefix) or (
-            name.startswith(key + ".") and not file.startswith(prefix)
+        if (
+            key == name
+            or key.startswith(name + ".")
+            or file.startswith(prefix)
+            or (name.startswith(key + ".") and not file.startswith(prefix))
         ):
             del sys.modules[key]
     importlib.invalidate_caches()
@@ -210,12 +218,16 @@ def _load_class(root: Path, module: ModuleClass, files: ProjectFiles) -> type:
     _forget_project_modules(root, name)
     try:
         mod = importlib.import_module(name)
-    except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is the user's too
+    except BaseException as exc:
         path, line = _where(exc, files, module.path, 1)
-        raise _Stop(codes.finding(codes.IMPORT_FAILED, f"importing {name} failed: {_one_line(exc)}", path, line, detail=_trace(exc))) from None
+        raise _Stop(
+            codes.finding(codes.IMPORT_FAILED, f"importing {name} failed: {_one_line(exc)}", path, line, detail=_trace(exc))
+        ) from None
     cls = getattr(mod, module.name, None)
     if not isinstance(cls, type):
-        raise _Stop(codes.finding(codes.IMPORT_FAILED, f"{name} has no class {module.name} after import", module.path, module.name_span.line))
+        raise _Stop(
+            codes.finding(codes.IMPORT_FAILED, f"{name} has no class {module.name} after import", module.path, module.name_span.line)
+        )
     return cls
 
 
@@ -228,10 +240,12 @@ def _construct(cls: type, module: ModuleClass, spec: ExportSpec, device: str, fi
         else:
             model = cls(**spec.init).to(device)
         return model.eval()
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         path, line = _where(exc, files, module.path, module.name_span.line)
         init = ", ".join(f"{k}={v!r}" for k, v in spec.init.items())
-        raise _Stop(codes.finding(codes.CONSTRUCT_FAILED, f"{module.name}({init}) failed: {_one_line(exc)}", path, line, detail=_trace(exc))) from None
+        raise _Stop(
+            codes.finding(codes.CONSTRUCT_FAILED, f"{module.name}({init}) failed: {_one_line(exc)}", path, line, detail=_trace(exc))
+        ) from None
 
 
 def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> Built:
@@ -247,16 +261,22 @@ def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str,
             built = build_from_spec(spec, positional, device)
         built.params = list(params)
         built.name_flat_sources()
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         loc = spec.location
         path, line = _where(exc, files, loc.path, loc.line)
-        raise _Stop(codes.finding(codes.INPUTS_FAILED, f"building {_what(spec)} failed: {_one_line(exc)}", path, line, detail=_trace(exc))) from None
+        raise _Stop(
+            codes.finding(codes.INPUTS_FAILED, f"building {_what(spec)} failed: {_one_line(exc)}", path, line, detail=_trace(exc))
+        ) from None
     try:
         inspect.signature(cls.forward).bind(None, *built.args, **built.kwargs)
     except TypeError as exc:
         loc = spec.location
         message = f"{_what(spec)} do not fit forward({', '.join(params)}): {exc}"
-        raise _Stop(codes.finding(codes.SPEC_SIGNATURE, message, loc.path, loc.line, column=loc.column, end_line=loc.end_line, end_column=loc.end_column)) from None
+        raise _Stop(
+            codes.finding(
+                codes.SPEC_SIGNATURE, message, loc.path, loc.line, column=loc.column, end_line=loc.end_line, end_column=loc.end_column
+            )
+        ) from None
     return built
 
 

@@ -123,7 +123,12 @@ def _size(expr: cst.BaseExpression | None, init: dict[str, Any]) -> int | None:
         return value
     if isinstance(expr, cst.Name) and isinstance(init.get(expr.value), int):
         return init[expr.value]
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and isinstance(init.get(expr.attr.value), int):
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == "self"
+        and isinstance(init.get(expr.attr.value), int)
+    ):
         return init[expr.attr.value]
     return None
 

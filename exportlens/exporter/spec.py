@@ -127,7 +127,9 @@ def load_project(root: Path, text: str | None = None) -> ProjectSpecs:
     try:
         doc = tomlkit.parse(text).unwrap()
     except tomlkit.exceptions.ParseError as e:
-        findings.append(codes.finding(codes.SPEC_TOML, f"pyproject.toml does not parse: {e}", PYPROJECT, max(e.line, 1), column=max(e.col, 1)))
+        findings.append(
+            codes.finding(codes.SPEC_TOML, f"pyproject.toml does not parse: {e}", PYPROJECT, max(e.line, 1), column=max(e.col, 1))
+        )
         return ProjectSpecs(root, Settings(), {}, findings, text)
     section = doc.get("tool", {}).get("exportlens", {})
     lines = _Lines(text)
@@ -135,12 +137,21 @@ def load_project(root: Path, text: str | None = None) -> ProjectSpecs:
     tables: dict[str, tuple[Any, Location]] = {}
     modules = section.get("modules", {})
     if not isinstance(modules, dict):
-        findings.append(codes.finding(codes.SPEC_INVALID, "[tool.exportlens.modules] must be a table of 'path.py:Class' keys", PYPROJECT, lines.key_line("tool.exportlens", "modules")))
+        findings.append(
+            codes.finding(
+                codes.SPEC_INVALID,
+                "[tool.exportlens.modules] must be a table of 'path.py:Class' keys",
+                PYPROJECT,
+                lines.key_line("tool.exportlens", "modules"),
+            )
+        )
         modules = {}
     for target, table in modules.items():
         loc = Location(PYPROJECT, lines.target_line(target))
         if ":" not in target or not target.split(":", 1)[0].endswith(".py"):
-            findings.append(codes.finding(codes.SPEC_INVALID, f"module key '{target}' must look like 'path/to/file.py:ClassName'", PYPROJECT, loc.line))
+            findings.append(
+                codes.finding(codes.SPEC_INVALID, f"module key '{target}' must look like 'path/to/file.py:ClassName'", PYPROJECT, loc.line)
+            )
             continue
         tables[target] = (table, loc)
     return ProjectSpecs(root, settings, tables, findings, text)
@@ -258,14 +269,20 @@ def _from_table(module: ModuleClass, table: Any, loc: Location, project: Project
         return Location(PYPROJECT, line, cols[0], line, cols[1]) if cols else Location(PYPROJECT, line)
 
     def error(code: codes.Code, message: str, where: Location) -> None:
-        findings.append(codes.finding(code, message, where.path, where.line, column=where.column, end_line=where.end_line, end_column=where.end_column))
+        findings.append(
+            codes.finding(code, message, where.path, where.line, column=where.column, end_line=where.end_line, end_column=where.end_column)
+        )
 
     if not isinstance(table, dict):
         error(codes.SPEC_INVALID, f"the spec for {module.target} must be a table", loc)
         return None, findings
     unknown = set(table) - {"init", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit"}
     for key in sorted(unknown):
-        error(codes.SPEC_INVALID, f"unknown key '{key}' in the spec for {module.target} (known: init, inputs, dims, device, strict, ir, timeout, memory_limit)", at(key))
+        error(
+            codes.SPEC_INVALID,
+            f"unknown key '{key}' in the spec for {module.target} (known: init, inputs, dims, device, strict, ir, timeout, memory_limit)",
+            at(key),
+        )
     settings = _settings(table, project.settings, loc.line, findings)
 
     init = table.get("init", {})
@@ -275,7 +292,7 @@ def _from_table(module: ModuleClass, table: Any, loc: Location, project: Project
 
     raw_inputs = table.get("inputs", {})
     if not isinstance(raw_inputs, dict):
-        error(codes.SPEC_INVALID, "inputs must be a table: { x = \"f32[batch, 3]\" }", at("inputs"))
+        error(codes.SPEC_INVALID, 'inputs must be a table: { x = "f32[batch, 3]" }', at("inputs"))
         raw_inputs = {}
     inputs: dict[str, Any] = {}
     for name, raw in raw_inputs.items():
@@ -313,12 +330,32 @@ def _check_signature(module: ModuleClass, inputs: dict[str, Any], raw: dict[str,
     for name in raw:
         if name not in names and not takes_kwargs:
             where = at("inputs", name)
-            out.append(codes.finding(codes.SPEC_SIGNATURE, f"input '{name}' is not a parameter of {signature}", where.path, where.line, column=where.column, end_line=where.end_line, end_column=where.end_column))
-    missing = [p.name for p in params if p.kind in ("positional", "positional_only", "keyword_only") and not p.has_default and p.name not in raw]
+            out.append(
+                codes.finding(
+                    codes.SPEC_SIGNATURE,
+                    f"input '{name}' is not a parameter of {signature}",
+                    where.path,
+                    where.line,
+                    column=where.column,
+                    end_line=where.end_line,
+                    end_column=where.end_column,
+                )
+            )
+    missing = [
+        p.name for p in params if p.kind in ("positional", "positional_only", "keyword_only") and not p.has_default and p.name not in raw
+    ]
     if missing:
         where = at("inputs")
         plural = "s" if len(missing) > 1 else ""
-        out.append(codes.finding(codes.SPEC_SIGNATURE, f"missing input{plural} {', '.join(repr(m) for m in missing)} required by {signature}", where.path, where.line, column=where.column))
+        out.append(
+            codes.finding(
+                codes.SPEC_SIGNATURE,
+                f"missing input{plural} {', '.join(repr(m) for m in missing)} required by {signature}",
+                where.path,
+                where.line,
+                column=where.column,
+            )
+        )
     return out
 
 
@@ -395,7 +432,11 @@ def _dims(raw: Any, inputs: dict[str, Any], at, error, locations: dict[str, Loca
             error(codes.SPEC_DIMS, f"dim '{name}': min ({lo}) is above max ({hi})", where)
             continue
         if ex is not None and ((lo is not None and ex < lo) or (hi is not None and ex > hi)):
-            error(codes.SPEC_DIMS, f"dim '{name}': example {ex} is outside [{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]", where)
+            error(
+                codes.SPEC_DIMS,
+                f"dim '{name}': example {ex} is outside [{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]",
+                where,
+            )
             continue
         if name not in used:
             error(codes.SPEC_DIMS, f"dim '{name}' is not used by any input shape", where)
@@ -468,6 +509,10 @@ def auto_sizes(inputs: dict[str, Any], dims: dict[str, DimSpec]) -> dict[tuple[s
         for axis, size in enumerate(t.shape.sizes):
             if size != AUTO:
                 continue
-            twins = [o.shape.sizes[axis] for _, o in flat if o is not t and len(o.shape.sizes) == len(t.shape.sizes) and o.shape.sizes[axis] != AUTO]
+            twins = [
+                o.shape.sizes[axis]
+                for _, o in flat
+                if o is not t and len(o.shape.sizes) == len(t.shape.sizes) and o.shape.sizes[axis] != AUTO
+            ]
             out[(path, axis)] = example_size(twins[0], dims) if twins else next(fresh)
     return out

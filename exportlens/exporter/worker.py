@@ -48,10 +48,11 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 OUTPUT_TAIL = 64 * 1024  # bytes of the user's output kept per job
 RESULT_MAX = 256 * 1024 * 1024
@@ -65,7 +66,7 @@ PRIME_AFTER = 0.1
 # The built-in module every warm-up runs: served from memory, never written to disk.
 WARM_ROOT = Path("/nonexistent/exportlens-warm-up")
 WARM_FILE = "_exportlens_warm_up.py"
-WARM_SOURCE = '''
+WARM_SOURCE = """
 import torch
 from torch import nn
 
@@ -87,7 +88,7 @@ class Warm(nn.Module):
     @staticmethod
     def dynamic_shapes():
         return {"x": {0: torch.export.Dim("n")}}
-'''
+"""
 
 
 def warm_up() -> None:
@@ -134,7 +135,7 @@ def _owner_plan(request: dict[str, Any], root: Path) -> Any:
 
     try:
         packed = pickle.loads(base64.b64decode(request["plan"]))
-    except Exception:  # noqa: BLE001 - planning again is always possible
+    except Exception:
         return None
     sources = request.get("sources") or {}
     if any(digest(root, path, sources) != hashed for path, hashed in packed["texts"].items()):
@@ -245,7 +246,7 @@ def _child_result(request: dict[str, Any]) -> dict[str, Any]:
         return {"exited": e.code if isinstance(e.code, int) else 1, "message": f"called sys.exit({e.code!r})"}
     except MemoryError:
         return {"memory": True}
-    except BaseException:  # noqa: BLE001 - an exporter bug still gives the owner a message
+    except BaseException:
         return {"internal": traceback.format_exc()[-4000:]}
 
 
@@ -377,7 +378,7 @@ class Parent:
                     _write_all(res_w, b'{"primed": true}\n')
                     request = _read_request(req_r)
                 code = _run_in_child(request, res_w)
-            except BaseException:  # noqa: BLE001 - the parent reports the exit status
+            except BaseException:
                 pass
             finally:
                 os._exit(code)

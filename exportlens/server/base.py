@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -65,7 +66,7 @@ class ExportLensServer(LanguageServer):
             return
         try:
             self.window_log_message(types.LogMessageParams(kind, f"exportlens: {message}"))
-        except Exception:  # noqa: BLE001 - the transport may already be closed at shutdown
+        except Exception:
             pass
 
     @property
@@ -104,8 +105,10 @@ class ExportLensServer(LanguageServer):
     def spec_edit(self, root: Path, path: Path, module: ModuleClass) -> types.WorkspaceEdit | None:
         """The edit that creates ``module``'s spec, or None (said why in the log)."""
         try:
-            return actions.create_spec_edit(module, root, path, self.session.folders, self.text_of, self.version_of, set(self.open_texts()), self.utf16)
-        except Exception as e:  # noqa: BLE001 - a pyproject.toml that does not parse gets no scaffold
+            return actions.create_spec_edit(
+                module, root, path, self.session.folders, self.text_of, self.version_of, set(self.open_texts()), self.utf16
+            )
+        except Exception as e:
             self.say(f"cannot scaffold a spec for {module.target}: {e}")
             return None
 
@@ -129,7 +132,13 @@ class ExportLensServer(LanguageServer):
         paths = {p for p in self.open_texts() if p.suffix == ".py" and self.session.root_of(p) == root}
         if self.session.whole_workspace:
             paths |= {p for p in self._closed_with_problems if self.session.root_of(p) == root}  # to clear them
-            paths |= {root / f.path for (r, _), result in self.session.results.items() if r == root for f in result.report.findings if f.path.endswith(".py")}
+            paths |= {
+                root / f.path
+                for (r, _), result in self.session.results.items()
+                if r == root
+                for f in result.report.findings
+                if f.path.endswith(".py")
+            }
         for path in sorted(paths):
             self.publish(path)
         if (root / PYPROJECT).is_file() or (root / PYPROJECT) in self.open_texts():
@@ -151,11 +160,15 @@ class ExportLensServer(LanguageServer):
         """What a status bar shows: exports running, and the latest verdicts."""
         reports = [r.report for r in self.session.results.values()]
         failed = [r for r in reports if r.status is Status.FAILED]
-        counts = {"running": len(self.session.running), "exported": sum(r.status is Status.EXPORTED for r in reports), "failed": len(failed),
-                  "problems": sum(len(r.errors) or len(r.findings) for r in failed)}
+        counts = {
+            "running": len(self.session.running),
+            "exported": sum(r.status is Status.EXPORTED for r in reports),
+            "failed": len(failed),
+            "problems": sum(len(r.errors) or len(r.findings) for r in failed),
+        }
         try:
             self.protocol.notify(EXPORTS_NOTIFICATION, counts)
-        except Exception:  # noqa: BLE001 - the transport may already be closed at shutdown
+        except Exception:
             pass
 
     # -- settings and trust ------------------------------------------------------------
@@ -179,8 +192,10 @@ class ExportLensServer(LanguageServer):
             return
         try:
             # shielded: a cancelled wait on a client request breaks pygls 2.1 (see NOTES)
-            values = await asyncio.shield(self.workspace_configuration_async(types.ConfigurationParams([types.ConfigurationItem(section="exportlens")])))
-        except Exception as e:  # noqa: BLE001
+            values = await asyncio.shield(
+                self.workspace_configuration_async(types.ConfigurationParams([types.ConfigurationItem(section="exportlens")]))
+            )
+        except Exception as e:
             self.say(f"could not read the client's settings: {e}")
             return
         if values and isinstance(values[0], dict):

@@ -58,7 +58,11 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
     path, target, save = parsed
     _cancel_with_request(ls)
     if not ls.session.trusted:
-        ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, "exportlens: this workspace is not trusted, so its code is not run. Trust it to export."))
+        ls.window_show_message(
+            types.ShowMessageParams(
+                types.MessageType.Warning, "exportlens: this workspace is not trusted, so its code is not run. Trust it to export."
+            )
+        )
         return None
     root = ls.session.root_of(path)
     if ls.session.index.by_target(root, target) is None:
@@ -75,8 +79,18 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
     if save and report.summary and report.summary.artifact:
         ls.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"exportlens: saved {report.summary.artifact}"))
     elif save:
-        ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"exportlens: {target} did not export: {report.findings[0].message if report.findings else report.status.value}"))
-    return {"target": target, "status": report.status.value, "artifact": report.summary.artifact if report.summary else None, "findings": len(report.findings)}
+        ls.window_show_message(
+            types.ShowMessageParams(
+                types.MessageType.Error,
+                f"exportlens: {target} did not export: {report.findings[0].message if report.findings else report.status.value}",
+            )
+        )
+    return {
+        "target": target,
+        "status": report.status.value,
+        "artifact": report.summary.artifact if report.summary else None,
+        "findings": len(report.findings),
+    }
 
 
 @server.command(actions.CREATE_SPEC_COMMAND)
@@ -91,10 +105,10 @@ async def create_spec(ls: ExportLensServer, args: Any) -> bool:
     edit = ls.spec_edit(root, path, module) if module else None
     if edit is None:
         return False
-    result = await asyncio.shield(ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit, label=f"Create export spec for {module.name}")))
+    result = await asyncio.shield(
+        ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit, label=f"Create export spec for {module.name}"))
+    )
     return bool(result and result.applied)
-
-
 
 
 @server.feature(PROGRAM_REQUEST)
@@ -107,10 +121,18 @@ async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] 
         return None
     path, target, _ = parsed
     if not ls.session.trusted:
-        return {"target": target, "status": Status.SKIPPED.value, "text": f"{target}\n  not exported: this workspace is not trusted, so its code is not run.\n"}
+        return {
+            "target": target,
+            "status": Status.SKIPPED.value,
+            "text": f"{target}\n  not exported: this workspace is not trusted, so its code is not run.\n",
+        }
     root = ls.session.root_of(path)
     if not ls.has_spec(root, [target])[target]:
-        return {"target": target, "status": Status.SKIPPED.value, "text": f"{target}\n  needs example inputs: use Create export spec, or see docs/spec.md.\n"}
+        return {
+            "target": target,
+            "status": Status.SKIPPED.value,
+            "text": f"{target}\n  needs example inputs: use Create export spec, or see docs/spec.md.\n",
+        }
     try:
         report = (await ls.exports.export(root, [target], "command")).get(target)
     except asyncio.CancelledError:
@@ -127,7 +149,11 @@ async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] |
     """Export every module that has a spec, in every workspace folder; from then on, problems
     are published for files that are not open too (the Problems panel lists them all)."""
     if not ls.session.trusted:
-        ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, "exportlens: this workspace is not trusted, so its code is not run. Trust it to check it."))
+        ls.window_show_message(
+            types.ShowMessageParams(
+                types.MessageType.Warning, "exportlens: this workspace is not trusted, so its code is not run. Trust it to check it."
+            )
+        )
         return None
     await ls.indexed.wait()
     ls.session.whole_workspace = True

@@ -135,5 +135,3 @@ def did_change_watched(ls: ExportLensServer, params: types.DidChangeWatchedFiles
             ls.publish_project(path.parent)
         else:
             _created(ls, path)
-
-

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..exporter.batch import job_for
 from ..exporter.deps import closure
@@ -29,7 +30,14 @@ Landed = Callable[[Path, list[str]], None]  # (root, targets whose result change
 
 
 class Exports:
-    def __init__(self, session: Session, overrides: Callable[[], Mapping[Path, str]], landed: Landed, say: Callable[[str], None], progress: Callable[[Path, list[str]], Any]) -> None:
+    def __init__(
+        self,
+        session: Session,
+        overrides: Callable[[], Mapping[Path, str]],
+        landed: Landed,
+        say: Callable[[str], None],
+        progress: Callable[[Path, list[str]], Any],
+    ) -> None:
         self.session = session
         self.progress = progress  # (root, targets) -> a Progress for one batch
         self.overrides = overrides  # open documents' text, by absolute path
@@ -79,7 +87,7 @@ class Exports:
             await self.export(root, self.affected(root, path), reason)
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001 - a bug of ours must not silence the next save
+        except Exception:
             log.exception("exporting after a change to %s failed", path)
             self.say(f"internal error while exporting after a change to {path.name}: {traceback.format_exc().strip().splitlines()[-1]}")
 

@@ -8,9 +8,9 @@ holds this process's interpreter lock or memory while it answers requests.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from ..exporter.discover import ModuleClass, discover
 from ..exporter.report import Finding

@@ -12,9 +12,10 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..exporter.discover import Forward, ModuleClass, Param, Span, _walk, discover
 from ..exporter.report import Finding, from_dict, to_dict
@@ -38,8 +39,15 @@ def module_from_dict(d: dict[str, Any]) -> ModuleClass:
     if fwd:
         forward = Forward(tuple(Param(**p) for p in fwd["params"]), span(fwd["span"]), span(fwd["name_span"]), tuple(fwd["body_lines"]))
     return ModuleClass(
-        d["path"], d["name"], span(d["span"]), span(d["name_span"]), tuple(d["bases"]), forward,
-        d.get("example_method"), span(d.get("example_span")), d.get("has_dynamic_shapes", False),
+        d["path"],
+        d["name"],
+        span(d["span"]),
+        span(d["name_span"]),
+        tuple(d["bases"]),
+        forward,
+        d.get("example_method"),
+        span(d.get("example_span")),
+        d.get("has_dynamic_shapes", False),
     )
 
 
@@ -74,7 +82,9 @@ class Indexer:
         # workspaces too, and a workspace must not choose what gets executed there
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "exportlens.server.indexer", str(folder)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (PACKAGE_PARENT, os.environ.get("PYTHONPATH"))))},
         )
         self._thread = threading.Thread(target=self._read, args=(on_file, on_done), daemon=True, name="exportlens-indexer")

@@ -32,8 +32,10 @@ def initialize(ls: ExportLensServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
     ls.event_loop = asyncio.get_running_loop()
-    ls.say(f"{__version__} serving {', '.join(map(str, ls.session.folders)) or 'no folder'}; pid {os.getpid()}; "
-           f"{'trusted' if ls.session.trusted else 'untrusted: static features only'}")
+    ls.say(
+        f"{__version__} serving {', '.join(map(str, ls.session.folders)) or 'no folder'}; pid {os.getpid()}; "
+        f"{'trusted' if ls.session.trusted else 'untrusted: static features only'}"
+    )
     if ls.session.trusted and ls.session.settings.export_on != "manual":
         ls.exports.start_pool()  # torch imports in the warm worker while the user reads
     asyncio.get_running_loop().create_task(ls.pull_settings())
@@ -42,7 +44,9 @@ def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
     if not pending:
         ls.indexed.set()
     for folder in ls.session.folders:
-        ls.indexers.append(Indexer(folder, lambda p, e: ls.session.index.put(p, e, only_if_absent=True), lambda n, f=folder: _indexed(ls, f, n, pending)))
+        ls.indexers.append(
+            Indexer(folder, lambda p, e: ls.session.index.put(p, e, only_if_absent=True), lambda n, f=folder: _indexed(ls, f, n, pending))
+        )
         ls.publish_project(folder)
 
 
@@ -64,8 +68,11 @@ def _watch_files(ls: ExportLensServer) -> None:
     if not (watched and watched.dynamic_registration):
         return
     watchers = [types.FileSystemWatcher(glob_pattern=g) for g in ("**/*.py", f"**/{PYPROJECT}")]
-    registration = types.Registration(id="exportlens-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                                      register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))
+    registration = types.Registration(
+        id="exportlens-files",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+    )
     ls.client_register_capability(types.RegistrationParams([registration]))
 
 
@@ -110,5 +117,3 @@ def did_change_configuration(ls: ExportLensServer, params: types.DidChangeConfig
         ls.apply_settings(settings["exportlens"])
     else:
         asyncio.get_running_loop().create_task(ls.pull_settings())
-
-

@@ -18,7 +18,7 @@ class Progress:
     """One batch of exports, with a cancel button that kills them; where the client
     does not support progress, every method does nothing."""
 
-    def __init__(self, ls: "ExportLensServer", root: Path, targets: list[str]) -> None:
+    def __init__(self, ls: ExportLensServer, root: Path, targets: list[str]) -> None:
         self.ls, self.root, self.targets = ls, root, targets
         self.token: str | None = None
         self.done = 0
@@ -30,7 +30,7 @@ class Progress:
         token = f"exportlens-{self.ls.session.next_number()}"
         try:
             await asyncio.shield(self.ls.work_done_progress.create_async(token))
-        except Exception:  # noqa: BLE001 - no progress is no reason not to export
+        except Exception:
             return
         self.token = token
         self.ls.work_done_progress.tokens[token].add_done_callback(self._cancelled)
@@ -42,12 +42,19 @@ class Progress:
     def begin(self) -> None:
         if self.token:
             names = ", ".join(t.rsplit(":", 1)[1] for t in self.targets)
-            self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title="exportlens", message=f"exporting {names}", cancellable=True, percentage=0))
+            self.ls.work_done_progress.begin(
+                self.token, types.WorkDoneProgressBegin(title="exportlens", message=f"exporting {names}", cancellable=True, percentage=0)
+            )
 
     def step(self, report: ModuleReport) -> None:
         self.done += 1
         if self.token:
-            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=f"{report.target}: {report.status.value}", percentage=int(100 * self.done / max(len(self.targets), 1))))
+            self.ls.work_done_progress.report(
+                self.token,
+                types.WorkDoneProgressReport(
+                    message=f"{report.target}: {report.status.value}", percentage=int(100 * self.done / max(len(self.targets), 1))
+                ),
+            )
 
     def end(self) -> None:
         if self.token:

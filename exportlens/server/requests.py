@@ -45,10 +45,14 @@ def inlay_hint(ls: ExportLensServer, params: types.InlayHintParams) -> list[type
         return []
     root = ls.session.root_of(path)
     r = params.range
-    return inlay.inlay_hints(ls.session, root, diagnostics.relative(root, path), Lines(ls.text_of(path)), r.start.line + 1, r.end.line + 1, ls.utf16)
+    return inlay.inlay_hints(
+        ls.session, root, diagnostics.relative(root, path), Lines(ls.text_of(path)), r.start.line + 1, r.end.line + 1, ls.utf16
+    )
 
 
-@server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, actions.EXPORT_KIND]))
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, actions.EXPORT_KIND])
+)
 def code_action(ls: ExportLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     path = path_of(params.text_document.uri)
     if path is None:
@@ -61,5 +65,3 @@ def code_action(ls: ExportLensServer, params: types.CodeActionParams) -> list[ty
         has = ls.has_spec(root, [module.target])[module.target]
         out += actions.module_actions(ls.session, path, module, has, lambda: ls.spec_edit(root, path, module))
     return out
-
-

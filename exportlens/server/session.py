@@ -6,9 +6,9 @@ from __future__ import annotations
 import enum
 import itertools
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from ..exporter.discover import ModuleClass
 from ..exporter.plan import Plan, Planned

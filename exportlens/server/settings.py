@@ -93,7 +93,10 @@ def resolve(raw: Any, base: ServerSettings = ServerSettings()) -> tuple[ServerSe
             changes[name] = _check(name, value)
         except ValueError as e:
             kept = getattr(base, name)
-            problems.append(f"setting exportlens.{key} = {value!r} {e}; using " + ("the project's [tool.exportlens] value" if kept is None else repr(kept)))
+            problems.append(
+                f"setting exportlens.{key} = {value!r} {e}; using "
+                + ("the project's [tool.exportlens] value" if kept is None else repr(kept))
+            )
     return replace(base, **changes), problems
 
 

@@ -28,8 +28,10 @@ NVIM = shutil.which("nvim")
 MARK = "EXPORTLENS_E2E_MARK"  # in the server's environment, inherited by everything it starts
 # Neovim probes for Python, Ruby, Node and Perl hosts when a Python buffer's plugins load (through
 # pyenv shims that can take seconds); exportlens needs none of them.
-NO_PROVIDERS = "let g:loaded_python3_provider = 0 | let g:loaded_python_provider = 0 | let g:loaded_ruby_provider = 0 | " \
-               "let g:loaded_node_provider = 0 | let g:loaded_perl_provider = 0"
+NO_PROVIDERS = (
+    "let g:loaded_python3_provider = 0 | let g:loaded_python_provider = 0 | let g:loaded_ruby_provider = 0 | "
+    "let g:loaded_node_provider = 0 | let g:loaded_perl_provider = 0"
+)
 WAIT_MS = 60_000  # for the verdict: the first export of a session waits for torch to import
 
 
@@ -47,8 +49,10 @@ def _nvim_version() -> tuple[int, ...] | None:
 VERSION = _nvim_version()
 pytestmark = [
     pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (`nvim` not on PATH; Debian: apt-get install neovim)"),
-    pytest.mark.skipif(NVIM is not None and (VERSION or (0, 0)) < (0, 7),
-                       reason=f"Neovim {VERSION} is older than 0.7 (vim.diagnostic, vim.lsp.start_client with on_exit)"),
+    pytest.mark.skipif(
+        NVIM is not None and (VERSION or (0, 0)) < (0, 7),
+        reason=f"Neovim {VERSION} is older than 0.7 (vim.diagnostic, vim.lsp.start_client with on_exit)",
+    ),
     pytest.mark.timeout(240),
 ]
 
@@ -109,8 +113,14 @@ def run_nvim(tmp_path: Path, root: Path, rel: str, code: str, quit_on: str | Non
     seen: dict[int, str] = {}  # every process the server started, seen while Neovim ran
     stdout, stderr = tmp_path / "nvim-stdout.txt", tmp_path / "nvim-stderr.txt"
     with stdout.open("w") as o, stderr.open("w") as e:  # files, not pipes: nothing blocks on a full pipe
-        proc = subprocess.Popen([NVIM, "--headless", "--clean", "-n", "--cmd", NO_PROVIDERS, "-c", f"luafile {SCRIPT}"], env=env, cwd=root,
-                                stdin=subprocess.DEVNULL, stdout=o, stderr=e)
+        proc = subprocess.Popen(
+            [NVIM, "--headless", "--clean", "-n", "--cmd", NO_PROVIDERS, "-c", f"luafile {SCRIPT}"],
+            env=env,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=o,
+            stderr=e,
+        )
     try:
         deadline = time.monotonic() + WAIT_MS / 1000 + 60
         while proc.poll() is None and time.monotonic() < deadline:
@@ -130,8 +140,10 @@ def run_nvim(tmp_path: Path, root: Path, rel: str, code: str, quit_on: str | Non
             except OSError:
                 pass
     lsp_log = next(home.rglob("lsp.log"), None)
-    context = (f"nvim exit {proc.returncode}\nstdout:\n{stdout.read_text()}\nstderr:\n{stderr.read_text()[-4000:]}\n"
-               f"lsp.log (tail):\n{lsp_log.read_text()[-4000:] if lsp_log else '(none)'}")
+    context = (
+        f"nvim exit {proc.returncode}\nstdout:\n{stdout.read_text()}\nstderr:\n{stderr.read_text()[-4000:]}\n"
+        f"lsp.log (tail):\n{lsp_log.read_text()[-4000:] if lsp_log else '(none)'}"
+    )
     assert out.is_file(), f"the Lua script wrote no result\n{context}"
     result = json.loads(out.read_text())
     result["context"] = context + "\nserver log:\n" + "\n".join(result.get("logs", []))

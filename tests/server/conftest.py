@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -47,15 +48,21 @@ class Editor:
         uri = self.uri(rel)
         text = (self.root / rel).read_text()
         self.versions[uri], self.texts[uri] = 1, text
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python" if rel.endswith(".py") else "toml", 1, text)))
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python" if rel.endswith(".py") else "toml", 1, text))
+        )
         return uri
 
     def change(self, rel: str, text: str) -> None:
         uri = self.uri(rel)
         self.versions[uri] += 1
         self.texts[uri] = text
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(version=self.versions[uri], uri=uri), [types.TextDocumentContentChangeWholeDocument(text)]))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=self.versions[uri], uri=uri),
+                [types.TextDocumentContentChangeWholeDocument(text)],
+            )
+        )
 
     def save(self, rel: str, text: str | None = None) -> None:
         uri = self.uri(rel)
@@ -102,7 +109,9 @@ class Editor:
             return await asyncio.wait_for(wait(), timeout)
         except asyncio.TimeoutError:
             logs = "\n".join(m.message for m in self.client.log_messages[-30:])
-            raise AssertionError(f"diagnostics for {rel} never satisfied the test; last: {self.client.diagnostics.get(uri)}\nserver log:\n{logs}") from None
+            raise AssertionError(
+                f"diagnostics for {rel} never satisfied the test; last: {self.client.diagnostics.get(uri)}\nserver log:\n{logs}"
+            ) from None
 
     async def logged(self, needle: str, timeout: float = 90) -> str:
         async def wait() -> str:
@@ -136,7 +145,7 @@ def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
         return starts[min(p.line, len(starts) - 1)] + p.character
 
     for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end) :]
     return text
 
 
@@ -172,12 +181,14 @@ def _client() -> LanguageClient:
 async def start(root: Path, **options: Any) -> Editor:
     client = _client()
     await client.start_io(*SERVER, cwd=str(root))
-    await client.initialize_session(types.InitializeParams(
-        capabilities=capabilities(),
-        root_uri=root.resolve().as_uri(),
-        workspace_folders=[types.WorkspaceFolder(root.resolve().as_uri(), root.name)],
-        initialization_options={"debounce": 50, **options},
-    ))
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities(),
+            root_uri=root.resolve().as_uri(),
+            workspace_folders=[types.WorkspaceFolder(root.resolve().as_uri(), root.name)],
+            initialization_options={"debounce": 50, **options},
+        )
+    )
     return Editor(client, root)
 
 

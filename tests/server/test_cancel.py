@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from .conftest import start, stop
 
-SLOW = '''\
+SLOW = """\
 import time
 
 import torch
@@ -24,12 +24,14 @@ class Slow(torch.nn.Module):
     def forward(self, x):
         time.sleep(600)
         return x
-'''
+"""
 
 
 async def gone(pids: list[int], timeout: float = 10) -> None:
     for _ in range(int(timeout * 10)):
-        if not any(Path(f"/proc/{p}").exists() and "Z" not in (Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[:1]) for p in pids):
+        if not any(
+            Path(f"/proc/{p}").exists() and "Z" not in (Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[:1]) for p in pids
+        ):
             return
         await asyncio.sleep(0.1)
     raise AssertionError(f"processes {pids} still alive")

@@ -60,5 +60,7 @@ async def test_a_syntax_error_is_a_diagnostic_and_nothing_breaks(editor):
     d = next(d for d in found if d.code == "EL401")
     assert d.range.start.line == editor.line_of(ROUTER, "def forward(self x")
     # the server still answers
-    hover = await editor.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(editor.uri(ROUTER)), types.Position(0, 0)))
+    hover = await editor.client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(editor.uri(ROUTER)), types.Position(0, 0))
+    )
     assert hover is None

@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from .conftest import start, stop
 
-HANGS = '''\
+HANGS = """\
 import torch
 
 
@@ -20,9 +20,9 @@ class Stuck(torch.nn.Module):
     def forward(self, x):
         while True:
             pass
-'''
+"""
 
-CRASHES = '''\
+CRASHES = """\
 import ctypes
 
 import torch
@@ -36,7 +36,7 @@ class Boom(torch.nn.Module):
     def forward(self, x):
         print("about to crash")
         ctypes.string_at(0)
-'''
+"""
 
 
 async def test_hang_and_segfault_become_diagnostics_while_hover_answers(workspace):
@@ -51,8 +51,12 @@ async def test_hang_and_segfault_become_diagnostics_while_hover_answers(workspac
         await editor.logged("exporting models/stuck.py:Stuck")
         # while the hanging export runs, hover on another file answers from the cache
         line = editor.line_of("models/encoder.py", "class TinyEncoder")
-        hover = await asyncio.wait_for(editor.client.text_document_hover_async(
-            types.HoverParams(types.TextDocumentIdentifier(editor.uri("models/encoder.py")), types.Position(line, 8))), 5)
+        hover = await asyncio.wait_for(
+            editor.client.text_document_hover_async(
+                types.HoverParams(types.TextDocumentIdentifier(editor.uri("models/encoder.py")), types.Position(line, 8))
+            ),
+            5,
+        )
         assert "-> f32[batch, 32]" in hover.contents.value
         assert "models/stuck.py:Stuck" in (await editor.status())["running"]
 

@@ -14,7 +14,9 @@ PROBLEMS = {
 
 async def quick_fixes(editor, rel: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
     params = types.CodeActionParams(
-        types.TextDocumentIdentifier(editor.uri(rel)), diagnostic.range, types.CodeActionContext([diagnostic], only=[types.CodeActionKind.QuickFix])
+        types.TextDocumentIdentifier(editor.uri(rel)),
+        diagnostic.range,
+        types.CodeActionContext([diagnostic], only=[types.CodeActionKind.QuickFix]),
     )
     actions = await editor.client.text_document_code_action_async(params)
     return [a for a in actions or [] if isinstance(a, types.CodeAction) and a.kind == types.CodeActionKind.QuickFix]
@@ -24,7 +26,7 @@ async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
     for rel in PROBLEMS:
         editor.open(rel)
     applied = {}
-    for rel, (code, cls) in PROBLEMS.items():
+    for rel, (code, _) in PROBLEMS.items():
         found = await editor.diagnostics(rel, lambda ds, code=code: any(d.code == code for d in ds))
         diagnostic = next(d for d in found if d.code == code)
         fixes = await quick_fixes(editor, rel, diagnostic)

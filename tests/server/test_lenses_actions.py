@@ -27,7 +27,11 @@ async def test_lens_follows_the_export(editor):
 async def test_export_this_module_writes_a_pt2_and_says_where(editor):
     editor.open(ENCODER)
     line = editor.line_of(ENCODER, "class TinyEncoder")
-    params = types.CodeActionParams(types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Range(types.Position(line, 6), types.Position(line, 6)), types.CodeActionContext([]))
+    params = types.CodeActionParams(
+        types.TextDocumentIdentifier(editor.uri(ENCODER)),
+        types.Range(types.Position(line, 6), types.Position(line, 6)),
+        types.CodeActionContext([]),
+    )
     actions = await editor.client.text_document_code_action_async(params)
     assert "Export TinyEncoder to .pt2" in [a.title for a in actions]
     # lsprotocol's client side reads any code action carrying a command as a bare Command
@@ -40,7 +44,7 @@ async def test_export_this_module_writes_a_pt2_and_says_where(editor):
     assert any(str(artifact) in m.message for m in editor.client.messages)
 
 
-UNSPECCED = '''\
+UNSPECCED = """\
 import torch
 from torch import nn
 
@@ -52,7 +56,7 @@ class Scorer(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.proj(x).softmax(-1)
-'''
+"""
 
 
 async def test_create_spec_scaffolds_a_pyproject_table_that_exports(editor):
@@ -60,13 +64,20 @@ async def test_create_spec_scaffolds_a_pyproject_table_that_exports(editor):
     editor.open("models/scorer.py")
     assert await lens_titles(editor, "models/scorer.py") == ["needs example inputs"]
     line = editor.line_of("models/scorer.py", "class Scorer")
-    params = types.CodeActionParams(types.TextDocumentIdentifier(editor.uri("models/scorer.py")), types.Range(types.Position(line, 6), types.Position(line, 6)), types.CodeActionContext([]))
+    params = types.CodeActionParams(
+        types.TextDocumentIdentifier(editor.uri("models/scorer.py")),
+        types.Range(types.Position(line, 6), types.Position(line, 6)),
+        types.CodeActionContext([]),
+    )
     actions = await editor.client.text_document_code_action_async(params)
     create = next(a for a in actions if a.title == "Create export spec for Scorer")
     assert editor.apply(create.edit) == ["pyproject.toml"]
     pyproject = (editor.root / "pyproject.toml").read_text()
     # the first layer tells the input size; constructor defaults become init; the rest is kept as it was
-    assert '[tool.exportlens.modules."models/scorer.py:Scorer"]\ninit = {hidden = 24, classes = 3}\ninputs = {x = "f32[batch, 24]"}' in pyproject
+    assert (
+        '[tool.exportlens.modules."models/scorer.py:Scorer"]\ninit = {hidden = 24, classes = 3}\ninputs = {x = "f32[batch, 24]"}'
+        in pyproject
+    )
     assert pyproject.startswith("# Example models for exportlens.")
     await editor.logged("models/scorer.py:Scorer: exported")
     assert (await lens_titles(editor, "models/scorer.py"))[0].startswith("✓ exported")

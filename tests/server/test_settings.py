@@ -16,7 +16,10 @@ async def test_a_bad_setting_is_reported_and_the_default_used(workspace):
         assert status["settings"].timeout is None
         warnings = [m.message for m in editor.client.log_messages if m.type == types.MessageType.Warning]
         assert "exportlens: setting exportlens.exportOn = 'sometimes' must be one of save, change, manual; using 'save'" in warnings
-        assert "exportlens: setting exportlens.timeout = -1 must be a number of seconds above 0; using the project's [tool.exportlens] value" in warnings
+        assert (
+            "exportlens: setting exportlens.timeout = -1 must be a number of seconds above 0; using the project's [tool.exportlens] value"
+            in warnings
+        )
     finally:
         await stop(editor)
 

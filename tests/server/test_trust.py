@@ -6,7 +6,7 @@ from lsprotocol import types
 
 from .conftest import start, stop
 
-WRITES = '''\
+WRITES = """\
 from pathlib import Path
 
 import torch
@@ -21,7 +21,7 @@ class Writer(torch.nn.Module):
 
     def forward(self, x):
         return x + 1
-'''
+"""
 
 
 async def test_untrusted_runs_no_user_code_until_trust_is_granted(workspace):
@@ -35,7 +35,9 @@ async def test_untrusted_runs_no_user_code_until_trust_is_granted(workspace):
         assert await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args)) is None
         assert "not trusted" in editor.client.messages[-1].message
         # static features still work: the module is indexed and has its CodeLens
-        lenses = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri("models/writer.py"))))
+        lenses = await editor.client.text_document_code_lens_async(
+            types.CodeLensParams(types.TextDocumentIdentifier(editor.uri("models/writer.py")))
+        )
         assert [lens.command.title for lens in lenses] == ["▶ Export (workspace not trusted)"]
         status = await editor.status()
         assert status["exports_started"] == 0 and status["worker_pid"] is None

@@ -52,7 +52,11 @@ async def test_the_exported_program_of_the_module_under_the_cursor(editor):
     assert "models/encoder.py:16  h = self.embed(ids)\n        -> f32[batch, seq, 32]" in text
     assert "graph:" in text and "class GraphModule" in text
 
-    failed = plain(await editor.client.protocol.send_request_async("exportlens/program", {"uri": editor.uri(ROUTER), "target": "models/router.py:TokenRouter"}))
+    failed = plain(
+        await editor.client.protocol.send_request_async(
+            "exportlens/program", {"uri": editor.uri(ROUTER), "target": "models/router.py:TokenRouter"}
+        )
+    )
     assert failed["status"] == "failed" and "models/router.py:16: EL101" in failed["text"]
 
     # outside any class: no module, and the user is told where to put the cursor

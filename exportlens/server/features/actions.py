@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Mapping
 
 from lsprotocol import types
 
@@ -24,14 +24,19 @@ EXPORT_KIND = types.CodeActionKind.Source + ".exportlens.export"  # a source act
 Versions = Callable[[Path], "int | None"]  # an open document's version, None when closed
 
 
-def workspace_edit(root: Path, edits: tuple[Edit, ...] | list[Edit], text_of: Callable[[Path], str], version_of: Versions, utf16: bool = True) -> types.WorkspaceEdit:
+def workspace_edit(
+    root: Path, edits: tuple[Edit, ...] | list[Edit], text_of: Callable[[Path], str], version_of: Versions, utf16: bool = True
+) -> types.WorkspaceEdit:
     """Edits grouped per file, each against the version the editor has, so a stale one is refused."""
     changes: list[types.TextDocumentEdit] = []
     for rel in dict.fromkeys(e.path for e in edits):
         path = root / rel
         lines = Lines(text_of(path))
         text_edits = [
-            types.TextEdit(types.Range(lines.position(e.line, e.column, utf16=utf16), lines.position(e.end_line, e.end_column, utf16=utf16)), e.new_text)
+            types.TextEdit(
+                types.Range(lines.position(e.line, e.column, utf16=utf16), lines.position(e.end_line, e.end_column, utf16=utf16)),
+                e.new_text,
+            )
             for e in edits
             if e.path == rel
         ]
@@ -40,7 +45,15 @@ def workspace_edit(root: Path, edits: tuple[Edit, ...] | list[Edit], text_of: Ca
     return types.WorkspaceEdit(document_changes=changes)
 
 
-def quick_fixes(session: Session, path: Path, params: types.CodeActionParams, overrides: Mapping[Path, str], text_of: Callable[[Path], str], version_of: Versions, utf16: bool = True) -> list[types.CodeAction]:
+def quick_fixes(
+    session: Session,
+    path: Path,
+    params: types.CodeActionParams,
+    overrides: Mapping[Path, str],
+    text_of: Callable[[Path], str],
+    version_of: Versions,
+    utf16: bool = True,
+) -> list[types.CodeAction]:
     """A quick fix per fix of each exportlens diagnostic in the request's context."""
     ours = [d for d in params.context.diagnostics if d.source == SOURCE and isinstance(d.data, dict)]
     if not ours:
@@ -74,7 +87,9 @@ def _fix_action(fix: Fix, finding: Finding, diagnostic: types.Diagnostic, root: 
     )
 
 
-def module_actions(session: Session, path: Path, module: ModuleClass | None, has_spec: bool, spec_edit: Callable[[], types.WorkspaceEdit | None]) -> list[types.CodeAction]:
+def module_actions(
+    session: Session, path: Path, module: ModuleClass | None, has_spec: bool, spec_edit: Callable[[], types.WorkspaceEdit | None]
+) -> list[types.CodeAction]:
     """Actions on the module under the cursor, whatever its diagnostics."""
     if module is None:
         return []
@@ -90,7 +105,16 @@ def module_actions(session: Session, path: Path, module: ModuleClass | None, has
     return [types.CodeAction(title=f"Export {module.name} to .pt2", kind=EXPORT_KIND, command=export)]
 
 
-def create_spec_edit(module: ModuleClass, root: Path, path: Path, folders: list[Path], text_of: Callable[[Path], str], version_of: Versions, open_files: set[Path], utf16: bool = True) -> types.WorkspaceEdit:
+def create_spec_edit(
+    module: ModuleClass,
+    root: Path,
+    path: Path,
+    folders: list[Path],
+    text_of: Callable[[Path], str],
+    version_of: Versions,
+    open_files: set[Path],
+    utf16: bool = True,
+) -> types.WorkspaceEdit:
     """Add ``module``'s scaffolded spec to its project's pyproject.toml; where there is none
     above the file, create one in the workspace folder that holds it."""
     pyproject = root / PYPROJECT
@@ -102,7 +126,10 @@ def create_spec_edit(module: ModuleClass, root: Path, path: Path, folders: list[
     before = text_of(pyproject) if exists else ""
     edit = spec_edit(module, text_of(path), before if exists else None)
     lines = Lines(before)
-    text_edit = types.TextEdit(types.Range(lines.position(edit.line, edit.column, utf16=utf16), lines.position(edit.end_line, edit.end_column, utf16=utf16)), edit.new_text)
+    text_edit = types.TextEdit(
+        types.Range(lines.position(edit.line, edit.column, utf16=utf16), lines.position(edit.end_line, edit.end_column, utf16=utf16)),
+        edit.new_text,
+    )
     doc = types.OptionalVersionedTextDocumentIdentifier(uri=pyproject.as_uri(), version=version_of(pyproject))
     create = [] if exists else [types.CreateFile(uri=pyproject.as_uri(), options=types.CreateFileOptions(ignore_if_exists=True))]
     return types.WorkspaceEdit(document_changes=[*create, types.TextDocumentEdit(text_document=doc, edits=[text_edit])])

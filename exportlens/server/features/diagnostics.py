@@ -4,8 +4,8 @@ in a helper file that another module imports)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from lsprotocol import types
 

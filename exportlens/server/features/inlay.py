@@ -27,5 +27,13 @@ def inlay_hints(session: Session, root: Path, rel: str, lines: Lines, first: int
                 continue
             seen.add(ls.line)
             end = lines.position(ls.line, len(code.rstrip()) + 1, utf16=utf16)
-            hints.append(types.InlayHint(position=end, label=ls.shapes[-1], kind=types.InlayHintKind.Type, padding_left=True, tooltip=f"shape in your Dim names ({result.report.target})"))
+            hints.append(
+                types.InlayHint(
+                    position=end,
+                    label=ls.shapes[-1],
+                    kind=types.InlayHintKind.Type,
+                    padding_left=True,
+                    tooltip=f"shape in your Dim names ({result.report.target})",
+                )
+            )
     return sorted(hints, key=lambda h: h.position.line)

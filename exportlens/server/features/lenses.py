@@ -38,5 +38,9 @@ def code_lenses(session: Session, path: Path, has_spec: dict[str, bool]) -> list
         spec = has_spec.get(m.target, False)
         command = EXPORT_COMMAND if spec else CREATE_SPEC_COMMAND
         args = [{"uri": path.as_uri(), "target": m.target} | ({"save": True} if spec else {})]  # ▶ Export writes the .pt2
-        lenses.append(types.CodeLens(range=where, command=types.Command(title=title(session, entry.root, m.target, spec), command=command, arguments=args)))
+        lenses.append(
+            types.CodeLens(
+                range=where, command=types.Command(title=title(session, entry.root, m.target, spec), command=command, arguments=args)
+            )
+        )
     return lenses
