@@ -7,7 +7,6 @@ means "the project's pyproject.toml decides"."""
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
@@ -101,4 +100,5 @@ def resolve(raw: Any, base: ServerSettings = ServerSettings()) -> tuple[ServerSe
 
 
 def camel_keys() -> list[str]:
-    return sorted(k for k in _KEYS if re.fullmatch(r"[a-z][A-Za-z]*", k) and k != "debounce")
+    """The documented names of the settings (`debounce`, not the field's `debounceMs`)."""
+    return sorted(k for k in _KEYS if k != "debounceMs")

@@ -1,0 +1,80 @@
+// Wires VS Code's events to the server: nothing else lives here.
+
+import { PythonExtension } from '@vscode/python-extension';
+import * as vscode from 'vscode';
+
+import { registerCommands } from './commands';
+import { ProgramDocuments, SCHEME } from './program';
+import { PythonEnvironments } from './python';
+import { Server } from './server';
+import { RESTART_KEYS } from './settings';
+import { ServerState, statusView } from './status';
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel('exportlens', { log: true });
+  const item = vscode.window.createStatusBarItem('exportlens.status', vscode.StatusBarAlignment.Left, 50);
+  item.name = 'exportlens';
+  item.command = 'exportlens.showOutput';
+  const setState = (state: ServerState) => {
+    const view = statusView(state);
+    item.text = view.text;
+    item.tooltip = view.tooltip;
+    item.backgroundColor = view.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    item.show();
+  };
+
+  const environments = await pythonEnvironments(output);
+  const server = new Server({ context, output, environments: environments?.api, setState });
+  const programs = new ProgramDocuments();
+  context.subscriptions.push(
+    output,
+    item,
+    server,
+    programs,
+    vscode.workspace.registerTextDocumentContentProvider(SCHEME, programs),
+    ...registerCommands(server, programs, output),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      output.info('workspace trusted: exports enabled');
+      server.grantTrust();
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (RESTART_KEYS.some((k) => e.affectsConfiguration(`exportlens.${k}`))) {
+        void server.restart('exportlens.interpreter changed');
+      } else if (e.affectsConfiguration('exportlens')) {
+        server.sendSettings();
+      }
+    }),
+  );
+  if (environments) {
+    context.subscriptions.push(environments.onDidChange(() => void server.restart('the selected Python environment changed')));
+  }
+  await server.restart('activation');
+}
+
+export function deactivate(): Thenable<void> | undefined {
+  return undefined; // the Server is in context.subscriptions: disposing it stops the client
+}
+
+/** The Python extension's environments, when it is installed; exportlens works without it. */
+async function pythonEnvironments(output: vscode.LogOutputChannel): Promise<{ api: PythonEnvironments; onDidChange: vscode.Event<unknown> } | undefined> {
+  if (!vscode.extensions.getExtension('ms-python.python')) {
+    output.info('the Python extension is not installed: using exportlens.interpreter, else python3 on PATH');
+    return undefined;
+  }
+  try {
+    const api = await PythonExtension.api();
+    const envs = api.environments;
+    return {
+      api: {
+        activeExecutable: async (resource) => {
+          const env = await envs.resolveEnvironment(envs.getActiveEnvironmentPath(resource as vscode.Uri | undefined));
+          return env?.executable.uri?.fsPath;
+        },
+      },
+      onDidChange: envs.onDidChangeActiveEnvironmentPath,
+    };
+  } catch (e) {
+    output.warn(`the Python extension did not answer (${e}): using exportlens.interpreter, else python3 on PATH`);
+    return undefined;
+  }
+}

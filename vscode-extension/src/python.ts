@@ -1,0 +1,138 @@
+// Which Python runs the server (and so the workers and their torch), and whether it has
+// what exportlens needs. No `vscode` import: the Python extension is reached through the
+// small `PythonEnvironments` interface, so tests can hand in a fake.
+
+import * as os from 'os';
+import * as path from 'path';
+
+export type InterpreterSource = 'exportlens.interpreter' | 'Python extension' | 'PATH';
+
+export interface Interpreter {
+  path: string;
+  source: InterpreterSource;
+}
+
+/** The part of the Python extension's API we use (npm @vscode/python-extension). */
+export interface PythonEnvironments {
+  /** The executable of the environment selected for `resource`, if it resolves to one. */
+  activeExecutable(resource?: { fsPath: string }): Promise<string | undefined>;
+}
+
+export const FALLBACK_PYTHON = 'python3';
+
+/**
+ * The setting wins; then the environment selected in the Python extension (when it is
+ * installed); then `python3` on PATH. `${workspaceFolder}`, `${userHome}` and a leading `~`
+ * are expanded in the setting, as VS Code's own Python settings do.
+ */
+export async function resolveInterpreter(
+  setting: string,
+  environments: PythonEnvironments | undefined,
+  workspaceFolder: string | undefined,
+  resource?: { fsPath: string },
+): Promise<Interpreter> {
+  if (setting) {
+    return { path: expand(setting, workspaceFolder), source: 'exportlens.interpreter' };
+  }
+  if (environments) {
+    try {
+      const selected = await environments.activeExecutable(resource);
+      if (selected) {
+        return { path: selected, source: 'Python extension' };
+      }
+    } catch {
+      // an extension that fails to answer is no reason not to start: fall back to PATH
+    }
+  }
+  return { path: FALLBACK_PYTHON, source: 'PATH' };
+}
+
+export function expand(value: string, workspaceFolder: string | undefined): string {
+  let out = value.replace(/\$\{userHome\}/g, os.homedir());
+  if (workspaceFolder) {
+    out = out.replace(/\$\{workspaceFolder\}/g, workspaceFolder);
+  }
+  if (out === '~' || out.startsWith('~/')) {
+    out = path.join(os.homedir(), out.slice(1));
+  }
+  return out;
+}
+
+/**
+ * Run with `python -c`: finds the packages without importing them (importing torch takes
+ * seconds), and prints one JSON line.
+ */
+export const PROBE = [
+  'import importlib.metadata as m, importlib.util as u, json, sys',
+  'def v(n):',
+  '    if u.find_spec(n) is None: return None',
+  '    try: return m.version(n)',
+  '    except Exception: return "?"',
+  'print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "exportlens": v("exportlens"), "torch": v("torch")}))',
+].join('\n');
+
+export interface Probe {
+  executable: string;
+  python: string;
+  exportlens: string | null;
+  torch: string | null;
+}
+
+/** The probe's output, or undefined when it is not what the probe prints. */
+export function parseProbe(stdout: string): Probe | undefined {
+  const line = stdout.trim().split('\n').pop() ?? '';
+  try {
+    const p = JSON.parse(line);
+    const optional = (x: unknown) => x === null || typeof x === 'string';
+    if (typeof p.executable === 'string' && typeof p.python === 'string' && optional(p.exportlens) && optional(p.torch)) {
+      return p as Probe;
+    }
+  } catch {
+    // not JSON: reported by the caller as an interpreter that did not answer
+  }
+  return undefined;
+}
+
+/** Python older than this cannot run exportlens (its pyproject's requires-python). */
+export const MIN_PYTHON: [number, number] = [3, 10];
+
+export function tooOld(version: string): boolean {
+  const [major, minor] = version.split('.').map(Number);
+  return major < MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor < MIN_PYTHON[1]);
+}
+
+/** What the interpreter lacks, in the words of the message the user sees; [] when nothing. */
+export function missing(probe: Probe): string[] {
+  const out: string[] = [];
+  if (probe.exportlens === null) {
+    out.push('exportlens');
+  }
+  if (probe.torch === null) {
+    out.push('torch');
+  }
+  return out;
+}
+
+/**
+ * The exact command the install button runs in a terminal. exportlens comes from the wheel
+ * bundled in the extension (same version as the extension); pip brings torch with it.
+ */
+export function installCommand(python: string, lacking: string[], wheel: string | undefined): string {
+  const packages = lacking.includes('exportlens') ? [wheel ?? 'exportlens'] : lacking;
+  return [python, '-m', 'pip', 'install', ...packages].map(shellQuote).join(' ');
+}
+
+export function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Whether `file` lies inside one of `folders` (absolute paths). */
+export function insideAny(file: string, folders: string[]): boolean {
+  if (!path.isAbsolute(file)) {
+    return false; // a bare name (python3) is looked up on PATH
+  }
+  return folders.some((f) => {
+    const rel = path.relative(f, file);
+    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+  });
+}

@@ -1,0 +1,229 @@
+// The language client's lifecycle: find the interpreter, check it has exportlens and torch,
+// start `python -m exportlens.cli serve` from it, keep its settings and trust current, and
+// restart it when the interpreter changes.
+
+import { execFile } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+
+import { showProgressWithCancel } from './progress';
+import {
+  FALLBACK_PYTHON,
+  Interpreter,
+  PROBE,
+  Probe,
+  PythonEnvironments,
+  insideAny,
+  installCommand,
+  missing,
+  parseProbe,
+  resolveInterpreter,
+  tooOld,
+} from './python';
+import { interpreterSetting, serverSettings } from './settings';
+import { ExportCounts, ServerState } from './status';
+
+export const TRUST_NOTIFICATION = 'exportlens/setTrusted';
+export const EXPORTS_NOTIFICATION = 'exportlens/exports';
+const PROBE_TIMEOUT_MS = 30_000;
+
+export interface Host {
+  context: vscode.ExtensionContext;
+  output: vscode.LogOutputChannel;
+  environments: PythonEnvironments | undefined;
+  setState(state: ServerState): void;
+}
+
+export class Server implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  interpreter: Interpreter | undefined;
+  private warned = new Set<string>(); // interpreters already said to lack a package
+  private starting: Promise<void> | undefined;
+  private subscriptions: vscode.Disposable[] = [];
+
+  constructor(private readonly host: Host) {}
+
+  /** Starts the server, or stops and starts it again; calls made meanwhile wait for the first. */
+  restart(reason: string): Promise<void> {
+    const run = async () => {
+      await this.stop();
+      await this.start(reason);
+    };
+    this.starting = (this.starting ?? Promise.resolve()).then(run, run);
+    return this.starting;
+  }
+
+  private async start(reason: string): Promise<void> {
+    const { output, setState } = this.host;
+    setState({ kind: 'starting' });
+    const config = vscode.workspace.getConfiguration('exportlens');
+    const setting = interpreterSetting((k) => config.get(k));
+    if (setting.problem) {
+      output.warn(setting.problem);
+      void vscode.window.showWarningMessage(`exportlens: ${setting.problem}`);
+    }
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    let interpreter = await resolveInterpreter(setting.value, this.host.environments, folder?.fsPath, folder);
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    if (!vscode.workspace.isTrusted && insideAny(interpreter.path, folders)) {
+      // Restricted Mode: an executable the workspace itself ships is workspace code
+      output.warn(`Restricted Mode: not running ${interpreter.path} (inside the workspace); using python3 from PATH`);
+      interpreter = { path: FALLBACK_PYTHON, source: 'PATH' };
+    }
+    this.interpreter = interpreter;
+    output.info(`starting (${reason}): Python ${interpreter.path}, from ${interpreter.source}`);
+
+    const probe = await this.probe(interpreter);
+    if (!probe) {
+      return;
+    }
+    output.info(`Python ${probe.python} at ${probe.executable}: exportlens ${probe.exportlens}, torch ${probe.torch}`);
+
+    const trusted = vscode.workspace.isTrusted;
+    const serverOptions: ServerOptions = {
+      command: interpreter.path,
+      args: ['-m', 'exportlens.cli', 'serve'],
+      // not the workspace: `python -m` puts the working folder first on sys.path, and a
+      // workspace folder named `exportlens` must never stand in for ours
+      options: { cwd: this.host.context.extensionPath },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: 'file', language: 'python' },
+        { scheme: 'file', pattern: '**/pyproject.toml' },
+      ],
+      outputChannel: output,
+      initializationOptions: { ...this.settings(), trusted },
+      middleware: {
+        workspace: {
+          // the server asks for the `exportlens` section: answer with what it reads
+          configuration: (params, token, next) =>
+            params.items.some((i) => i.section === 'exportlens') ? params.items.map(() => this.settings()) : next(params, token),
+        },
+      },
+    };
+    const client = new LanguageClient('exportlens', 'exportlens', serverOptions, clientOptions);
+    this.client = client;
+    this.subscriptions.push(
+      client.onDidChangeState((e) => {
+        if (e.newState === State.Stopped && this.client === client) {
+          setState({ kind: 'stopped', reason: 'the server stopped; see the output for why' });
+        }
+      }),
+    );
+    try {
+      await client.start();
+    } catch (e) {
+      setState({ kind: 'stopped', reason: `the server did not start: ${e instanceof Error ? e.message : String(e)}` });
+      output.error(`the server did not start: ${e}`);
+      return;
+    }
+    this.subscriptions.push(
+      showProgressWithCancel(client),
+      client.onNotification(EXPORTS_NOTIFICATION, (counts: ExportCounts) => {
+        if (vscode.workspace.isTrusted) {
+          setState({ kind: 'running', counts });
+        }
+      }),
+    );
+    setState(trusted ? { kind: 'running' } : { kind: 'restricted' });
+  }
+
+  async stop(): Promise<void> {
+    this.subscriptions.forEach((d) => d.dispose());
+    this.subscriptions = [];
+    const client = this.client;
+    this.client = undefined;
+    if (client && client.state !== State.Stopped) {
+      try {
+        await client.stop(5000);
+      } catch (e) {
+        this.host.output.warn(`the server did not stop cleanly: ${e}`);
+      }
+    }
+  }
+
+  /** The settings the server reads, as it expects them. */
+  settings(): Record<string, unknown> {
+    const config = vscode.workspace.getConfiguration('exportlens');
+    return serverSettings((k) => config.get(k), this.interpreter?.path ?? 'python3');
+  }
+
+  /** Settings changed: the server applies them without a restart. */
+  sendSettings(): void {
+    void this.client?.sendNotification('workspace/didChangeConfiguration', { settings: { exportlens: this.settings() } });
+  }
+
+  /** The user trusted the workspace: exports begin, without a restart. */
+  grantTrust(): void {
+    void this.client?.sendNotification(TRUST_NOTIFICATION, { trusted: true });
+    if (this.client) {
+      this.host.setState({ kind: 'running' });
+    }
+  }
+
+  /** The interpreter's packages, or undefined once the user was told what is wrong. */
+  private async probe(interpreter: Interpreter): Promise<Probe | undefined> {
+    const { output, setState } = this.host;
+    const answer = await new Promise<{ stdout: string; error?: Error }>((resolve) =>
+      execFile(interpreter.path, ['-c', PROBE], { cwd: this.host.context.extensionPath, timeout: PROBE_TIMEOUT_MS }, (error, stdout) =>
+        resolve({ stdout: String(stdout), error: error ?? undefined }),
+      ),
+    );
+    const probe = answer.error ? undefined : parseProbe(answer.stdout);
+    if (!probe) {
+      const why = answer.error ? answer.error.message.split('\n')[0] : 'it printed no answer';
+      const reason = `${interpreter.path} (from ${interpreter.source}) could not be run: ${why}`;
+      output.error(reason);
+      setState({ kind: 'stopped', reason });
+      void this.tell(`exportlens: ${reason}. Set exportlens.interpreter to a Python with exportlens and torch.`, interpreter.path);
+      return undefined;
+    }
+    if (tooOld(probe.python)) {
+      const reason = `${probe.executable} is Python ${probe.python}; exportlens needs 3.10 or newer`;
+      output.error(reason);
+      setState({ kind: 'stopped', reason });
+      void this.tell(`exportlens: ${reason}.`, interpreter.path);
+      return undefined;
+    }
+    const lacking = missing(probe);
+    if (lacking.length) {
+      const command = installCommand(interpreter.path, lacking, this.bundledWheel());
+      const reason = `${lacking.join(' and ')} ${lacking.length > 1 ? 'are' : 'is'} not installed for ${probe.executable}`;
+      output.error(`${reason}; to install: ${command}`);
+      setState({ kind: 'stopped', reason });
+      void this.tell(`exportlens: ${reason} (from ${interpreter.source}). Install it, then run “exportlens: Restart Server”.`, interpreter.path, command);
+      return undefined;
+    }
+    return probe;
+  }
+
+  /** Says it once per interpreter; the button runs `command` in a terminal the user sees. */
+  private async tell(message: string, python: string, command?: string): Promise<void> {
+    if (this.warned.has(python)) {
+      return;
+    }
+    this.warned.add(python);
+    const buttons = command ? ['Install in a terminal', 'Show output'] : ['Show output'];
+    const choice = await vscode.window.showErrorMessage(message, ...buttons);
+    if (choice === 'Install in a terminal' && command) {
+      const terminal = vscode.window.createTerminal({ name: 'exportlens: install' });
+      terminal.show();
+      terminal.sendText(command, true);
+    } else if (choice === 'Show output') {
+      this.host.output.show();
+    }
+  }
+
+  private bundledWheel(): string | undefined {
+    const dir = path.join(this.host.context.extensionPath, 'bundled');
+    const wheel = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.endsWith('.whl')) : undefined;
+    return wheel && path.join(dir, wheel);
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}

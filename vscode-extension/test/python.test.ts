@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import * as os from 'node:os';
+import { test } from 'node:test';
+
+import { PythonEnvironments, expand, insideAny, installCommand, missing, parseProbe, resolveInterpreter, tooOld } from '../src/python';
+
+const selected = (path: string | undefined): PythonEnvironments => ({ activeExecutable: async () => path });
+
+test('the exportlens.interpreter setting wins over the Python extension', async () => {
+  const got = await resolveInterpreter('/opt/venv/bin/python', selected('/usr/bin/python3.12'), '/ws');
+  assert.deepEqual(got, { path: '/opt/venv/bin/python', source: 'exportlens.interpreter' });
+});
+
+test("without the setting, the Python extension's selected environment", async () => {
+  const got = await resolveInterpreter('', selected('/ws/.venv/bin/python'), '/ws');
+  assert.deepEqual(got, { path: '/ws/.venv/bin/python', source: 'Python extension' });
+});
+
+test('without either, python3 on PATH', async () => {
+  assert.deepEqual(await resolveInterpreter('', undefined, '/ws'), { path: 'python3', source: 'PATH' });
+  assert.deepEqual(await resolveInterpreter('', selected(undefined), '/ws'), { path: 'python3', source: 'PATH' });
+});
+
+test('a Python extension that throws falls back to PATH', async () => {
+  const broken: PythonEnvironments = {
+    activeExecutable: async () => {
+      throw new Error('not ready');
+    },
+  };
+  assert.deepEqual(await resolveInterpreter('', broken, '/ws'), { path: 'python3', source: 'PATH' });
+});
+
+test('${workspaceFolder}, ${userHome} and ~ are expanded in the setting', () => {
+  assert.equal(expand('${workspaceFolder}/.venv/bin/python', '/ws'), '/ws/.venv/bin/python');
+  assert.equal(expand('~/envs/torch/bin/python', '/ws'), `${os.homedir()}/envs/torch/bin/python`);
+  assert.equal(expand('${userHome}/py', undefined), `${os.homedir()}/py`);
+  assert.equal(expand('~user/py', '/ws'), '~user/py'); // another user's home is not ours to guess
+});
+
+test('an interpreter inside the workspace is recognised (Restricted Mode does not run it)', () => {
+  assert.equal(insideAny('/ws/.venv/bin/python', ['/ws']), true);
+  assert.equal(insideAny('/ws-other/bin/python', ['/ws']), false);
+  assert.equal(insideAny('/usr/bin/python3', ['/ws']), false);
+  assert.equal(insideAny('python3', ['/ws']), false);
+});
+
+test('the probe answer names what is missing', () => {
+  const probe = parseProbe('warning: noise\n{"executable": "/v/bin/python", "python": "3.11.7", "exportlens": null, "torch": "2.13.0"}\n');
+  assert.ok(probe);
+  assert.deepEqual(missing(probe), ['exportlens']);
+  assert.deepEqual(missing({ ...probe, exportlens: '0.1.0', torch: null }), ['torch']);
+  assert.deepEqual(missing({ ...probe, exportlens: '0.1.0' }), []);
+  assert.equal(parseProbe('Traceback (most recent call last):'), undefined);
+  assert.equal(parseProbe('{"executable": 3}'), undefined);
+});
+
+test('Python older than 3.10 is refused', () => {
+  assert.equal(tooOld('3.9.18'), true);
+  assert.equal(tooOld('3.10.0'), false);
+  assert.equal(tooOld('3.13.1'), false);
+});
+
+test('the install button runs pip from the same interpreter, quoted for the shell', () => {
+  const wheel = '/ext/bundled/exportlens-0.1.0-py3-none-any.whl';
+  assert.equal(installCommand('/v/bin/python', ['exportlens', 'torch'], wheel), `/v/bin/python -m pip install ${wheel}`);
+  assert.equal(installCommand('/v/bin/python', ['torch'], wheel), '/v/bin/python -m pip install torch');
+  assert.equal(installCommand('/my envs/py', ['exportlens'], undefined), "'/my envs/py' -m pip install exportlens");
+});

@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { statusView } from '../src/status';
+
+const counts = (running: number, exported: number, failed: number, problems: number) => ({ running, exported, failed, problems });
+
+test('the status bar says what the server is doing', () => {
+  assert.equal(statusView({ kind: 'starting' }).text, '$(sync~spin) exportlens');
+  assert.equal(statusView({ kind: 'running' }).text, '$(eye) exportlens');
+  assert.equal(statusView({ kind: 'running', counts: counts(2, 1, 0, 0) }).text, '$(sync~spin) exporting 2');
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 4, 0, 0) }).text, '✓ 4 exported');
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 1, 2, 2) }).text, '✗ 2 problems');
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 0, 1, 1) }).text, '✗ 1 problem');
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 0, 0, 0) }).text, '$(eye) exportlens');
+});
+
+test('failures and a stopped server are shown as warnings, with the reason in the tooltip', () => {
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 1, 2, 3) }).warning, true);
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 4, 0, 0) }).warning, false);
+  const stopped = statusView({ kind: 'stopped', reason: 'torch is not installed for /v/bin/python' });
+  assert.equal(stopped.warning, true);
+  assert.match(stopped.tooltip, /torch is not installed for \/v\/bin\/python/);
+});
+
+test('Restricted Mode says that no code runs', () => {
+  const view = statusView({ kind: 'restricted' });
+  assert.equal(view.text, '$(shield) exportlens: restricted');
+  assert.match(view.tooltip, /No workspace code runs/);
+});
