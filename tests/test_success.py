@@ -50,6 +50,35 @@ def test_signature_ranges_and_line_shapes_in_dim_names(project):
     assert report.spec_source == "pyproject.toml:1"
 
 
+def test_a_line_after_a_torch_check_shows_no_none_shape(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."gate.py:Gate"]
+        inputs = { x = "f32[tokens, 4]" }
+    """,
+    )
+    project.write(
+        "gate.py",
+        """
+        import torch
+        from torch import nn
+
+        class Gate(nn.Module):
+            def forward(self, x):
+                routed = (x > 0).sum().item()
+                torch._check(routed > 0)
+                if routed > 0:
+                    return x * 2
+                return x
+    """,
+    )
+    report = project.module("Gate")
+    assert report.status is Status.EXPORTED
+    shapes = [s for ls in report.summary.line_shapes for s in ls.shapes]
+    assert shapes and "None" not in shapes, report.summary.line_shapes
+
+
 def test_nested_inputs_kwargs_and_derived_dims(project):
     project.write(
         "pyproject.toml",

@@ -131,8 +131,8 @@ def _equalities(placeholders: list[torch.fx.Node], paths: list[str], names: dict
 def _line_shapes(ep: ExportedProgram, ctx: Context, names: dict) -> tuple[LineShapes, ...]:
     by_line: dict[tuple[str, int], list[str]] = {}
     for node in ep.graph.nodes:
-        if node.op != "call_function" or "val" not in node.meta:
-            continue
+        if node.op != "call_function" or node.meta.get("val") is None:
+            continue  # torch._check's asserts produce no value: "None" is no shape
         frame = ctx.files.deepest_in_text(node.meta.get("stack_trace"))
         if frame is None:
             continue

@@ -100,7 +100,7 @@ class CodeServer:
         ]
         (vsix,) = sorted(EXTENSION.glob("exportlens-*.vsix"))[-1:]
         subprocess.run([*self.base, "--install-extension", str(vsix)], env=self.env, check=True, capture_output=True, timeout=120)
-        self.log = open(home / "code-server.log", "wb")  # noqa: SIM115 - closed in stop()
+        self.log = open(home / "code-server.log", "wb")  # closed in stop()
         self.proc = subprocess.Popen(
             [*self.base, "--disable-telemetry", "--disable-update-check", str(workspace)],
             env=self.env,
