@@ -21,7 +21,12 @@ from .indexer import Indexer
 def initialize(ls: ExportLensServer, params: types.InitializeParams) -> None:
     options = params.initialization_options or {}
     if isinstance(options, dict):
-        ls.session.trusted = bool(options.get("trusted", True))
+        trusted = options.get("trusted", True)  # plain LSP clients send nothing: they trust, as their user does
+        ls.session.trusted = trusted is True  # anything but true fails closed (`bool("no")` is True)
+        if not isinstance(trusted, bool):
+            ls.say(
+                f"initializationOptions.trusted = {trusted!r} is not true or false: running no workspace code", types.MessageType.Warning
+            )
         ls.session.settings, problems = settings_mod.resolve(options)
         for p in problems:
             ls.say(p, types.MessageType.Warning)
@@ -90,7 +95,11 @@ def shutdown(ls: ExportLensServer, params: None) -> None:
 
 @server.feature(TRUST_NOTIFICATION)
 def on_trust(ls: ExportLensServer, params: Any) -> None:
-    ls.set_trusted(bool(field_of(params, "trusted", True)))
+    trusted = field_of(params, "trusted")
+    if not isinstance(trusted, bool):
+        ls.say(f'{TRUST_NOTIFICATION} needs {{"trusted": true or false}}, got {params!r}: trust unchanged', types.MessageType.Warning)
+        return
+    ls.set_trusted(trusted)
 
 
 @server.feature(STATUS_REQUEST)

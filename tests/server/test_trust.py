@@ -49,3 +49,25 @@ async def test_untrusted_runs_no_user_code_until_trust_is_granted(workspace):
         assert marker.read_text() == "user code ran"
     finally:
         await stop(editor)
+
+
+async def test_trust_fails_closed_on_anything_but_a_boolean(workspace):
+    (workspace / "models/writer.py").write_text(WRITES)
+    marker = workspace / "models/imported.txt"
+    editor = await start(workspace, trusted="no")
+    try:
+        assert (await editor.status())["trusted"] is False
+        for params in ({"trusted": "false"}, {}, {"trusted": 1}, None):
+            editor.client.protocol.notify("exportlens/setTrusted", params)
+        await editor.logged('exportlens/setTrusted needs {"trusted": true or false}, got None')
+        assert (await editor.status())["trusted"] is False
+        editor.open("models/writer.py")
+        editor.save("models/writer.py")
+        lenses = await editor.client.text_document_code_lens_async(
+            types.CodeLensParams(types.TextDocumentIdentifier(editor.uri("models/writer.py")))
+        )
+        assert [lens.command.title for lens in lenses] == ["▶ Export (workspace not trusted)"]
+        assert (await editor.status())["exports_started"] == 0 and not marker.exists()
+        assert any("initializationOptions.trusted = 'no' is not true or false" in m.message for m in editor.client.log_messages)
+    finally:
+        await stop(editor)
