@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -197,6 +198,11 @@ def test_a_user_sees_the_problem_fixes_it_hovers_exports_and_reads_the_program(t
     program = steps["program"]
     assert "exported program" in program["tab"]
     assert "signature: (ids: i64[batch, seq]) -> f32[batch, 32]" in program["text"], program["text"]
+    # Check Workspace: every failing module's problem is listed, open or not
+    workspace_rows = steps["workspace"]["problems"]
+    for code in ("EL202", "EL204", "EL201"):
+        assert any(code in r for r in workspace_rows), workspace_rows
+    assert "5 modules: 2 exported, 3 failed" in steps["workspace"]["message"], steps["workspace"]
     timings = {"open_to_squiggle_ms": steps["squiggle"]["ms"], "save_to_clear_ms": steps["quickfix"]["ms"]}
     (ARTIFACTS / "timings.json").write_text(json.dumps(timings) + "\n")
     print(f"\nVS Code e2e: {timings}")
@@ -219,3 +225,20 @@ def test_restricted_mode_runs_no_workspace_code_until_trust_is_granted(tmp_path:
     # granting trust, without a reload, brings the exports (and the squiggle) back
     assert steps["trusted"]["lens"] == "✗ 1 problem"
     assert not _marked_processes(server.mark)
+
+
+def test_an_interpreter_without_exportlens_is_named_with_the_command_that_installs_it(tmp_path: Path, workspace: Path):
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    python = bare / "bin" / "python"
+    server = CodeServer(tmp_path / "missing", workspace, {**BASE_SETTINGS, "security.workspace.trust.enabled": False, "exportlens.interpreter": str(python)})
+    try:
+        steps = server.drive("missing")
+    finally:
+        server.stop()
+    seen = steps["missing"]
+    assert f"exportlens and torch are not installed for {python}" in seen["message"], seen
+    assert "Install in a terminal" in seen["buttons"], seen
+    assert "not running" in seen["tooltip"] and str(python) in seen["tooltip"], seen
+    # the command the button runs, as the output shows it: pip of that interpreter, the bundled wheel
+    assert re.search(rf"to install: {re.escape(str(python))} -m pip install \S+/bundled/exportlens-[\d.]+-py3-none-any\.whl", server.extension_logs()), server.extension_logs()[-2000:]

@@ -3,7 +3,8 @@
 // Prints one JSON line per step ({"step": ..., ...}); tests/e2e/test_vscode.py asserts on them.
 //
 // env: E2E_URL (code-server URL with ?folder=), E2E_WORKSPACE (that folder), E2E_SHOTS (a
-// folder for screenshots), E2E_MODE ("trusted": steps 1-5, "restricted": step 6)
+// folder for screenshots), E2E_MODE ("trusted": steps 1-5 and Check Workspace, "restricted":
+// step 6 and granting trust, "missing": an interpreter without exportlens)
 const fs = require('fs');
 const path = require('path');
 const { chromium } = require('playwright-core');
@@ -128,6 +129,28 @@ async function trusted() {
   const tab = text(await page.locator('.editor-group-container.active .tab.active').first().innerText());
   report('program', { tab, text: text(await program.first().innerText()) });
   await shot('6-program');
+
+  // Check Workspace: the problems of files that are not open join the Problems panel
+  await command('exportlens: Check Workspace');
+  const summary = page.locator('.notification-toast', { hasText: 'modules:' });
+  await summary.first().waitFor({ timeout: LONG });
+  const listed = page.locator('.markers-panel .monaco-list-row');
+  await listed.filter({ hasText: 'EL204' }).first().waitFor();
+  report('workspace', { message: text(await summary.first().innerText()), problems: (await listed.allInnerTexts()).map(text) });
+  await shot('9-check-workspace');
+}
+
+async function missingPackages() {
+  // an interpreter without exportlens: said once, naming it, with the install command on a button
+  const toast = page.locator('.notification-toast', { hasText: /not\s+installed\s+for/ });
+  await toast.first().waitFor({ timeout: LONG });
+  const buttons = (await toast.first().locator('.monaco-button').allInnerTexts()).map(text);
+  const status = page.locator('.statusbar-item', { hasText: 'exportlens' });
+  await status.first().hover();
+  const tooltip = page.locator('.monaco-hover:not(.hidden), .workbench-hover', { hasText: 'not running' });
+  await tooltip.first().waitFor();
+  report('missing', { message: text(await toast.first().innerText()), buttons, tooltip: text(await tooltip.first().innerText()) });
+  await shot('10-missing');
 }
 
 /** Command lines of the processes that carry E2E_MARK in their environment (code-server and all it started). */
@@ -189,7 +212,7 @@ async function restricted() {
   await page.goto(process.env.E2E_URL, { waitUntil: 'domcontentloaded' });
   await page.waitForSelector('.monaco-workbench .part.editor', { timeout: 60_000 });
   await page.locator('.statusbar-item', { hasText: 'exportlens' }).first().waitFor({ timeout: LONG }); // activated
-  await (MODE === 'restricted' ? restricted() : trusted());
+  await { trusted, restricted, missing: missingPackages }[MODE]();
   report('done', {});
   await browser.close();
 })().catch(async (e) => {

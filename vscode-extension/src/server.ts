@@ -194,7 +194,7 @@ export class Server implements vscode.Disposable {
       const reason = `${lacking.join(' and ')} ${lacking.length > 1 ? 'are' : 'is'} not installed for ${probe.executable}`;
       output.error(`${reason}; to install: ${command}`);
       setState({ kind: 'stopped', reason });
-      void this.tell(`exportlens: ${reason} (from ${interpreter.source}). Install it, then run “exportlens: Restart Server”.`, interpreter.path, command);
+      void this.tell(`exportlens: ${reason} (from ${interpreter.source}). After installing, run “exportlens: Restart Server”.`, interpreter.path, command);
       return undefined;
     }
     return probe;
