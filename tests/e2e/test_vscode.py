@@ -203,6 +203,9 @@ def test_a_user_sees_the_problem_fixes_it_hovers_exports_and_reads_the_program(t
     for code in ("EL202", "EL204", "EL201"):
         assert any(code in r for r in workspace_rows), workspace_rows
     assert "5 modules: 2 exported, 3 failed" in steps["workspace"]["message"], steps["workspace"]
+    # Cancel on a long export's notification kills it: the CodeLens is back to ▶ Export
+    assert steps["cancel"]["lens"] == "▶ Export"
+    assert "cancelling the export of models/slow.py:Slow" in server.extension_logs()
     timings = {"open_to_squiggle_ms": steps["squiggle"]["ms"], "save_to_clear_ms": steps["quickfix"]["ms"]}
     (ARTIFACTS / "timings.json").write_text(json.dumps(timings) + "\n")
     print(f"\nVS Code e2e: {timings}")

@@ -138,7 +138,33 @@ async function trusted() {
   await listed.filter({ hasText: 'EL204' }).first().waitFor();
   report('workspace', { message: text(await summary.first().innerText()), problems: (await listed.allInnerTexts()).map(text) });
   await shot('9-check-workspace');
+
+  // a long export shows a notification whose Cancel kills it
+  fs.writeFileSync(path.join(WS, 'models/slow.py'), SLOW);
+  await openFile('models/slow.py');
+  const running = page.locator('.notification-toast', { hasText: /exporting\s+Slow/ });
+  await running.first().waitFor({ timeout: LONG });
+  await shot('11-cancel');
+  await running.first().locator('.monaco-button', { hasText: 'Cancel' }).click();
+  await lens(/^▶ Export$/).first().waitFor({ timeout: LONG });
+  report('cancel', { lens: text(await lens(/Export/).first().innerText()) });
 }
+
+const SLOW = `import time
+
+import torch
+from torch import nn
+
+
+class Slow(nn.Module):
+    @staticmethod
+    def example_inputs():
+        return (torch.randn(2, 3),)
+
+    def forward(self, x):
+        time.sleep(600)  # far past anyone's patience, and past the 60 s timeout
+        return x
+`;
 
 async function missingPackages() {
   // an interpreter without exportlens: said once, naming it, with the install command on a button
