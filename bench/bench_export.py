@@ -6,7 +6,7 @@ dynamic_shapes once the way exportlens does, warm up, then time, interleaved
 
 - torch.export: ``torch.export.export(model, args, kwargs, dynamic_shapes=..., strict=...)``
   on that one prebuilt model and its inputs;
-- exportlens: ``exportlens.exporter.run.export_module`` from the module's spec
+- exportlens: ``exportlens.exporter.runtime.run.export_module`` from the module's spec
   to its ModuleReport — importing the user's file afresh, constructing the
   model, building the inputs, exporting while recording guards, and
   describing the program in the user's names (signature, ranges, per-line
@@ -37,13 +37,13 @@ from pathlib import Path
 
 import torch
 
-from exportlens.exporter import run
-from exportlens.exporter.check import check_one
-from exportlens.exporter.explain import Context
-from exportlens.exporter.locate import ProjectFiles, record_guards
-from exportlens.exporter.plan import Plan, Planned, make_plan
-from exportlens.exporter.report import Status
-from exportlens.exporter.summary import summarize
+from exportlens.exporter.core.report import Status
+from exportlens.exporter.runtime import run
+from exportlens.exporter.runtime.check import check_one
+from exportlens.exporter.runtime.explain import Context
+from exportlens.exporter.runtime.locate import ProjectFiles, record_guards
+from exportlens.exporter.runtime.summary import summarize
+from exportlens.exporter.static.plan import Plan, Planned, make_plan
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

@@ -5,7 +5,7 @@
 - warm pool: ``Pool.run`` with the cache off (``key=""``): a job sent to the warm
   parent, run in a fresh forked child, its report back as JSON — what the LSP
   server and ``exportlens check`` pay per module;
-- in-process: ``exportlens.exporter.run.export_module`` in this process after
+- in-process: ``exportlens.exporter.runtime.run.export_module`` in this process after
   warm-up (no isolation at all: the floor).
 
 p50 and p95 of wall time per verdict, and the ratios the goals are on: warm
@@ -37,12 +37,12 @@ from pathlib import Path
 
 import torch
 
-from exportlens.exporter import run
-from exportlens.exporter.batch import job_for
-from exportlens.exporter.options import Options
-from exportlens.exporter.plan import Plan, Planned, make_plan
-from exportlens.exporter.pool import Pool
-from exportlens.exporter.report import Status
+from exportlens.exporter.core.options import Options
+from exportlens.exporter.core.report import Status
+from exportlens.exporter.runtime import run
+from exportlens.exporter.static.plan import Plan, Planned, make_plan
+from exportlens.exporter.workers.batch import job_for
+from exportlens.exporter.workers.pool import Pool
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -74,9 +74,9 @@ dims = { batch = { max = 1024 } }
 COLD = """
 import sys
 from pathlib import Path
-from exportlens.exporter.check import check_one
-from exportlens.exporter.plan import make_plan
-from exportlens.exporter.run import Options
+from exportlens.exporter.runtime.check import check_one
+from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.runtime.run import Options
 plan = make_plan([Path(sys.argv[1])])
 (item,) = plan.modules
 assert check_one(plan, item, Options(collect_all=False)).status.value == "exported"

@@ -13,14 +13,14 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .exporter import codes
-from .exporter.batch import check_in_workers
-from .exporter.options import Options
-from .exporter.plan import Plan, make_plan
-from .exporter.pool import Pool
-from .exporter.program import program_text
-from .exporter.report import Finding, ModuleReport, Report, Status, to_dict
-from .exporter.spec import DEVICES, IRS, parse_bytes
+from .exporter.core import codes
+from .exporter.core.options import Options
+from .exporter.core.program import program_text
+from .exporter.core.report import Finding, ModuleReport, Report, Status, to_dict
+from .exporter.static.plan import Plan, make_plan
+from .exporter.static.spec import DEVICES, IRS, parse_bytes
+from .exporter.workers.batch import check_in_workers
+from .exporter.workers.pool import Pool
 
 USAGE, FOUND, OK = 2, 1, 0
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import __version__
-from .exporter import codes
-from .exporter.report import Edit, Finding, Report
+from .exporter.core import codes
+from .exporter.core.report import Edit, Finding, Report
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from exportlens.exporter.check import check_plan
-from exportlens.exporter.edits import apply_edits
-from exportlens.exporter.plan import make_plan
-from exportlens.exporter.report import Finding, Fix, ModuleReport, Report
+from exportlens.exporter.core.report import Finding, Fix, ModuleReport, Report
+from exportlens.exporter.runtime.check import check_plan
+from exportlens.exporter.static.edits import apply_edits
+from exportlens.exporter.static.plan import make_plan
 
 
 class Project:
@@ -29,7 +29,7 @@ class Project:
         return (self.root / path).read_text(encoding="utf-8")
 
     def check(self, *, collect_all: bool = True) -> Report:
-        from exportlens.exporter.run import Options
+        from exportlens.exporter.runtime.run import Options
 
         return check_plan(make_plan([self.root]), Options(collect_all=collect_all))
 

@@ -1,4 +1,4 @@
-"""Static discovery of nn.Module classes (exportlens.exporter.discover)."""
+"""Static discovery of nn.Module classes (exportlens.exporter.static.discover)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from exportlens.exporter import codes
-from exportlens.exporter.discover import Param, Span, discover
+from exportlens.exporter.core import codes
+from exportlens.exporter.static.discover import Param, Span, discover
 
 PROJECT = Path(__file__).parent / "data" / "discover" / "project"
 
@@ -362,5 +362,5 @@ def test_many_files(tmp_path):
 
 
 def test_does_not_import_torch():
-    code = "import sys, exportlens.exporter.discover; assert 'torch' not in sys.modules"
+    code = "import sys, exportlens.exporter.static.discover; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])

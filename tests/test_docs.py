@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from exportlens.exporter import codes
+from exportlens.exporter.core import codes
 
 DOCS = (Path(__file__).resolve().parent.parent / "docs" / "diagnostics.md").read_text(encoding="utf-8")
 

@@ -31,10 +31,10 @@ import torch
 from torch._export.db.case import SupportLevel
 from torch._export.db.examples import all_examples
 
-from exportlens.exporter.check import check_one
-from exportlens.exporter.plan import Plan, make_plan
-from exportlens.exporter.report import Kind, ModuleReport, Status
-from exportlens.exporter.run import Options
+from exportlens.exporter.core.report import Kind, ModuleReport, Status
+from exportlens.exporter.runtime.check import check_one
+from exportlens.exporter.runtime.run import Options
+from exportlens.exporter.static.plan import Plan, make_plan
 
 EXAMPLES = all_examples()
 SUPPORTED = sorted(n for n, c in EXAMPLES.items() if c.support_level == SupportLevel.SUPPORTED)

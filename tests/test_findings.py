@@ -6,7 +6,7 @@ import re
 
 from conftest import line_of, only
 
-from exportlens.exporter.report import Kind, Status
+from exportlens.exporter.core.report import Kind, Status
 
 TORCH_SYMBOL = re.compile(r"\b[su]\d+\b")
 

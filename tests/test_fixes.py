@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import only
 
-from exportlens.exporter.report import Status
+from exportlens.exporter.core.report import Status
 
 MODEL_RANGE = """
     import torch

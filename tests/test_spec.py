@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import line_of, only
 
-from exportlens.exporter.plan import make_plan
-from exportlens.exporter.report import Kind, Status
-from exportlens.exporter.shapes import Derived, ShapeError, parse_shape
-from exportlens.exporter.spec import DimSpec, TensorInput, choose_examples
+from exportlens.exporter.core.report import Kind, Status
+from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.static.shapes import Derived, ShapeError, parse_shape
+from exportlens.exporter.static.spec import DimSpec, TensorInput, choose_examples
 
 NET = """
     from torch import nn

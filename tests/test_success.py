@@ -5,10 +5,10 @@ from __future__ import annotations
 import torch
 from conftest import line_of
 
-from exportlens.exporter.check import check_one
-from exportlens.exporter.plan import make_plan
-from exportlens.exporter.report import Status
-from exportlens.exporter.run import Options
+from exportlens.exporter.core.report import Status
+from exportlens.exporter.runtime.check import check_one
+from exportlens.exporter.runtime.run import Options
+from exportlens.exporter.static.plan import make_plan
 
 
 def test_signature_ranges_and_line_shapes_in_dim_names(project):

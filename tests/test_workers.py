@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from exportlens.exporter.batch import job_for
-from exportlens.exporter.options import Options
-from exportlens.exporter.plan import Plan, Planned, make_plan
-from exportlens.exporter.pool import Cancelled, Job, Pool
-from exportlens.exporter.report import ModuleReport, Status
+from exportlens.exporter.core.options import Options
+from exportlens.exporter.core.report import ModuleReport, Status
+from exportlens.exporter.static.plan import Plan, Planned, make_plan
+from exportlens.exporter.workers.batch import job_for
+from exportlens.exporter.workers.pool import Cancelled, Job, Pool
 
 DATA = Path(__file__).parent / "data" / "workers" / "project"
 REPO = Path(__file__).resolve().parent.parent
@@ -416,10 +416,10 @@ def test_a_worker_without_torch_says_why(root: Path, tmp_path: Path):
 OWNER = """
 import sys, threading, time
 from pathlib import Path
-from exportlens.exporter.batch import job_for
-from exportlens.exporter.options import Options
-from exportlens.exporter.plan import make_plan
-from exportlens.exporter.pool import Pool
+from exportlens.exporter.workers.batch import job_for
+from exportlens.exporter.core.options import Options
+from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.workers.pool import Pool
 
 root = Path(sys.argv[1])
 plan = make_plan([root])

@@ -13,9 +13,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from ..exporter.discover import ModuleClass
-from ..exporter.report import Status
-from ..exporter.spec import PYPROJECT
+from ..exporter.core.report import Status
+from ..exporter.static.discover import ModuleClass
+from ..exporter.static.spec import PYPROJECT
 from . import settings as settings_mod
 from .exports import Exports
 from .features import actions, diagnostics

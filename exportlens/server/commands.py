@@ -9,8 +9,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from ..exporter.program import program_text
-from ..exporter.report import Status
+from ..exporter.core.program import program_text
+from ..exporter.core.report import Status
 from .base import CHECK_WORKSPACE_REQUEST, PROGRAM_REQUEST, ExportLensServer, field_of, path_of, server
 from .features import actions
 from .positions import Lines

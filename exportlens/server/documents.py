@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from ..exporter.spec import PYPROJECT
+from ..exporter.static.spec import PYPROJECT
 from .base import RESCAN_DELAY, ExportLensServer, path_of, server
 
 

@@ -16,12 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..exporter.batch import job_for
-from ..exporter.deps import closure
-from ..exporter.options import Options
-from ..exporter.pool import Cancelled, Pool
-from ..exporter.report import ModuleReport
-from ..exporter.spec import PYPROJECT
+from ..exporter.core.options import Options
+from ..exporter.core.report import ModuleReport
+from ..exporter.static.deps import closure
+from ..exporter.static.spec import PYPROJECT
+from ..exporter.workers.batch import job_for
+from ..exporter.workers.pool import Cancelled, Pool
 from .session import Result, Session
 
 log = logging.getLogger(__name__)

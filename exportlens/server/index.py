@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..exporter.discover import ModuleClass, discover
-from ..exporter.report import Finding
-from ..exporter.spec import find_root
+from ..exporter.core.report import Finding
+from ..exporter.static.discover import ModuleClass, discover
+from ..exporter.static.spec import find_root
 
 
 @dataclass(frozen=True)

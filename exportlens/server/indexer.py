@@ -17,9 +17,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..exporter.discover import Forward, ModuleClass, Param, Span, _walk, discover
-from ..exporter.report import Finding, from_dict, to_dict
-from ..exporter.spec import find_root
+from ..exporter.core.report import Finding, from_dict, to_dict
+from ..exporter.static.discover import Forward, ModuleClass, Param, Span, _walk, discover
+from ..exporter.static.spec import find_root
 from .index import FileEntry
 
 BATCH = 32

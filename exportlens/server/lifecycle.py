@@ -11,7 +11,7 @@ from typing import Any
 from lsprotocol import types
 
 from .. import __version__
-from ..exporter.spec import PYPROJECT
+from ..exporter.static.spec import PYPROJECT
 from . import settings as settings_mod
 from .base import STATUS_REQUEST, TRUST_NOTIFICATION, ExportLensServer, field_of, path_of, server
 from .indexer import Indexer

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..exporter.report import ModuleReport
+from ..exporter.core.report import ModuleReport
 
 if TYPE_CHECKING:
     from .base import ExportLensServer

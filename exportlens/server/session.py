@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..exporter.discover import ModuleClass
-from ..exporter.plan import Plan, Planned
-from ..exporter.report import Finding, ModuleReport
-from ..exporter.spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project, resolve
+from ..exporter.core.report import Finding, ModuleReport
+from ..exporter.static.discover import ModuleClass
+from ..exporter.static.plan import Plan, Planned
+from ..exporter.static.spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project, resolve
 from .index import ModuleIndex
 from .settings import ServerSettings
 

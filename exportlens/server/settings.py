@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from ..exporter.spec import DEVICES, IRS, parse_bytes
+from ..exporter.static.spec import DEVICES, IRS, parse_bytes
 
 ExportOn = Literal["save", "change", "manual"]
 EXPORT_ON = ("save", "change", "manual")

@@ -224,7 +224,7 @@ def test_restricted_mode_runs_no_workspace_code_until_trust_is_granted(tmp_path:
     assert seen["status"].endswith("exportlens: restricted"), seen
     running = seen["processes"]
     assert any("exportlens.cli serve" in c for c in running), running  # the server runs...
-    assert not [c for c in running if "exportlens.exporter.worker" in c], running  # ...and no worker ever started
+    assert not [c for c in running if "exportlens.exporter.workers.worker" in c], running  # ...and no worker ever started
     # granting trust, without a reload, brings the exports (and the squiggle) back
     assert steps["trusted"]["lens"] == "✗ 1 problem"
     assert not _marked_processes(server.mark)
@@ -234,7 +234,9 @@ def test_an_interpreter_without_exportlens_is_named_with_the_command_that_instal
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
     python = bare / "bin" / "python"
-    server = CodeServer(tmp_path / "missing", workspace, {**BASE_SETTINGS, "security.workspace.trust.enabled": False, "exportlens.interpreter": str(python)})
+    server = CodeServer(
+        tmp_path / "missing", workspace, {**BASE_SETTINGS, "security.workspace.trust.enabled": False, "exportlens.interpreter": str(python)}
+    )
     try:
         steps = server.drive("missing")
     finally:
@@ -244,4 +246,6 @@ def test_an_interpreter_without_exportlens_is_named_with_the_command_that_instal
     assert "Install in a terminal" in seen["buttons"], seen
     assert "not running" in seen["tooltip"] and str(python) in seen["tooltip"], seen
     # the command the button runs, as the output shows it: pip of that interpreter, the bundled wheel
-    assert re.search(rf"to install: {re.escape(str(python))} -m pip install \S+/bundled/exportlens-[\d.]+-py3-none-any\.whl", server.extension_logs()), server.extension_logs()[-2000:]
+    assert re.search(
+        rf"to install: {re.escape(str(python))} -m pip install \S+/bundled/exportlens-[\d.]+-py3-none-any\.whl", server.extension_logs()
+    ), server.extension_logs()[-2000:]

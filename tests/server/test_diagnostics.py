@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from exportlens.exporter.codes import docs_url
+from exportlens.exporter.core.codes import docs_url
 
 
 async def test_each_example_problem_lands_on_its_line(editor):

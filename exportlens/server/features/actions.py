@@ -9,10 +9,10 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from ...exporter.discover import ModuleClass
-from ...exporter.report import Edit, Finding, Fix
-from ...exporter.scaffold import spec_edit
-from ...exporter.spec import PYPROJECT
+from ...exporter.core.report import Edit, Finding, Fix
+from ...exporter.static.discover import ModuleClass
+from ...exporter.static.scaffold import spec_edit
+from ...exporter.static.spec import PYPROJECT
 from ..positions import Lines
 from ..session import Session
 from .diagnostics import SOURCE, findings_for

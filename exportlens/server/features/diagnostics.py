@@ -9,9 +9,9 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from ...exporter import codes
-from ...exporter.report import Finding, Severity
-from ...exporter.spec import PYPROJECT
+from ...exporter.core import codes
+from ...exporter.core.report import Finding, Severity
+from ...exporter.static.spec import PYPROJECT
 from ..positions import Lines
 from ..session import Session
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...exporter.discover import ModuleClass
-from ...exporter.report import LineShapes, Status
+from ...exporter.core.report import LineShapes, Status
+from ...exporter.static.discover import ModuleClass
 from ..session import Session
 
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*(?::[^=]+)?(?<![=!<>])=(?!=)")

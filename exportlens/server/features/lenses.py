@@ -6,7 +6,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from ...exporter.report import Status
+from ...exporter.core.report import Status
 from ..session import Session, State
 from .actions import CREATE_SPEC_COMMAND, EXPORT_COMMAND
 

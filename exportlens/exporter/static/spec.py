@@ -15,9 +15,9 @@ from typing import Any
 import tomlkit
 import tomlkit.exceptions
 
-from . import codes
+from ..core import codes
+from ..core.report import Finding
 from .discover import ModuleClass
-from .report import Finding
 from .shapes import AUTO, DTYPES, Derived, Shape, ShapeError, looks_like_shape, parse_shape
 
 PYPROJECT = "pyproject.toml"

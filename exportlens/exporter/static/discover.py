@@ -30,8 +30,8 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from . import codes
-from .report import Finding
+from ..core import codes
+from ..core.report import Finding
 
 
 @dataclass(frozen=True)

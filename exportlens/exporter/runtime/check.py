@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .plan import Plan, Planned, no_spec_finding
-from .report import ModuleReport, Report, Status
+from ..core.report import ModuleReport, Report, Status
+from ..static.plan import Plan, Planned, no_spec_finding
 from .run import Options, export_module
 
 

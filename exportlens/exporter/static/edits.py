@@ -14,7 +14,7 @@ import libcst as cst
 import tomlkit
 from tomlkit.items import InlineTable, String, Table
 
-from .report import Edit
+from ..core.report import Edit
 from .shapes import looks_like_shape, parse_shape
 from .source import index
 

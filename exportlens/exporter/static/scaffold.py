@@ -14,9 +14,9 @@ from typing import Any
 import libcst as cst
 import tomlkit
 
+from ..core.report import Edit
 from .discover import ModuleClass
 from .edits import edit_between
-from .report import Edit
 from .spec import PYPROJECT
 
 # first-layer classes -> the input shape they imply, given their first argument

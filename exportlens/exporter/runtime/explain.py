@@ -11,15 +11,15 @@ import sympy
 from torch._dynamo.exc import Unsupported, UserError, UserErrorType
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
-from . import codes
-from .discover import ModuleClass
-from .edits import edit_between, insert_check
+from ..core import codes
+from ..core.report import Finding, Fix, Related
+from ..static.discover import ModuleClass
+from ..static.edits import edit_between, insert_check
+from ..static.source import locate
+from ..static.spec import ExportSpec
 from .inputs import Built
 from .locate import Frame, GuardLog, ProjectFiles, source_line
 from .naming import SymbolNames, from_locals, from_shape_env, rename_sources
-from .report import Finding, Fix, Related
-from .source import locate
-from .spec import ExportSpec
 
 
 @dataclass

@@ -22,15 +22,15 @@ from typing import Any
 
 import torch
 
-from . import codes
-from .discover import ModuleClass
+from ..core import codes
+from ..core.options import Options
+from ..core.report import Finding, ModuleReport, Status
+from ..static.discover import ModuleClass
+from ..static.spec import ExportSpec
 from .explain import Context, explain, explain_draft
 from .fixes import constraint_fixes
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import ProjectFiles, record_guards
-from .options import Options
-from .report import Finding, ModuleReport, Status
-from .spec import ExportSpec
 from .summary import summarize
 
 

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import codes
+from ..core import codes
+from ..core.report import Finding
 from .discover import ModuleClass, discover
-from .report import Finding
 from .spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project, resolve
 
 

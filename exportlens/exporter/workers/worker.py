@@ -1,6 +1,6 @@
 """The warm parent and its per-job children (torch side).
 
-``python -m exportlens.exporter.worker`` imports torch, runs one export of a
+``python -m exportlens.exporter.workers.worker`` imports torch, runs one export of a
 tiny built-in module so that torch's lazy imports and caches are warm, says
 ``ready``, and then gives every job a fresh child forked from itself, so that
 nothing a user's module does (state, threads, a hang, a segfault,
@@ -107,10 +107,10 @@ def warm_up() -> None:
 
 def run_job(request: dict[str, Any]) -> dict[str, Any]:
     """One module, in this process: plan it statically, export it, return the report."""
-    from .check import check_one
-    from .plan import make_plan
-    from .report import to_dict
-    from .run import Options
+    from ..core.report import to_dict
+    from ..runtime.check import check_one
+    from ..runtime.run import Options
+    from ..static.plan import make_plan
 
     root = Path(request["root"]).resolve()
     path, _, _ = request["target"].rpartition(":")
@@ -131,7 +131,7 @@ def _owner_plan(request: dict[str, Any], root: Path) -> Any:
     """The plan the owner sent, if it was made from the texts this job will import."""
     if not request.get("plan"):
         return None
-    from .deps import digest
+    from ..static.deps import digest
 
     try:
         packed = pickle.loads(base64.b64decode(request["plan"]))
@@ -257,7 +257,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _run_in_child(request: dict[str, Any], res: int) -> int:
     """The job, in this (forked) process: its result as one JSON line on ``res``."""
-    from . import run
+    from ..runtime import run
 
     _limit_memory(request.get("memory_limit"))
     run.FRESH_PROCESS = True

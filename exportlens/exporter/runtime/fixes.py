@@ -19,10 +19,10 @@ from torch._dynamo.exc import UserError, UserErrorType
 from torch.export import Dim
 from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
 
-from . import codes
-from .edits import edit_between, set_dim_bounds, set_dim_call, substitute_dim
+from ..core import codes
+from ..core.report import Finding, Fix
+from ..static.edits import edit_between, set_dim_bounds, set_dim_call, substitute_dim
 from .explain import Context, violations
-from .report import Finding, Fix
 
 TryExport = Callable[[Any], Exception | None]
 

@@ -15,11 +15,11 @@ import torch.utils._pytree as pytree
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
+from ..core.report import LineShapes, Summary
+from ..static.shapes import DTYPES
 from .explain import Context
 from .locate import GuardLog
 from .naming import _SYMBOL, pretty
-from .report import LineShapes, Summary
-from .shapes import DTYPES
 
 SHORT = {getattr(torch, long): short for short, long in DTYPES.items() if short != "b8"}
 

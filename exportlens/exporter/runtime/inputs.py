@@ -8,8 +8,8 @@ from typing import Any
 import torch
 from torch.export import Dim
 
-from .shapes import AUTO, DTYPES, Derived
-from .spec import DimSpec, ExportSpec, TensorInput, ValueInput, auto_sizes, example_size
+from ..static.shapes import AUTO, DTYPES, Derived
+from ..static.spec import DimSpec, ExportSpec, TensorInput, ValueInput, auto_sizes, example_size
 
 
 @dataclass

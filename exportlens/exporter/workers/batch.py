@@ -9,12 +9,12 @@ from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
-from .deps import digest, fingerprint
-from .options import Options
-from .plan import Plan, Planned, no_spec_finding
+from ..core.options import Options
+from ..core.report import ModuleReport, Report, Status
+from ..static.deps import digest, fingerprint
+from ..static.plan import Plan, Planned, no_spec_finding
+from ..static.spec import PYPROJECT, parse_bytes
 from .pool import Cancelled, Job, Pool
-from .report import ModuleReport, Report, Status
-from .spec import PYPROJECT, parse_bytes
 
 
 def job_for(

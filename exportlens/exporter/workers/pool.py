@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import codes
-from .report import Finding, ModuleReport, Status, from_dict
+from ..core import codes
+from ..core.report import Finding, ModuleReport, Status, from_dict
 
 log = logging.getLogger(__name__)
 
@@ -449,7 +449,7 @@ class _Warm:
         self._outbox: queue.Queue[bytes | None] = queue.Queue()
         debug = bool(os.environ.get("EXPORTLENS_DEBUG"))
         self.proc = subprocess.Popen(
-            [python, "-m", "exportlens.exporter.worker", *args],
+            [python, "-m", "exportlens.exporter.workers.worker", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if debug else subprocess.PIPE,

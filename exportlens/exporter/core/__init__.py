@@ -1,0 +1,1 @@
+"""Plain data every layer shares: the report, diagnostic codes, options. Standard library only."""
