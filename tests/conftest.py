@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core.report import Finding, Fix, ModuleReport, Report
-from exportlens.exporter.runtime.check import check_plan
 from exportlens.exporter.static.edits import apply_edits
 from exportlens.exporter.static.plan import make_plan
 
@@ -29,6 +28,7 @@ class Project:
         return (self.root / path).read_text(encoding="utf-8")
 
     def check(self, *, collect_all: bool = True) -> Report:
+        from exportlens.exporter.runtime.check import check_plan  # torch: only the tests that export pay for it
         from exportlens.exporter.runtime.run import Options
 
         return check_plan(make_plan([self.root]), Options(collect_all=collect_all))
