@@ -315,7 +315,7 @@ def unsaved(root: Path, text: str, planner: str = "owner") -> Job:
     uses the owner's static plan; without one (``planner="worker"``) it plans the text itself."""
     plan, p = planned(root, "models/net.py:Net", {root / "models/net.py": text})
     made = job_for(plan, p, Options(), sources={"models/net.py": text})
-    return made if planner == "owner" else dataclasses.replace(made, plan="", key="")  # and really run
+    return made if planner == "owner" else dataclasses.replace(made, plan=None, key="")  # and really run
 
 
 @pytest.mark.parametrize("planner", ["owner", "worker"])

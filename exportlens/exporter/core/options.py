@@ -13,6 +13,3 @@ class Options:
     ir: str | None = None  # override the spec's ir
     device: str | None = None  # override the spec's device
     strict: bool | None = None  # override the spec's strict
-
-    def to_json(self) -> dict:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}

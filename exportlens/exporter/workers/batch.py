@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import pickle
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import replace
@@ -14,7 +12,8 @@ from ..core.report import ModuleReport, Report, Status
 from ..static.deps import digest, fingerprint
 from ..static.plan import Plan, Planned, no_spec_finding
 from ..static.spec import PYPROJECT, parse_bytes
-from .pool import Cancelled, Job, Pool
+from .pool import Cancelled, Pool
+from .protocol import CODEC, Job, OwnerPlan
 
 
 def job_for(
@@ -33,14 +32,13 @@ def job_for(
     assert spec is not None
     settings = spec.settings
     limit = parse_bytes(memory_limit or settings.memory_limit)
-    opts = options.to_json()
     sources = dict(sources or {})
     absolute = {plan.root / rel: text for rel, text in sources.items()}
     # a saved artifact is a side effect: never answered from the cache
     key = (
         ""
         if options.artifact
-        else fingerprint(plan.root, plan.root / planned.module.path, repr(spec), repr(sorted(opts.items())), python, sources=absolute)
+        else fingerprint(plan.root, plan.root / planned.module.path, repr(spec), CODEC.dumps(options), python, sources=absolute)
     )
     name = planned.module.name_span
     return Job(
@@ -49,25 +47,24 @@ def job_for(
         class_line=name.line,
         class_column=name.column,
         class_end_column=name.end_column if name.end_line == name.line else None,
-        options=opts,
+        options=options,
         timeout=timeout or settings.timeout,
         memory_limit=limit,
         key=key,
         sources=sources,
-        plan=pack_plan(plan, planned),
+        plan=owner_plan(plan, planned),
     )
 
 
-def pack_plan(plan: Plan, planned: Planned) -> str:
+def owner_plan(plan: Plan, planned: Planned) -> OwnerPlan:
     """This module's part of the owner's static plan, for the worker to use instead of
     parsing the project again (libcst: 10 ms for a small file, 2 s for transformers'
-    modeling_llama.py, whose bases are found in other files). With it go hashes of the
+    modeling_llama.py, whose bases are found in other files). With it go digests of the
     texts it was made from (``plan.sources`` where given, else the disk's); a worker
     that imports other text (an unsaved buffer, a file saved meanwhile) plans again."""
     one = Plan(plan.root, plan.project, [planned], [], {})
     made_from = {p.relative_to(plan.root).as_posix(): text for p, text in plan.sources.items() if plan.root in p.parents}
-    texts = {path: digest(plan.root, path, made_from) for path in (planned.module.path, PYPROJECT)}
-    return base64.b64encode(pickle.dumps({"plan": one, "texts": texts}, protocol=4)).decode("ascii")
+    return OwnerPlan(one, {path: digest(plan.root, path, made_from) for path in (planned.module.path, PYPROJECT)})
 
 
 def skipped(planned: Planned) -> ModuleReport:

@@ -13,262 +13,44 @@ a few *primed* children: forked ahead of time, each has run the built-in
 export once (its own pages copied, no user code run) and waits for one job.
 A job goes to a primed child when one is waiting, else to a fresh fork.
 
-Protocol, JSON lines: requests on stdin, events on the original stdout (the
-parent's own stdout is pointed at stderr, so a stray print cannot corrupt it).
+The protocol (``protocol.py``): requests (Run, Shutdown) on stdin, one JSON line
+each; Ready, Started and Done on the original stdout (the parent's own stdout is
+pointed at stderr, so a stray print cannot corrupt it). A job's child writes its
+End on a pipe of its own, beside faulthandler's report of a crash.
 
-    -> {"op": "run", "job": ID, "root": ..., "target": "path.py:Class", "options": {...},
-        "memory_limit": BYTES, "sources": {"path.py": TEXT}, "plan": OWNER_PLAN | ""}
-    <- {"event": "ready", "pid": ..., "torch": ..., "torch_file": ..., "python": ...}
-    <- {"event": "started", "job": ID, "pid": PID}
-    <- {"event": "done", "job": ID, "report": {...} | null, "exit": N | null, "signal": N | null,
-        "output": TAIL, "fault": FAULTHANDLER_TEXT}
-
-End of stdin (the owner is gone, even during warm-up) or ``{"op": "shutdown"}``
-kills every child's process group and exits. With ``--spare`` the process runs
+End of stdin (the owner is gone, even during warm-up) or Shutdown kills every
+child's process group and exits. With ``--spare`` the process runs
 one job itself and exits: the owner keeps one such spare started, for
 platforms where fork after importing torch is not safe.
 """
 
 from __future__ import annotations
 
-import base64
-import ctypes
 import faulthandler
 import gc
-import importlib.abc
-import importlib.util
-import json
-import linecache
 import os
-import pickle
-import resource
 import select
 import selectors
 import signal
 import sys
 import threading
-import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+
+import torch  # before our own imports: what an interpreter given by mistake most often lacks
+
+from .child import child_end, run_in_child, warm_up, write_all
+from .processctl import PR_SET_CHILD_SUBREAPER, children, die_with_parent, killpg, limit_memory, prctl, readable
+from .protocol import CodecError, Died, Done, End, Exited, Internal, OutOfMemory, Ready, Reported, Run, Shutdown, Started, decode, encode
 
 OUTPUT_TAIL = 64 * 1024  # bytes of the user's output kept per job
-RESULT_MAX = 256 * 1024 * 1024
-PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
+RESULT_MAX = 256 * 1024 * 1024  # a larger result is truncated, and reported as such
+PRIMED = b"primed\n"  # a primed child's word that it is warm and waits for its job
 # Children are primed only after this long with no job running: priming is work a
 # running job would wait behind, and in a burst of jobs (``exportlens check``) the
 # next request comes at once, and a fresh fork costs it less than priming would.
 PRIME_AFTER = 0.1
-
-# The built-in module every warm-up runs: served from memory, never written to disk.
-WARM_ROOT = Path("/nonexistent/exportlens-warm-up")
-WARM_FILE = "_exportlens_warm_up.py"
-WARM_SOURCE = """
-import torch
-from torch import nn
-
-
-class Warm(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 8)
-        self.norm = nn.LayerNorm(8)
-
-    def forward(self, x):
-        h = torch.relu(self.fc(x))
-        return self.norm(h @ h.T @ h).sum(dim=-1)
-
-    @staticmethod
-    def example_inputs():
-        return (torch.randn(3, 4),)
-
-    @staticmethod
-    def dynamic_shapes():
-        return {"x": {0: torch.export.Dim("n")}}
-"""
-
-
-def warm_up() -> None:
-    """One whole job on the built-in module: torch, libcst, exportlens, all warmed."""
-    import torch  # noqa: F401 - first: what an interpreter given by mistake most often lacks
-
-    report = run_job({"root": str(WARM_ROOT), "target": f"{WARM_FILE}:Warm", "sources": {WARM_FILE: WARM_SOURCE}})
-    if report["status"] != "exported":  # a broken environment: say so in the worker's stderr
-        print(f"exportlens worker: the warm-up export failed: {report['findings']}", file=sys.stderr)
-    # leave nothing of it for a user's job to see
-    sys.modules.pop(WARM_FILE[:-3], None)
-    if str(WARM_ROOT) in sys.path:
-        sys.path.remove(str(WARM_ROOT))
-    gc.collect()
-
-
-def run_job(request: dict[str, Any]) -> dict[str, Any]:
-    """One module, in this process: plan it statically, export it, return the report."""
-    from ..core.report import to_dict
-    from ..runtime.check import check_one
-    from ..runtime.run import Options
-    from ..static.plan import make_plan
-
-    root = Path(request["root"]).resolve()
-    path, _, _ = request["target"].rpartition(":")
-    sources = {root / rel: text for rel, text in (request.get("sources") or {}).items()}
-    with overlay(sources):
-        plan = _owner_plan(request, root) or make_plan([root / path], root=root, sources=sources)
-        plan.sources = sources
-        planned = next((p for p in plan.modules if p.target == request["target"]), None)
-        if planned is None:
-            raise LookupError(f"{request['target']} is no longer an nn.Module in {path}")
-        opts = dict(request.get("options") or {})
-        if opts.get("artifact"):
-            opts["artifact"] = Path(opts["artifact"])
-        return to_dict(check_one(plan, planned, Options(**opts)))
-
-
-def _owner_plan(request: dict[str, Any], root: Path) -> Any:
-    """The plan the owner sent, if it was made from the texts this job will import."""
-    if not request.get("plan"):
-        return None
-    from ..static.deps import digest
-
-    try:
-        packed = pickle.loads(base64.b64decode(request["plan"]))
-    except Exception:
-        return None
-    sources = request.get("sources") or {}
-    if any(digest(root, path, sources) != hashed for path, hashed in packed["texts"].items()):
-        return None
-    return packed["plan"]
-
-
-# -- unsaved buffers: imported from memory -----------------------------------------
-
-
-class _Loader(importlib.abc.SourceLoader):
-    """Source from memory, with the real path as ``__file__`` (tracebacks and torch's
-    stack traces then name the user's file and lines). No bytecode is read or written."""
-
-    def __init__(self, path: str, text: str) -> None:
-        self.path = path
-        self.text = text
-
-    def get_filename(self, fullname: str) -> str:
-        return self.path
-
-    def get_data(self, path: str) -> bytes:
-        if path == self.path:
-            return self.text.encode("utf-8")
-        with open(path, "rb") as f:
-            return f.read()
-
-
-class _Finder(importlib.abc.MetaPathFinder):
-    """Finds the overridden files the way the path finder would find them on disk:
-    in the same folders, packages before modules."""
-
-    def __init__(self, files: dict[str, str]) -> None:
-        self.files = files
-        self.names = {Path(p).parent.name if Path(p).name == "__init__.py" else Path(p).stem for p in files}
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        name = fullname.rpartition(".")[2]
-        if name not in self.names:  # the common case: not ours, costs one set lookup
-            return None
-        for folder in path if path is not None else sys.path:
-            folder = os.path.abspath(folder or os.curdir)
-            for candidate, package in ((os.path.join(folder, name, "__init__.py"), True), (os.path.join(folder, name + ".py"), False)):
-                if candidate in self.files:
-                    locations = [os.path.dirname(candidate)] if package else None
-                    loader = _Loader(candidate, self.files[candidate])
-                    return importlib.util.spec_from_file_location(fullname, candidate, loader=loader, submodule_search_locations=locations)
-                if os.path.isfile(candidate):
-                    return None  # on disk, earlier in the path: the normal import finds it
-        return None
-
-
-@contextmanager
-def overlay(sources: dict[Path, str]) -> Iterator[None]:
-    """Import ``sources`` (absolute path -> text) from memory instead of the disk."""
-    if not sources:
-        yield
-        return
-    files = {str(p): text for p, text in sources.items()}
-    finder = _Finder(files)
-    sys.meta_path.insert(0, finder)
-    for path, text in files.items():  # what tracebacks, inspect and torch's stack traces show
-        lines = text.splitlines(keepends=True)
-        linecache.cache[path] = (len(text), None, lines, path)  # mtime None: never re-read from disk
-    try:
-        yield
-    finally:
-        sys.meta_path.remove(finder)
-        for path in files:
-            linecache.cache.pop(path, None)
-
-
-# -- the child's side ----------------------------------------------------------------
-
-
-def _prctl(option: int, value: int) -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _die_with_parent(parent: int) -> None:
-    """Linux: SIGKILL this process when its parent dies (the parent is single-threaded,
-    so "the thread that forked us" is the parent)."""
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # it died before the prctl took effect
-        os._exit(1)
-
-
-def _limit_memory(limit: int | None) -> None:
-    """Cap the address space at what the process maps now plus ``limit``."""
-    if not limit:
-        return
-    try:
-        with open("/proc/self/statm") as f:
-            mapped = int(f.read().split()[0]) * resource.getpagesize()
-    except OSError:
-        mapped = 0
-    cap = mapped + limit
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
-
-def _child_result(request: dict[str, Any]) -> dict[str, Any]:
-    try:
-        return {"report": run_job(request)}
-    except SystemExit as e:  # sys.exit() in the user's code
-        return {"exited": e.code if isinstance(e.code, int) else 1, "message": f"called sys.exit({e.code!r})"}
-    except MemoryError:
-        return {"memory": True}
-    except BaseException:
-        return {"internal": traceback.format_exc()[-4000:]}
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data) :]
-
-
-def _run_in_child(request: dict[str, Any], res: int) -> int:
-    """The job, in this (forked) process: its result as one JSON line on ``res``."""
-    from ..runtime import run
-
-    _limit_memory(request.get("memory_limit"))
-    run.FRESH_PROCESS = True
-    result = _child_result(request)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()  # the user's output is in the pipe before the result says "done"
-        except (OSError, ValueError):
-            pass
-    _write_all(res, json.dumps(result).encode() + b"\n")
-    return result["exited"] if isinstance(result.get("exited"), int) else 0
 
 
 @dataclass
@@ -281,7 +63,7 @@ class _Child:
     primed: bool = False
     output: bytearray = field(default_factory=bytearray)
     result: bytearray = field(default_factory=bytearray)
-    parsed: tuple[dict[str, Any] | None, str] | None = None  # the result line, once complete
+    parsed: tuple[End | None, str] | None = None  # the result line, once complete
 
     @property
     def fds(self) -> list[int]:
@@ -301,15 +83,15 @@ class Parent:
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGTERM, lambda *_: self.shutdown())
-        _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a job's processes leave behind comes back to us
+        prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a job's processes leave behind comes back to us
         self.sel.register(0, selectors.EVENT_READ, "stdin")
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.inbox = b""
         gc.freeze()  # keep the collector off the inherited heap: fewer pages copied per child
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Ready | Started | Done) -> None:
         try:
-            _write_all(self.proto, (json.dumps(message) + "\n").encode())
+            write_all(self.proto, encode(message))
         except OSError:  # the owner is gone
             self.shutdown()
 
@@ -329,7 +111,7 @@ class Parent:
                     while b"\n" in self.inbox:
                         line, self.inbox = self.inbox.split(b"\n", 1)
                         if line.strip():
-                            self.handle(json.loads(line))
+                            self.handle(line)
                 elif key.data == "wake":
                     try:
                         os.read(self.wake_r, 512)
@@ -339,15 +121,21 @@ class Parent:
                 else:
                     self.pump(*key.data)
 
-    def handle(self, request: dict[str, Any]) -> None:
-        if request.get("op") == "shutdown":
+    def handle(self, line: bytes) -> None:
+        try:
+            request = decode(line, Run, Shutdown)
+        except CodecError as e:  # an owner of another version: it hears of it as a lost worker
+            print(f"exportlens worker: not a request ({e}): {line[:200]!r}", file=sys.stderr)
             self.shutdown()
-        elif request.get("op") == "run":
-            self.start(request)
+            return
+        if isinstance(request, Shutdown):
+            self.shutdown()
+            return
+        self.start(request)
 
     # -- children
 
-    def fork(self, request: dict[str, Any] | None) -> _Child:
+    def fork(self, request: Run | None) -> _Child:
         """A child that runs ``request``, or (None) a primed one that waits for its job."""
         out_r, out_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -358,7 +146,7 @@ class Parent:
             code = 70
             try:
                 os.setsid()  # its own process group: one killpg ends it and anything it forks
-                _die_with_parent(parent)
+                die_with_parent(parent)
                 signal.set_wakeup_fd(-1)
                 for sig in (signal.SIGCHLD, signal.SIGTERM):
                     signal.signal(sig, signal.SIG_DFL)
@@ -375,9 +163,9 @@ class Parent:
                 if request is None:
                     warm_up()
                     gc.freeze()
-                    _write_all(res_w, b'{"primed": true}\n')
+                    write_all(res_w, PRIMED)
                     request = _read_request(req_r)
-                code = _run_in_child(request, res_w)
+                code = run_in_child(request.job, res_w)
             except BaseException:
                 pass
             finally:
@@ -392,13 +180,13 @@ class Parent:
             self.sel.register(fd, selectors.EVENT_READ, (pid, kind))
         return child
 
-    def start(self, request: dict[str, Any]) -> None:
+    def start(self, request: Run) -> None:
         child = next((c for c in self.children.values() if c.primed and c.job is None), None)
         if child is not None:
             assert child.req is not None
             child.output.clear()  # anything the warm-up printed is not the user's
             try:
-                _write_all(child.req, json.dumps(request).encode() + b"\n")
+                write_all(child.req, encode(request))
             except OSError:  # it died waiting; reaping it is for later
                 child = None
             else:
@@ -406,8 +194,8 @@ class Parent:
                 child.req = None
         if child is None:
             child = self.fork(request)
-        child.job = request["job"]
-        self.send({"event": "started", "job": child.job, "pid": child.pid})
+        child.job = request.id
+        self.send(Started(request.id, child.pid))
 
     def top_up(self) -> None:
         """Keep ``want_primed`` children primed or priming, ready for the next jobs."""
@@ -441,7 +229,7 @@ class Parent:
         return True
 
     def _result_line(self, child: _Child) -> None:
-        if not child.primed and child.job is None and child.result.startswith(b'{"primed"'):
+        if not child.primed and child.job is None and child.result.startswith(PRIMED):
             child.primed = True
             child.result.clear()
             return
@@ -478,11 +266,11 @@ class Parent:
 
     def finish(self, child: _Child, status: int | None) -> None:
         """The job is over: its result is in (``status`` None) or its process has exited."""
-        _killpg(child.pid)  # whatever it forked goes with it, and lets go of the pipes
+        killpg(child.pid)  # whatever it forked goes with it, and lets go of the pipes
         self.kill_orphans()
         for fd, kind in ((child.res, "res"), (child.out, "out")):
             # after the killpg nothing holds the write ends: end of file comes at once
-            while _readable(fd, 1.0 if status is not None else 0.0) and self.pump(child.pid, kind):
+            while readable(fd, 1.0 if status is not None else 0.0) and self.pump(child.pid, kind):
                 pass
             self._close(fd)
         if child.req is not None:
@@ -490,32 +278,31 @@ class Parent:
         del self.children[child.pid]
         if child.job is None:  # a primed child died waiting (it never should): the next idle moment replaces it
             return
-        result, fault = child.parsed if status is None and child.parsed else _parse_result(child.result)
-        message: dict[str, Any] = {"event": "done", "job": child.job, "output": child.output.decode("utf-8", "replace"), "fault": fault}
-        message["exit"] = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None
-        message["signal"] = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
-        if result is None and child.result and not fault:
-            message["internal"] = "the export process wrote a truncated result"
-        message.update(result or {})
-        self.send(message)
+        end, fault = child.parsed if status is None and child.parsed else _parse_result(child.result)
+        if end is None and child.result and not fault:
+            end = Internal("the export process wrote a truncated result")
+        elif end is None:
+            exited, signalled = status is not None and os.WIFEXITED(status), status is not None and os.WIFSIGNALED(status)
+            end = Died(os.WEXITSTATUS(status) if exited else None, os.WTERMSIG(status) if signalled else None)
+        self.send(Done(child.job, end, child.output.decode("utf-8", "replace"), fault))
 
     def kill_orphans(self) -> None:
         """Processes a job left behind in a session of their own were re-parented to us
         (we are a subreaper): anything of ours that is not a known child goes."""
-        for pid in _children(os.getpid()) - set(self.children):
-            _killpg(pid)
+        for pid in children(os.getpid()) - set(self.children):
+            killpg(pid)
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
 
     def shutdown(self) -> None:
-        for pid in set(self.children) | _children(os.getpid()):
-            _killpg(pid)
+        for pid in set(self.children) | children(os.getpid()):
+            killpg(pid)
         os._exit(0)
 
 
-def _read_request(fd: int) -> dict[str, Any]:
+def _read_request(fd: int) -> Run:
     data = b""
     while not data.endswith(b"\n"):
         chunk = os.read(fd, 1 << 20)
@@ -523,47 +310,21 @@ def _read_request(fd: int) -> dict[str, Any]:
             os._exit(0)
         data += chunk
     os.close(fd)
-    return json.loads(data)
+    return decode(data, Run)
 
 
-def _parse_result(data: bytes) -> tuple[dict[str, Any] | None, str]:
-    """The result line, and whatever else the child wrote there (faulthandler's report)."""
-    result, other = None, []
+def _parse_result(data: bytes) -> tuple[End | None, str]:
+    """The child's End, and whatever else it wrote there (faulthandler's report)."""
+    end, other = None, []
     for line in data.decode("utf-8", "replace").splitlines():
         if line.startswith("{"):
             try:
-                result = json.loads(line)
+                end = decode(line, Reported, Exited, OutOfMemory, Internal)
                 continue
-            except ValueError:
+            except CodecError:
                 pass
         other.append(line)
-    return result, "\n".join(other).strip()
-
-
-def _children(pid: int) -> set[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return {int(p) for p in f.read().split()}
-    except OSError:
-        return set()
-
-
-def _readable(fd: int, timeout: float) -> bool:
-    sel = selectors.DefaultSelector()
-    try:
-        sel.register(fd, selectors.EVENT_READ)
-        return bool(sel.select(timeout))
-    except (ValueError, OSError):
-        return False
-    finally:
-        sel.close()
-
-
-def _killpg(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    return end, "\n".join(other).strip()
 
 
 # -- starting up ---------------------------------------------------------------------
@@ -601,22 +362,19 @@ def spare() -> None:
     """Run exactly one job in this process (platforms without a safe fork)."""
     proto = os.dup(1)
     os.dup2(2, 1)
-    with os.fdopen(proto, "w", buffering=1) as out:
-        out.write(json.dumps(_ready()) + "\n")
-        line = sys.stdin.readline()
+    with os.fdopen(proto, "wb", buffering=0) as out:
+        out.write(encode(_ready()))
+        line = sys.stdin.buffer.readline()
         if not line:
             return
-        request = json.loads(line)
-        _limit_memory(request.get("memory_limit"))
-        out.write(json.dumps({"event": "started", "job": request["job"], "pid": os.getpid()}) + "\n")
-        result = _child_result(request)
-        out.write(json.dumps({"event": "done", "job": request["job"], "exit": 0, "signal": None, "output": "", **result}) + "\n")
+        run = decode(line, Run)
+        limit_memory(run.job.memory_limit)
+        out.write(encode(Started(run.id, os.getpid())))
+        out.write(encode(Done(run.id, child_end(run.job))))
 
 
-def _ready() -> dict[str, Any]:
-    import torch
-
-    return {"event": "ready", "pid": os.getpid(), "torch": torch.__version__, "torch_file": torch.__file__, "python": sys.executable}
+def _ready() -> Ready:
+    return Ready(os.getpid(), torch.__version__, torch.__file__, sys.executable)
 
 
 def main() -> None:

@@ -1,0 +1,96 @@
+"""Dataclasses <-> JSON for every process boundary: the worker protocol, the workspace
+index, the plan a worker is handed. Standard library only.
+
+Self-describing, so nothing needs type hints to decode: a dataclass is an object with
+``"$type"`` naming it, and tuples, paths, enums and dicts whose keys are not plain
+strings are tagged too. Only the types a codec was made with can come back out, so a
+message can never name code to run (which is why this is not pickle)."""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+TYPE, TUPLE, PATH, ENUM, DICT = "$type", "$tuple", "$path", "$enum", "$dict"
+
+
+class CodecError(ValueError):
+    """The value has, or the text names, a type this codec does not carry."""
+
+
+class Codec:
+    def __init__(self, *types: type) -> None:
+        self.types = {t.__name__: t for t in types}
+        if len(self.types) != len(types):
+            raise ValueError("two types of one name: the wire could not tell them apart")
+
+    def dumps(self, value: Any) -> str:
+        return json.dumps(self.plain(value), ensure_ascii=False, separators=(",", ":"))
+
+    def loads(self, text: str | bytes) -> Any:
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise CodecError(f"not JSON: {e}") from None
+        return self.value(data)
+
+    def plain(self, value: Any) -> Any:
+        """``value`` as JSON-ready data."""
+        if isinstance(value, enum.Enum):  # first: a str-valued enum is a str too
+            return {ENUM: self._known(type(value)), "value": value.value}
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if is_dataclass(value) and not isinstance(value, type):
+            return {TYPE: self._known(type(value)), **{f.name: self.plain(getattr(value, f.name)) for f in fields(value)}}
+        if isinstance(value, Path):
+            return {PATH: str(value)}
+        if isinstance(value, tuple):
+            return {TUPLE: [self.plain(v) for v in value]}
+        if isinstance(value, list):
+            return [self.plain(v) for v in value]
+        if isinstance(value, dict):
+            if all(isinstance(k, str) and not k.startswith("$") for k in value):
+                return {k: self.plain(v) for k, v in value.items()}
+            return {DICT: [[self.plain(k), self.plain(v)] for k, v in value.items()]}
+        raise CodecError(f"cannot carry a {type(value).__name__} across the boundary")
+
+    def value(self, data: Any) -> Any:
+        """The inverse of ``plain``."""
+        if isinstance(data, list):
+            return [self.value(v) for v in data]
+        if not isinstance(data, dict):
+            return data
+        if TYPE in data:
+            cls = self._named(data[TYPE])
+            names = {f.name for f in fields(cls)}
+            given = {k: self.value(v) for k, v in data.items() if k != TYPE}
+            if not given.keys() <= names:
+                raise CodecError(f"{cls.__name__} has no field {sorted(given.keys() - names)}")
+            return cls(**given)
+        if ENUM in data:
+            return self._named(data[ENUM])(data["value"])
+        if PATH in data:
+            return Path(data[PATH])
+        if TUPLE in data:
+            return tuple(self.value(v) for v in data[TUPLE])
+        if DICT in data:
+            return {_hashable(self.value(k)): self.value(v) for k, v in data[DICT]}
+        return {k: self.value(v) for k, v in data.items()}
+
+    def _known(self, cls: type) -> str:
+        if self.types.get(cls.__name__) is not cls:
+            raise CodecError(f"{cls.__name__} is not a type this codec carries")
+        return cls.__name__
+
+    def _named(self, name: Any) -> type:
+        cls = self.types.get(name) if isinstance(name, str) else None
+        if cls is None:
+            raise CodecError(f"unknown type {name!r}")
+        return cls
+
+
+def _hashable(key: Any) -> Any:
+    return tuple(key) if isinstance(key, list) else key

@@ -1,0 +1,115 @@
+"""A job, in the process that runs it (torch side): plan the module (or take the
+owner's plan), export it, and say how it ended as one protocol line. Also the warm-up
+every worker runs once, on a built-in module, so that torch's lazy imports and caches
+are warm before the first user job."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from ..core.report import ModuleReport
+from ..static.deps import digest
+from ..static.plan import Plan, make_plan
+from .overlay import overlay
+from .processctl import limit_memory
+from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, encode
+
+# The built-in module every warm-up runs: served from memory, never written to disk.
+WARM_ROOT = Path("/nonexistent/exportlens-warm-up")
+WARM_FILE = "_exportlens_warm_up.py"
+WARM_SOURCE = """
+import torch
+from torch import nn
+
+
+class Warm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        h = torch.relu(self.fc(x))
+        return self.norm(h @ h.T @ h).sum(dim=-1)
+
+    @staticmethod
+    def example_inputs():
+        return (torch.randn(3, 4),)
+
+    @staticmethod
+    def dynamic_shapes():
+        return {"x": {0: torch.export.Dim("n")}}
+"""
+
+
+def warm_up() -> None:
+    """One whole job on the built-in module: torch, libcst, exportlens, all warmed."""
+    import torch  # noqa: F401 - first: what an interpreter given by mistake most often lacks
+
+    report = run_job(Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", class_line=1, sources={WARM_FILE: WARM_SOURCE}))
+    if report.status.value != "exported":  # a broken environment: say so in the worker's stderr
+        print(f"exportlens worker: the warm-up export failed: {report.findings}", file=sys.stderr)
+    # leave nothing of it for a user's job to see
+    sys.modules.pop(WARM_FILE[:-3], None)
+    if str(WARM_ROOT) in sys.path:
+        sys.path.remove(str(WARM_ROOT))
+    gc.collect()
+
+
+def run_job(job: Job) -> ModuleReport:
+    """One module, in this process: plan it statically, export it, return the report."""
+    from ..runtime.check import check_one  # torch
+
+    root = Path(job.root).resolve()
+    sources = {root / rel: text for rel, text in job.sources.items()}
+    with overlay(sources):
+        plan = _owner_plan(job, root) or make_plan([root / job.path], root=root, sources=sources)
+        plan.sources = sources
+        planned = next((p for p in plan.modules if p.target == job.target), None)
+        if planned is None:
+            raise LookupError(f"{job.target} is no longer an nn.Module in {job.path}")
+        return check_one(plan, planned, job.options)
+
+
+def _owner_plan(job: Job, root: Path) -> Plan | None:
+    """The plan the owner sent, if it was made from the texts this job will import."""
+    if job.plan is None or any(digest(root, path, job.sources) != hashed for path, hashed in job.plan.digests.items()):
+        return None
+    return job.plan.plan
+
+
+def child_end(job: Job) -> End:
+    """How the job ended, as the protocol says it."""
+    try:
+        return Reported(run_job(job))
+    except SystemExit as e:  # sys.exit() in the user's code
+        return Exited(e.code if isinstance(e.code, int) else 1, f"called sys.exit({e.code!r})")
+    except MemoryError:
+        return OutOfMemory()
+    except BaseException:
+        return Internal(traceback.format_exc()[-4000:])
+
+
+def write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def run_in_child(job: Job, res: int) -> int:
+    """The job, in this (forked) process: its end as one protocol line on ``res``; returns the exit status."""
+    from ..runtime import run
+
+    limit_memory(job.memory_limit)
+    run.FRESH_PROCESS = True
+    end = child_end(job)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()  # the user's output is in the pipe before the result says "done"
+        except (OSError, ValueError):
+            pass
+    write_all(res, encode(end))
+    return end.status if isinstance(end, Exited) else 0

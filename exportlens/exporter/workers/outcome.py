@@ -1,0 +1,117 @@
+"""How a job ended, as a ModuleReport the user reads (owner side, no torch): the
+export's own report, or a finding on the class that says how its process ended."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from dataclasses import replace
+
+from ..core import codes
+from ..core.report import Finding, ModuleReport, Status
+from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported
+
+# what an allocation refused under the memory cap says, in torch's and Python's words
+MEMORY_MESSAGES = ("can't allocate memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
+
+
+def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -> tuple[ModuleReport, bool]:
+    """The report for ``job``; the flag says whether it may be cached: only a report the
+    export itself wrote, under no limit it ran into."""
+    output = tail(end.output) if isinstance(end, Done) else ""
+    fault = end.fault if isinstance(end, Done) else ""
+    shown = f"; it printed: {output.splitlines()[-1][:200]}" if output.strip() else ""
+
+    def failed(code: codes.Code, message: str, detail: str = "") -> tuple[ModuleReport, bool]:
+        parts = [detail, f"last output:\n{output}" if output else "", f"Python stack at the crash:\n{fault}" if fault else ""]
+        return ModuleReport(
+            job.target, Status.FAILED, (_on_class(job, code, message, "\n\n".join(p for p in parts if p)),), seconds=seconds
+        ), False
+
+    if why_killed == "timeout":
+        return failed(codes.TIMEOUT, f"export did not finish within {job.timeout:g} s and was stopped{shown}")
+    if isinstance(end, Lost):
+        stderr = end.stderr.strip()
+        if end.startup:
+            return failed(
+                codes.TIMEOUT, f"the export worker {end.why} (importing torch and a first export); is the machine very busy?", stderr
+            )
+        last = f": {stderr.splitlines()[-1][:200]}" if stderr else ""
+        return failed(codes.CRASH, f"the export worker process died ({end.why}){last}", stderr)
+    e = end.end
+    if isinstance(e, Reported):
+        report, converted = _memory_findings(e.report, job)
+        return report, not converted
+    if isinstance(e, OutOfMemory):
+        return failed(codes.MEMORY, f"export needed more than the memory limit of {_human(job.memory_limit)}{shown}")
+    if isinstance(e, Exited):
+        return failed(codes.CRASH, f"the module {e.message} while exporting{shown}")
+    if isinstance(e, Internal):
+        return failed(codes.INTERNAL, f"exportlens failed: {e.trace.strip().splitlines()[-1]}", e.trace)
+    return failed(codes.CRASH, _death(e, _crash_site(fault, job.root)) + shown)
+
+
+def _death(e: Died, where: str) -> str:
+    if e.signal:
+        why = " (out of memory?)" if e.signal == signal.SIGKILL else ""
+        return f"the export process was killed by {signal_name(e.signal)}{why}{where}"
+    return f"the export process exited with status {e.status} before reporting{where}"
+
+
+def _on_class(job: Job, code: codes.Code, message: str, detail: str) -> Finding:
+    return codes.finding(
+        code,
+        message,
+        job.path,
+        job.class_line,
+        column=job.class_column,
+        end_line=job.class_line if job.class_end_column else None,
+        end_column=job.class_end_column,
+        detail=detail,
+    )
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)')
+
+
+def _crash_site(fault: str, root: str) -> str:
+    """ " at net.py:6 in forward": the innermost frame of the user's in faulthandler's report."""
+    prefix = os.path.join(os.path.realpath(root), "")
+    for line in fault.splitlines():  # most recent call first
+        m = _FRAME.match(line)
+        if m and os.path.realpath(m["file"]).startswith(prefix) and "site-packages" not in m["file"]:
+            return f" at {os.path.relpath(os.path.realpath(m['file']), prefix)}:{m['line']} in {m['name']}"
+    return ""
+
+
+def _memory_findings(report: ModuleReport, job: Job) -> tuple[ModuleReport, bool]:
+    """An allocation refused under the cap reads as the user's error; say what it is.
+    True when a finding was converted (the verdict depends on the cap: not cached)."""
+    out: list[Finding] = []
+    for f in report.findings:
+        if f.kind.value != "spec-error" and any(m in f.message or m in f.detail for m in MEMORY_MESSAGES):
+            message = f"export needed more than the memory limit of {_human(job.memory_limit)} ({f.message})"
+            f = codes.finding(
+                codes.MEMORY, message, f.path, f.line, column=f.column, end_line=f.end_line, end_column=f.end_column, detail=f.detail
+            )
+        out.append(f)
+    converted = tuple(out) != report.findings
+    return (replace(report, findings=tuple(out)) if converted else report), converted
+
+
+def signal_name(sig: int) -> str:
+    return signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+
+
+def tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _human(n: int | None) -> str:
+    if not n:
+        return "none"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:g}{unit}"
+    return f"{n}B"
