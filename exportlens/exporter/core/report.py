@@ -204,6 +204,3 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
         kwargs[f.name] = value
     return cls(**kwargs)
 
-
-def report_from_json(text: str) -> Report:
-    return from_dict(Report, json.loads(text))

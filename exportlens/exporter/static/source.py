@@ -97,9 +97,6 @@ class SourceIndex:
         hits = [p for p, n in self.expressions if p.line == line and _normal(self.code(n)) == want]
         return min(hits, key=lambda p: (p.end_line - p.line, p.end_column - p.column), default=None)
 
-    def names_on(self, line: int) -> set[str]:
-        return {n.value for p, n in self.expressions if p.line <= line <= p.end_line and isinstance(n, cst.Name)}
-
 
 @lru_cache(maxsize=64)
 def index(text: str) -> SourceIndex | None:

@@ -85,10 +85,6 @@ class ExportSpec:
     def path(self) -> str:
         return self.target.rsplit(":", 1)[0]
 
-    @property
-    def class_name(self) -> str:
-        return self.target.rsplit(":", 1)[1]
-
     def where(self, key: str) -> Location:
         return self.locations.get(key, self.location)
 
