@@ -48,6 +48,7 @@ def _nvim_version() -> tuple[int, ...] | None:
 
 VERSION = _nvim_version()
 pytestmark = [
+    pytest.mark.slow,  # a real editor: minutes; CI runs it, `-m "not slow"` skips it
     pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (`nvim` not on PATH; Debian: apt-get install neovim)"),
     pytest.mark.skipif(
         NVIM is not None and (VERSION or (0, 0)) < (0, 7),

@@ -55,6 +55,7 @@ MISSING = _missing()
 if MISSING and os.environ.get("CI") == "true":
     raise RuntimeError(f"the VS Code end-to-end test cannot run in CI: missing {', '.join(MISSING)}")
 pytestmark = [
+    pytest.mark.slow,  # a real editor: minutes; CI runs it, `-m "not slow"` skips it
     pytest.mark.skipif(bool(MISSING), reason=f"missing {', '.join(MISSING)} (bash .ci/run installs them)"),
     pytest.mark.timeout(420),
 ]
