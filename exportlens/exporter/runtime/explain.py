@@ -19,7 +19,7 @@ from ..static.source import locate
 from ..static.spec import ExportSpec
 from .inputs import Built
 from .locate import Frame, GuardLog, ProjectFiles, source_line
-from .naming import SymbolNames, from_locals, from_shape_env, rename_sources
+from .naming import SymbolNames, from_shape_env, rename_sources
 
 
 @dataclass
@@ -189,6 +189,24 @@ def data_dependent(
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
     return at(ctx, codes.DATA_DEPENDENT, message, frame, _expression_text(frame, cond, names), fixes=tuple(fixes), detail=detail)
+
+
+def from_locals(frame_locals: dict[str, Any] | None, out: SymbolNames) -> SymbolNames:
+    """Symbols that live in the user's frame: ``n = x.item()`` names ``u0`` n; ``x.shape[0]`` names ``s77``."""
+    import torch
+
+    for var, value in (frame_locals or {}).items():
+        if var.startswith("__") or var == "self":
+            continue
+        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            expr = value.node.expr
+            if isinstance(expr, sympy.Symbol):
+                out.code.setdefault(expr, var)
+        elif isinstance(value, torch.Tensor):
+            for axis, size in enumerate(value.shape):
+                if isinstance(size, torch.SymInt) and isinstance(size.node.expr, sympy.Symbol):
+                    out.code.setdefault(size.node.expr, f"{var}.shape[{axis}]")
+    return out
 
 
 def _expression_text(frame: Frame | None, cond: Any, names: SymbolNames) -> str | None:

@@ -10,19 +10,7 @@ from torch.export import Dim
 
 from ..static.shapes import AUTO, DTYPES, Derived
 from ..static.spec import DimSpec, ExportSpec, TensorInput, ValueInput, auto_sizes, example_size
-
-
-@dataclass
-class Names:
-    """The user's name for each dynamic axis, keyed by torch's source text (``L['x'].size()[0]``)."""
-
-    by_source: dict[str, str] = field(default_factory=dict)  # "L['x'].size()[0]" -> "batch" / "seq + 1"
-    by_input: dict[str, dict[int, str]] = field(default_factory=dict)  # "x" / "x[0]" / "x['a']" -> axis -> name
-    roots: dict[str, Any] = field(default_factory=dict)  # dim name -> torch Dim object
-
-    def add(self, path: str, source: str, axis: int, name: str) -> None:
-        self.by_source[f"{source}.size()[{axis}]"] = name
-        self.by_input.setdefault(path, {})[axis] = name
+from .naming import Names
 
 
 @dataclass
