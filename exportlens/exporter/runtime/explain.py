@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import sympy
@@ -12,35 +10,12 @@ from torch._dynamo.exc import Unsupported, UserError, UserErrorType
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ..core import codes
-from ..core.report import Finding, Fix, Related
-from ..static.discover import ModuleClass
+from ..core.report import Finding, Fix
 from ..static.edits import edit_between, insert_check
 from ..static.source import locate
-from ..static.spec import ExportSpec
-from .inputs import Built
-from .locate import Frame, GuardLog, ProjectFiles, source_line
+from .context import Context
+from .locate import Frame, GuardLog, source_line
 from .naming import SymbolNames, from_shape_env, rename_sources
-
-
-@dataclass
-class Context:
-    root: Path
-    files: ProjectFiles
-    module: ModuleClass
-    spec: ExportSpec
-    built: Built
-    # dim name -> the guard (in dim names) that cut its declared range; fixes solve it
-    cut: dict[str, Any] = field(default_factory=dict)
-
-    def read(self, path: str) -> str:
-        try:
-            return (self.root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return ""
-
-    def spec_related(self, key: str | None = None) -> Related:
-        loc = self.spec.where(key) if key else self.spec.location
-        return Related(loc.path, loc.line, f"the export spec for {self.module.name}")
 
 
 def at(ctx: Context, code: codes.Code, message: str, frame: Frame | None, expression: str | None = None, **kwargs: Any) -> Finding:

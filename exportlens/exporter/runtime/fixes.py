@@ -22,7 +22,8 @@ from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fix
 from ..core import codes
 from ..core.report import Finding, Fix
 from ..static.edits import edit_between, set_dim_bounds, set_dim_call, substitute_dim
-from .explain import Context, violations
+from .context import Context
+from .explain import violations
 
 TryExport = Callable[[Any], Exception | None]
 

@@ -15,7 +15,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from inspect import Parameter as P
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,8 @@ from ..core.options import Options
 from ..core.report import Finding, ModuleReport, Status
 from ..static.discover import ModuleClass
 from ..static.spec import ExportSpec
-from .explain import Context, explain, explain_draft
+from .context import Context
+from .explain import explain, explain_draft
 from .fixes import constraint_fixes
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import ProjectFiles, record_guards
@@ -66,17 +67,6 @@ class _Stop(Exception):
         self.finding = finding
 
 
-@dataclass
-class _Edited(Context):
-    """A context whose files may be unsaved buffers: fixes must edit the text the user sees."""
-
-    sources: Mapping[Path, str] = field(default_factory=dict)
-
-    def read(self, path: str) -> str:
-        text = self.sources.get(self.root / path)
-        return text if text is not None else super().read(path)
-
-
 def export_module(
     root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options(), sources: Mapping[Path, str] | None = None
 ) -> ModuleReport:
@@ -101,7 +91,7 @@ def export_module(
     except _Stop as stop:
         return report(Status.FAILED, [stop.finding])
 
-    ctx = _Edited(root, files, module, spec, built, sources=sources or {})
+    ctx = Context(root, files, module, spec, built, sources=sources or {})
     try:
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)

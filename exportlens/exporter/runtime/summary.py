@@ -17,7 +17,7 @@ from torch.export.graph_signature import InputKind
 
 from ..core.report import LineShapes, Summary
 from ..static.shapes import DTYPES
-from .explain import Context
+from .context import Context
 from .locate import GuardLog
 from .naming import SYMBOL, pretty
 
