@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..core.report import Related
 from ..static.discover import ModuleClass
@@ -21,8 +20,6 @@ class Context:
     module: ModuleClass
     spec: ExportSpec
     built: Built
-    # dim name -> the guard (in dim names) that cut its declared range; fixes solve it
-    cut: dict[str, Any] = field(default_factory=dict)
     # absolute path -> text of a buffer the editor has not saved: findings and fixes use it
     sources: Mapping[Path, str] = field(default_factory=dict)
 

@@ -28,8 +28,9 @@ from ..core.report import Finding, ModuleReport, Status
 from ..static.discover import ModuleClass
 from ..static.spec import ExportSpec
 from .context import Context
-from .explain import explain, explain_draft
-from .fixes import constraint_fixes
+from .explain import explain
+from .failures import read_draft, read_failure
+from .fixes import verified
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import ProjectFiles, record_guards
 from .summary import summarize
@@ -96,8 +97,8 @@ def export_module(
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
     except Exception as exc:
-        findings = explain(exc, log, ctx)
-        findings = constraint_fixes(exc, findings, ctx, lambda shapes: _try(model, built, shapes, strict))
+        records = verified(read_failure(exc, log, built), ctx, lambda shapes: _try(model, built, shapes, strict))
+        findings = explain(records, ctx)
         if options.collect_all:
             findings += _more(model, built, ctx, findings)
         return report(Status.FAILED, findings)
@@ -134,7 +135,7 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
     index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}
     class_line = (ctx.module.path, ctx.module.name_span.line)
     extra = []
-    for f in explain_draft(ep._report.failures, ctx):
+    for f in explain(read_draft(ep._report.failures, ctx.files), ctx):
         key = (f.path, f.line, f.code)
         if (f.path, f.line) == class_line and any(k.code == f.code for k in known):
             continue  # draft found no user line for what the plain export already placed
