@@ -32,7 +32,7 @@ from .explain import explain
 from .failures import read_draft, read_failure
 from .fixes import verified
 from .inputs import Built, build_from_code, build_from_spec
-from .locate import ProjectFiles, record_guards
+from .locate import GuardLog, ProjectFiles, record_guards
 from .summary import summarize
 
 
@@ -78,7 +78,6 @@ def export_module(
     files = ProjectFiles(root)
     device = options.device or spec.settings.device
     strict = spec.settings.strict if options.strict is None else options.strict
-    ir = options.ir or spec.settings.ir
 
     def report(status: Status, findings: list[Finding], summary=None) -> ModuleReport:
         return ModuleReport(
@@ -97,20 +96,30 @@ def export_module(
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
     except Exception as exc:
-        records = verified(read_failure(exc, log, built), ctx, lambda shapes: _try(model, built, shapes, strict))
-        findings = explain(records, ctx)
-        if options.collect_all:
-            findings += _more(model, built, ctx, findings)
-        return report(Status.FAILED, findings)
+        return report(Status.FAILED, _failed(exc, log, model, ctx, strict, options.collect_all))
+    ep, artifact = _finish(ep, options.ir or spec.settings.ir, options.artifact)
+    return report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact))
 
-    artifact = None
+
+def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context, strict: bool, collect_all: bool) -> list[Finding]:
+    """What the export raised, as findings with their fixes; with ``collect_all``, draft export's too."""
+    built = ctx.built
+    records = verified(read_failure(exc, log, built), ctx, lambda shapes: _try(model, built, shapes, strict))
+    findings = explain(records, ctx)
+    if collect_all:
+        findings += _more(model, built, ctx, findings)
+    return findings
+
+
+def _finish(ep: torch.export.ExportedProgram, ir: str, artifact: Path | None) -> tuple[torch.export.ExportedProgram, str | None]:
+    """The program in the IR asked for, saved where asked (the saved path, else None)."""
     if ir == "core-aten":
         ep = ep.run_decompositions()
-    if options.artifact is not None:
-        options.artifact.parent.mkdir(parents=True, exist_ok=True)
-        torch.export.save(ep, str(options.artifact))
-        artifact = str(options.artifact)
-    return report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact))
+    if artifact is None:
+        return ep, None
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    torch.export.save(ep, str(artifact))
+    return ep, str(artifact)
 
 
 def _try(model: torch.nn.Module, built: Built, shapes: Any, strict: bool) -> Exception | None:
