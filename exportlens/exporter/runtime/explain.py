@@ -23,6 +23,7 @@ def explain(records: tuple[Record, ...], ctx: Context) -> list[Finding]:
 
 
 def finding(record: Record, ctx: Context) -> Finding:
+    """One record as a finding: on the user's line where it has one, else on the spec or the class."""
     match record:
         case Violation() | Specialization():
             return constraint_finding(record, ctx)

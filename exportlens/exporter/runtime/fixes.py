@@ -19,15 +19,16 @@ from torch.export import Dim
 from ..core.report import Fix
 from ..static.edits import edit_between, insert_check, set_dim_bounds, set_dim_call, substitute_dim
 from .context import Context
-from .failures import DataDependent
+from .failures import DataDependent, Record
 from .violations import Change, ChangeKind, Specialization, Violation, ViolationKind, failed_dims, finite
 
 TryExport = Callable[[Any], Exception | None]  # export again with other dynamic_shapes: what it raised, or None
 
 
-def verified(records: tuple[Any, ...], ctx: Context, try_export: TryExport) -> tuple[Any, ...]:
+def verified(records: tuple[Record, ...], ctx: Context, try_export: TryExport) -> tuple[Record, ...]:
     """The records, each violation keeping only the changes that work (a sympy-solved bound added
-    where torch suggests nothing for its dim); any other record as it is."""
+    where torch suggests nothing for its dim); any other record as it is. One change per dim:
+    a change that solves several violations is carried by each."""
     records = _with_solved(records, ctx)
     unique: dict[str, Change] = {}
     for record in records:
@@ -37,11 +38,13 @@ def verified(records: tuple[Any, ...], ctx: Context, try_export: TryExport) -> t
     return tuple(replace(r, fixes=tuple(c for c in r.fixes if c in kept)) if _changes(r) else r for r in records)
 
 
-def _changes(record: Any) -> tuple[Change, ...]:
+def _changes(record: Record) -> tuple[Change, ...]:
     return record.fixes if isinstance(record, (Violation, Specialization)) else ()
 
 
-def _with_solved(records: tuple[Any, ...], ctx: Context) -> tuple[Any, ...]:
+def _with_solved(records: tuple[Record, ...], ctx: Context) -> tuple[Record, ...]:
+    """Where torch suggests nothing for a dim whose range a recorded guard cuts: the bounds that
+    make the guard hold, carried by every violation that blames the dim."""
     suggested = {c.dim for r in records for c in _changes(r)}
     cuts = {r.dims[0]: r.guard for r in records if isinstance(r, Violation) and r.kind is ViolationKind.RANGE and r.guard is not None}
     solved = {}

@@ -15,6 +15,8 @@ from .naming import Names
 
 @dataclass
 class Built:
+    """The example inputs and dynamic_shapes one export runs with, and the user's name for each axis."""
+
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     dynamic_shapes: dict[str, Any] | None
@@ -117,7 +119,8 @@ def _dynamic(v: Any, path: str, source: str, names: Names) -> Any:
 
 
 def build_from_code(cls: type, method: str, forward_params: list[str]) -> Built:
-    """Call the class's own ``example_inputs()`` (and ``dynamic_shapes``)."""
+    """Call the class's own example method (``example_inputs()``, or the one the spec names) and
+    read its ``dynamic_shapes`` (an attribute, or a method to call); name the axes it marks."""
     got = getattr(cls, method)()
     if isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], (tuple, list)) and isinstance(got[1], dict):
         args, kwargs = tuple(got[0]), dict(got[1])

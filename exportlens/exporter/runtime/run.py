@@ -1,7 +1,9 @@
 """Run one export: load the user's file, build the module and inputs, export, report (torch side).
 
-Each stage that can fail turns its failure into a Finding on the user's line;
-nothing here raises for a problem in the user's code or spec.
+Loading, constructing, building the inputs and exporting each turn a failure
+into findings on the user's line. What follows a successful export (core-ATen
+decompositions, saving the .pt2, the summary) is not guarded: an exception
+there reaches the caller (a worker reports it as exportlens's own failure).
 """
 
 from __future__ import annotations
@@ -38,9 +40,9 @@ from .summary import summarize
 
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
-    """Keep torch's own logging (partial graphs, draft-export banners) off the user's
-    terminal: everything it has to say reaches them as findings. The user's own
-    prints are left alone (a worker captures them)."""
+    """Keep torch's own output off the user's terminal: its loggers (draft export's report,
+    dynamo's warnings) and the partial graph a failing export prints. What matters of it
+    reaches the user as findings. The user's own prints are left alone (a worker captures them)."""
     import torch.export._trace as trace
 
     loggers = [logging.getLogger(n) for n in ("torch", "torch.export", "torch._dynamo", "torch.fx")]
@@ -133,7 +135,8 @@ def _try(model: torch.nn.Module, built: Built, shapes: Any, strict: bool) -> Exc
 
 
 def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Finding]) -> list[Finding]:
-    """Every further data-dependent problem, from one draft export (several times slower)."""
+    """Further data-dependent and fake-kernel problems, from one draft export (several times
+    slower), run only when the plain export stopped on a problem of that kind."""
     if not any(f.kind.value in ("data-dependent-guard", "unsupported") for f in known):
         return []
     try:
@@ -152,8 +155,9 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
             index[key] = -1
             extra.append(f)
         elif index[key] >= 0 and len(f.fixes) >= len(known[index[key]].fixes):
-            # draft mode ran on real values and kept the frame's variable names (strict mode
-            # loses them), so it knows which branch the example takes: its account is better
+            # the same problem on the same line: draft export keeps the frame's variable names
+            # (strict mode loses them), so its account names them; the plain one's fixes stay
+            # where draft's has none
             known[index[key]] = replace(f, fixes=f.fixes if f.fixes else known[index[key]].fixes)
     return extra
 
