@@ -1,2 +1,3 @@
 """The torch side: build inputs, export, read torch's failures into findings and fixes, and
-describe a success. Imported only inside worker processes."""
+describe a success. The CLI and the server reach it only through worker processes; tests
+and benchmarks import it directly."""

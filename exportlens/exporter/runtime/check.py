@@ -1,7 +1,9 @@
-"""Check every planned module in this process (torch side); the worker pool wraps this."""
+"""Check planned modules in this process (torch side): a worker runs ``check_one`` for its
+one module; ``check_plan`` runs a whole plan here (the tests do)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..core.report import ModuleReport, Report, Status
@@ -15,23 +17,16 @@ def check_one(plan: Plan, planned: Planned, options: Options = Options()) -> Mod
         return ModuleReport(planned.target, Status.SKIPPED, tuple(findings))
     report = export_module(plan.root, planned.module, planned.spec, options, sources=plan.sources)
     if planned.findings:  # warnings about the spec ride along with the verdict
-        report = ModuleReport(
-            report.target,
-            report.status,
-            planned.findings + report.findings,
-            report.summary,
-            report.spec_source,
-            report.seconds,
-            report.torch_version,
-        )
+        report = replace(report, findings=planned.findings + report.findings)
     return report
 
 
 def check_plan(plan: Plan, options: Options = Options(), artifacts: Path | None = None) -> Report:
+    """Every module of ``plan``; with ``artifacts``, each exported program saved there as ``<class>.pt2``."""
     modules = []
     for planned in plan.modules:
         opts = options
         if artifacts is not None and planned.spec is not None:
-            opts = Options(artifacts / f"{planned.module.name}.pt2", options.collect_all, options.ir, options.device, options.strict)
+            opts = replace(options, artifact=artifacts / f"{planned.module.name}.pt2")
         modules.append(check_one(plan, planned, opts))
     return Report(tuple(modules), tuple(plan.findings))

@@ -1,287 +1,244 @@
-"""Fixes for constraint violations, as edits on the spec, checked by exporting again (torch side).
+"""Fixes as text edits (torch side): for constraint violations, edits of the spec checked by
+exporting again; for data-dependent branches, a ``torch._check`` line.
 
-torch's "Suggested fixes" are applied with its own
-``refine_dynamic_shapes_from_suggested_fixes``; comparing the refined
-dynamic_shapes with the user's tells what changed for each named dim. Where
-torch suggests nothing, the guard that cut the declared range is solved for the
-dim with sympy. A fix is offered only when exporting with it gets past the
-problem it fixes.
+Each violation arrives carrying torch's suggested changes for its dims (read
+in ``violations``). Where torch suggests nothing for a dim, the guard that cut
+its declared range is solved for the dim with sympy. A change stays with its
+violation only when exporting with all the changes no longer fails on its dim.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import sympy
-from torch._dynamo.exc import UserError, UserErrorType
 from torch.export import Dim
-from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
 
-from ..core import codes
-from ..core.report import Finding, Fix
-from ..static.edits import edit_between, set_dim_bounds, set_dim_call, substitute_dim
-from .explain import Context, violations
+from ..core.report import Fix
+from ..static.edits import edit_between, insert_check, set_dim_bounds, set_dim_call, substitute_dim
+from .context import Context
+from .failures import DataDependent, Record
+from .violations import Change, ChangeKind, Specialization, Violation, ViolationKind, failed_dims, finite
 
-TryExport = Callable[[Any], Exception | None]
-
-
-@dataclass(frozen=True)
-class Change:
-    """What a fix does to one named dim."""
-
-    dim: str
-    kind: str  # "bounds" | "static" | "substitute"
-    min: int | None = None
-    max: int | None = None
-    value: str = ""  # the static size, or the dim / expression it becomes
-
-    @property
-    def title(self) -> str:
-        if self.kind == "static":
-            return f"Make `{self.dim}` static: size {self.value}"
-        if self.kind == "substitute":
-            return f"Declare `{self.dim} = {self.value}`"
-        bounds = ", ".join(f"{k}={v}" for k, v in (("min", self.min), ("max", self.max)) if v is not None)
-        return f"Set `{self.dim}` to Dim('{self.dim}', {bounds})"
+TryExport = Callable[[Any], Exception | None]  # export again with other dynamic_shapes: what it raised, or None
 
 
-_CONSTRAINT_CODES = {
-    c.code for c in (codes.RANGE_VIOLATION, codes.EQUALITY_VIOLATION, codes.RELATION_VIOLATION, codes.SPECIALIZED, codes.GUARD_VIOLATION)
-}
+def verified(records: tuple[Record, ...], ctx: Context, try_export: TryExport) -> tuple[Record, ...]:
+    """The records, each violation keeping only the changes that work (a sympy-solved bound added
+    where torch suggests nothing for its dim); any other record as it is. One change per dim:
+    a change that solves several violations is carried by each."""
+    records = _with_solved(records, ctx)
+    unique: dict[str, Change] = {}
+    for record in records:
+        for change in _changes(record):
+            unique.setdefault(change.dim, change)
+    kept = set(_verify(list(unique.values()), ctx, try_export))
+    return tuple(replace(r, fixes=tuple(c for c in r.fixes if c in kept)) if _changes(r) else r for r in records)
 
 
-def constraint_fixes(exc: BaseException, findings: list[Finding], ctx: Context, try_export: TryExport) -> list[Finding]:
-    if not (isinstance(exc, UserError) and exc.error_type == UserErrorType.CONSTRAINT_VIOLATION):
-        return findings
-    changes = suggested(exc.msg, ctx)
-    changes += [c for c in solved(findings, ctx) if c.dim not in {x.dim for x in changes}]
-    verified = _verify(changes, ctx, exc, try_export)
-    out = []
-    for finding in findings:
-        if finding.code not in _CONSTRAINT_CODES:
-            out.append(finding)
-            continue
-        mine = [c for c in verified if _mentions(finding, c.dim)]
-        fixes = tuple(f for f in (_as_fix(c, ctx, i == 0) for i, c in enumerate(mine)) if f is not None)
-        out.append(replace(finding, fixes=finding.fixes + fixes))
-    return out
+def _changes(record: Record) -> tuple[Change, ...]:
+    return record.fixes if isinstance(record, (Violation, Specialization)) else ()
 
 
-def _mentions(finding: Finding, dim: str) -> bool:
-    return f"`{dim}`" in finding.message
-
-
-# -- what to change ----------------------------------------------------------------
-
-
-def suggested(msg: str, ctx: Context) -> list[Change]:
-    """torch's suggested fixes, as per-dim changes (read off the refined dynamic_shapes)."""
-    if "Suggested fixes:" not in msg or ctx.built.dynamic_shapes is None:
-        return []
-    try:
-        refined = refine_dynamic_shapes_from_suggested_fixes(msg, ctx.built.dynamic_shapes)
-    except Exception:
-        return []
-    changes: dict[str, Change] = {}
-    for old, new in _pairs(ctx.built.dynamic_shapes, refined):
-        name = getattr(old, "__name__", None)
-        if name is None or name in changes or hasattr(old, "root"):
-            continue
-        if isinstance(new, int):
-            changes[name] = Change(name, "static", value=str(new))
-        elif new is None:
-            continue
-        elif getattr(new, "__name__", None) != name:
-            changes[name] = Change(name, "substitute", value=new.__name__)
-        elif (new.min, new.max) != (old.min, old.max):
-            changes[name] = _bounds(name, old, new)
-    return list(changes.values())
-
-
-def _bounds(name: str, old: Any, new: Any) -> Change:
-    """Suggestions only ever tighten; a bound the suggestion leaves out stays the user's."""
-    lo = new.min if _finite(new.min) and new.min > old.min else None
-    hi = new.max if _finite(new.max) and (not _finite(old.max) or new.max < old.max) else None
-    return Change(name, "bounds", min=lo, max=hi)
-
-
-def _finite(v: Any) -> bool:
-    """A real bound: torch writes "no bound" as int_oo (a sympy number) or a huge int."""
-    return isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62
-
-
-def _pairs(old: Any, new: Any):
-    """(old, new) leaves of two dynamic_shapes structures: Dim vs int / Dim / None."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        for k in old:
-            yield from _pairs(old[k], new.get(k))
-    elif isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)):
-        for a, b in zip(old, new):
-            yield from _pairs(a, b)
-    elif isinstance(old, Dim):
-        yield old, new
-
-
-def solved(findings: list[Finding], ctx: Context) -> list[Change]:
-    """Where torch suggests nothing: the bounds that make the line's guard hold (sympy)."""
-    out = []
-    for dim, guard in ctx.cut.items():
-        change = solve_bounds(dim, guard, ctx)
+def _with_solved(records: tuple[Record, ...], ctx: Context) -> tuple[Record, ...]:
+    """Where torch suggests nothing for a dim whose range a recorded guard cuts: the bounds that
+    make the guard hold, carried by every violation that blames the dim."""
+    suggested = {c.dim for r in records for c in _changes(r)}
+    cuts = {r.dims[0]: r.guard for r in records if isinstance(r, Violation) and r.kind is ViolationKind.RANGE and r.guard is not None}
+    solved = {}
+    for dim, guard in cuts.items():  # a dim cut twice: its last guard, as torch lists them
+        change = solve_bounds(dim, guard, ctx) if dim not in suggested else None
         if change is not None:
-            out.append(change)
-    return out
+            solved[dim] = change
+    if not solved:
+        return records
+    return tuple(
+        replace(r, fixes=r.fixes + tuple(c for d, c in solved.items() if d in r.fixable))
+        if isinstance(r, (Violation, Specialization))
+        else r
+        for r in records
+    )
+
+
+# -- a bound from a guard (sympy) ------------------------------------------------------
 
 
 def solve_bounds(dim: str, guard: Any, ctx: Context) -> Change | None:
-    """The widest interval of ``dim``, inside its declared range and around the example,
-    where ``guard`` holds. ``seq - 2 != 1`` on ``Dim('seq', min=3)`` -> ``min=4``."""
+    """The widest interval of ``dim``, inside its declared range and around the example, where
+    ``guard`` (over the dim's name) holds. ``seq - 2 != 1`` on ``Dim('seq', min=3)`` -> ``min=4``."""
     sym = next((s for s in guard.free_symbols if str(s) == dim), None)
     root = ctx.built.names.roots.get(dim)
     if sym is None or root is None or len(guard.free_symbols) != 1:
         return None
     sym_i = sympy.Symbol(dim, integer=True)
     guard = guard.xreplace({sym: sym_i})
-    lo = int(root.min) if _finite(root.min) else 0
-    hi = int(root.max) if _finite(root.max) else None
     example = ctx.spec.dims[dim].example if dim in ctx.spec.dims else None
-    domain = sympy.Interval(lo, hi if hi is not None else sympy.oo)
-    if isinstance(guard, sympy.Ne):  # excludes single points: keep the side of the example
-        try:  # sympy cannot solve everything torch writes (round(), floor division, ...)
-            points = sympy.solve(sympy.Eq(guard.lhs, guard.rhs), sym_i)
-        except (NotImplementedError, ValueError, TypeError):
-            return None
-        point = points[0] if len(points) == 1 else None
-        if point is None or not point.is_integer:
-            return None
-        point = int(point)
-        if example is not None and example < point:
-            return Change(dim, "bounds", max=point - 1)
-        return Change(dim, "bounds", min=point + 1)
+    if isinstance(guard, sympy.Ne):
+        return _beside_point(dim, guard, sym_i, example)
+    lo = int(root.min) if finite(root.min) else 0
+    hi = int(root.max) if finite(root.max) else None
+    return _around_example(dim, guard, sym_i, lo, hi, example)
+
+
+def _beside_point(dim: str, guard: Any, sym: sympy.Symbol, example: int | None) -> Change | None:
+    """``guard`` excludes one point: keep the side of it where the example is (above, without one)."""
+    try:  # sympy cannot solve everything torch writes (round(), floor division, ...)
+        points = sympy.solve(sympy.Eq(guard.lhs, guard.rhs), sym)
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    point = points[0] if len(points) == 1 else None
+    if point is None or not point.is_integer:
+        return None
+    point = int(point)
+    if example is not None and example < point:
+        return Change(dim, ChangeKind.BOUNDS, max=point - 1)
+    return Change(dim, ChangeKind.BOUNDS, min=point + 1)
+
+
+def _around_example(dim: str, guard: Any, sym: sympy.Symbol, lo: int, hi: int | None, example: int | None) -> Change | None:
+    """The piece of ``[lo, hi]`` where ``guard`` holds that holds the example (the first, without one)."""
     try:
-        allowed = sympy.solveset(guard, sym_i, domain)
+        allowed = sympy.solveset(guard, sym, sympy.Interval(lo, hi if hi is not None else sympy.oo))
     except Exception:
         return None
     pieces = list(allowed.args) if isinstance(allowed, sympy.Union) else [allowed]
     for piece in pieces:
         if isinstance(piece, sympy.Interval) and (example is None or example in piece):
-            new_lo = int(sympy.ceiling(piece.start + (1 if piece.left_open else 0) * 0)) if piece.start.is_finite else None
+            new_lo = int(sympy.ceiling(piece.start)) if piece.start.is_finite else None
             new_hi = int(sympy.floor(piece.end)) if piece.end.is_finite else None
             if new_lo is not None and piece.left_open and new_lo == piece.start:
                 new_lo += 1
             if new_hi is not None and piece.right_open and new_hi == piece.end:
                 new_hi -= 1
-            return Change(dim, "bounds", min=new_lo if new_lo != lo else None, max=new_hi if new_hi != hi else None)
+            return Change(dim, ChangeKind.BOUNDS, min=new_lo if new_lo != lo else None, max=new_hi if new_hi != hi else None)
     return None
 
 
-# -- check, then write ------------------------------------------------------------
+# -- check by exporting again ------------------------------------------------------------
 
 
-def _verify(changes: list[Change], ctx: Context, exc: BaseException, try_export: TryExport) -> list[Change]:
-    """Keep the changes with which the export gets past the dims it failed on."""
+def _verify(changes: list[Change], ctx: Context, try_export: TryExport) -> list[Change]:
+    """The changes with which the export gets past the dims it failed on: export with all of
+    them, drop those whose dim still fails, and again until what is left holds."""
     if not changes:
         return []
-    shapes = _apply(ctx.built.dynamic_shapes, changes)
-    after = try_export(shapes)
-    still = _failed_dims(after)
+    still = failed_dims(try_export(_apply(ctx.built.dynamic_shapes, changes)))
     kept = [c for c in changes if c.dim not in still]
     if len(kept) < len(changes) and kept:
-        return _verify(kept, ctx, exc, try_export)
+        return _verify(kept, ctx, try_export)
     return kept
 
 
-def _failed_dims(exc: Exception | None) -> set[str]:
-    if not (isinstance(exc, UserError) and exc.error_type == UserErrorType.CONSTRAINT_VIOLATION):
-        return set()
-    import re
-
-    return {m.group(1) for item in violations(exc.msg) for m in re.finditer(r"\b(\w+) = L\[", item)} | set(
-        re.findall(r"You marked (\w+) as dynamic", exc.msg)
-    )
-
-
 def _apply(shapes: Any, changes: list[Change]) -> Any:
+    """``shapes`` (the user's dynamic_shapes) with ``changes`` made; derived dims follow their root."""
     by_dim = {c.dim: c for c in changes}
-    roots: dict[str, Any] = {}
-
-    def new_root(d: Any) -> Any:
-        c = by_dim.get(d.__name__)
-        if c is None:
-            return d
-        if c.kind == "bounds":
-            lo = c.min if c.min is not None else d.min
-            hi = c.max if c.max is not None else d.max
-            return roots.setdefault(d.__name__, Dim(d.__name__, min=lo, max=hi if _finite(hi) else None))
-        return None  # static / substitute: handled at the leaf
+    roots: dict[str, Any] = {}  # one new Dim per changed root, shared by every use
 
     def leaf(d: Any) -> Any:
-        if not isinstance(d, Dim):
-            return d
         root = getattr(d, "root", None)
-        c = by_dim.get((root or d).__name__)
-        if c is None:
+        change = by_dim.get((root or d).__name__) if isinstance(d, Dim) else None
+        if change is None:
             return d
-        if c.kind == "static":
-            value = int(c.value)
-            return d.fn(value) if root is not None else value
-        if c.kind == "substitute":
-            target = _expression_dim(c.value, shapes)
-            return target if root is None else d.fn(target)
-        r = new_root(root or d)
-        return d.fn(r) if root is not None else r
+        new = _changed_root(change, root or d, shapes, roots)
+        return d.fn(new) if root is not None else new
 
-    def walk(v: Any) -> Any:
-        if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return type(v)(walk(x) for x in v)
-        return leaf(v)
+    return _map_leaves(shapes, leaf)
 
-    return walk(shapes)
+
+def _changed_root(change: Change, d: Any, shapes: Any, roots: dict[str, Any]) -> Any:
+    """What root Dim ``d`` becomes: a size, another dim (or an expression of one), or a Dim with new bounds."""
+    if change.kind is ChangeKind.STATIC:
+        return int(change.value)
+    if change.kind is ChangeKind.SUBSTITUTE:
+        return _expression_dim(change.value, shapes)
+    lo = change.min if change.min is not None else d.min
+    hi = change.max if change.max is not None else d.max
+    return roots.setdefault(d.__name__, Dim(d.__name__, min=lo, max=hi if finite(hi) else None))
+
+
+def _map_leaves(v: Any, fn: Callable[[Any], Any]) -> Any:
+    if isinstance(v, dict):
+        return {k: _map_leaves(x, fn) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return type(v)(_map_leaves(x, fn) for x in v)
+    return fn(v)
+
+
+def _leaves(v: Any) -> Iterator[Any]:
+    if isinstance(v, dict):
+        v = list(v.values())
+    if isinstance(v, (list, tuple)):
+        for x in v:
+            yield from _leaves(x)
+    else:
+        yield v
 
 
 def _expression_dim(text: str, shapes: Any) -> Any:
-    """``a`` or ``dx + 1`` as a torch Dim, using the Dim objects already in ``shapes``."""
+    """``a`` or ``dx + 1`` as a torch Dim, using the root Dim objects already in ``shapes``."""
     found: dict[str, Any] = {}
-
-    def collect(v: Any) -> None:
-        if isinstance(v, dict):
-            for x in v.values():
-                collect(x)
-        elif isinstance(v, (list, tuple)):
-            for x in v:
-                collect(x)
-        elif isinstance(v, Dim) and not hasattr(v, "root"):
+    for v in _leaves(shapes):
+        if isinstance(v, Dim) and not hasattr(v, "root"):
             found.setdefault(v.__name__, v)
-
-    collect(shapes)
     expr = sympy.sympify(text)
     (sym,) = expr.free_symbols
-    poly = sympy.Poly(expr, sym)
-    a, b = (int(c) for c in poly.all_coeffs())
+    a, b = (int(c) for c in sympy.Poly(expr, sym).all_coeffs())
     root = found.get(str(sym)) or Dim(str(sym))
     return root * a + b if a != 1 else (root + b if b else root)
 
 
+# -- as edits --------------------------------------------------------------------------
+
+
+def spec_fixes(changes: tuple[Change, ...], ctx: Context) -> tuple[Fix, ...]:
+    """Each change as an edit of the spec (the pyproject table, or a ``Dim(...)`` call in
+    code: there only bounds); the first change is the preferred fix."""
+    return tuple(f for f in (_as_fix(c, ctx, i == 0) for i, c in enumerate(changes)) if f is not None)
+
+
 def _as_fix(c: Change, ctx: Context, preferred: bool) -> Fix | None:
     spec = ctx.spec
+    bounds = {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}
     if spec.source == "pyproject":
         path = spec.location.path
         old = ctx.read(path)
         try:
-            if c.kind == "bounds":
-                new = set_dim_bounds(old, spec.target, c.dim, **{k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None})
+            if c.kind is ChangeKind.BOUNDS:
+                new = set_dim_bounds(old, spec.target, c.dim, **bounds)
             else:
                 new = substitute_dim(old, spec.target, c.dim, c.value)
         except Exception:
             return None
-    elif c.kind == "bounds":
+    elif c.kind is ChangeKind.BOUNDS:
         path = spec.path
         old = ctx.read(path)
-        new = set_dim_call(old, c.dim, **{k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None})
+        new = set_dim_call(old, c.dim, **bounds)
     else:
         return None
     edit = edit_between(path, old, new) if new else None
     return Fix(c.title, (edit,), preferred=preferred) if edit else None
+
+
+def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
+    """``torch._check`` of the condition as torch evaluated it (the preferred fix, and mostly
+    how the line writes it), or of its negation, inserted before the user's line.
+
+    Draft export reports which way the example went, but that answer varies from
+    run to run (torch 2.13), so it does not choose here."""
+    if record.frame is None:
+        return ()
+    path = ctx.files.relative(record.frame.filename)
+    fixes = []
+    for i, expr in enumerate((record.condition, sympy.Not(record.condition))):
+        expr = sympy.simplify_logic(expr) if isinstance(expr, sympy.Not) else expr
+        code = record.names.write(expr)
+        if code is None:
+            continue
+        old = ctx.read(path)
+        new = insert_check(old, record.frame.line, code)
+        edit = edit_between(path, old, new) if new else None
+        if edit is not None:
+            fixes.append(Fix(f"Assume `{code}` here: insert torch._check({code})", (edit,), preferred=i == 0))
+    return tuple(fixes)

@@ -10,23 +10,13 @@ from torch.export import Dim
 
 from ..static.shapes import AUTO, DTYPES, Derived
 from ..static.spec import DimSpec, ExportSpec, TensorInput, ValueInput, auto_sizes, example_size
-
-
-@dataclass
-class Names:
-    """The user's name for each dynamic axis, keyed by torch's source text (``L['x'].size()[0]``)."""
-
-    by_source: dict[str, str] = field(default_factory=dict)  # "L['x'].size()[0]" -> "batch" / "seq + 1"
-    by_input: dict[str, dict[int, str]] = field(default_factory=dict)  # "x" / "x[0]" / "x['a']" -> axis -> name
-    roots: dict[str, Any] = field(default_factory=dict)  # dim name -> torch Dim object
-
-    def add(self, path: str, source: str, axis: int, name: str) -> None:
-        self.by_source[f"{source}.size()[{axis}]"] = name
-        self.by_input.setdefault(path, {})[axis] = name
+from .naming import Names
 
 
 @dataclass
 class Built:
+    """The example inputs and dynamic_shapes one export runs with, and the user's name for each axis."""
+
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     dynamic_shapes: dict[str, Any] | None
@@ -80,52 +70,57 @@ def build_from_spec(spec: ExportSpec, params_positional: set[str], device: str) 
     names = Names()
     for name, d in spec.dims.items():
         names.roots[name] = Dim(name, **{k: v for k, v in (("min", d.min), ("max", d.max)) if v is not None})
-
     auto = auto_sizes(spec.inputs, spec.dims)
-
-    def value(v: Any, path: str) -> Any:
-        if isinstance(v, TensorInput):
-            return _tensor(v, spec.dims, device, auto, path)
-        if isinstance(v, ValueInput):
-            return torch.tensor(v.value, dtype=_dtype(v.dtype) if v.dtype else None, device=device)
-        if isinstance(v, tuple):
-            return tuple(value(x, f"{path}[{i}]") for i, x in enumerate(v))
-        if isinstance(v, dict):
-            return {k: value(x, f"{path}[{k!r}]") for k, x in v.items()}
-        return v
-
-    def dynamic(v: Any, path: str, source: str) -> Any:
-        if isinstance(v, TensorInput):
-            axes = {}
-            for axis, s in enumerate(v.shape.sizes):
-                if isinstance(s, Derived):
-                    axes[axis] = s.coeff * names.roots[s.root] + s.offset if s.coeff != 1 else names.roots[s.root] + s.offset
-                    names.add(path, source, axis, str(s))
-                elif s == AUTO:
-                    axes[axis] = Dim.AUTO
-                elif isinstance(s, str):
-                    axes[axis] = names.roots[s]
-                    names.add(path, source, axis, s)
-            return axes or None
-        if isinstance(v, tuple):
-            return tuple(dynamic(x, f"{path}[{i}]", f"{source}[{i}]") for i, x in enumerate(v))
-        if isinstance(v, dict):
-            return {k: dynamic(x, f"{path}[{k!r}]", f"{source}[{k!r}]") for k, x in v.items()}
-        return None
-
     args, kwargs, shapes = [], {}, {}
     for name, v in spec.inputs.items():
+        value = _example(v, name, spec.dims, device, auto)
         if name in params_positional:
-            args.append(value(v, name))
+            args.append(value)
         else:
-            kwargs[name] = value(v, name)
-        shapes[name] = dynamic(v, name, f"L[{name!r}]")
+            kwargs[name] = value
+        shapes[name] = _dynamic(v, name, f"L[{name!r}]", names)
     has_dynamic = any(s is not None for s in shapes.values())
     return Built(tuple(args), kwargs, shapes if has_dynamic else None, names)
 
 
+def _example(v: Any, path: str, dims: dict[str, DimSpec], device: str, auto: dict[tuple[str, int], int]) -> Any:
+    """The example value of one input (``path``: its name, ``x[0]``, ``x['a']``)."""
+    if isinstance(v, TensorInput):
+        return _tensor(v, dims, device, auto, path)
+    if isinstance(v, ValueInput):
+        return torch.tensor(v.value, dtype=_dtype(v.dtype) if v.dtype else None, device=device)
+    if isinstance(v, tuple):
+        return tuple(_example(x, f"{path}[{i}]", dims, device, auto) for i, x in enumerate(v))
+    if isinstance(v, dict):
+        return {k: _example(x, f"{path}[{k!r}]", dims, device, auto) for k, x in v.items()}
+    return v
+
+
+def _dynamic(v: Any, path: str, source: str, names: Names) -> Any:
+    """One input's dynamic_shapes entry, naming each named axis (``source``: torch's ``L['x']``)."""
+    if isinstance(v, TensorInput):
+        axes = {}
+        for axis, s in enumerate(v.shape.sizes):
+            if isinstance(s, Derived):
+                root = names.roots[s.root]
+                axes[axis] = s.coeff * root + s.offset if s.coeff != 1 else root + s.offset
+                names.add(path, source, axis, str(s))
+            elif s == AUTO:
+                axes[axis] = Dim.AUTO
+            elif isinstance(s, str):
+                axes[axis] = names.roots[s]
+                names.add(path, source, axis, s)
+        return axes or None
+    if isinstance(v, tuple):
+        return tuple(_dynamic(x, f"{path}[{i}]", f"{source}[{i}]", names) for i, x in enumerate(v))
+    if isinstance(v, dict):
+        return {k: _dynamic(x, f"{path}[{k!r}]", f"{source}[{k!r}]", names) for k, x in v.items()}
+    return None
+
+
 def build_from_code(cls: type, method: str, forward_params: list[str]) -> Built:
-    """Call the class's own ``example_inputs()`` (and ``dynamic_shapes``)."""
+    """Call the class's own example method (``example_inputs()``, or the one the spec names) and
+    read its ``dynamic_shapes`` (an attribute, or a method to call); name the axes it marks."""
     got = getattr(cls, method)()
     if isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], (tuple, list)) and isinstance(got[1], dict):
         args, kwargs = tuple(got[0]), dict(got[1])

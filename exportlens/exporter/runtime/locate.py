@@ -2,9 +2,9 @@
 
 torch's own guard records mostly point into its fake kernels, and its
 constraint-violation messages name no line at all. So while an export runs we
-record, for every guard and every replacement the shape env adds, the deepest
-frame of the Python stack that lies in a project file: the user's line, found in
-the same run, with no second (draft) export.
+record, for every guard the shape env adds and every symbol it replaces, the
+deepest frame of the Python stack that lies in a project file: the user's line,
+found in the same run, with no second (draft) export.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class Frame:
     filename: str  # absolute
     line: int
     name: str
-    locals: dict[str, Any] | None = None  # live values, only where a real frame was at hand
+    locals: dict[str, Any] | None = None  # the frame's live values: only from a traceback
 
 
 @dataclass(frozen=True)
@@ -100,11 +100,14 @@ class ProjectFiles:
 
 @dataclass
 class GuardLog:
+    """What ``record_guards`` saw: the events in order, and the shape env they came from."""
+
     files: ProjectFiles
     events: list[Event] = field(default_factory=list)
     shape_env: Any = None
 
     def here(self) -> Frame | None:
+        """The deepest project frame of the stack that called the shape env."""
         frame = self.files.deepest_live(sys._getframe(2))
         if frame is None:  # strict mode: user frames live in dynamo's tracing context
             from torch._guards import TracingContext

@@ -1,4 +1,5 @@
-"""Turn torch's symbols (``s77``, ``u0``) back into the user's names (torch side).
+"""Turn torch's symbols (``s77``, ``u0``) and sources (``L['x'].size()[0]``) back into the
+user's names. Imports no torch: it works on sympy expressions and torch's text.
 
 Two renderings: for messages, a Dim's name (``batch``); for code the user
 pastes, an expression valid at that line (``x.shape[0]``, ``n``).
@@ -13,16 +14,12 @@ from typing import Any
 import sympy
 from sympy.printing.str import StrPrinter
 
-from .inputs import Names
-
-_SYMBOL = re.compile(r"\b([su]\d+)\b")
+SYMBOL = re.compile(r"\b([su]\d+)\b")  # torch's backed (s77) and unbacked (u0) symbols
 _SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\])*\.size\(\)\[\d+\]")
 
 
 class _Printer(StrPrinter):
     """Python syntax for guards: ``n > 3``, ``x.shape[0] == 4``, ``a != 1``."""
-
-    _ops = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
     def _print_Relational(self, expr: Any) -> str:
         op = {"Eq": "==", "Ne": "!="}.get(type(expr).__name__, expr.rel_op)
@@ -44,6 +41,19 @@ class _Printer(StrPrinter):
         return f"{self.parenthesize(expr.args[0], 50)} % {self.parenthesize(expr.args[1], 50)}"
 
     _print_Mod = _print_PythonMod
+
+
+@dataclass
+class Names:
+    """The user's name for each dynamic axis, keyed by torch's source text (``L['x'].size()[0]``)."""
+
+    by_source: dict[str, str] = field(default_factory=dict)  # "L['x'].size()[0]" -> "batch" / "seq + 1"
+    by_input: dict[str, dict[int, str]] = field(default_factory=dict)  # "x" / "x[0]" / "x['a']" -> axis -> name
+    roots: dict[str, Any] = field(default_factory=dict)  # dim name -> torch Dim object
+
+    def add(self, path: str, source: str, axis: int, name: str) -> None:
+        self.by_source[f"{source}.size()[{axis}]"] = name
+        self.by_input.setdefault(path, {})[axis] = name
 
 
 def pretty(expr: Any, names: dict[sympy.Symbol, str] | None = None) -> str:
@@ -70,9 +80,9 @@ class SymbolNames:
         return pretty(expr, self.code)
 
     def text(self, message: str) -> str:
-        """Rename symbols and ``L['x'].size()[0]`` sources inside torch's own text."""
+        """Rename symbols (``s77``, ``u0``) inside torch's own text; sources are ``rename_sources``'s."""
         by_name = {str(s): n for s, n in (self.code | self.message).items()}
-        return _SYMBOL.sub(lambda m: by_name.get(m.group(1), m.group(1)), message)
+        return SYMBOL.sub(lambda m: by_name.get(m.group(1), m.group(1)), message)
 
 
 def from_shape_env(shape_env: Any, names: Names) -> SymbolNames:
@@ -88,23 +98,6 @@ def from_shape_env(shape_env: Any, names: Names) -> SymbolNames:
     return out
 
 
-def from_locals(frame_locals: dict[str, Any] | None, out: SymbolNames) -> SymbolNames:
-    """Symbols that live in the user's frame: ``n = x.item()`` names ``u0`` n; ``x.shape[0]`` names ``s77``."""
-    import torch
-
-    for var, value in (frame_locals or {}).items():
-        if var.startswith("__") or var == "self":
-            continue
-        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            expr = value.node.expr
-            if isinstance(expr, sympy.Symbol):
-                out.code.setdefault(expr, var)
-        elif isinstance(value, torch.Tensor):
-            for axis, size in enumerate(value.shape):
-                if isinstance(size, torch.SymInt) and isinstance(size.node.expr, sympy.Symbol):
-                    out.code.setdefault(size.node.expr, f"{var}.shape[{axis}]")
-    return out
-
-
 def rename_sources(message: str, names: Names) -> str:
+    """``L['x'].size()[0]`` in torch's text -> the user's name for that axis, where it has one."""
     return _SOURCE.sub(lambda m: names.by_source.get(m.group(0), m.group(0)), message)

@@ -1,7 +1,9 @@
 """Run one export: load the user's file, build the module and inputs, export, report (torch side).
 
-Each stage that can fail turns its failure into a Finding on the user's line;
-nothing here raises for a problem in the user's code or spec.
+Loading, constructing, building the inputs and exporting each turn a failure
+into findings on the user's line. What follows a successful export (core-ATen
+decompositions, saving the .pt2, the summary) is not guarded: an exception
+there reaches the caller (a worker reports it as exportlens's own failure).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from inspect import Parameter as P
 from pathlib import Path
 from typing import Any
@@ -27,18 +29,20 @@ from ..core.options import Options
 from ..core.report import Finding, ModuleReport, Status
 from ..static.discover import ModuleClass
 from ..static.spec import ExportSpec
-from .explain import Context, explain, explain_draft
-from .fixes import constraint_fixes
+from .context import Context
+from .explain import explain
+from .failures import read_draft, read_failure
+from .fixes import verified
 from .inputs import Built, build_from_code, build_from_spec
-from .locate import ProjectFiles, record_guards
+from .locate import GuardLog, ProjectFiles, record_guards
 from .summary import summarize
 
 
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
-    """Keep torch's own logging (partial graphs, draft-export banners) off the user's
-    terminal: everything it has to say reaches them as findings. The user's own
-    prints are left alone (a worker captures them)."""
+    """Keep torch's own output off the user's terminal: its loggers (draft export's report,
+    dynamo's warnings) and the partial graph a failing export prints. What matters of it
+    reaches the user as findings. The user's own prints are left alone (a worker captures them)."""
     import torch.export._trace as trace
 
     loggers = [logging.getLogger(n) for n in ("torch", "torch.export", "torch._dynamo", "torch.fx")]
@@ -66,17 +70,6 @@ class _Stop(Exception):
         self.finding = finding
 
 
-@dataclass
-class _Edited(Context):
-    """A context whose files may be unsaved buffers: fixes must edit the text the user sees."""
-
-    sources: Mapping[Path, str] = field(default_factory=dict)
-
-    def read(self, path: str) -> str:
-        text = self.sources.get(self.root / path)
-        return text if text is not None else super().read(path)
-
-
 def export_module(
     root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options(), sources: Mapping[Path, str] | None = None
 ) -> ModuleReport:
@@ -87,7 +80,6 @@ def export_module(
     files = ProjectFiles(root)
     device = options.device or spec.settings.device
     strict = spec.settings.strict if options.strict is None else options.strict
-    ir = options.ir or spec.settings.ir
 
     def report(status: Status, findings: list[Finding], summary=None) -> ModuleReport:
         return ModuleReport(
@@ -101,25 +93,35 @@ def export_module(
     except _Stop as stop:
         return report(Status.FAILED, [stop.finding])
 
-    ctx = _Edited(root, files, module, spec, built, sources=sources or {})
+    ctx = Context(root, files, module, spec, built, sources=sources or {})
     try:
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
     except Exception as exc:
-        findings = explain(exc, log, ctx)
-        findings = constraint_fixes(exc, findings, ctx, lambda shapes: _try(model, built, shapes, strict))
-        if options.collect_all:
-            findings += _more(model, built, ctx, findings)
-        return report(Status.FAILED, findings)
+        return report(Status.FAILED, _failed(exc, log, model, ctx, strict, options.collect_all))
+    ep, artifact = _finish(ep, options.ir or spec.settings.ir, options.artifact)
+    return report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact))
 
-    artifact = None
+
+def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context, strict: bool, collect_all: bool) -> list[Finding]:
+    """What the export raised, as findings with their fixes; with ``collect_all``, draft export's too."""
+    built = ctx.built
+    records = verified(read_failure(exc, log, built), ctx, lambda shapes: _try(model, built, shapes, strict))
+    findings = explain(records, ctx)
+    if collect_all:
+        findings += _more(model, built, ctx, findings)
+    return findings
+
+
+def _finish(ep: torch.export.ExportedProgram, ir: str, artifact: Path | None) -> tuple[torch.export.ExportedProgram, str | None]:
+    """The program in the IR asked for, saved where asked (the saved path, else None)."""
     if ir == "core-aten":
         ep = ep.run_decompositions()
-    if options.artifact is not None:
-        options.artifact.parent.mkdir(parents=True, exist_ok=True)
-        torch.export.save(ep, str(options.artifact))
-        artifact = str(options.artifact)
-    return report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact))
+    if artifact is None:
+        return ep, None
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    torch.export.save(ep, str(artifact))
+    return ep, str(artifact)
 
 
 def _try(model: torch.nn.Module, built: Built, shapes: Any, strict: bool) -> Exception | None:
@@ -133,7 +135,8 @@ def _try(model: torch.nn.Module, built: Built, shapes: Any, strict: bool) -> Exc
 
 
 def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Finding]) -> list[Finding]:
-    """Every further data-dependent problem, from one draft export (several times slower)."""
+    """Further data-dependent and fake-kernel problems, from one draft export (several times
+    slower), run only when the plain export stopped on a problem of that kind."""
     if not any(f.kind.value in ("data-dependent-guard", "unsupported") for f in known):
         return []
     try:
@@ -144,7 +147,7 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
     index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}
     class_line = (ctx.module.path, ctx.module.name_span.line)
     extra = []
-    for f in explain_draft(ep._report.failures, ctx):
+    for f in explain(read_draft(ep._report.failures, ctx.files), ctx):
         key = (f.path, f.line, f.code)
         if (f.path, f.line) == class_line and any(k.code == f.code for k in known):
             continue  # draft found no user line for what the plain export already placed
@@ -152,8 +155,9 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
             index[key] = -1
             extra.append(f)
         elif index[key] >= 0 and len(f.fixes) >= len(known[index[key]].fixes):
-            # draft mode ran on real values and kept the frame's variable names (strict mode
-            # loses them), so it knows which branch the example takes: its account is better
+            # the same problem on the same line: draft export keeps the frame's variable names
+            # (strict mode loses them), so its account names them; the plain one's fixes stay
+            # where draft's has none
             known[index[key]] = replace(f, fixes=f.fixes if f.fixes else known[index[key]].fixes)
     return extra
 

@@ -17,9 +17,9 @@ from torch.export.graph_signature import InputKind
 
 from ..core.report import LineShapes, Summary
 from ..static.shapes import DTYPES
-from .explain import Context
+from .context import Context
 from .locate import GuardLog
-from .naming import _SYMBOL, pretty
+from .naming import SYMBOL, pretty
 
 SHORT = {getattr(torch, long): short for short, long in DTYPES.items() if short != "b8"}
 
@@ -123,7 +123,7 @@ def _equalities(placeholders: list[torch.fx.Node], paths: list[str], names: dict
             if not isinstance(size, torch.SymInt):
                 continue
             said = _size(size, names)
-            if labels.get(axis, "").replace(" ", "") != said.replace(" ", "") and not _SYMBOL.fullmatch(said):
+            if labels.get(axis, "").replace(" ", "") != said.replace(" ", "") and not SYMBOL.fullmatch(said):
                 out.append(f"{path}.shape[{axis}] = {said}")
     return tuple(out)
 
@@ -146,4 +146,4 @@ def _line_shapes(ep: ExportedProgram, ctx: Context, names: dict) -> tuple[LineSh
 
 def _rename(text: str, names: dict[sympy.Symbol, sympy.Expr]) -> str:
     by_name = {str(s): pretty(e) for s, e in names.items()}
-    return _SYMBOL.sub(lambda m: by_name.get(m.group(1), m.group(1)), text)
+    return SYMBOL.sub(lambda m: by_name.get(m.group(1), m.group(1)), text)

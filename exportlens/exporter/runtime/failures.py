@@ -1,0 +1,229 @@
+"""What a failed export raised, read once into records (torch side).
+
+With ``violations`` (constraint violations), this is the only module that looks
+inside torch's exceptions and draft export's failure reports. ``explain``
+turns the records into findings and ``fixes`` makes edits for them; neither
+reads torch's text again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+import torch
+from torch._dynamo.exc import Unsupported, UserError, UserErrorType
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+from .inputs import Built
+from .locate import Frame, GuardLog, ProjectFiles
+from .naming import SYMBOL, SymbolNames, from_shape_env, rename_sources
+from .violations import Constraint, first_line, is_constraint_violation, read_violations
+
+# -- the records -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataDependent:
+    """A branch on a value only known when the model runs: ``if n > 3`` with ``n = x.sum().item()``."""
+
+    condition: Any  # what torch could not decide: sympy, over its symbols (u0, s77)
+    names: SymbolNames  # those symbols in the user's names
+    frame: Frame | None  # the user's line that branches
+    detail: str
+
+    def __str__(self) -> str:
+        return f"data-dependent: {self.names.say(self.condition)}"
+
+
+@dataclass(frozen=True)
+class SpecRejected:
+    """torch refused the spec itself: dynamic_shapes that do not fit the inputs."""
+
+    message: str  # torch's own
+
+    def __str__(self) -> str:
+        return f"spec rejected: {first_line(self.message)}"
+
+
+@dataclass(frozen=True)
+class OutputType:
+    """forward returns an object export cannot flatten into tensors."""
+
+    qualified: str  # its class, ``transformers.cache_utils.DynamicCache``
+    detail: str
+
+    def __str__(self) -> str:
+        return f"output type {self.qualified}"
+
+
+@dataclass(frozen=True)
+class FakeKernel:
+    """A custom op without a fake kernel (or with one that disagrees with the real kernel)."""
+
+    op: str
+    frame: Frame | None
+    detail: str
+    register: str = ""  # how torch's error says to add one; "" from draft export, which does not say
+    mismatched: bool = False
+
+    def __str__(self) -> str:
+        return f"{'mismatched' if self.mismatched else 'missing'} fake kernel: {self.op}"
+
+
+@dataclass(frozen=True)
+class Untraceable:
+    """Something torch.export cannot trace (``.numpy()``, an op with no fake implementation, ...)."""
+
+    text: str  # torch's first line, in the user's names
+    frame: Frame | None
+    detail: str
+    fake_kernel: bool  # the cause is a missing fake or meta implementation
+
+    def __str__(self) -> str:
+        return f"untraceable: {self.text}"
+
+
+@dataclass(frozen=True)
+class Raised:
+    """Any other exception while exporting."""
+
+    error: str  # its type's name
+    text: str  # its first line, in the user's names
+    frame: Frame | None  # the deepest line of the project it passed through
+    detail: str
+    by_forward: bool  # raised by the user's code, not by torch.export about the export
+
+    def __str__(self) -> str:
+        return f"{self.error}: {self.text}"
+
+
+Record = Constraint | DataDependent | SpecRejected | OutputType | FakeKernel | Untraceable | Raised
+
+
+# -- the plain export's exception ----------------------------------------------------
+
+
+def read_failure(exc: BaseException, log: GuardLog, built: Built) -> tuple[Record, ...]:
+    """What ``torch.export.export`` raised: a record per violated constraint, else one record."""
+    if is_constraint_violation(exc):
+        return read_violations(exc.msg, log, built)
+    if isinstance(exc, UserError) and exc.error_type == UserErrorType.INVALID_INPUT:
+        return (SpecRejected(exc.msg),)
+    dde = _in_chain(exc, GuardOnDataDependentSymNode)
+    if dde is not None:
+        # non-strict: the user's frame is live in the traceback; strict: dynamo keeps it in real_stack
+        frame = log.files.deepest_in_traceback(dde.__traceback__) or log.files.deepest_in_summary(getattr(exc, "real_stack", None))
+        names = from_locals(frame.locals if frame else None, from_shape_env(log.shape_env, built.names))
+        return (DataDependent(dde.cond, names, frame, str(exc)),)
+    return (_read_other(exc, log, built),)
+
+
+_OUTPUT = re.compile(r"Found <class '([\w.]+)'> in output, which is not a known type")
+_NO_FAKE = re.compile(r"no fake impl registered for <CustomOpDef\((.+?)\)>")
+_REGISTER = re.compile(r"use `(\S+)\.register_fake`")
+
+
+def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
+    said = str(exc)
+    detail = said[-4000:]
+    if m := _OUTPUT.search(said):
+        return OutputType(m[1], detail)
+    frame = log.files.deepest_in_traceback(exc.__traceback__)
+    if m := _NO_FAKE.search(said):
+        how = _REGISTER.search(said)
+        return FakeKernel(m[1], frame, detail, register=f"`@{how[1]}.register_fake`" if how else "torch.library.register_fake")
+    names = from_shape_env(log.shape_env, built.names)
+    text = rename_sources(names.text(first_line(getattr(exc, "msg", None) or said)), built.names)
+    if isinstance(exc, Unsupported) or _is_unsupported(exc):
+        return Untraceable(text, frame, detail, fake_kernel=_is_missing_fake(said))
+    return Raised(type(exc).__name__, text, frame, detail, by_forward=frame is not None and not isinstance(exc, UserError))
+
+
+def _in_chain(exc: BaseException | None, kind: type) -> Any:
+    """The first exception of type ``kind`` among ``exc`` and its causes and contexts."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _is_unsupported(exc: BaseException) -> bool:
+    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException
+
+    if isinstance(exc, (UnsupportedOperatorException, DynamicOutputShapeException, DataDependentOutputException)):
+        return True
+    text = str(exc)
+    return any(s in text for s in ("is not supported for tensor subclasses", "fake impl", "Meta implementation", "no fake", "FakeTensor"))
+
+
+def _is_missing_fake(text: str) -> bool:
+    return "fake impl" in text or "register_fake" in text or "Meta implementation" in text
+
+
+def from_locals(frame_locals: dict[str, Any] | None, out: SymbolNames) -> SymbolNames:
+    """Symbols that live in the user's frame: ``n = x.item()`` names ``u0`` n; ``x.shape[0]`` names ``s77``."""
+    for var, value in (frame_locals or {}).items():
+        if var.startswith("__") or var == "self":
+            continue
+        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            expr = value.node.expr
+            if isinstance(expr, sympy.Symbol):
+                out.code.setdefault(expr, var)
+        elif isinstance(value, torch.Tensor):
+            for axis, size in enumerate(value.shape):
+                if isinstance(size, torch.SymInt) and isinstance(size.node.expr, sympy.Symbol):
+                    out.code.setdefault(size.node.expr, f"{var}.shape[{axis}]")
+    return out
+
+
+# -- draft export's failure report ---------------------------------------------------
+
+
+def read_draft(failures: list[Any], files: ProjectFiles) -> tuple[Record, ...]:
+    """Draft export's failures (``ep._report.failures``) that exportlens explains: data-dependent
+    guards and fake kernels; any other kind, or an expression sympy cannot read, is skipped."""
+    from torch._logging.structured import INTERN_TABLE
+
+    filenames = {i: name for name, i in INTERN_TABLE.items()}  # the report names files by intern id
+    out: list[Record] = []
+    for failure in failures:
+        data = failure.data
+        kind = getattr(failure.failure_type, "name", str(failure.failure_type))
+        frame = _draft_frame(data, filenames, files)
+        if kind == "DATA_DEPENDENT_ERROR":
+            record = _draft_data_dependent(data, frame)
+            out += [record] if record is not None else []
+        elif kind in ("MISSING_FAKE_KERNEL", "MISMATCHED_FAKE_KERNEL"):
+            op = data.get("op", "a custom op")
+            out.append(FakeKernel(op, frame, str(data)[:2000], mismatched=kind == "MISMATCHED_FAKE_KERNEL"))
+    return tuple(out)
+
+
+def _draft_frame(data: dict[str, Any], filenames: dict[Any, str], files: ProjectFiles) -> Frame | None:
+    """The deepest frame of the failure's user stack that is in a project file."""
+    for entry in reversed(data.get("user_stack") or []):
+        fname = filenames.get(entry.get("filename"), entry.get("filename"))
+        if isinstance(fname, str) and fname in files:
+            return Frame(fname, entry.get("line", 1), entry.get("name", ""))
+    return None
+
+
+def _draft_data_dependent(data: dict[str, Any], frame: Frame | None) -> DataDependent | None:
+    try:
+        expr = data.get("expr", "")
+        cond = sympy.sympify(expr, locals={s: sympy.Symbol(s, integer=True) for s in SYMBOL.findall(expr)})
+    except (sympy.SympifyError, SyntaxError, TypeError):
+        return None
+    # draft export names each symbol by the variable that held it ({'locals': {'n': ['u0']}})
+    held = {sym: var for var, syms in (data.get("frame_locals") or {}).get("locals", {}).items() for sym in syms}
+    names = SymbolNames()
+    for sym, var in held.items():
+        names.code.setdefault(sympy.Symbol(sym, integer=True), var)
+        names.code.setdefault(sympy.Symbol(sym), var)
+    return DataDependent(cond, names, frame, str(data.get("expr")))

@@ -1,0 +1,305 @@
+"""torch's constraint violations, read once into records in the user's dim names (torch side).
+
+torch reports every violated constraint in one ``UserError`` whose message
+lists them as bullets and ends with "Suggested fixes:" lines; nothing
+structured survives the raise. This module is the only reader of that message:
+each bullet becomes a ``Violation`` or a ``Specialization``, placed on the
+user's line through the guards recorded while exporting (``locate.GuardLog``),
+and torch's suggested fixes become ``Change``s carried by the records they solve.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import sympy
+from torch._dynamo.exc import UserError, UserErrorType
+from torch.export import Dim
+from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
+
+from .inputs import Built
+from .locate import Event, Frame, GuardLog
+from .naming import Names, SymbolNames, from_shape_env, rename_sources
+
+# -- the records -------------------------------------------------------------------
+
+
+class ChangeKind(enum.Enum):
+    BOUNDS = enum.auto()  # a new min and/or max
+    STATIC = enum.auto()  # one fixed size
+    SUBSTITUTE = enum.auto()  # another dim, or an expression of one
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a fix does to one named dim."""
+
+    dim: str
+    kind: ChangeKind
+    min: int | None = None
+    max: int | None = None
+    value: str = ""  # STATIC: the size; SUBSTITUTE: the dim or expression the dim becomes
+
+    def __post_init__(self) -> None:
+        if (self.kind is ChangeKind.BOUNDS) == bool(self.value):
+            raise ValueError(f"a {self.kind.name} change of {self.dim} with value {self.value!r}")
+
+    @property
+    def title(self) -> str:
+        if self.kind is ChangeKind.STATIC:
+            return f"Make `{self.dim}` static: size {self.value}"
+        if self.kind is ChangeKind.SUBSTITUTE:
+            return f"Declare `{self.dim} = {self.value}`"
+        bounds = ", ".join(f"{k}={v}" for k, v in (("min", self.min), ("max", self.max)) if v is not None)
+        return f"Set `{self.dim}` to Dim('{self.dim}', {bounds})"
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class ViolationKind(enum.Enum):
+    RANGE = enum.auto()  # "Not all values of seq = ... in the specified range ... satisfy the generated guard ..."
+    EQUALITY = enum.auto()  # "The values of m = ... and n = ... must always be equal"
+    RELATION = enum.auto()  # "The values of m = ... must always be related to the values of n = ... by m = n + 1"
+    OTHER = enum.auto()  # a bullet of any other form: said as torch wrote it, in the user's names
+
+
+_DIM_COUNT = {ViolationKind.RANGE: 1, ViolationKind.EQUALITY: 2, ViolationKind.RELATION: 2}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One violated constraint, in the user's dim names."""
+
+    kind: ViolationKind
+    dims: tuple[str, ...]  # the dims torch names in it, the one it blames first
+    detail: str  # torch's own words: its bullet
+    requirement: str = ""  # what the code needs, in dim names ("seq <= 64", "m = n + 1"); OTHER: the bullet renamed
+    declared: str = ""  # RANGE: the range torch printed for the dim ("" where it printed none)
+    guard: Any = None  # RANGE: the recorded guard that cuts the range, a sympy relation over dim names
+    frame: Frame | None = None  # the user's line that added the guard
+    fixes: tuple[Change, ...] = ()  # what solves it: torch's suggestions as read; fixes.verified keeps what works
+
+    def __post_init__(self) -> None:
+        want = _DIM_COUNT.get(self.kind)
+        if want is not None and len(self.dims) != want:
+            raise ValueError(f"a {self.kind.name} violation names {want} dims, not {self.dims}")
+
+    @property
+    def fixable(self) -> tuple[str, ...]:
+        """The dims whose declaration a fix for this violation changes."""
+        if self.kind is ViolationKind.EQUALITY:
+            return self.dims
+        return () if self.kind is ViolationKind.OTHER else self.dims[:1]
+
+    def __str__(self) -> str:
+        return f"{self.kind.name} violation ({', '.join(self.dims)}): {self.requirement}"
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """A dim declared dynamic that the code pinned to one size."""
+
+    dim: str
+    value: int
+    detail: str  # torch's own words: its bullet
+    frame: Frame | None = None  # the user's line that pinned it
+    fixes: tuple[Change, ...] = ()  # as Violation.fixes
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return (self.dim,)
+
+    @property
+    def fixable(self) -> tuple[str, ...]:
+        return (self.dim,)
+
+    def __str__(self) -> str:
+        return f"{self.dim} specialized to {self.value}"
+
+
+Constraint = Violation | Specialization
+
+
+# -- reading torch's message -------------------------------------------------------
+
+
+def is_constraint_violation(exc: BaseException | None) -> bool:
+    return isinstance(exc, UserError) and exc.error_type == UserErrorType.CONSTRAINT_VIOLATION
+
+
+def read_violations(msg: str, log: GuardLog, built: Built) -> tuple[Constraint, ...]:
+    """Each bullet of torch's message (``UserError.msg``), placed on the user's line, with torch's fixes for it."""
+    names = from_shape_env(log.shape_env, built.names)
+    items = _bullets(msg) or [first_line(msg)]
+    placed = tuple(_place(_parse(item), log, names, built.names) for item in items)
+    changes = suggested_changes(msg, built.dynamic_shapes)
+    return tuple(replace(r, fixes=tuple(c for c in changes if c.dim in r.fixable)) for r in placed)
+
+
+def failed_dims(exc: BaseException | None) -> set[str]:
+    """The dims a constraint violation names; none for a success or any other failure."""
+    if not is_constraint_violation(exc):
+        return set()
+    return {dim for item in _bullets(exc.msg) for dim in _parse(item).dims}
+
+
+_BULLET = re.compile(r"^\s*-\s+(.*)$")
+
+
+def _bullets(msg: str) -> list[str]:
+    """The bullets before "Suggested fixes:", one per violated constraint, continuation lines joined."""
+    items: list[str] = []
+    for line in msg.split("Suggested fixes:", 1)[0].splitlines():
+        m = _BULLET.match(line)
+        if m:
+            items.append(m.group(1).strip())
+        elif items and line.startswith("    "):
+            items[-1] += " " + line.strip()
+    return items
+
+
+def first_line(text: str) -> str:
+    """The first non-blank line of torch's text, stripped."""
+    return next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
+
+
+_SPECIALIZED = re.compile(r"You marked (\w+) as dynamic but your code specialized it to be a constant \((\d+)\)")
+_EQUAL = re.compile(r"The values of (\w+) = \S+ and (\w+) = \S+ must always be equal")
+_RELATED = re.compile(r"The values of (\w+) = \S+ must always be related to the values of (\w+) = \S+ by (.+?)\.?$")
+_RANGE = re.compile(r"Not all values of (\w+) = \S+ in the specified range(?: (.+?))? satisfy the generated guard (.+)$")
+_NAMED = re.compile(r"\b(\w+) = L\[")
+
+
+def _parse(item: str) -> Constraint:
+    """One bullet in torch's words: a RANGE requirement is still torch's guard, over its sources."""
+    if m := _SPECIALIZED.search(item):
+        return Specialization(m[1], int(m[2]), item)
+    if m := _EQUAL.search(item):
+        return Violation(ViolationKind.EQUALITY, (m[1], m[2]), item, requirement=f"{m[1]} = {m[2]}")
+    if m := _RELATED.search(item):
+        return Violation(ViolationKind.RELATION, (m[1], m[2]), item, requirement=m[3])
+    if m := _RANGE.search(item):
+        return Violation(ViolationKind.RANGE, (m[1],), item, requirement=m[3], declared=m[2] or "")
+    return Violation(ViolationKind.OTHER, tuple(dict.fromkeys(_NAMED.findall(item))), item, requirement=item)
+
+
+# -- placing a record on the user's line --------------------------------------------------
+
+
+def _place(record: Constraint, log: GuardLog, names: SymbolNames, user: Names) -> Constraint:
+    """The record in the user's names, on the line whose recorded guard (or replacement) caused it."""
+    symbols: dict[str, set[sympy.Symbol]] = {}
+    for sym, name in names.message.items():
+        symbols.setdefault(name, set()).add(sym)
+    mine = [symbols.get(d, set()) for d in record.dims]
+    if isinstance(record, Specialization):
+        return replace(record, frame=_frame(log.first(mine[0], ("replace", "guard"))))
+    if record.kind is ViolationKind.EQUALITY:
+        event = _first_both(log, *mine) if mine[1] else log.first(mine[0])
+        return replace(record, frame=_frame(event))
+    if record.kind is ViolationKind.RELATION:
+        return replace(record, frame=_frame(_first_both(log, *mine)))
+    if record.kind is ViolationKind.RANGE:
+        return _place_range(record, log, names, user, mine[0])
+    return replace(record, requirement=names.text(rename_sources(record.detail, user)))
+
+
+def _place_range(record: Violation, log: GuardLog, names: SymbolNames, user: Names, symbols: set[sympy.Symbol]) -> Violation:
+    event = _cutting_guard(log, symbols, user.roots.get(record.dims[0]))
+    if event is None:
+        return replace(record, requirement=rename_sources(record.requirement, user))
+    guard = event.expr.xreplace({s: sympy.Symbol(n) for s, n in names.message.items()})
+    return replace(record, requirement=names.say(event.expr), guard=guard, frame=event.frame)
+
+
+def _frame(event: Event | None) -> Frame | None:
+    return event.frame if event is not None else None
+
+
+def _first_both(log: GuardLog, a: set[sympy.Symbol], b: set[sympy.Symbol]) -> Event | None:
+    """The first located event over symbols of both dims, else over either."""
+    for event in log.events:
+        free = event.expr.free_symbols
+        if event.frame and free & a and free & b:
+            return event
+    return log.first(a | b)
+
+
+def _cutting_guard(log: GuardLog, symbols: set[sympy.Symbol], root: Any) -> Event | None:
+    """The first located guard that some value of the dim's declared range (``root``, a torch
+    Dim) breaks, probing the bounds and a few sizes; else the first located guard on the dim."""
+    lo, hi = getattr(root, "min", None), getattr(root, "max", None)
+    env = log.shape_env
+    hints = dict(getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {}) or {})
+    probes = [v for v in (lo, hi, 0, 1, 2, 10**6) if isinstance(v, int) and v < 2**62]
+    probes = [v for v in probes if (lo is None or v >= lo) and (hi is None or v <= hi)]
+    for event in log.events:
+        if event.kind != "guard" or not event.frame:
+            continue
+        for sym in event.expr.free_symbols & symbols:
+            if any(_breaks(event.expr, hints, sym, value) for value in probes):
+                return event
+    return log.first(symbols, ("guard",))
+
+
+def _breaks(guard: Any, hints: dict, sym: sympy.Symbol, value: int) -> bool:
+    """Whether ``guard`` is false at ``sym = value``, the other symbols at the example's sizes."""
+    try:
+        return guard.xreplace({**hints, sym: sympy.Integer(value)}) == sympy.false
+    except (TypeError, AttributeError):
+        return False
+
+
+# -- torch's suggested fixes ------------------------------------------------------------
+
+
+def suggested_changes(msg: str, dynamic_shapes: Any) -> list[Change]:
+    """torch's "Suggested fixes" as one Change per named dim, read off the dynamic_shapes
+    that torch's own ``refine_dynamic_shapes_from_suggested_fixes`` makes of the user's."""
+    if "Suggested fixes:" not in msg or dynamic_shapes is None:
+        return []
+    try:
+        refined = refine_dynamic_shapes_from_suggested_fixes(msg, dynamic_shapes)
+    except Exception:
+        return []
+    changes: dict[str, Change] = {}
+    for old, new in _pairs(dynamic_shapes, refined):
+        name = getattr(old, "__name__", None)
+        if name is None or name in changes or hasattr(old, "root") or new is None:
+            continue
+        if isinstance(new, int):
+            changes[name] = Change(name, ChangeKind.STATIC, value=str(new))
+        elif getattr(new, "__name__", None) != name:
+            changes[name] = Change(name, ChangeKind.SUBSTITUTE, value=new.__name__)
+        elif (new.min, new.max) != (old.min, old.max):
+            changes[name] = _tightened(name, old, new)
+    return list(changes.values())
+
+
+def _tightened(name: str, old: Any, new: Any) -> Change:
+    """Suggestions only ever tighten; a bound the suggestion leaves out stays the user's."""
+    lo = new.min if finite(new.min) and new.min > old.min else None
+    hi = new.max if finite(new.max) and (not finite(old.max) or new.max < old.max) else None
+    return Change(name, ChangeKind.BOUNDS, min=lo, max=hi)
+
+
+def finite(v: Any) -> bool:
+    """A real bound: torch writes "no bound" as int_oo (a sympy number) or a huge int."""
+    return isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62
+
+
+def _pairs(old: Any, new: Any) -> Iterator[tuple[Any, Any]]:
+    """(old, new) leaves of two dynamic_shapes structures: a Dim against an int, a Dim or None."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in old:
+            yield from _pairs(old[k], new.get(k))
+    elif isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)):
+        for a, b in zip(old, new):
+            yield from _pairs(a, b)
+    elif isinstance(old, Dim):
+        yield old, new
