@@ -203,4 +203,3 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
             value = tuple(value)
         kwargs[f.name] = value
     return cls(**kwargs)
-
