@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core import codes
-from exportlens.exporter.static.discover import Param, Span, discover
+from exportlens.exporter.core.targets import Param, Span
+from exportlens.exporter.static.discover import discover
 
 PROJECT = Path(__file__).parent / "data" / "discover" / "project"
 

@@ -14,7 +14,7 @@ from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..exporter.core.report import Status
-from ..exporter.static.discover import ModuleClass
+from ..exporter.core.targets import ModuleClass
 from ..exporter.static.spec import PYPROJECT
 from . import settings as settings_mod
 from .exports import Exports

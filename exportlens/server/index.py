@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exporter.core.report import Finding
-from ..exporter.static.discover import ModuleClass, discover
+from ..exporter.core.targets import ModuleClass
+from ..exporter.static.discover import discover
 from ..exporter.static.spec import find_root
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..exporter.core.report import Finding, from_dict, to_dict
-from ..exporter.static.discover import Forward, ModuleClass, Param, Span, _walk, discover
+from ..exporter.core.targets import Forward, ModuleClass, Param, Span
+from ..exporter.static.discover import _walk, discover
 from ..exporter.static.spec import find_root
 from .index import FileEntry
 

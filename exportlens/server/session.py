@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exporter.core.report import Finding, ModuleReport
-from ..exporter.static.discover import ModuleClass
+from ..exporter.core.targets import ModuleClass
 from ..exporter.static.plan import Plan, Planned
 from ..exporter.static.spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project, resolve
 from .index import ModuleIndex

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.report import Related
-from ..static.discover import ModuleClass
+from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
 from .inputs import Built
 from .locate import ProjectFiles

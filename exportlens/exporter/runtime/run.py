@@ -27,7 +27,7 @@ import torch
 from ..core import codes
 from ..core.options import Options
 from ..core.report import Finding, ModuleReport, Status
-from ..static.discover import ModuleClass
+from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
 from .context import Context
 from .explain import explain

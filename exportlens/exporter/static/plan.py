@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ..core import codes
 from ..core.report import Finding
-from .discover import ModuleClass, discover
+from ..core.targets import ModuleClass
+from .discover import discover
 from .spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project, resolve
 
 

@@ -15,7 +15,7 @@ import libcst as cst
 import tomlkit
 
 from ..core.report import Edit
-from .discover import ModuleClass
+from ..core.targets import ModuleClass
 from .edits import edit_between
 from .spec import PYPROJECT
 

@@ -17,7 +17,7 @@ import tomlkit.exceptions
 
 from ..core import codes
 from ..core.report import Finding
-from .discover import ModuleClass
+from ..core.targets import ModuleClass
 from .shapes import AUTO, DTYPES, Derived, Shape, ShapeError, looks_like_shape, parse_shape
 
 PYPROJECT = "pyproject.toml"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..core.codec import Codec, CodecError
 from ..core.options import Options
 from ..core.report import Edit, Finding, Fix, Kind, LineShapes, ModuleReport, Related, Severity, Status, Summary
-from ..static.discover import Forward, ModuleClass, Param, Span
+from ..core.targets import Forward, ModuleClass, Param, Span
 from ..static.plan import Plan, Planned
 from ..static.shapes import Derived, Shape
 from ..static.spec import DimSpec, ExportSpec, Location, ProjectSpecs, Settings, TensorInput, ValueInput

@@ -10,7 +10,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from ...exporter.core.report import Edit, Finding, Fix
-from ...exporter.static.discover import ModuleClass
+from ...exporter.core.targets import ModuleClass
 from ...exporter.static.scaffold import spec_edit
 from ...exporter.static.spec import PYPROJECT
 from ..positions import Lines

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from ...exporter.core.report import LineShapes, Status
-from ...exporter.static.discover import ModuleClass
+from ...exporter.core.targets import ModuleClass
 from ..session import Session
 
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*(?::[^=]+)?(?<![=!<>])=(?!=)")

@@ -1,0 +1,49 @@
+"""What a module is, statically: its class, where it is written, its forward's
+parameters. Plain frozen values every layer passes around (standard library only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Span:
+    """1-based lines and columns; end_column exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "positional_only" | "positional" | "var_positional" | "keyword_only" | "var_keyword"
+    has_default: bool = False
+    annotation: str | None = None  # source text of the annotation
+
+
+@dataclass(frozen=True)
+class Forward:
+    params: tuple[Param, ...]  # without self
+    span: Span  # the whole def statement
+    name_span: Span  # the word "forward"
+    body_lines: tuple[int, int]  # first and last line of the body
+
+
+@dataclass(frozen=True)
+class ModuleClass:
+    path: str  # relative to the project root, POSIX
+    name: str
+    span: Span  # the whole class statement
+    name_span: Span  # the class name
+    bases: tuple[str, ...]  # qualified names of the bases as written/resolved
+    forward: Forward | None  # inherited from a project base (spans then in its file); None when only torch defines it
+    example_method: str | None = None  # "example_inputs" | "get_example_inputs"
+    example_span: Span | None = None
+    has_dynamic_shapes: bool = False  # a `dynamic_shapes` attribute/method beside example_inputs
+
+    @property
+    def target(self) -> str:
+        return f"{self.path}:{self.name}"
