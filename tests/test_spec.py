@@ -6,9 +6,10 @@ import pytest
 from conftest import line_of, only
 
 from exportlens.exporter.core.report import Kind, Status
+from exportlens.exporter.static.module_spec import choose_examples
 from exportlens.exporter.static.plan import make_plan
 from exportlens.exporter.static.shapes import Derived, ShapeError, parse_shape
-from exportlens.exporter.static.spec import DimSpec, TensorInput, choose_examples
+from exportlens.exporter.static.spec import DimSpec, TensorInput
 
 NET = """
     from torch import nn

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from ..exporter.core.report import Finding, ModuleReport
 from ..exporter.core.targets import ModuleClass
+from ..exporter.static.module_spec import resolve
 from ..exporter.static.plan import Plan, Planned
-from ..exporter.static.spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project, resolve
+from ..exporter.static.spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project
 from .index import ModuleIndex
 from .settings import ServerSettings
 

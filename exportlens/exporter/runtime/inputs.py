@@ -8,8 +8,9 @@ from typing import Any
 import torch
 from torch.export import Dim
 
+from ..static.module_spec import auto_sizes, example_size
 from ..static.shapes import AUTO, DTYPES, Derived
-from ..static.spec import DimSpec, ExportSpec, TensorInput, ValueInput, auto_sizes, example_size
+from ..static.spec import DimSpec, ExportSpec, TensorInput, ValueInput
 from .naming import Names
 
 

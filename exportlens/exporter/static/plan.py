@@ -10,7 +10,8 @@ from ..core import codes
 from ..core.report import Finding
 from ..core.targets import ModuleClass
 from .discover import discover
-from .spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project, resolve
+from .module_spec import resolve
+from .spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project
 
 
 @dataclass(frozen=True)

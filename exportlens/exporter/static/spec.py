@@ -17,8 +17,7 @@ import tomlkit.exceptions
 
 from ..core import codes
 from ..core.report import Finding
-from ..core.targets import ModuleClass
-from .shapes import AUTO, DTYPES, Derived, Shape, ShapeError, looks_like_shape, parse_shape
+from .shapes import Shape
 
 PYPROJECT = "pyproject.toml"
 DEVICES = re.compile(r"^(cpu|meta|mps|cuda(:\d+)?)$")
@@ -128,8 +127,8 @@ def load_project(root: Path, text: str | None = None) -> ProjectSpecs:
         )
         return ProjectSpecs(root, Settings(), {}, findings, text)
     section = doc.get("tool", {}).get("exportlens", {})
-    lines = _Lines(text)
-    settings = _settings(section, Settings(), lines.key_line("tool.exportlens", None), findings)
+    lines = TomlLines(text)
+    settings = table_settings(section, Settings(), lines.key_line("tool.exportlens", None), findings)
     tables: dict[str, tuple[Any, Location]] = {}
     modules = section.get("modules", {})
     if not isinstance(modules, dict):
@@ -153,7 +152,7 @@ def load_project(root: Path, text: str | None = None) -> ProjectSpecs:
     return ProjectSpecs(root, settings, tables, findings, text)
 
 
-def _settings(table: dict[str, Any], base: Settings, line: int, findings: list[Finding]) -> Settings:
+def table_settings(table: dict[str, Any], base: Settings, line: int, findings: list[Finding]) -> Settings:
     changes: dict[str, Any] = {}
 
     def bad(message: str) -> None:
@@ -198,7 +197,7 @@ def parse_bytes(value: Any) -> int | None:
     return int(float(m.group(1)) * scale)
 
 
-class _Lines:
+class TomlLines:
     """Find where a key is written in pyproject.toml; tomlkit keeps no positions."""
 
     def __init__(self, text: str) -> None:
@@ -235,280 +234,3 @@ class _Lines:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         m = re.search(r"(?<![\w-])[\"']?" + re.escape(key) + r"[\"']?\s*=", text)
         return (m.start() + 1, m.start() + 1 + len(key)) if m else None
-
-
-# -- one module's spec ---------------------------------------------------------
-
-
-def resolve(module: ModuleClass, project: ProjectSpecs) -> tuple[ExportSpec | None, list[Finding]]:
-    """The spec for ``module`` and the problems with it; (None, []) when it has none."""
-    entry = project.tables.get(module.target)
-    if entry is not None:
-        return _from_table(module, entry[0], entry[1], project)
-    if module.example_method and module.example_span:
-        span = module.example_span
-        loc = Location(module.path, span.line, span.column, span.end_line, span.end_column)
-        return ExportSpec(module.target, "code", loc, settings=project.settings, example_method=module.example_method), []
-    return None, []
-
-
-def _from_table(module: ModuleClass, table: Any, loc: Location, project: ProjectSpecs) -> tuple[ExportSpec | None, list[Finding]]:
-    lines = _Lines(project.text)
-    findings: list[Finding] = []
-    locations: dict[str, Location] = {}
-
-    def at(key: str, sub: str | None = None) -> Location:
-        line = lines.key_after(loc.line, key, inline=True) or loc.line
-        if sub is not None:
-            line = lines.key_after(line, sub, inline=True) or line
-        cols = lines.column_of(line, sub or key)
-        return Location(PYPROJECT, line, cols[0], line, cols[1]) if cols else Location(PYPROJECT, line)
-
-    def error(code: codes.Code, message: str, where: Location) -> None:
-        findings.append(
-            codes.finding(code, message, where.path, where.line, column=where.column, end_line=where.end_line, end_column=where.end_column)
-        )
-
-    if not isinstance(table, dict):
-        error(codes.SPEC_INVALID, f"the spec for {module.target} must be a table", loc)
-        return None, findings
-    unknown = set(table) - {"init", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit"}
-    for key in sorted(unknown):
-        error(
-            codes.SPEC_INVALID,
-            f"unknown key '{key}' in the spec for {module.target} (known: init, inputs, dims, device, strict, ir, timeout, memory_limit)",
-            at(key),
-        )
-    settings = _settings(table, project.settings, loc.line, findings)
-
-    init = table.get("init", {})
-    if not isinstance(init, dict):
-        error(codes.SPEC_INVALID, "init must be a table of constructor keyword arguments", at("init"))
-        init = {}
-
-    raw_inputs = table.get("inputs", {})
-    if not isinstance(raw_inputs, dict):
-        error(codes.SPEC_INVALID, 'inputs must be a table: { x = "f32[batch, 3]" }', at("inputs"))
-        raw_inputs = {}
-    inputs: dict[str, Any] = {}
-    for name, raw in raw_inputs.items():
-        where = at("inputs", name)
-        locations[f"inputs.{name}"] = where
-        try:
-            inputs[name] = _input(raw)
-        except ShapeError as e:
-            error(codes.SPEC_DTYPE if e.unknown_dtype else codes.SPEC_SHAPE, f"input '{name}': {e}", where)
-        except ValueError as e:
-            error(codes.SPEC_INVALID, f"input '{name}': {e}", where)
-
-    findings += _check_signature(module, inputs, raw_inputs, at)
-    dims = _dims(table.get("dims", {}), inputs, at, error, locations)
-    if findings and any(f.severity.value == "error" for f in findings):
-        return None, findings
-    spec = ExportSpec(module.target, "pyproject", loc, dict(init), _ordered(module, inputs), dims, settings, None, locations)
-    return spec, findings
-
-
-def _ordered(module: ModuleClass, inputs: dict[str, Any]) -> dict[str, Any]:
-    """Inputs in forward's parameter order (positional arguments are passed in order)."""
-    order = [p.name for p in module.forward.params] if module.forward else []
-    return {k: inputs[k] for k in sorted(inputs, key=lambda k: order.index(k) if k in order else len(order))}
-
-
-def _check_signature(module: ModuleClass, inputs: dict[str, Any], raw: dict[str, Any], at) -> list[Finding]:
-    if module.forward is None:
-        return []
-    params = module.forward.params
-    names = {p.name for p in params if p.kind not in ("var_positional", "var_keyword")}
-    takes_kwargs = any(p.kind == "var_keyword" for p in params)
-    signature = "forward(" + ", ".join(p.name for p in params) + ")"
-    out: list[Finding] = []
-    for name in raw:
-        if name not in names and not takes_kwargs:
-            where = at("inputs", name)
-            out.append(
-                codes.finding(
-                    codes.SPEC_SIGNATURE,
-                    f"input '{name}' is not a parameter of {signature}",
-                    where.path,
-                    where.line,
-                    column=where.column,
-                    end_line=where.end_line,
-                    end_column=where.end_column,
-                )
-            )
-    missing = [
-        p.name for p in params if p.kind in ("positional", "positional_only", "keyword_only") and not p.has_default and p.name not in raw
-    ]
-    if missing:
-        where = at("inputs")
-        plural = "s" if len(missing) > 1 else ""
-        out.append(
-            codes.finding(
-                codes.SPEC_SIGNATURE,
-                f"missing input{plural} {', '.join(repr(m) for m in missing)} required by {signature}",
-                where.path,
-                where.line,
-                column=where.column,
-            )
-        )
-    return out
-
-
-def _input(raw: Any) -> Any:
-    """pyproject value -> TensorInput | ValueInput | plain value | nested tuple/dict."""
-    if isinstance(raw, str):
-        return TensorInput(parse_shape(raw)) if looks_like_shape(raw) else raw
-    if isinstance(raw, list):
-        return tuple(_input(v) for v in raw)
-    if isinstance(raw, dict):
-        if "shape" in raw:
-            extra = set(raw) - {"shape", "low", "high", "fill"}
-            if extra:
-                raise ValueError(f"unknown key(s) {', '.join(sorted(extra))} in a tensor table (known: shape, low, high, fill)")
-            fill = raw.get("fill", "randn")
-            if fill not in FILLS:
-                raise ValueError(f"fill '{fill}' is not one of {', '.join(FILLS)}")
-            if ("low" in raw) != ("high" in raw):
-                raise ValueError("give both low and high")
-            if "low" in raw and not raw["low"] < raw["high"]:
-                raise ValueError(f"low ({raw['low']}) must be below high ({raw['high']})")
-            return TensorInput(parse_shape(str(raw["shape"])), fill, raw.get("low"), raw.get("high"))
-        if "value" in raw:
-            dtype = raw.get("dtype")
-            if dtype is not None and dtype not in DTYPES:
-                raise ShapeError(f"unknown dtype '{dtype}' (known: {', '.join(DTYPES)})", unknown_dtype=True)
-            return ValueInput(raw["value"], dtype)
-        return {k: _input(v) for k, v in raw.items()}
-    return raw
-
-
-def tensors(value: Any):
-    """Every TensorInput in a nested input value."""
-    if isinstance(value, TensorInput):
-        yield value
-    elif isinstance(value, tuple):
-        for v in value:
-            yield from tensors(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from tensors(v)
-
-
-def _dims(raw: Any, inputs: dict[str, Any], at, error, locations: dict[str, Location]) -> dict[str, DimSpec]:
-    used: dict[str, None] = {}
-    static: set[int] = set()
-    derived: list[Derived] = []
-    for value in inputs.values():
-        for t in tensors(value):
-            for name in t.shape.names:
-                used[name] = None
-            static.update(s for s in t.shape.sizes if isinstance(s, int))
-            derived += [s for s in t.shape.sizes if isinstance(s, Derived)]
-    if not isinstance(raw, dict):
-        error(codes.SPEC_DIMS, "dims must be a table: { batch = { min = 1, max = 64 } }", at("dims"))
-        raw = {}
-    declared: dict[str, DimSpec] = {}
-    for name, table in raw.items():
-        where = at("dims", name)
-        locations[f"dims.{name}"] = where
-        if not isinstance(table, dict):
-            error(codes.SPEC_DIMS, f"dim '{name}' must be a table like {{ min = 2, max = 64 }}", where)
-            continue
-        extra = set(table) - {"min", "max", "example"}
-        if extra:
-            error(codes.SPEC_DIMS, f"dim '{name}': unknown key(s) {', '.join(sorted(extra))} (known: min, max, example)", where)
-            continue
-        values = {k: table.get(k) for k in ("min", "max", "example")}
-        if any(v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0) for v in values.values()):
-            error(codes.SPEC_DIMS, f"dim '{name}': min, max and example must be whole numbers ≥ 0", where)
-            continue
-        lo, hi, ex = values["min"], values["max"], values["example"]
-        if lo is not None and hi is not None and lo > hi:
-            error(codes.SPEC_DIMS, f"dim '{name}': min ({lo}) is above max ({hi})", where)
-            continue
-        if ex is not None and ((lo is not None and ex < lo) or (hi is not None and ex > hi)):
-            error(
-                codes.SPEC_DIMS,
-                f"dim '{name}': example {ex} is outside [{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]",
-                where,
-            )
-            continue
-        if name not in used:
-            error(codes.SPEC_DIMS, f"dim '{name}' is not used by any input shape", where)
-            continue
-        declared[name] = DimSpec(name, lo, hi, ex)
-    dims = {name: declared.get(name, DimSpec(name)) for name in used}
-    return choose_examples(dims, static, derived)
-
-
-def choose_examples(dims: dict[str, DimSpec], static: set[int], derived: list[Derived]) -> dict[str, DimSpec]:
-    """Give every dim an example size: never 0 or 1 (torch specializes those) and,
-    unless the user chose, distinct from every other size, so that no two dims
-    look equal by accident."""
-    taken = set(static) | {d.example for d in dims.values() if d.example is not None}
-    out: dict[str, DimSpec] = {}
-    for name, dim in dims.items():
-        if dim.example is not None:
-            out[name] = dim
-            continue
-        mine = [d for d in derived if d.root == name]
-        lo = max(dim.min or 0, 2)
-        hi = dim.max if dim.max is not None else lo + 64
-        pick = None
-        for k in range(lo, max(hi, lo) + 1):
-            sizes = [k] + [d.value(k) for d in mine]
-            if all(s >= 2 for s in sizes) and not taken.intersection(sizes) and len(set(sizes)) == len(sizes):
-                pick = k
-                break
-        if pick is None:
-            pick = lo if dim.max is None or lo <= dim.max else dim.max
-        taken.update([pick] + [d.value(pick) for d in mine])
-        out[name] = replace(dim, example=pick)
-    return out
-
-
-def example_size(size: Any, dims: dict[str, DimSpec]) -> int:
-    """The concrete size used for tracing (``?`` sizes: see ``auto_sizes``)."""
-    if isinstance(size, int):
-        return size
-    if isinstance(size, Derived):
-        return size.value(dims[size.root].example)
-    return dims[size].example
-
-
-def auto_sizes(inputs: dict[str, Any], dims: dict[str, DimSpec]) -> dict[tuple[str, int], int]:
-    """Example sizes for ``?`` axes, keyed by (input path, axis).
-
-    A ``?`` takes the example of the size written at the same axis of another
-    input of the same rank (``x: f32[batch, 4]``, ``y: f32[?, 4]``: most often the
-    code needs them equal, and torch then ties them); otherwise a size of its own.
-    """
-    flat: list[tuple[str, TensorInput]] = []
-
-    def walk(v: Any, path: str) -> None:
-        if isinstance(v, TensorInput):
-            flat.append((path, v))
-        elif isinstance(v, tuple):
-            for i, x in enumerate(v):
-                walk(x, f"{path}[{i}]")
-        elif isinstance(v, dict):
-            for k, x in v.items():
-                walk(x, f"{path}[{k!r}]")
-
-    for name, v in inputs.items():
-        walk(v, name)
-    taken = {d.example for d in dims.values()} | {s for _, t in flat for s in t.shape.sizes if isinstance(s, int)}
-    fresh = (k for k in range(3, 10**6) if k not in taken)
-    out: dict[tuple[str, int], int] = {}
-    for path, t in flat:
-        for axis, size in enumerate(t.shape.sizes):
-            if size != AUTO:
-                continue
-            twins = [
-                o.shape.sizes[axis]
-                for _, o in flat
-                if o is not t and len(o.shape.sizes) == len(t.shape.sizes) and o.shape.sizes[axis] != AUTO
-            ]
-            out[(path, axis)] = example_size(twins[0], dims) if twins else next(fresh)
-    return out
