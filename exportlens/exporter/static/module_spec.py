@@ -25,61 +25,66 @@ def resolve(module: ModuleClass, project: ProjectSpecs) -> tuple[ExportSpec | No
     return None, []
 
 
-def _from_table(module: ModuleClass, table: Any, loc: Location, project: ProjectSpecs) -> tuple[ExportSpec | None, list[Finding]]:
-    lines = TomlLines(project.text)
-    findings: list[Finding] = []
-    locations: dict[str, Location] = {}
+_TABLE_KEYS = ("init", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit")
 
-    def at(key: str, sub: str | None = None) -> Location:
-        line = lines.key_after(loc.line, key, inline=True) or loc.line
+
+class _Table:
+    """One module's pyproject table being read: where each key is written, and what is wrong."""
+
+    def __init__(self, module: ModuleClass, loc: Location, project: ProjectSpecs) -> None:
+        self.module, self.loc, self.lines = module, loc, TomlLines(project.text)
+        self.findings: list[Finding] = []
+        self.locations: dict[str, Location] = {}
+
+    def at(self, key: str, sub: str | None = None) -> Location:
+        line = self.lines.key_after(self.loc.line, key, inline=True) or self.loc.line
         if sub is not None:
-            line = lines.key_after(line, sub, inline=True) or line
-        cols = lines.column_of(line, sub or key)
+            line = self.lines.key_after(line, sub, inline=True) or line
+        cols = self.lines.column_of(line, sub or key)
         return Location(PYPROJECT, line, cols[0], line, cols[1]) if cols else Location(PYPROJECT, line)
 
-    def error(code: codes.Code, message: str, where: Location) -> None:
-        findings.append(
+    def error(self, code: codes.Code, message: str, where: Location) -> None:
+        self.findings.append(
             codes.finding(code, message, where.path, where.line, column=where.column, end_line=where.end_line, end_column=where.end_column)
         )
 
+    def table(self, raw: Any, key: str, message: str) -> dict[str, Any]:
+        """``raw`` if it is a table, else {} and an error on ``key``'s line."""
+        if isinstance(raw, dict):
+            return raw
+        self.error(codes.SPEC_INVALID, message, self.at(key))
+        return {}
+
+    def inputs(self, raw_inputs: dict[str, Any]) -> dict[str, Any]:
+        inputs: dict[str, Any] = {}
+        for name, raw in raw_inputs.items():
+            where = self.locations[f"inputs.{name}"] = self.at("inputs", name)
+            try:
+                inputs[name] = _input(raw)
+            except ShapeError as e:
+                self.error(codes.SPEC_DTYPE if e.unknown_dtype else codes.SPEC_SHAPE, f"input '{name}': {e}", where)
+            except ValueError as e:
+                self.error(codes.SPEC_INVALID, f"input '{name}': {e}", where)
+        return inputs
+
+
+def _from_table(module: ModuleClass, table: Any, loc: Location, project: ProjectSpecs) -> tuple[ExportSpec | None, list[Finding]]:
+    t = _Table(module, loc, project)
     if not isinstance(table, dict):
-        error(codes.SPEC_INVALID, f"the spec for {module.target} must be a table", loc)
-        return None, findings
-    unknown = set(table) - {"init", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit"}
-    for key in sorted(unknown):
-        error(
-            codes.SPEC_INVALID,
-            f"unknown key '{key}' in the spec for {module.target} (known: init, inputs, dims, device, strict, ir, timeout, memory_limit)",
-            at(key),
-        )
-    settings = table_settings(table, project.settings, loc.line, findings)
-
-    init = table.get("init", {})
-    if not isinstance(init, dict):
-        error(codes.SPEC_INVALID, "init must be a table of constructor keyword arguments", at("init"))
-        init = {}
-
-    raw_inputs = table.get("inputs", {})
-    if not isinstance(raw_inputs, dict):
-        error(codes.SPEC_INVALID, 'inputs must be a table: { x = "f32[batch, 3]" }', at("inputs"))
-        raw_inputs = {}
-    inputs: dict[str, Any] = {}
-    for name, raw in raw_inputs.items():
-        where = at("inputs", name)
-        locations[f"inputs.{name}"] = where
-        try:
-            inputs[name] = _input(raw)
-        except ShapeError as e:
-            error(codes.SPEC_DTYPE if e.unknown_dtype else codes.SPEC_SHAPE, f"input '{name}': {e}", where)
-        except ValueError as e:
-            error(codes.SPEC_INVALID, f"input '{name}': {e}", where)
-
-    findings += _check_signature(module, inputs, raw_inputs, at)
-    dims = _dims(table.get("dims", {}), inputs, at, error, locations)
-    if findings and any(f.severity.value == "error" for f in findings):
-        return None, findings
-    spec = ExportSpec(module.target, "pyproject", loc, dict(init), _ordered(module, inputs), dims, settings, None, locations)
-    return spec, findings
+        t.error(codes.SPEC_INVALID, f"the spec for {module.target} must be a table", loc)
+        return None, t.findings
+    for key in sorted(set(table) - set(_TABLE_KEYS)):
+        t.error(codes.SPEC_INVALID, f"unknown key '{key}' in the spec for {module.target} (known: {', '.join(_TABLE_KEYS)})", t.at(key))
+    settings = table_settings(table, project.settings, loc.line, t.findings)
+    init = t.table(table.get("init", {}), "init", "init must be a table of constructor keyword arguments")
+    raw_inputs = t.table(table.get("inputs", {}), "inputs", 'inputs must be a table: { x = "f32[batch, 3]" }')
+    inputs = t.inputs(raw_inputs)
+    t.findings += _check_signature(module, inputs, raw_inputs, t.at)
+    dims = _dims(table.get("dims", {}), inputs, t)
+    if any(f.severity.value == "error" for f in t.findings):
+        return None, t.findings
+    spec = ExportSpec(module.target, "pyproject", loc, dict(init), _ordered(module, inputs), dims, settings, None, t.locations)
+    return spec, t.findings
 
 
 def _ordered(module: ModuleClass, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -168,51 +173,45 @@ def tensors(value: Any):
             yield from tensors(v)
 
 
-def _dims(raw: Any, inputs: dict[str, Any], at, error, locations: dict[str, Location]) -> dict[str, DimSpec]:
+def _dims(raw: Any, inputs: dict[str, Any], t: _Table) -> dict[str, DimSpec]:
     used: dict[str, None] = {}
     static: set[int] = set()
     derived: list[Derived] = []
     for value in inputs.values():
-        for t in tensors(value):
-            for name in t.shape.names:
-                used[name] = None
-            static.update(s for s in t.shape.sizes if isinstance(s, int))
-            derived += [s for s in t.shape.sizes if isinstance(s, Derived)]
+        for tensor in tensors(value):
+            used.update(dict.fromkeys(tensor.shape.names))
+            static.update(s for s in tensor.shape.sizes if isinstance(s, int))
+            derived += [s for s in tensor.shape.sizes if isinstance(s, Derived)]
     if not isinstance(raw, dict):
-        error(codes.SPEC_DIMS, "dims must be a table: { batch = { min = 1, max = 64 } }", at("dims"))
+        t.error(codes.SPEC_DIMS, "dims must be a table: { batch = { min = 1, max = 64 } }", t.at("dims"))
         raw = {}
     declared: dict[str, DimSpec] = {}
     for name, table in raw.items():
-        where = at("dims", name)
-        locations[f"dims.{name}"] = where
-        if not isinstance(table, dict):
-            error(codes.SPEC_DIMS, f"dim '{name}' must be a table like {{ min = 2, max = 64 }}", where)
-            continue
-        extra = set(table) - {"min", "max", "example"}
-        if extra:
-            error(codes.SPEC_DIMS, f"dim '{name}': unknown key(s) {', '.join(sorted(extra))} (known: min, max, example)", where)
-            continue
-        values = {k: table.get(k) for k in ("min", "max", "example")}
-        if any(v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0) for v in values.values()):
-            error(codes.SPEC_DIMS, f"dim '{name}': min, max and example must be whole numbers ≥ 0", where)
-            continue
-        lo, hi, ex = values["min"], values["max"], values["example"]
-        if lo is not None and hi is not None and lo > hi:
-            error(codes.SPEC_DIMS, f"dim '{name}': min ({lo}) is above max ({hi})", where)
-            continue
-        if ex is not None and ((lo is not None and ex < lo) or (hi is not None and ex > hi)):
-            error(
-                codes.SPEC_DIMS,
-                f"dim '{name}': example {ex} is outside [{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]",
-                where,
-            )
-            continue
-        if name not in used:
-            error(codes.SPEC_DIMS, f"dim '{name}' is not used by any input shape", where)
-            continue
-        declared[name] = DimSpec(name, lo, hi, ex)
+        where = t.locations[f"dims.{name}"] = t.at("dims", name)
+        problem = _dim_problem(name, table) or (None if name in used else f"dim '{name}' is not used by any input shape")
+        if problem:
+            t.error(codes.SPEC_DIMS, problem, where)
+        else:
+            declared[name] = DimSpec(name, table.get("min"), table.get("max"), table.get("example"))
     dims = {name: declared.get(name, DimSpec(name)) for name in used}
     return choose_examples(dims, static, derived)
+
+
+def _dim_problem(name: str, table: Any) -> str | None:
+    """What is wrong with the table of dim ``name``, in a sentence; None when nothing."""
+    if not isinstance(table, dict):
+        return f"dim '{name}' must be a table like {{ min = 2, max = 64 }}"
+    extra = set(table) - {"min", "max", "example"}
+    if extra:
+        return f"dim '{name}': unknown key(s) {', '.join(sorted(extra))} (known: min, max, example)"
+    lo, hi, ex = (table.get(k) for k in ("min", "max", "example"))
+    if any(v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0) for v in (lo, hi, ex)):
+        return f"dim '{name}': min, max and example must be whole numbers ≥ 0"
+    if lo is not None and hi is not None and lo > hi:
+        return f"dim '{name}': min ({lo}) is above max ({hi})"
+    if ex is not None and ((lo is not None and ex < lo) or (hi is not None and ex > hi)):
+        return f"dim '{name}': example {ex} is outside [{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]"
+    return None
 
 
 def choose_examples(dims: dict[str, DimSpec], static: set[int], derived: list[Derived]) -> dict[str, DimSpec]:
