@@ -140,24 +140,29 @@ def scaffold_table(module: ModuleClass, source: str) -> tomlkit.items.Table:
     init_values, missing = _init_values(_method(cls, "__init__") if cls else None)
     params = [p for p in (module.forward.params if module.forward else ()) if p.kind in ("positional", "positional_only", "keyword_only")]
     layers, uses = _Layers(), _Uses({p.name for p in params})
-    if cls is not None:
-        init = _method(cls, "__init__")
-        forward = _method(cls, "forward")
-        if init is not None:
-            init.visit(layers)
-        if forward is not None:
-            forward.visit(uses)
+    for method, visitor in (("__init__", layers), ("forward", uses)):
+        node = _method(cls, method) if cls is not None else None
+        if node is not None:
+            node.visit(visitor)
 
     table = tomlkit.table()
-    init = tomlkit.inline_table()
-    init.update(init_values)
     if init_values or missing:
-        table["init"] = init
+        table["init"] = _inline(init_values)
         if missing:
             table["init"].comment(f"TODO: also pass {', '.join(missing)}")
+    inputs, guessed, dims = _inputs(params, layers, uses, init_values)
+    table["inputs"] = inputs
+    if guessed:
+        table["inputs"].comment(f"TODO: check the shape of {', '.join(guessed)}")
+    table["dims"] = _inline({name: _inline({"min": 1, "max": 64} if name == "batch" else {"min": 2, "max": 512}) for name in sorted(dims)})
+    return table
+
+
+def _inputs(params: list, layers: _Layers, uses: _Uses, init_values: dict) -> tuple[tomlkit.items.InlineTable, list[str], set[str]]:
+    """Each tensor parameter's shape, from the first layer that consumes it; the names
+    guessed (no layer told), and the dims used."""
     inputs = tomlkit.inline_table()
-    guessed = []
-    dims = {"batch"}
+    guessed, dims = [], {"batch"}
     for p in params:
         if p.has_default and not _is_tensor(p.annotation):
             continue  # an optional non-tensor argument keeps its default
@@ -167,20 +172,12 @@ def scaffold_table(module: ModuleClass, source: str) -> tomlkit.items.Table:
             inputs[p.name] = _inline({"shape": "i64[batch, seq]", "low": 0, "high": size})
             dims.add("seq")
         elif layer and layer[0] in _LAYERS and size:
-            shape = _LAYERS[layer[0]](size)
-            inputs[p.name] = shape
+            inputs[p.name] = shape = _LAYERS[layer[0]](size)
             dims.update(d for d in ("seq",) if d in shape)
         else:
             inputs[p.name] = "f32[batch, 16]"
             guessed.append(p.name)
-    table["inputs"] = inputs
-    if guessed:
-        table["inputs"].comment(f"TODO: check the shape of {', '.join(guessed)}")
-    dim_table = tomlkit.inline_table()
-    for name in sorted(dims):
-        dim_table[name] = _inline({"min": 1, "max": 64} if name == "batch" else {"min": 2, "max": 512})
-    table["dims"] = dim_table
-    return table
+    return inputs, guessed, dims
 
 
 def _is_tensor(annotation: str | None) -> bool:
