@@ -143,33 +143,8 @@ class Parent:
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: never returns
-            code = 70
-            try:
-                os.setsid()  # its own process group: one killpg ends it and anything it forks
-                die_with_parent(parent)
-                signal.set_wakeup_fd(-1)
-                for sig in (signal.SIGCHLD, signal.SIGTERM):
-                    signal.signal(sig, signal.SIG_DFL)
-                for fd in [out_r, res_r, req_w, self.wake_r, self.wake_w, self.proto] + [f for c in self.children.values() for f in c.fds]:
-                    if fd is not None:
-                        os.close(fd)
-                devnull = os.open(os.devnull, os.O_RDONLY)
-                os.dup2(devnull, 0)
-                os.dup2(out_w, 1)
-                os.dup2(out_w, 2)
-                for stream in (sys.stdout, sys.stderr):
-                    stream.reconfigure(line_buffering=True, write_through=True)
-                faulthandler.enable(os.fdopen(os.dup(res_w), "w"))  # a segfault's Python stack, beside the result
-                if request is None:
-                    warm_up()
-                    gc.freeze()
-                    write_all(res_w, PRIMED)
-                    request = _read_request(req_r)
-                code = run_in_child(request.job, res_w)
-            except BaseException:
-                pass
-            finally:
-                os._exit(code)
+            inherited = [out_r, res_r, req_w, self.wake_r, self.wake_w, self.proto] + [f for c in self.children.values() for f in c.fds]
+            _child(parent, request, inherited, out_w, res_w, req_r)
         for fd in (out_w, res_w, req_r):
             if fd is not None:
                 os.close(fd)
@@ -300,6 +275,37 @@ class Parent:
         for pid in set(self.children) | children(os.getpid()):
             killpg(pid)
         os._exit(0)
+
+
+def _child(parent: int, request: Run | None, inherited: list[int | None], out: int, res: int, req: int | None) -> None:
+    """The forked child: its own session, the parent's descriptors closed, output on ``out``,
+    its End (and a crash's Python stack) on ``res``; a primed one waits on ``req`` for its job."""
+    code = 70
+    try:
+        os.setsid()  # its own process group: one killpg ends it and anything it forks
+        die_with_parent(parent)
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        for fd in inherited:
+            if fd is not None:
+                os.close(fd)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        for stream in (sys.stdout, sys.stderr):
+            stream.reconfigure(line_buffering=True, write_through=True)
+        faulthandler.enable(os.fdopen(os.dup(res), "w"))  # a segfault's Python stack, beside the result
+        if request is None:
+            warm_up()
+            gc.freeze()
+            write_all(res, PRIMED)
+            request = _read_request(req)
+        code = run_in_child(request.job, res)
+    except BaseException:
+        pass
+    finally:
+        os._exit(code)
 
 
 def _read_request(fd: int) -> Run:
