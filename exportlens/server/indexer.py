@@ -1,77 +1,52 @@
 """Scan a workspace for nn.Module classes in a subprocess (no torch), streaming results.
 
 ``python -m exportlens.server.indexer FOLDER`` prints one JSON line per Python file
-that defines a module or does not parse: ``{"path", "root", "modules", "findings"}``.
+that defines a module or does not parse: ``{"path", "entry": FileEntry}`` in the
+codec every process boundary uses (core.codec).
 Files are scanned in small batches, so memory stays flat however large the folder.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
-from ..exporter.core.report import Finding, from_dict, to_dict
+from ..exporter.core.codec import Codec, CodecError
+from ..exporter.core.report import Edit, Finding, Fix, Kind, Related, Severity
 from ..exporter.core.targets import Forward, ModuleClass, Param, Span
-from ..exporter.static.discover import _walk, discover
+from ..exporter.static.discover import discover, python_files_under
 from ..exporter.static.spec import find_root
 from .index import FileEntry
 
 BATCH = 32
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so the subprocess imports this exportlens
+CODEC = Codec(FileEntry, ModuleClass, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity)
 
 
-def module_to_dict(m: ModuleClass) -> dict[str, Any]:
-    return asdict(m)
-
-
-def module_from_dict(d: dict[str, Any]) -> ModuleClass:
-    def span(v: Any) -> Span | None:
-        return Span(**v) if v else None
-
-    fwd = d.get("forward")
-    forward = None
-    if fwd:
-        forward = Forward(tuple(Param(**p) for p in fwd["params"]), span(fwd["span"]), span(fwd["name_span"]), tuple(fwd["body_lines"]))
-    return ModuleClass(
-        d["path"],
-        d["name"],
-        span(d["span"]),
-        span(d["name_span"]),
-        tuple(d["bases"]),
-        forward,
-        d.get("example_method"),
-        span(d.get("example_span")),
-        d.get("has_dynamic_shapes", False),
-    )
-
-
-def scan(folder: Path) -> Iterator[dict[str, Any]]:
-    files = sorted(_walk(folder.resolve()))
+def scan(folder: Path) -> Iterator[tuple[Path, FileEntry]]:
+    files = sorted(python_files_under(folder.resolve()))
     by_root: dict[Path, list[Path]] = {}
     for f in files:
         by_root.setdefault(find_root(f), []).append(f)
     for root, paths in by_root.items():
         for i in range(0, len(paths), BATCH):
             found = discover(root, paths[i : i + BATCH])
-            per_file: dict[str, dict[str, Any]] = {}
+            per_file: dict[str, tuple[list[ModuleClass], list[Finding]]] = {}
             for m in found.modules:
-                per_file.setdefault(m.path, {"modules": [], "findings": []})["modules"].append(module_to_dict(m))
+                per_file.setdefault(m.path, ([], []))[0].append(m)
             for f in found.findings:
-                per_file.setdefault(f.path, {"modules": [], "findings": []})["findings"].append(to_dict(f))
-            for rel, data in per_file.items():
-                yield {"path": str(root / rel), "root": str(root), **data}
+                per_file.setdefault(f.path, ([], []))[1].append(f)
+            for rel, (modules, findings) in per_file.items():
+                yield root / rel, FileEntry(root, tuple(modules), tuple(findings))
 
 
 def main() -> None:
-    for item in scan(Path(sys.argv[1])):
-        sys.stdout.write(json.dumps(item) + "\n")
+    for path, entry in scan(Path(sys.argv[1])):
+        sys.stdout.write(CODEC.dumps({"path": path, "entry": entry}) + "\n")
         sys.stdout.flush()
 
 
@@ -96,16 +71,12 @@ class Indexer:
         count = 0
         for line in self.proc.stdout:
             try:
-                item = json.loads(line)
-                entry = FileEntry(
-                    Path(item["root"]),
-                    tuple(module_from_dict(m) for m in item["modules"]),
-                    tuple(from_dict(Finding, f) for f in item["findings"]),
-                )
-            except (ValueError, KeyError, TypeError):
+                item = CODEC.loads(line)
+                path, entry = item["path"], item["entry"]
+            except (CodecError, KeyError, TypeError):
                 continue
             count += 1
-            on_file(Path(item["path"]), entry)
+            on_file(path, entry)
         self.proc.wait()
         on_done(count)
 

@@ -7,8 +7,7 @@ relative to the project root, in POSIX form. Nothing here imports torch.
 from __future__ import annotations
 
 import enum
-import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 
@@ -155,7 +154,7 @@ class Report:
         return 1 if any(f.severity is Severity.ERROR for f in self.all_findings) else 0
 
 
-# -- JSON ---------------------------------------------------------------------
+# -- the documented JSON output (docs/json.md): flat, untagged; process boundaries use core.codec
 
 
 def _plain(value: Any) -> Any:
@@ -170,36 +169,3 @@ def _plain(value: Any) -> Any:
 
 def to_dict(obj: Any) -> dict[str, Any]:
     return _plain(asdict(obj))
-
-
-def to_json(obj: Any, **kwargs: Any) -> str:
-    return json.dumps(to_dict(obj), ensure_ascii=False, **kwargs)
-
-
-_NESTED: dict[type, dict[str, type]] = {
-    Fix: {"edits": Edit},
-    Finding: {"fixes": Fix, "related": Related},
-    Summary: {"line_shapes": LineShapes},
-    ModuleReport: {"findings": Finding},
-    Report: {"modules": ModuleReport, "findings": Finding},
-}
-_ENUMS: dict[str, type[enum.Enum]] = {"kind": Kind, "severity": Severity, "status": Status}
-
-
-def from_dict(cls: type, data: dict[str, Any]) -> Any:
-    nested = _NESTED.get(cls, {})
-    kwargs: dict[str, Any] = {}
-    for f in fields(cls):
-        if f.name not in data:
-            continue
-        value = data[f.name]
-        if f.name in nested:
-            value = tuple(from_dict(nested[f.name], v) for v in value)
-        elif f.name == "summary" and value is not None:
-            value = from_dict(Summary, value)
-        elif f.name in _ENUMS:
-            value = _ENUMS[f.name](value)
-        elif isinstance(value, list):
-            value = tuple(value)
-        kwargs[f.name] = value
-    return cls(**kwargs)

@@ -77,7 +77,7 @@ def _python_files(root: Path, paths: Iterable[Path] | None, overrides: Mapping[P
         path = Path(given).resolve()
         if path.is_dir():
             folders.append(path)
-            found.update(_walk(path))
+            found.update(python_files_under(path))
         elif path.suffix == ".py" and (path in overrides or path.is_file()):
             found.add(path)
     # an unsaved new buffer inside a scanned folder is scanned too
@@ -85,7 +85,7 @@ def _python_files(root: Path, paths: Iterable[Path] | None, overrides: Mapping[P
     return sorted(found)
 
 
-def _walk(folder: Path) -> Iterator[Path]:
+def python_files_under(folder: Path) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = [d for d in dirnames if not _skipped(d)]
         yield from (Path(dirpath, name) for name in filenames if name.endswith(".py"))
