@@ -17,6 +17,7 @@ from .exporter.core import codes
 from .exporter.core.options import Options
 from .exporter.core.program import program_text
 from .exporter.core.report import Finding, ModuleReport, Report, Status, to_dict
+from .exporter.core.targets import Target
 from .exporter.static.plan import Plan, make_plan
 from .exporter.static.spec import DEVICES, IRS, parse_bytes
 from .exporter.workers.batch import check_in_workers
@@ -155,7 +156,8 @@ def _print_text(root: Path, report: Report) -> None:
 
 def _one(target: str) -> tuple[Plan, object] | None:
     """Resolve ``path.py:Class`` (or a file with one module) to its planned module."""
-    path_text, _, name = target.partition(":")
+    where = Target.parse(target)
+    path_text, name = where.path, where.name
     path = Path(path_text)
     if not path.is_file():
         print(f"exportlens: no such file: {path_text}", file=sys.stderr)

@@ -46,4 +46,21 @@ class ModuleClass:
 
     @property
     def target(self) -> str:
-        return f"{self.path}:{self.name}"
+        return str(Target(self.path, self.name))
+
+
+@dataclass(frozen=True)
+class Target:
+    """``"models/net.py:Net"``: a module's file (relative to the project root, POSIX) and
+    class. Reports and specs carry the string; this is the one place it is taken apart."""
+
+    path: str
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> Target:
+        path, _, name = text.rpartition(":")
+        return cls(path, name) if path else cls(name, "")  # "net.py" alone: a file, no class named
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.name}" if self.name else self.path

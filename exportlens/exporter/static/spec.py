@@ -17,6 +17,7 @@ import tomlkit.exceptions
 
 from ..core import codes
 from ..core.report import Finding
+from ..core.targets import Target
 from .shapes import Shape
 
 PYPROJECT = "pyproject.toml"
@@ -82,7 +83,7 @@ class ExportSpec:
 
     @property
     def path(self) -> str:
-        return self.target.rsplit(":", 1)[0]
+        return Target.parse(self.target).path
 
     def where(self, key: str) -> Location:
         return self.locations.get(key, self.location)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..core.codec import Codec, CodecError
 from ..core.options import Options
 from ..core.report import Edit, Finding, Fix, Kind, LineShapes, ModuleReport, Related, Severity, Status, Summary
-from ..core.targets import Forward, ModuleClass, Param, Span
+from ..core.targets import Forward, ModuleClass, Param, Span, Target
 from ..static.plan import Plan, Planned
 from ..static.shapes import Derived, Shape
 from ..static.spec import DimSpec, ExportSpec, Location, ProjectSpecs, Settings, TensorInput, ValueInput
@@ -55,7 +55,7 @@ class Job:
 
     @property
     def path(self) -> str:
-        return self.target.rsplit(":", 1)[0]
+        return Target.parse(self.target).path
 
 
 @dataclass(frozen=True)
