@@ -16,6 +16,7 @@ from .. import __version__
 from ..exporter.core.report import Status
 from ..exporter.static.discover import ModuleClass
 from ..exporter.static.spec import PYPROJECT
+from . import compat
 from . import settings as settings_mod
 from .exports import Exports
 from .features import actions, diagnostics
@@ -40,18 +41,11 @@ def path_of(uri: str) -> Path | None:
     return Path(fs).resolve() if fs else None
 
 
-def field_of(obj: Any, key: str, default: Any = None) -> Any:
-    """A field of a custom notification's params, whatever shape pygls gave them."""
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
-
-
 class ExportLensServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("exportlens", __version__)
         self.session = Session()
-        self.exports = Exports(self.session, self.open_texts, self._landed, self.say, lambda root, targets: Progress(self, root, targets))
+        self.exports = Exports(self.session, self.open_texts, self._landed, self.say, self._progress)
         self.indexers: list[Indexer] = []
         self._rescans: dict[Path, asyncio.Task] = {}
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
@@ -156,6 +150,10 @@ class ExportLensServer(LanguageServer):
         self.refresh()
         self.notify_exports()
 
+    def _progress(self, root: Path, targets: list[str]) -> Progress:
+        token = f"exportlens-{self.session.next_number()}"
+        return Progress(self, token, targets, lambda: self.exports.cancel(root, targets))
+
     def notify_exports(self) -> None:
         """What a status bar shows: exports running, and the latest verdicts."""
         reports = [r.report for r in self.session.results.values()]
@@ -190,11 +188,9 @@ class ExportLensServer(LanguageServer):
         caps = self.client_capabilities.workspace
         if not (caps and caps.configuration):
             return
+        params = types.ConfigurationParams([types.ConfigurationItem(section="exportlens")])
         try:
-            # shielded: a cancelled wait on a client request breaks pygls 2.1 (see NOTES)
-            values = await asyncio.shield(
-                self.workspace_configuration_async(types.ConfigurationParams([types.ConfigurationItem(section="exportlens")]))
-            )
+            values = await compat.client_reply(self.workspace_configuration_async(params))
         except Exception as e:
             self.say(f"could not read the client's settings: {e}")
             return

@@ -11,7 +11,8 @@ from lsprotocol import types
 
 from ..exporter.core.program import program_text
 from ..exporter.core.report import Status
-from .base import CHECK_WORKSPACE_REQUEST, PROGRAM_REQUEST, ExportLensServer, field_of, path_of, server
+from . import compat
+from .base import CHECK_WORKSPACE_REQUEST, PROGRAM_REQUEST, ExportLensServer, path_of, server
 from .features import actions
 from .positions import Lines
 
@@ -20,7 +21,8 @@ def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | N
     """(file, target, save) from ``{uri, target}``, or ``{uri, line}`` (0-based, as the
     editor's cursor) naming the module whose class holds that line."""
     arg = args[0] if isinstance(args, list) and args else args
-    uri, target, line, save = field_of(arg, "uri"), field_of(arg, "target"), field_of(arg, "line"), field_of(arg, "save", False)
+    uri, target, line = compat.field_of(arg, "uri"), compat.field_of(arg, "target"), compat.field_of(arg, "line")
+    save = compat.field_of(arg, "save", False)
     path = path_of(uri) if isinstance(uri, str) else None
     if path is None or not isinstance(save, bool):
         return None
@@ -39,15 +41,6 @@ def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
     ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, "exportlens: put the cursor inside an nn.Module class"))
 
 
-def _cancel_with_request(ls: ExportLensServer) -> None:
-    """Let $/cancelRequest reach this command's task. pygls 2.1.1 runs commands through a
-    generator and cancels only the request's outer future, never the task doing the work."""
-    request = ls.protocol._request_futures.get(ls.protocol.msg_id)
-    task = asyncio.current_task()
-    if request is not None and task is not None:
-        request.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
-
-
 @server.command(actions.EXPORT_COMMAND)
 async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | None:
     """Export one module now: from its CodeLens, a code action, or any client."""
@@ -56,7 +49,7 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
         _no_module(ls, actions.EXPORT_COMMAND, args)
         return None
     path, target, save = parsed
-    _cancel_with_request(ls)
+    compat.cancel_task_with_request(ls)
     if not ls.session.trusted:
         ls.window_show_message(
             types.ShowMessageParams(
@@ -105,9 +98,8 @@ async def create_spec(ls: ExportLensServer, args: Any) -> bool:
     edit = ls.spec_edit(root, path, module) if module else None
     if edit is None:
         return False
-    result = await asyncio.shield(
-        ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit, label=f"Create export spec for {module.name}"))
-    )
+    params = types.ApplyWorkspaceEditParams(edit, label=f"Create export spec for {module.name}")
+    result = await compat.client_reply(ls.workspace_apply_edit_async(params))
     return bool(result and result.applied)
 
 

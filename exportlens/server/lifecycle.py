@@ -12,8 +12,9 @@ from lsprotocol import types
 
 from .. import __version__
 from ..exporter.static.spec import PYPROJECT
+from . import compat
 from . import settings as settings_mod
-from .base import STATUS_REQUEST, TRUST_NOTIFICATION, ExportLensServer, field_of, path_of, server
+from .base import STATUS_REQUEST, TRUST_NOTIFICATION, ExportLensServer, path_of, server
 from .indexer import Indexer
 
 
@@ -83,11 +84,7 @@ def _watch_files(ls: ExportLensServer) -> None:
 
 @server.feature(types.SHUTDOWN)
 def shutdown(ls: ExportLensServer, params: None) -> None:
-    # Cancel in-flight requests before pygls does: its own loop (2.1.1) iterates the
-    # futures dict while a cancel callback removes from it, and the shutdown fails.
-    for msg_id, future in list(ls.protocol._request_futures.items()):
-        if msg_id != ls.protocol.msg_id and not future.done():
-            future.cancel()
+    compat.cancel_requests_before_shutdown(ls)
     ls.exports.close()
     for i in ls.indexers:
         i.stop()
@@ -95,7 +92,7 @@ def shutdown(ls: ExportLensServer, params: None) -> None:
 
 @server.feature(TRUST_NOTIFICATION)
 def on_trust(ls: ExportLensServer, params: Any) -> None:
-    trusted = field_of(params, "trusted")
+    trusted = compat.field_of(params, "trusted")
     if not isinstance(trusted, bool):
         ls.say(f'{TRUST_NOTIFICATION} needs {{"trusted": true or false}}, got {params!r}: trust unchanged', types.MessageType.Warning)
         return
