@@ -12,9 +12,9 @@ from lsprotocol import types
 from ..exporter.core.program import program_text
 from ..exporter.core.report import Status
 from . import compat
-from .base import CHECK_WORKSPACE_REQUEST, PROGRAM_REQUEST, ExportLensServer, path_of, server
-from .features import actions
+from .methods import CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_COMMAND, PROGRAM_REQUEST
 from .positions import Lines
+from .server import ExportLensServer, path_of
 
 
 def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | None:
@@ -41,12 +41,11 @@ def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
     ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, "exportlens: put the cursor inside an nn.Module class"))
 
 
-@server.command(actions.EXPORT_COMMAND)
 async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | None:
     """Export one module now: from its CodeLens, a code action, or any client."""
     parsed = _command_args(ls, args)
     if parsed is None:
-        _no_module(ls, actions.EXPORT_COMMAND, args)
+        _no_module(ls, EXPORT_COMMAND, args)
         return None
     path, target, save = parsed
     compat.cancel_task_with_request(ls)
@@ -86,11 +85,10 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
     }
 
 
-@server.command(actions.CREATE_SPEC_COMMAND)
 async def create_spec(ls: ExportLensServer, args: Any) -> bool:
     parsed = _command_args(ls, args)
     if parsed is None:
-        _no_module(ls, actions.CREATE_SPEC_COMMAND, args)
+        _no_module(ls, CREATE_SPEC_COMMAND, args)
         return False
     path, target, _ = parsed
     root = ls.session.root_of(path)
@@ -103,7 +101,6 @@ async def create_spec(ls: ExportLensServer, args: Any) -> bool:
     return bool(result and result.applied)
 
 
-@server.feature(PROGRAM_REQUEST)
 async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] | None:
     """A module's exported program as text (what `exportlens show` prints), exporting it
     now; the result cache answers at once when nothing changed."""
@@ -136,7 +133,6 @@ async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] 
     return {"target": target, "status": report.status.value, "text": text}
 
 
-@server.feature(CHECK_WORKSPACE_REQUEST)
 async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] | None:
     """Export every module that has a spec, in every workspace folder; from then on, problems
     are published for files that are not open too (the Problems panel lists them all)."""
@@ -169,3 +165,10 @@ async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] |
         "failed": sum(r.status is Status.FAILED for r in reports),
         "findings": sum(len(r.findings) for r in reports),
     }
+
+
+def register(server: ExportLensServer) -> None:
+    server.command(EXPORT_COMMAND)(export_module)
+    server.command(CREATE_SPEC_COMMAND)(create_spec)
+    server.feature(PROGRAM_REQUEST)(exported_program)
+    server.feature(CHECK_WORKSPACE_REQUEST)(check_workspace)

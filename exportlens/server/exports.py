@@ -27,6 +27,7 @@ from .session import Result, Session
 log = logging.getLogger(__name__)
 
 Landed = Callable[[Path, list[str]], None]  # (root, targets whose result changed)
+PoolFactory = Callable[[str, int], Pool]  # (python, jobs) -> a pool; tests hand in their own
 
 
 class Exports:
@@ -37,12 +38,14 @@ class Exports:
         landed: Landed,
         say: Callable[[str], None],
         progress: Callable[[Path, list[str]], Any],
+        pool_factory: PoolFactory = Pool,
     ) -> None:
         self.session = session
         self.progress = progress  # (root, targets) -> a Progress for one batch
         self.overrides = overrides  # open documents' text, by absolute path
         self.landed = landed
         self.say = say  # a line in the client's log: every decision is logged
+        self.pool_factory = pool_factory
         self.pool: Pool | None = None
         self._debounce: dict[Path, asyncio.Task] = {}
         self._commanded: dict[tuple[Path, str], str] = {}  # running exports the user asked for -> the text
@@ -56,7 +59,7 @@ class Exports:
             self.pool.close()
             self.pool = None
         if self.pool is None:
-            self.pool = Pool(s.python, s.jobs)
+            self.pool = self.pool_factory(s.python, s.jobs)
             self.pool.warm()
         return self.pool
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .base import ExportLensServer, path_of, server
 from .features import actions, diagnostics, hover, inlay, lenses
+from .methods import EXPORT_KIND
 from .positions import Lines
+from .server import ExportLensServer, path_of
 
 
-@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
 def code_lens(ls: ExportLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     path = path_of(params.text_document.uri)
     entry = ls.session.index.get(path) if path else None
@@ -18,7 +18,6 @@ def code_lens(ls: ExportLensServer, params: types.CodeLensParams) -> list[types.
     return lenses.code_lenses(ls.session, path, ls.has_spec(entry.root, [m.target for m in entry.modules]))
 
 
-@server.feature(types.TEXT_DOCUMENT_HOVER)
 def on_hover(ls: ExportLensServer, params: types.HoverParams) -> types.Hover | None:
     path = path_of(params.text_document.uri)
     if path is None or path.suffix != ".py":
@@ -38,7 +37,6 @@ def on_hover(ls: ExportLensServer, params: types.HoverParams) -> types.Hover | N
     return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, hover.line_hover(found[0], code)))
 
 
-@server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
 def inlay_hint(ls: ExportLensServer, params: types.InlayHintParams) -> list[types.InlayHint]:
     path = path_of(params.text_document.uri)
     if path is None or not ls.session.settings.inlay_hints:
@@ -50,9 +48,6 @@ def inlay_hint(ls: ExportLensServer, params: types.InlayHintParams) -> list[type
     )
 
 
-@server.feature(
-    types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, actions.EXPORT_KIND])
-)
 def code_action(ls: ExportLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     path = path_of(params.text_document.uri)
     if path is None:
@@ -65,3 +60,11 @@ def code_action(ls: ExportLensServer, params: types.CodeActionParams) -> list[ty
         has = ls.has_spec(root, [module.target])[module.target]
         out += actions.module_actions(ls.session, path, module, has, lambda: ls.spec_edit(root, path, module))
     return out
+
+
+def register(server: ExportLensServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_CODE_LENS)(code_lens)
+    server.feature(types.TEXT_DOCUMENT_HOVER)(on_hover)
+    server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))(inlay_hint)
+    kinds = [types.CodeActionKind.QuickFix, EXPORT_KIND]
+    server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=kinds))(code_action)

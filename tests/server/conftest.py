@@ -178,9 +178,9 @@ def _client() -> LanguageClient:
     return client
 
 
-async def start(root: Path, **options: Any) -> Editor:
+async def start(root: Path, *, server: list[str] = SERVER, **options: Any) -> Editor:
     client = _client()
-    await client.start_io(*SERVER, cwd=str(root))
+    await client.start_io(*server, cwd=str(root))
     await client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities(),

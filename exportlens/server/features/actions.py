@@ -13,13 +13,10 @@ from ...exporter.core.report import Edit, Finding, Fix
 from ...exporter.static.discover import ModuleClass
 from ...exporter.static.scaffold import spec_edit
 from ...exporter.static.spec import PYPROJECT
+from ..methods import EXPORT_COMMAND, EXPORT_KIND
 from ..positions import Lines
 from ..session import Session
 from .diagnostics import SOURCE, findings_for
-
-EXPORT_COMMAND = "exportlens.exportModule"
-CREATE_SPEC_COMMAND = "exportlens.createSpec"
-EXPORT_KIND = types.CodeActionKind.Source + ".exportlens.export"  # a source action: it acts on the whole module
 
 Versions = Callable[[Path], "int | None"]  # an open document's version, None when closed
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from lsprotocol import types
 
 from ...exporter.core.report import Status
+from ..methods import CREATE_SPEC_COMMAND, EXPORT_COMMAND
 from ..session import Session, State
-from .actions import CREATE_SPEC_COMMAND, EXPORT_COMMAND
 
 
 def title(session: Session, root: Path, target: str, has_spec: bool) -> str:

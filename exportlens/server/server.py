@@ -1,12 +1,14 @@
-"""The server object every handler module registers on, and what handlers share."""
+"""The language server object: the session, the exports, and what the handlers share
+(publishing diagnostics, refreshes, settings and trust). ``app.build`` creates it and
+registers the handlers; nothing here runs at import."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -18,22 +20,17 @@ from ..exporter.static.discover import ModuleClass
 from ..exporter.static.spec import PYPROJECT
 from . import compat
 from . import settings as settings_mod
-from .exports import Exports
+from .exports import Exports, PoolFactory
 from .features import actions, diagnostics
-from .indexer import Indexer
+from .index import FileEntry
+from .methods import EXPORTS_NOTIFICATION
 from .progress import Progress
 from .session import Session
 
 log = logging.getLogger(__name__)
 
-TRUST_NOTIFICATION = "exportlens/setTrusted"  # {"trusted": true}: the client granted workspace trust
-STATUS_REQUEST = "exportlens/status"  # the server's own state, for tests, benchmarks and bug reports
-EXPORTS_NOTIFICATION = "exportlens/exports"  # server -> client after each change: {running, exported, failed, problems}
-CHECK_WORKSPACE_REQUEST = "exportlens/checkWorkspace"  # export every module with a spec; problems in every file
-PROGRAM_REQUEST = "exportlens/program"  # {uri, target | line} -> {target, status, text}: the exported program as text
 # the least severe message type each logLevel sends (MessageType: Error 1 < Warning 2 < Info 3 < Log 4)
 _LOUDEST = {"error": types.MessageType.Error, "warning": types.MessageType.Warning, "info": types.MessageType.Log}
-RESCAN_DELAY = 0.15  # seconds: typing rescans a file once it pauses
 
 
 def path_of(uri: str) -> Path | None:
@@ -41,13 +38,24 @@ def path_of(uri: str) -> Path | None:
     return Path(fs).resolve() if fs else None
 
 
+class Indexer(Protocol):
+    """A background scan of one workspace folder (``indexer.Indexer``)."""
+
+    def stop(self) -> None: ...
+
+
+# (folder, on_file(path, entry), on_done(files)) -> a running scan; tests hand in their own
+IndexerFactory = Callable[[Path, Callable[[Path, FileEntry], None], Callable[[int], None]], Indexer]
+
+
 class ExportLensServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, pool_factory: PoolFactory, indexer_factory: IndexerFactory) -> None:
         super().__init__("exportlens", __version__)
         self.session = Session()
-        self.exports = Exports(self.session, self.open_texts, self._landed, self.say, self._progress)
+        self.exports = Exports(self.session, self.open_texts, self._landed, self.say, self._progress, pool_factory)
+        self.indexer_factory = indexer_factory
         self.indexers: list[Indexer] = []
-        self._rescans: dict[Path, asyncio.Task] = {}
+        self.rescans: dict[Path, asyncio.Task] = {}  # typing rescans a file once it pauses
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
         self.indexed = asyncio.Event()  # every workspace folder's first scan is done
         self._closed_with_problems: set[Path] = set()  # files not open whose diagnostics were published
@@ -210,6 +218,3 @@ class ExportLensServer(LanguageServer):
                 if path.suffix == ".py" and self.session.settings.export_on != "manual":
                     self.exports.file_changed(path, "trust granted")
         self.refresh()
-
-
-server = ExportLensServer()
