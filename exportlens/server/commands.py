@@ -10,11 +10,12 @@ from typing import Any
 from lsprotocol import types
 
 from ..exporter.core.program import program_text
-from ..exporter.core.report import Status
+from ..exporter.core.report import ModuleReport, Status
 from . import compat
+from .features import actions
 from .methods import CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_COMMAND, PROGRAM_REQUEST
-from .positions import Lines
-from .server import ExportLensServer, path_of
+from .server import ExportLensServer
+from .snapshots import path_of
 
 
 def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | None:
@@ -38,7 +39,7 @@ def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | N
 
 def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
     ls.say(f"{what} needs {{uri, target}} or {{uri, line}} inside an nn.Module class, got {args!r}", types.MessageType.Error)
-    ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, "exportlens: put the cursor inside an nn.Module class"))
+    ls.show("put the cursor inside an nn.Module class")
 
 
 async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | None:
@@ -50,11 +51,7 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
     path, target, save = parsed
     compat.cancel_task_with_request(ls)
     if not ls.session.trusted:
-        ls.window_show_message(
-            types.ShowMessageParams(
-                types.MessageType.Warning, "exportlens: this workspace is not trusted, so its code is not run. Trust it to export."
-            )
-        )
+        ls.show("this workspace is not trusted, so its code is not run. Trust it to export.")
         return None
     root = ls.session.root_of(path)
     if ls.session.index.by_target(root, target) is None:
@@ -68,21 +65,23 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
     report = reports.get(target)
     if report is None:
         return None
-    if save and report.summary and report.summary.artifact:
-        ls.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"exportlens: saved {report.summary.artifact}"))
-    elif save:
-        ls.window_show_message(
-            types.ShowMessageParams(
-                types.MessageType.Error,
-                f"exportlens: {target} did not export: {report.findings[0].message if report.findings else report.status.value}",
-            )
-        )
+    if save:
+        _say_saved(ls, report)
     return {
         "target": target,
         "status": report.status.value,
         "artifact": report.summary.artifact if report.summary else None,
         "findings": len(report.findings),
     }
+
+
+def _say_saved(ls: ExportLensServer, report: ModuleReport) -> None:
+    """Where the .pt2 went, or why there is none."""
+    if report.summary and report.summary.artifact:
+        ls.show(f"saved {report.summary.artifact}", types.MessageType.Info)
+    else:
+        why = report.findings[0].message if report.findings else report.status.value
+        ls.show(f"{report.target} did not export: {why}", types.MessageType.Error)
 
 
 async def create_spec(ls: ExportLensServer, args: Any) -> bool:
@@ -93,8 +92,12 @@ async def create_spec(ls: ExportLensServer, args: Any) -> bool:
     path, target, _ = parsed
     root = ls.session.root_of(path)
     module = ls.session.index.by_target(root, target)
-    edit = ls.spec_edit(root, path, module) if module else None
-    if edit is None:
+    if module is None:
+        return False
+    try:
+        edit = actions.create_spec_edit(module, root, path, ls.session.folders, ls.snapshot())
+    except Exception as e:
+        ls.say(f"cannot scaffold a spec for {module.target}: {e}")
         return False
     params = types.ApplyWorkspaceEditParams(edit, label=f"Create export spec for {module.name}")
     result = await compat.client_reply(ls.workspace_apply_edit_async(params))
@@ -116,7 +119,7 @@ async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] 
             "text": f"{target}\n  not exported: this workspace is not trusted, so its code is not run.\n",
         }
     root = ls.session.root_of(path)
-    if not ls.has_spec(root, [target])[target]:
+    if not ls.session.has_spec(root, [target], ls.snapshot().texts)[target]:
         return {
             "target": target,
             "status": Status.SKIPPED.value,
@@ -129,7 +132,8 @@ async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] 
         raise
     if report is None:
         return None
-    text = program_text(report, lambda rel, line: Lines(ls.text_of(root / rel)).line(line - 1))
+    docs = ls.snapshot()
+    text = program_text(report, lambda rel, line: docs.get(root / rel).lines.line(line - 1))
     return {"target": target, "status": report.status.value, "text": text}
 
 
@@ -137,18 +141,15 @@ async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] |
     """Export every module that has a spec, in every workspace folder; from then on, problems
     are published for files that are not open too (the Problems panel lists them all)."""
     if not ls.session.trusted:
-        ls.window_show_message(
-            types.ShowMessageParams(
-                types.MessageType.Warning, "exportlens: this workspace is not trusted, so its code is not run. Trust it to check it."
-            )
-        )
+        ls.show("this workspace is not trusted, so its code is not run. Trust it to check it.")
         return None
     await ls.indexed.wait()
     ls.session.whole_workspace = True
     by_root: dict[Path, list[str]] = {}
     for entry in list(ls.session.index.files.values()):
         by_root.setdefault(entry.root, []).extend(m.target for m in entry.modules)
-    batches = {root: [t for t, has in ls.has_spec(root, targets).items() if has] for root, targets in by_root.items()}
+    texts = ls.snapshot().texts
+    batches = {root: [t for t, has in ls.session.has_spec(root, targets, texts).items() if has] for root, targets in by_root.items()}
     ls.say(f"checking the workspace: {sum(map(len, batches.values()))} modules with a spec in {len(batches)} project(s)")
     try:
         landed = await asyncio.gather(*(ls.exports.export(root, targets, "workspace check") for root, targets in batches.items()))

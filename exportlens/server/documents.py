@@ -8,7 +8,8 @@ from pathlib import Path
 from lsprotocol import types
 
 from ..exporter.static.spec import PYPROJECT
-from .server import ExportLensServer, path_of
+from .server import ExportLensServer
+from .snapshots import path_of
 
 RESCAN_DELAY = 0.15  # seconds: typing rescans a file once it pauses
 
@@ -41,9 +42,9 @@ async def _rescan_later(ls: ExportLensServer, path: Path) -> None:
     if path.suffix == ".py":
         # libcst takes 10-250 ms on a large file: parse in a thread so requests keep flowing,
         # and keep the result only if the text did not change meanwhile
-        overrides = dict(ls.open_texts())
-        entry = await asyncio.to_thread(ls.session.index.compute, path, overrides)
-        if ls.open_texts().get(path) != overrides.get(path):
+        docs = ls.snapshot()
+        entry = await asyncio.to_thread(ls.session.index.compute, path, docs.texts)
+        if ls.snapshot().texts.get(path) != docs.texts.get(path):
             return
         ls.session.index.put(path, entry)
 
@@ -119,9 +120,10 @@ def did_rename(ls: ExportLensServer, params: types.RenameFilesParams) -> None:
 
 
 def did_change_watched(ls: ExportLensServer, params: types.DidChangeWatchedFilesParams) -> None:
+    docs = ls.snapshot()
     for change in params.changes:
         path = path_of(change.uri)
-        if path is None or path in ls.open_texts():
+        if path is None or path in docs:
             continue  # the editor's buffer is the truth for an open file
         if change.type == types.FileChangeType.Deleted:
             _deleted(ls, path)

@@ -15,7 +15,8 @@ from ..exporter.static.spec import PYPROJECT
 from . import compat
 from . import settings as settings_mod
 from .methods import STATUS_REQUEST, TRUST_NOTIFICATION
-from .server import ExportLensServer, path_of
+from .server import ExportLensServer
+from .snapshots import path_of
 
 
 def initialize(ls: ExportLensServer, params: types.InitializeParams) -> None:

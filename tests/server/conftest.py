@@ -40,6 +40,7 @@ class Editor:
         self.root = root
         self.versions: dict[str, int] = {}
         self.texts: dict[str, str] = {}
+        self.encoding: str | None = None  # the position encoding the server chose
 
     def uri(self, rel: str) -> str:
         return (self.root / rel).resolve().as_uri()
@@ -121,7 +122,11 @@ class Editor:
                         return m.message
                 await self.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
 
-        return await asyncio.wait_for(wait(), timeout)
+        try:
+            return await asyncio.wait_for(wait(), timeout)
+        except asyncio.TimeoutError:
+            logs = "\n".join(m.message for m in self.client.log_messages[-30:])
+            raise AssertionError(f"{needle!r} never logged\nserver log:\n{logs}") from None
 
     def line_of(self, rel: str, needle: str) -> int:
         """0-based line of the first line containing ``needle``."""
@@ -178,18 +183,24 @@ def _client() -> LanguageClient:
     return client
 
 
-async def start(root: Path, *, server: list[str] = SERVER, **options: Any) -> Editor:
+async def start(root: Path, *, server: list[str] = SERVER, encodings: list[str] | None = None, **options: Any) -> Editor:
+    """A client on ``server``, offering the position ``encodings`` (None: LSP's default, UTF-16)."""
     client = _client()
     await client.start_io(*server, cwd=str(root))
-    await client.initialize_session(
+    caps = capabilities()
+    if encodings is not None:
+        caps.general = types.GeneralClientCapabilities(position_encodings=encodings)
+    result = await client.initialize_session(
         types.InitializeParams(
-            capabilities=capabilities(),
+            capabilities=caps,
             root_uri=root.resolve().as_uri(),
             workspace_folders=[types.WorkspaceFolder(root.resolve().as_uri(), root.name)],
             initialization_options={"debounce": 50, **options},
         )
     )
-    return Editor(client, root)
+    editor = Editor(client, root)
+    editor.encoding = result.capabilities.position_encoding
+    return editor
 
 
 async def stop(editor: Editor) -> None:
