@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -53,6 +53,8 @@ class _Submitted:
     number: int  # the job's number in this session: a newer one supersedes it
     file: Path  # the module's file
     seen: str  # that file's text as the export read it
+    versions: Mapping[Path, int]  # the version of each document open then
+    disk: Mapping[Path, str]  # the module's file and pyproject.toml as read from disk, where not open
 
 
 class Exports:
@@ -184,7 +186,8 @@ class Exports:
             self._commanded[key] = seen
         self.session.exports_started += 1
         self.say(f"exporting {planned.target} ({reason}, job {number})")
-        return _Submitted(planned.target, number, file, seen), pool.submit(job)
+        disk = {p: t for p, t in ((file, seen), (root / PYPROJECT, plan.project.text)) if p not in docs}
+        return _Submitted(planned.target, number, file, seen, docs.versions, disk), pool.submit(job)
 
     async def _gather(
         self, root: Path, waits: list[tuple[str, Awaitable[ModuleReport | None]]], planned: list[str]
@@ -237,7 +240,7 @@ class Exports:
             self.say(f"dropped the result for {job.target} (job {job.number}): the file changed while it ran")
             self.landed(root, [job.target])
             return None
-        self.session.results[key] = Result(report)
+        self.session.results[key] = Result(report, job.versions, job.disk)
         verdict = f"{report.status.value} in {report.seconds:.2f} s" + (f", {len(report.findings)} finding(s)" if report.findings else "")
         self.say(f"{job.target}: {verdict} (job {job.number})")
         self.landed(root, [job.target])

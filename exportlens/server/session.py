@@ -27,9 +27,13 @@ class State(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Result:
-    """One export's report."""
+    """One export's report, and what the export read: the version of each document open
+    then (its fixes' edits name those versions, so the editor refuses them after an edit),
+    and the text of the module's file and pyproject.toml where it read them from disk."""
 
     report: ModuleReport
+    versions: Mapping[Path, int] = field(default_factory=dict)
+    disk: Mapping[Path, str] = field(default_factory=dict, repr=False)
 
     def __str__(self) -> str:
         return f"{self.report.target}: {self.report.status.value}"

@@ -32,6 +32,10 @@ def capabilities() -> types.ClientCapabilities:
     return caps
 
 
+class StaleEdit(Exception):
+    """The editor refused a WorkspaceEdit made for another version of a document."""
+
+
 class Editor:
     """The editor side: open documents with versions, edits applied as a user accepts them."""
 
@@ -73,7 +77,14 @@ class Editor:
         self.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
 
     def apply(self, edit: types.WorkspaceEdit) -> list[str]:
-        """Apply a WorkspaceEdit to open buffers (checking versions) and save them; returns the files touched."""
+        """Apply a WorkspaceEdit to open buffers and save them; returns the files touched. As
+        VS Code does, refuse all of it (StaleEdit) where an edit names a version of an open
+        document other than the editor's (a version of None: the server asks for no check)."""
+        for change in edit.document_changes or []:
+            if isinstance(change, types.TextDocumentEdit):
+                uri, version = change.text_document.uri, change.text_document.version
+                if uri in self.versions and version is not None and version != self.versions[uri]:
+                    raise StaleEdit(f"edit made for version {version} of {uri}, the editor has {self.versions[uri]}")
         touched = []
         for change in edit.document_changes or []:
             if isinstance(change, types.CreateFile):
@@ -84,8 +95,6 @@ class Editor:
             uri = change.text_document.uri
             path = Path(uri.removeprefix("file://"))
             rel = path.relative_to(self.root.resolve()).as_posix()
-            if uri in self.versions:
-                assert change.text_document.version == self.versions[uri], "edit made for another version of the document"
             text = self.texts.get(uri, path.read_text())
             text = apply_text_edits(text, change.edits)
             if uri not in self.versions:

@@ -14,14 +14,14 @@ from ...exporter.static.discover import ModuleClass
 from ...exporter.static.scaffold import spec_edit
 from ...exporter.static.spec import PYPROJECT
 from ..methods import EXPORT_COMMAND, EXPORT_KIND
-from ..session import Session
+from ..session import Result, Session
 from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
 from .diagnostics import SOURCE, Located, findings_for
 
 
 def workspace_edit(root: Path, edits: Iterable[Edit], docs: WorkspaceSnapshot, versions: Mapping[Path, int | None]) -> types.WorkspaceEdit:
     """Edits grouped per file, each naming the version of its document they were made for
-    (None: not open), so that the editor refuses a stale one."""
+    (None: no check), so that the editor refuses a stale one."""
     edits = list(edits)
     changes: list[types.TextDocumentEdit] = []
     for rel in dict.fromkeys(e.path for e in edits):
@@ -37,10 +37,28 @@ def workspace_edit(root: Path, edits: Iterable[Edit], docs: WorkspaceSnapshot, v
     return types.WorkspaceEdit(document_changes=changes)
 
 
+def made_for(result: Result | None, docs: WorkspaceSnapshot, paths: Iterable[Path]) -> dict[Path, int | None] | None:
+    """The version of each document that edits found by ``result`` were made for: the one
+    the export read where the document was open then; the editor's now where the export
+    read the disk and the text is still the same. None where a file the export read from
+    disk has changed since (no version can say so: the fix is left out until the next export)."""
+    out: dict[Path, int | None] = {}
+    for path in paths:
+        now = docs.get(path)
+        if result is not None and path in result.versions:
+            out[path] = result.versions[path]
+        elif result is not None and path in result.disk and result.disk[path] != now.text:
+            return None
+        else:
+            out[path] = now.version  # found in the text as it is now, or as the export read it
+    return out
+
+
 def quick_fixes(
     session: Session, doc: DocumentSnapshot, docs: WorkspaceSnapshot, context: list[types.Diagnostic]
 ) -> list[types.CodeAction]:
-    """A quick fix per fix of each exportlens diagnostic in the request's context."""
+    """A quick fix per fix of each exportlens diagnostic in the request's context. A fix
+    from an export is made for the documents the export read, not for today's text."""
     ours = [d for d in context if d.source == SOURCE and isinstance(d.data, dict)]
     if not ours:
         return []
@@ -50,8 +68,10 @@ def quick_fixes(
     for d in ours:
         item = _match(found, d.data)
         for fix in item.finding.fixes if item is not None else ():
-            edit = workspace_edit(root, fix.edits, docs, docs.versions)
-            actions.append(_fix_action(fix, len(item.finding.fixes), d, edit))
+            versions = made_for(item.result, docs, {root / e.path for e in fix.edits})
+            if versions is not None:
+                edit = workspace_edit(root, fix.edits, docs, versions)
+                actions.append(_fix_action(fix, len(item.finding.fixes), d, edit))
     return actions
 
 
