@@ -1,8 +1,9 @@
-"""The language server: thin handlers over the session, the index and the exports.
+"""The language server, built explicitly: ``build()`` creates the server object, hands
+it the factories of its worker pool and its workspace indexer, and registers each
+handler module's handlers on it. ``main()`` is ``exportlens serve``.
 
 Hover, CodeLens, inlay hints and code actions answer from the index and cached
-reports only; exports run in worker processes and land asynchronously. Each
-handler module registers on the one ``server`` object in ``base``.
+reports only; exports run in worker processes and land asynchronously.
 """
 
 from __future__ import annotations
@@ -10,10 +11,25 @@ from __future__ import annotations
 import logging
 import sys
 
-from . import commands, documents, lifecycle, requests  # noqa: F401 - registers the handlers
-from .base import server
+from ..exporter.workers.pool import Pool
+from . import commands, documents, lifecycle, requests
+from .exports import PoolFactory
+from .indexer import Indexer
+from .server import ExportLensServer, IndexerFactory
+
+HANDLERS = (lifecycle, documents, requests, commands)  # each has register(server)
+
+
+def build(pool_factory: PoolFactory = Pool, indexer_factory: IndexerFactory = Indexer) -> ExportLensServer:
+    """A new server with every handler registered. ``pool_factory(python, jobs)`` makes the
+    pool that runs exports; ``indexer_factory(folder, on_file, on_done)`` starts the scan of
+    a workspace folder. Tests hand in their own."""
+    server = ExportLensServer(pool_factory, indexer_factory)
+    for module in HANDLERS:
+        module.register(server)
+    return server
 
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    server.start_io()
+    build().start_io()

@@ -10,17 +10,20 @@ from typing import Any
 from lsprotocol import types
 
 from ..exporter.core.program import program_text
-from ..exporter.core.report import Status
-from .base import CHECK_WORKSPACE_REQUEST, PROGRAM_REQUEST, ExportLensServer, field_of, path_of, server
+from ..exporter.core.report import ModuleReport, Status
+from . import compat
 from .features import actions
-from .positions import Lines
+from .methods import CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_COMMAND, PROGRAM_REQUEST
+from .server import ExportLensServer
+from .snapshots import path_of
 
 
 def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | None:
     """(file, target, save) from ``{uri, target}``, or ``{uri, line}`` (0-based, as the
     editor's cursor) naming the module whose class holds that line."""
     arg = args[0] if isinstance(args, list) and args else args
-    uri, target, line, save = field_of(arg, "uri"), field_of(arg, "target"), field_of(arg, "line"), field_of(arg, "save", False)
+    uri, target, line = compat.field_of(arg, "uri"), compat.field_of(arg, "target"), compat.field_of(arg, "line")
+    save = compat.field_of(arg, "save", False)
     path = path_of(uri) if isinstance(uri, str) else None
     if path is None or not isinstance(save, bool):
         return None
@@ -36,33 +39,19 @@ def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | N
 
 def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
     ls.say(f"{what} needs {{uri, target}} or {{uri, line}} inside an nn.Module class, got {args!r}", types.MessageType.Error)
-    ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, "exportlens: put the cursor inside an nn.Module class"))
+    ls.show("put the cursor inside an nn.Module class")
 
 
-def _cancel_with_request(ls: ExportLensServer) -> None:
-    """Let $/cancelRequest reach this command's task. pygls 2.1.1 runs commands through a
-    generator and cancels only the request's outer future, never the task doing the work."""
-    request = ls.protocol._request_futures.get(ls.protocol.msg_id)
-    task = asyncio.current_task()
-    if request is not None and task is not None:
-        request.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
-
-
-@server.command(actions.EXPORT_COMMAND)
 async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | None:
     """Export one module now: from its CodeLens, a code action, or any client."""
     parsed = _command_args(ls, args)
     if parsed is None:
-        _no_module(ls, actions.EXPORT_COMMAND, args)
+        _no_module(ls, EXPORT_COMMAND, args)
         return None
     path, target, save = parsed
-    _cancel_with_request(ls)
+    compat.cancel_task_with_request(ls)
     if not ls.session.trusted:
-        ls.window_show_message(
-            types.ShowMessageParams(
-                types.MessageType.Warning, "exportlens: this workspace is not trusted, so its code is not run. Trust it to export."
-            )
-        )
+        ls.show("this workspace is not trusted, so its code is not run. Trust it to export.")
         return None
     root = ls.session.root_of(path)
     if ls.session.index.by_target(root, target) is None:
@@ -76,15 +65,8 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
     report = reports.get(target)
     if report is None:
         return None
-    if save and report.summary and report.summary.artifact:
-        ls.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"exportlens: saved {report.summary.artifact}"))
-    elif save:
-        ls.window_show_message(
-            types.ShowMessageParams(
-                types.MessageType.Error,
-                f"exportlens: {target} did not export: {report.findings[0].message if report.findings else report.status.value}",
-            )
-        )
+    if save:
+        _say_saved(ls, report)
     return {
         "target": target,
         "status": report.status.value,
@@ -93,25 +75,35 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
     }
 
 
-@server.command(actions.CREATE_SPEC_COMMAND)
+def _say_saved(ls: ExportLensServer, report: ModuleReport) -> None:
+    """Where the .pt2 went, or why there is none."""
+    if report.summary and report.summary.artifact:
+        ls.show(f"saved {report.summary.artifact}", types.MessageType.Info)
+    else:
+        why = report.findings[0].message if report.findings else report.status.value
+        ls.show(f"{report.target} did not export: {why}", types.MessageType.Error)
+
+
 async def create_spec(ls: ExportLensServer, args: Any) -> bool:
     parsed = _command_args(ls, args)
     if parsed is None:
-        _no_module(ls, actions.CREATE_SPEC_COMMAND, args)
+        _no_module(ls, CREATE_SPEC_COMMAND, args)
         return False
     path, target, _ = parsed
     root = ls.session.root_of(path)
     module = ls.session.index.by_target(root, target)
-    edit = ls.spec_edit(root, path, module) if module else None
-    if edit is None:
+    if module is None:
         return False
-    result = await asyncio.shield(
-        ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit, label=f"Create export spec for {module.name}"))
-    )
+    try:
+        edit = actions.create_spec_edit(module, root, path, ls.session.folders, ls.snapshot())
+    except Exception as e:
+        ls.say(f"cannot scaffold a spec for {module.target}: {e}")
+        return False
+    params = types.ApplyWorkspaceEditParams(edit, label=f"Create export spec for {module.name}")
+    result = await compat.client_reply(ls.workspace_apply_edit_async(params))
     return bool(result and result.applied)
 
 
-@server.feature(PROGRAM_REQUEST)
 async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] | None:
     """A module's exported program as text (what `exportlens show` prints), exporting it
     now; the result cache answers at once when nothing changed."""
@@ -127,7 +119,7 @@ async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] 
             "text": f"{target}\n  not exported: this workspace is not trusted, so its code is not run.\n",
         }
     root = ls.session.root_of(path)
-    if not ls.has_spec(root, [target])[target]:
+    if not ls.session.has_spec(root, [target], ls.snapshot().texts)[target]:
         return {
             "target": target,
             "status": Status.SKIPPED.value,
@@ -140,27 +132,24 @@ async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] 
         raise
     if report is None:
         return None
-    text = program_text(report, lambda rel, line: Lines(ls.text_of(root / rel)).line(line - 1))
+    docs = ls.snapshot()
+    text = program_text(report, lambda rel, line: docs.get(root / rel).lines.line(line - 1))
     return {"target": target, "status": report.status.value, "text": text}
 
 
-@server.feature(CHECK_WORKSPACE_REQUEST)
 async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] | None:
     """Export every module that has a spec, in every workspace folder; from then on, problems
     are published for files that are not open too (the Problems panel lists them all)."""
     if not ls.session.trusted:
-        ls.window_show_message(
-            types.ShowMessageParams(
-                types.MessageType.Warning, "exportlens: this workspace is not trusted, so its code is not run. Trust it to check it."
-            )
-        )
+        ls.show("this workspace is not trusted, so its code is not run. Trust it to check it.")
         return None
     await ls.indexed.wait()
     ls.session.whole_workspace = True
     by_root: dict[Path, list[str]] = {}
     for entry in list(ls.session.index.files.values()):
         by_root.setdefault(entry.root, []).extend(m.target for m in entry.modules)
-    batches = {root: [t for t, has in ls.has_spec(root, targets).items() if has] for root, targets in by_root.items()}
+    texts = ls.snapshot().texts
+    batches = {root: [t for t, has in ls.session.has_spec(root, targets, texts).items() if has] for root, targets in by_root.items()}
     ls.say(f"checking the workspace: {sum(map(len, batches.values()))} modules with a spec in {len(batches)} project(s)")
     try:
         landed = await asyncio.gather(*(ls.exports.export(root, targets, "workspace check") for root, targets in batches.items()))
@@ -177,3 +166,10 @@ async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] |
         "failed": sum(r.status is Status.FAILED for r in reports),
         "findings": sum(len(r.findings) for r in reports),
     }
+
+
+def register(server: ExportLensServer) -> None:
+    server.command(EXPORT_COMMAND)(export_module)
+    server.command(CREATE_SPEC_COMMAND)(create_spec)
+    server.feature(PROGRAM_REQUEST)(exported_program)
+    server.feature(CHECK_WORKSPACE_REQUEST)(check_workspace)

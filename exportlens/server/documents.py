@@ -8,10 +8,12 @@ from pathlib import Path
 from lsprotocol import types
 
 from ..exporter.static.spec import PYPROJECT
-from .base import RESCAN_DELAY, ExportLensServer, path_of, server
+from .server import ExportLensServer
+from .snapshots import path_of
+
+RESCAN_DELAY = 0.15  # seconds: typing rescans a file once it pauses
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: ExportLensServer, params: types.DidOpenTextDocumentParams) -> None:
     path = path_of(params.text_document.uri)
     if path is None:
@@ -22,28 +24,27 @@ def did_open(ls: ExportLensServer, params: types.DidOpenTextDocumentParams) -> N
         ls.exports.file_changed(path, "open")
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: ExportLensServer, params: types.DidChangeTextDocumentParams) -> None:
     path = path_of(params.text_document.uri)
     if path is None:
         return
-    pending = ls._rescans.pop(path, None)
+    pending = ls.rescans.pop(path, None)
     if pending is not None:
         pending.cancel()
-    ls._rescans[path] = asyncio.get_running_loop().create_task(_rescan_later(ls, path))
+    ls.rescans[path] = asyncio.get_running_loop().create_task(_rescan_later(ls, path))
     if path.suffix == ".py" and ls.session.settings.export_on == "change":
         ls.exports.file_changed(path, "change")
 
 
 async def _rescan_later(ls: ExportLensServer, path: Path) -> None:
     await asyncio.sleep(RESCAN_DELAY)
-    ls._rescans.pop(path, None)
+    ls.rescans.pop(path, None)
     if path.suffix == ".py":
         # libcst takes 10-250 ms on a large file: parse in a thread so requests keep flowing,
         # and keep the result only if the text did not change meanwhile
-        overrides = dict(ls.open_texts())
-        entry = await asyncio.to_thread(ls.session.index.compute, path, overrides)
-        if ls.open_texts().get(path) != overrides.get(path):
+        docs = ls.snapshot()
+        entry = await asyncio.to_thread(ls.session.index.compute, path, docs.texts)
+        if ls.snapshot().texts.get(path) != docs.texts.get(path):
             return
         ls.session.index.put(path, entry)
 
@@ -52,7 +53,6 @@ async def _rescan_later(ls: ExportLensServer, path: Path) -> None:
     ls.refresh()
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> None:
     path = path_of(params.text_document.uri)
     if path is None:
@@ -65,7 +65,6 @@ def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> N
     asyncio.get_running_loop().call_soon(ls.publish_project, root)
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: ExportLensServer, params: types.DidCloseTextDocumentParams) -> None:
     path = path_of(params.text_document.uri)
     if path is not None and path.name != PYPROJECT:
@@ -99,21 +98,18 @@ def _created(ls: ExportLensServer, path: Path) -> None:
     ls.refresh()
 
 
-@server.feature(types.WORKSPACE_DID_CREATE_FILES, _PY_FILES)
 def did_create(ls: ExportLensServer, params: types.CreateFilesParams) -> None:
     for f in params.files:
         if (p := path_of(f.uri)) is not None:
             _created(ls, p)
 
 
-@server.feature(types.WORKSPACE_DID_DELETE_FILES, _PY_FILES)
 def did_delete(ls: ExportLensServer, params: types.DeleteFilesParams) -> None:
     for f in params.files:
         if (p := path_of(f.uri)) is not None:
             _deleted(ls, p)
 
 
-@server.feature(types.WORKSPACE_DID_RENAME_FILES, _PY_FILES)
 def did_rename(ls: ExportLensServer, params: types.RenameFilesParams) -> None:
     for f in params.files:
         old, new = path_of(f.old_uri), path_of(f.new_uri)
@@ -123,11 +119,11 @@ def did_rename(ls: ExportLensServer, params: types.RenameFilesParams) -> None:
             _created(ls, new)
 
 
-@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched(ls: ExportLensServer, params: types.DidChangeWatchedFilesParams) -> None:
+    docs = ls.snapshot()
     for change in params.changes:
         path = path_of(change.uri)
-        if path is None or path in ls.open_texts():
+        if path is None or path in docs:
             continue  # the editor's buffer is the truth for an open file
         if change.type == types.FileChangeType.Deleted:
             _deleted(ls, path)
@@ -135,3 +131,14 @@ def did_change_watched(ls: ExportLensServer, params: types.DidChangeWatchedFiles
             ls.publish_project(path.parent)
         else:
             _created(ls, path)
+
+
+def register(server: ExportLensServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open)
+    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change)
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE)(did_save)
+    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)
+    server.feature(types.WORKSPACE_DID_CREATE_FILES, _PY_FILES)(did_create)
+    server.feature(types.WORKSPACE_DID_DELETE_FILES, _PY_FILES)(did_delete)
+    server.feature(types.WORKSPACE_DID_RENAME_FILES, _PY_FILES)(did_rename)
+    server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched)

@@ -11,38 +11,68 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from ..exporter.core.options import Options
 from ..exporter.core.report import ModuleReport
 from ..exporter.static.deps import closure
+from ..exporter.static.plan import Plan, Planned
 from ..exporter.static.spec import PYPROJECT
 from ..exporter.workers.batch import job_for
 from ..exporter.workers.pool import Cancelled, Pool
 from .session import Result, Session
+from .snapshots import WorkspaceSnapshot
 
 log = logging.getLogger(__name__)
 
 Landed = Callable[[Path, list[str]], None]  # (root, targets whose result changed)
+PoolFactory = Callable[[str, int], Pool]  # (python, jobs) -> a pool; tests hand in their own
+
+
+class BatchProgress(Protocol):
+    """What a batch shows the user while its exports run (``progress.Progress``)."""
+
+    async def create(self) -> None: ...
+    def begin(self) -> None: ...
+    def step(self, report: ModuleReport) -> None: ...
+    def end(self) -> None: ...
+
+
+ProgressFactory = Callable[[Path, list[str]], BatchProgress]  # (root, targets) -> the batch's progress
+
+
+@dataclass(frozen=True)
+class _Submitted:
+    """One job handed to the pool, and what it was made from."""
+
+    target: str
+    number: int  # the job's number in this session: a newer one supersedes it
+    file: Path  # the module's file
+    seen: str  # that file's text as the export read it
+    versions: Mapping[Path, int]  # the version of each document open then
+    disk: Mapping[Path, str]  # the module's file and pyproject.toml as read from disk, where not open
 
 
 class Exports:
     def __init__(
         self,
         session: Session,
-        overrides: Callable[[], Mapping[Path, str]],
+        snapshot: Callable[[], WorkspaceSnapshot],
         landed: Landed,
         say: Callable[[str], None],
-        progress: Callable[[Path, list[str]], Any],
+        progress: ProgressFactory,
+        pool_factory: PoolFactory = Pool,
     ) -> None:
         self.session = session
-        self.progress = progress  # (root, targets) -> a Progress for one batch
-        self.overrides = overrides  # open documents' text, by absolute path
+        self.snapshot = snapshot  # the documents open now
         self.landed = landed
         self.say = say  # a line in the client's log: every decision is logged
+        self.progress = progress
+        self.pool_factory = pool_factory
         self.pool: Pool | None = None
         self._debounce: dict[Path, asyncio.Task] = {}
         self._commanded: dict[tuple[Path, str], str] = {}  # running exports the user asked for -> the text
@@ -56,7 +86,7 @@ class Exports:
             self.pool.close()
             self.pool = None
         if self.pool is None:
-            self.pool = Pool(s.python, s.jobs)
+            self.pool = self.pool_factory(s.python, s.jobs)
             self.pool.warm()
         return self.pool
 
@@ -94,7 +124,7 @@ class Exports:
     def affected(self, root: Path, path: Path) -> list[str]:
         """Modules a change to ``path`` can change: its own, and those of open files that import it
         (a pyproject.toml change affects every open module of its project)."""
-        open_files = [p for p in self.overrides() if p.suffix == ".py" and self.session.root_of(p) == root]
+        open_files = [p for p in self.snapshot().documents if p.suffix == ".py" and self.session.root_of(p) == root]
         targets = [m.target for m in self._modules(path)]
         for other in open_files:
             if other == path:
@@ -114,48 +144,65 @@ class Exports:
         targets = list(targets)
         if not targets or not self.session.trusted:
             return {}
-        s = self.session.settings
-        overrides = dict(self.overrides())
+        docs = self.snapshot()
         modules = [m for m in (self.session.index.by_target(root, t) for t in targets) if m is not None]
-        plan = self.session.plan(root, modules, overrides)
+        plan = self.session.plan(root, modules, docs.texts)
         pool = self.start_pool()
-        options = Options(device=s.device, strict=s.strict, ir=s.ir)
         waits = []
         for planned in plan.modules:
             if planned.spec is None:
                 continue  # no example inputs, or a spec error: static diagnostics say so
-            file = root / planned.module.path
-            text = overrides.get(file)
-            # exportOn = change exports the editor's unsaved text
-            sources = {planned.module.path: text} if s.export_on == "change" and text is not None else {}
-            seen = text if text is not None else _read(file)
-            key = (root, planned.target)
-            if reason != "command" and self._commanded.get(key) == seen:
-                continue  # the user's own export of this very text is running: let it finish
-            opts = replace(options, artifact=artifacts / f"{planned.module.name}.pt2") if artifacts else options
-            job = job_for(plan, planned, opts, timeout=s.timeout, memory_limit=s.memory_limit, python=pool.python, sources=sources)
-            number = self.session.next_number()
-            self.session.running[key] = number
-            self._commanded.pop(key, None)
-            if reason == "command":
-                self._commanded[key] = seen
-            self.session.exports_started += 1
-            self.say(f"exporting {planned.target} ({reason}, job {number})")
-            future = pool.submit(job)
-            waits.append((planned.target, self._land(root, planned.target, number, seen, file, asyncio.wrap_future(future))))
+            submitted = self._submit(pool, plan, planned, docs, reason, artifacts)
+            if submitted is not None:
+                sub, future = submitted
+                waits.append((sub.target, self._land(root, sub, asyncio.wrap_future(future))))
         if not waits:
             return {}
         self.landed(root, [])  # CodeLenses show "exporting…"
-        # progress is shown once the jobs run: the client's round trip never delays them
-        progress = self.progress(root, [w[0] for w in waits])
+        return await self._gather(root, waits, [p.target for p in plan.modules])
+
+    def _submit(
+        self, pool: Pool, plan: Plan, planned: Planned, docs: WorkspaceSnapshot, reason: str, artifacts: Path | None
+    ) -> tuple[_Submitted, Future] | None:
+        """Hand one module's job to the pool, or None where the user's own export of this
+        very text is running (let it finish)."""
+        s = self.session.settings
+        root, file = plan.root, plan.root / planned.module.path
+        text = docs.texts.get(file)
+        seen = text if text is not None else docs.get(file).text
+        key = (root, planned.target)
+        if reason != "command" and self._commanded.get(key) == seen:
+            return None
+        # exportOn = change exports the editor's unsaved text
+        sources = {planned.module.path: text} if s.export_on == "change" and text is not None else {}
+        options = Options(device=s.device, strict=s.strict, ir=s.ir)
+        if artifacts is not None:
+            options = replace(options, artifact=artifacts / f"{planned.module.name}.pt2")
+        job = job_for(plan, planned, options, timeout=s.timeout, memory_limit=s.memory_limit, python=pool.python, sources=sources)
+        number = self.session.next_number()
+        self.session.running[key] = number
+        self._commanded.pop(key, None)
+        if reason == "command":
+            self._commanded[key] = seen
+        self.session.exports_started += 1
+        self.say(f"exporting {planned.target} ({reason}, job {number})")
+        disk = {p: t for p, t in ((file, seen), (root / PYPROJECT, plan.project.text)) if p not in docs}
+        return _Submitted(planned.target, number, file, seen, docs.versions, disk), pool.submit(job)
+
+    async def _gather(
+        self, root: Path, waits: list[tuple[str, Awaitable[ModuleReport | None]]], planned: list[str]
+    ) -> dict[str, ModuleReport]:
+        """Wait for a batch, with its progress shown once the jobs run (the client's round
+        trip never delays them); cancelled, the planned modules' jobs are killed, not just the wait."""
+        progress = self.progress(root, [target for target, _ in waits])
         await progress.create()
         progress.begin()
         landed: dict[str, ModuleReport] = {}
         try:
             try:
-                reports = await asyncio.gather(*(w[1] for w in waits))
-            except asyncio.CancelledError:  # the request was cancelled: kill the jobs, not just the wait
-                self.cancel(root, [p.target for p in plan.modules])
+                reports = await asyncio.gather(*(wait for _, wait in waits))
+            except asyncio.CancelledError:
+                self.cancel(root, planned)
                 raise
             for report in reports:
                 if report is not None:
@@ -171,35 +218,30 @@ class Exports:
                 self.say(f"cancelling the export of {target}")
                 self.pool.cancel(target)
 
-    async def _land(self, root: Path, target: str, number: int, seen: str, file: Path, wait: asyncio.Future) -> ModuleReport | None:
-        key = (root, target)
+    async def _land(self, root: Path, job: _Submitted, wait: Awaitable[ModuleReport]) -> ModuleReport | None:
+        """Put a job's report in the session, unless a newer job superseded it or, with
+        exportOn = change, its file changed while it ran."""
+        key = (root, job.target)
         try:
             report = await wait
         except (Cancelled, asyncio.CancelledError):
-            if self.session.running.get(key) == number:
+            if self.session.running.get(key) == job.number:
                 del self.session.running[key]
                 self._commanded.pop(key, None)
-                self.landed(root, [target])
+                self.landed(root, [job.target])
             return None
-        if self.session.running.get(key) != number:
-            self.say(f"dropped a stale result for {target} (job {number}): a newer export is running")
+        if self.session.running.get(key) != job.number:
+            self.say(f"dropped a stale result for {job.target} (job {job.number}): a newer export is running")
             return None
         del self.session.running[key]
         self._commanded.pop(key, None)
-        now = self.overrides().get(file)
-        if now is not None and now != seen and self.session.settings.export_on == "change":
-            self.say(f"dropped the result for {target} (job {number}): the file changed while it ran")
-            self.landed(root, [target])
+        now = self.snapshot().texts.get(job.file)
+        if now is not None and now != job.seen and self.session.settings.export_on == "change":
+            self.say(f"dropped the result for {job.target} (job {job.number}): the file changed while it ran")
+            self.landed(root, [job.target])
             return None
-        self.session.results[key] = Result(report, seen)
+        self.session.results[key] = Result(report, job.versions, job.disk)
         verdict = f"{report.status.value} in {report.seconds:.2f} s" + (f", {len(report.findings)} finding(s)" if report.findings else "")
-        self.say(f"{target}: {verdict} (job {number})")
-        self.landed(root, [target])
+        self.say(f"{job.target}: {verdict} (job {job.number})")
+        self.landed(root, [job.target])
         return report
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""

@@ -12,12 +12,13 @@ from lsprotocol import types
 
 from .. import __version__
 from ..exporter.static.spec import PYPROJECT
+from . import compat
 from . import settings as settings_mod
-from .base import STATUS_REQUEST, TRUST_NOTIFICATION, ExportLensServer, field_of, path_of, server
-from .indexer import Indexer
+from .methods import STATUS_REQUEST, TRUST_NOTIFICATION
+from .server import ExportLensServer
+from .snapshots import path_of
 
 
-@server.feature(types.INITIALIZE)
 def initialize(ls: ExportLensServer, params: types.InitializeParams) -> None:
     options = params.initialization_options or {}
     if isinstance(options, dict):
@@ -34,7 +35,6 @@ def initialize(ls: ExportLensServer, params: types.InitializeParams) -> None:
     ls.session.folders = [p for p in (path_of(u) for u in folders) if p is not None]
 
 
-@server.feature(types.INITIALIZED)
 def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
     ls.event_loop = asyncio.get_running_loop()
     ls.say(
@@ -50,7 +50,9 @@ def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
         ls.indexed.set()
     for folder in ls.session.folders:
         ls.indexers.append(
-            Indexer(folder, lambda p, e: ls.session.index.put(p, e, only_if_absent=True), lambda n, f=folder: _indexed(ls, f, n, pending))
+            ls.indexer_factory(
+                folder, lambda p, e: ls.session.index.put(p, e, only_if_absent=True), lambda n, f=folder: _indexed(ls, f, n, pending)
+            )
         )
         ls.publish_project(folder)
 
@@ -81,28 +83,21 @@ def _watch_files(ls: ExportLensServer) -> None:
     ls.client_register_capability(types.RegistrationParams([registration]))
 
 
-@server.feature(types.SHUTDOWN)
 def shutdown(ls: ExportLensServer, params: None) -> None:
-    # Cancel in-flight requests before pygls does: its own loop (2.1.1) iterates the
-    # futures dict while a cancel callback removes from it, and the shutdown fails.
-    for msg_id, future in list(ls.protocol._request_futures.items()):
-        if msg_id != ls.protocol.msg_id and not future.done():
-            future.cancel()
+    compat.cancel_requests_before_shutdown(ls)
     ls.exports.close()
     for i in ls.indexers:
         i.stop()
 
 
-@server.feature(TRUST_NOTIFICATION)
 def on_trust(ls: ExportLensServer, params: Any) -> None:
-    trusted = field_of(params, "trusted")
+    trusted = compat.field_of(params, "trusted")
     if not isinstance(trusted, bool):
         ls.say(f'{TRUST_NOTIFICATION} needs {{"trusted": true or false}}, got {params!r}: trust unchanged', types.MessageType.Warning)
         return
     ls.set_trusted(trusted)
 
 
-@server.feature(STATUS_REQUEST)
 def status(ls: ExportLensServer, params: Any) -> dict[str, Any]:
     pool = ls.exports.pool
     return {
@@ -119,10 +114,18 @@ def status(ls: ExportLensServer, params: Any) -> dict[str, Any]:
     }
 
 
-@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: ExportLensServer, params: types.DidChangeConfigurationParams) -> None:
     settings = params.settings
     if isinstance(settings, dict) and isinstance(settings.get("exportlens"), dict):
         ls.apply_settings(settings["exportlens"])
     else:
         asyncio.get_running_loop().create_task(ls.pull_settings())
+
+
+def register(server: ExportLensServer) -> None:
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.SHUTDOWN)(shutdown)
+    server.feature(TRUST_NOTIFICATION)(on_trust)
+    server.feature(STATUS_REQUEST)(status)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)

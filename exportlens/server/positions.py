@@ -1,51 +1,45 @@
 """The one place that converts positions: exportlens's 1-based lines and code-point
-columns to LSP's 0-based lines and UTF-16 columns, and back."""
+columns to LSP's 0-based lines and columns in the negotiated position encoding
+(UTF-8, UTF-16 or UTF-32), counted by pygls's ``PositionCodec``."""
 
 from __future__ import annotations
 
+from functools import cache
+
 from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+UTF16 = types.PositionEncodingKind.Utf16  # LSP's default, where the client offers no other
 
 
-def _utf16_units(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+@cache
+def _codec(encoding: str) -> PositionCodec:
+    return PositionCodec(encoding)  # an unknown encoding counts as UTF-16, as pygls does
 
 
 class Lines:
-    """A document's lines, for column conversion."""
+    """A document's lines, for column conversion in one position encoding."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, encoding: str = UTF16) -> None:
         self.lines = text.splitlines() or [""]
+        self.encoding = encoding
 
     def line(self, line0: int) -> str:
         return self.lines[line0] if 0 <= line0 < len(self.lines) else ""
 
-    def position(self, line: int, column: int | None, *, utf16: bool = True) -> types.Position:
+    def position(self, line: int, column: int | None) -> types.Position:
         """1-based line and code-point column (None: end of the line) -> LSP Position."""
         line0 = max(line - 1, 0)
         text = self.line(line0)
         col = len(text) if column is None else min(max(column - 1, 0), len(text))
-        return types.Position(line0, _utf16_units(text[:col]) if utf16 else col)
+        return types.Position(line0, _codec(self.encoding).client_num_units(text[:col]))
 
-    def range(self, line: int, column: int, end_line: int | None, end_column: int | None, *, utf16: bool = True) -> types.Range:
+    def range(self, line: int, column: int, end_line: int | None, end_column: int | None) -> types.Range:
         """A finding's span; with no end, from the column to the end of its line's code."""
-        start = self.position(line, column, utf16=utf16)
-        if end_line is None:
-            text = self.line(line - 1)
-            stripped = len(text.rstrip())
-            first = len(text) - len(text.lstrip())
-            column = column if column > 1 else first + 1  # column 1: the line's code, not its indent
-            start = self.position(line, column, utf16=utf16)
-            return types.Range(start, self.position(line, max(stripped + 1, column), utf16=utf16))
-        return types.Range(start, self.position(end_line, end_column, utf16=utf16))
-
-    def column(self, position: types.Position, *, utf16: bool = True) -> int:
-        """LSP Position -> 1-based code-point column on its line."""
-        text = self.line(position.line)
-        if not utf16:
-            return position.character + 1
-        units = 0
-        for i, ch in enumerate(text):
-            if units >= position.character:
-                return i + 1
-            units += 2 if ord(ch) > 0xFFFF else 1
-        return len(text) + 1
+        if end_line is not None:
+            return types.Range(self.position(line, column), self.position(end_line, end_column))
+        text = self.line(line - 1)
+        stripped = len(text.rstrip())
+        first = len(text) - len(text.lstrip())
+        column = column if column > 1 else first + 1  # column 1: the line's code, not its indent
+        return types.Range(self.position(line, column), self.position(line, max(stripped + 1, column)))

@@ -2,61 +2,52 @@
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
 from ..exporter.core.report import ModuleReport
-
-if TYPE_CHECKING:
-    from .base import ExportLensServer
+from . import compat
 
 
 class Progress:
-    """One batch of exports, with a cancel button that kills them; where the client
-    does not support progress, every method does nothing."""
+    """One batch of exports, with a cancel button that calls ``on_cancel``; where the
+    client does not support progress, every method does nothing."""
 
-    def __init__(self, ls: ExportLensServer, root: Path, targets: list[str]) -> None:
-        self.ls, self.root, self.targets = ls, root, targets
-        self.token: str | None = None
+    def __init__(self, server: LanguageServer, token: str, targets: list[str], on_cancel: Callable[[], None]) -> None:
+        self.server, self.targets, self.on_cancel = server, targets, on_cancel
+        self.wanted = token
+        self.token: str | None = None  # set once the client accepted it
         self.done = 0
 
     async def create(self) -> None:
-        caps = self.ls.client_capabilities.window
+        caps = self.server.client_capabilities.window
         if not (caps and caps.work_done_progress):
             return
-        token = f"exportlens-{self.ls.session.next_number()}"
         try:
-            await asyncio.shield(self.ls.work_done_progress.create_async(token))
+            await compat.client_reply(self.server.work_done_progress.create_async(self.wanted))
         except Exception:
             return
-        self.token = token
-        self.ls.work_done_progress.tokens[token].add_done_callback(self._cancelled)
-
-    def _cancelled(self, future: asyncio.Future) -> None:
-        if future.cancelled():
-            self.ls.exports.cancel(self.root, self.targets)
+        self.token = self.wanted
+        compat.on_progress_cancel(self.server, self.token, self.on_cancel)
 
     def begin(self) -> None:
         if self.token:
             names = ", ".join(t.rsplit(":", 1)[1] for t in self.targets)
-            self.ls.work_done_progress.begin(
+            self.server.work_done_progress.begin(
                 self.token, types.WorkDoneProgressBegin(title="exportlens", message=f"exporting {names}", cancellable=True, percentage=0)
             )
 
     def step(self, report: ModuleReport) -> None:
         self.done += 1
         if self.token:
-            self.ls.work_done_progress.report(
-                self.token,
-                types.WorkDoneProgressReport(
-                    message=f"{report.target}: {report.status.value}", percentage=int(100 * self.done / max(len(self.targets), 1))
-                ),
+            percentage = int(100 * self.done / max(len(self.targets), 1))
+            self.server.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=f"{report.target}: {report.status.value}", percentage=percentage)
             )
 
     def end(self) -> None:
         if self.token:
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
-            self.ls.work_done_progress.tokens.pop(self.token, None)  # pygls never forgets them
+            self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
+            compat.forget_progress(self.server, self.token)

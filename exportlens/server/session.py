@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import enum
 import itertools
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,9 +28,16 @@ class State(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Result:
+    """One export's report, and what the export read: the version of each document open
+    then (its fixes' edits name those versions, so the editor refuses them after an edit),
+    and the text of the module's file and pyproject.toml where it read them from disk."""
+
     report: ModuleReport
-    text: str  # the module file's text the export saw: a later edit makes the positions stale
-    finished: float = field(default_factory=time.monotonic)
+    versions: Mapping[Path, int] = field(default_factory=dict)
+    disk: Mapping[Path, str] = field(default_factory=dict, repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.report.target}: {self.report.status.value}"
 
 
 @dataclass
@@ -88,6 +94,14 @@ class Session:
 
     def spec_of(self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]) -> tuple[ExportSpec | None, list[Finding]]:
         return resolve(module, self.project(root, overrides))
+
+    def has_spec(self, root: Path, targets: list[str], overrides: Mapping[Path, str]) -> dict[str, bool]:
+        """Whether each module has example inputs that resolve (no spec error)."""
+        out = {}
+        for t in targets:
+            m = self.index.by_target(root, t)
+            out[t] = m is not None and self.spec_of(root, m, overrides)[0] is not None
+        return out
 
     def root_of(self, path: Path) -> Path:
         entry = self.index.get(path)

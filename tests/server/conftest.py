@@ -32,6 +32,10 @@ def capabilities() -> types.ClientCapabilities:
     return caps
 
 
+class StaleEdit(Exception):
+    """The editor refused a WorkspaceEdit made for another version of a document."""
+
+
 class Editor:
     """The editor side: open documents with versions, edits applied as a user accepts them."""
 
@@ -40,6 +44,7 @@ class Editor:
         self.root = root
         self.versions: dict[str, int] = {}
         self.texts: dict[str, str] = {}
+        self.encoding: str | None = None  # the position encoding the server chose
 
     def uri(self, rel: str) -> str:
         return (self.root / rel).resolve().as_uri()
@@ -72,7 +77,14 @@ class Editor:
         self.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
 
     def apply(self, edit: types.WorkspaceEdit) -> list[str]:
-        """Apply a WorkspaceEdit to open buffers (checking versions) and save them; returns the files touched."""
+        """Apply a WorkspaceEdit to open buffers and save them; returns the files touched. As
+        VS Code does, refuse all of it (StaleEdit) where an edit names a version of an open
+        document other than the editor's (a version of None: the server asks for no check)."""
+        for change in edit.document_changes or []:
+            if isinstance(change, types.TextDocumentEdit):
+                uri, version = change.text_document.uri, change.text_document.version
+                if uri in self.versions and version is not None and version != self.versions[uri]:
+                    raise StaleEdit(f"edit made for version {version} of {uri}, the editor has {self.versions[uri]}")
         touched = []
         for change in edit.document_changes or []:
             if isinstance(change, types.CreateFile):
@@ -83,8 +95,6 @@ class Editor:
             uri = change.text_document.uri
             path = Path(uri.removeprefix("file://"))
             rel = path.relative_to(self.root.resolve()).as_posix()
-            if uri in self.versions:
-                assert change.text_document.version == self.versions[uri], "edit made for another version of the document"
             text = self.texts.get(uri, path.read_text())
             text = apply_text_edits(text, change.edits)
             if uri not in self.versions:
@@ -121,7 +131,11 @@ class Editor:
                         return m.message
                 await self.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
 
-        return await asyncio.wait_for(wait(), timeout)
+        try:
+            return await asyncio.wait_for(wait(), timeout)
+        except asyncio.TimeoutError:
+            logs = "\n".join(m.message for m in self.client.log_messages[-30:])
+            raise AssertionError(f"{needle!r} never logged\nserver log:\n{logs}") from None
 
     def line_of(self, rel: str, needle: str) -> int:
         """0-based line of the first line containing ``needle``."""
@@ -178,18 +192,24 @@ def _client() -> LanguageClient:
     return client
 
 
-async def start(root: Path, **options: Any) -> Editor:
+async def start(root: Path, *, server: list[str] = SERVER, encodings: list[str] | None = None, **options: Any) -> Editor:
+    """A client on ``server``, offering the position ``encodings`` (None: LSP's default, UTF-16)."""
     client = _client()
-    await client.start_io(*SERVER, cwd=str(root))
-    await client.initialize_session(
+    await client.start_io(*server, cwd=str(root))
+    caps = capabilities()
+    if encodings is not None:
+        caps.general = types.GeneralClientCapabilities(position_encodings=encodings)
+    result = await client.initialize_session(
         types.InitializeParams(
-            capabilities=capabilities(),
+            capabilities=caps,
             root_uri=root.resolve().as_uri(),
             workspace_folders=[types.WorkspaceFolder(root.resolve().as_uri(), root.name)],
             initialization_options={"debounce": 50, **options},
         )
     )
-    return Editor(client, root)
+    editor = Editor(client, root)
+    editor.encoding = result.capabilities.position_encoding
+    return editor
 
 
 async def stop(editor: Editor) -> None:

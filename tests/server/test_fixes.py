@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from lsprotocol import types
+
+from .conftest import StaleEdit
 
 PROBLEMS = {
     "models/router.py": ("EL101", "TokenRouter"),
@@ -22,18 +27,36 @@ async def quick_fixes(editor, rel: str, diagnostic: types.Diagnostic) -> list[ty
     return [a for a in actions or [] if isinstance(a, types.CodeAction) and a.kind == types.CodeActionKind.QuickFix]
 
 
+async def apply_preferred_fix(editor, rel: str, code: str) -> tuple[str, list[str]]:
+    """Apply the preferred quick fix of ``code`` in ``rel`` as a user does. A fix made before
+    another fix changed pyproject.toml is refused by the editor (or, where the export read
+    that file from disk, not offered): then wait for the next export's."""
+    seen: list[str] = []
+
+    async def attempt() -> tuple[str, list[str]]:
+        while True:
+            found = await editor.diagnostics(rel, lambda ds: any(d.code == code for d in ds))
+            fixes = await quick_fixes(editor, rel, next(d for d in found if d.code == code))
+            preferred = [f for f in fixes if f.is_preferred]
+            assert len(preferred) <= 1, [(f.title, f.is_preferred) for f in fixes]
+            seen.append(", ".join(f.title for f in fixes) or "no fix")
+            if preferred:
+                try:
+                    return preferred[0].title, editor.apply(preferred[0].edit)
+                except StaleEdit as e:
+                    seen.append(str(e))
+            await editor.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+    try:
+        return await asyncio.wait_for(attempt(), 90)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"no quick fix for {code} in {rel} applied: {seen}") from None
+
+
 async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
     for rel in PROBLEMS:
         editor.open(rel)
-    applied = {}
-    for rel, (code, _) in PROBLEMS.items():
-        found = await editor.diagnostics(rel, lambda ds, code=code: any(d.code == code for d in ds))
-        diagnostic = next(d for d in found if d.code == code)
-        fixes = await quick_fixes(editor, rel, diagnostic)
-        assert fixes, f"no quick fix for {code} in {rel}"
-        preferred = [f for f in fixes if f.is_preferred]
-        assert len(preferred) == 1, [(f.title, f.is_preferred) for f in fixes]
-        applied[rel] = (preferred[0].title, editor.apply(preferred[0].edit))
+    applied = {rel: await apply_preferred_fix(editor, rel, code) for rel, (code, _) in PROBLEMS.items()}
     # each fix lands in the file it names: Dim changes in pyproject.toml, torch._check in the model
     assert applied["models/router.py"] == ("Assume `routed > 0` here: insert torch._check(routed > 0)", ["models/router.py"])
     assert applied["models/positional.py"] == ("Set `seq` to Dim('seq', max=128)", ["pyproject.toml"])
@@ -43,3 +66,40 @@ async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
     for rel, (code, cls) in PROBLEMS.items():
         await editor.diagnostics(rel, lambda ds, code=code: not any(d.code == code for d in ds))
         await editor.logged(f"{rel}:{cls}: exported")
+
+
+async def test_a_fix_computed_before_an_edit_names_the_older_version(editor):
+    """The export saw version 1; after an unsaved edit (version 2, exportOn = save: no new
+    export) the quick fix still names version 1, so the editor refuses it rather than
+    inserting the check on a line that has moved."""
+    router = "models/router.py"
+    uri = editor.open(router)
+    found = await editor.diagnostics(router, lambda ds: any(d.code == "EL101" for d in ds))
+    diagnostic = next(d for d in found if d.code == "EL101")
+    edited = "# a line added above the problem\n" + editor.texts[uri]
+    editor.change(router, edited)
+    (fix,) = [f for f in await quick_fixes(editor, router, diagnostic) if f.is_preferred]
+    (change,) = fix.edit.document_changes
+    assert change.text_document.uri == uri
+    assert change.text_document.version == 1 and editor.versions[uri] == 2
+    with pytest.raises(StaleEdit):
+        editor.apply(fix.edit)
+    assert editor.texts[uri] == edited and "torch._check" not in edited
+
+
+async def test_a_fix_for_a_file_changed_since_the_export_waits_for_the_next_one(editor):
+    """The export read pyproject.toml from disk; once the user edits it, the fix that export
+    made for it is not offered (its edit would land on the wrong line) until the next
+    export, after the save, makes it again for the new text."""
+    rel, title = "models/positional.py", "Set `seq` to Dim('seq', max=128)"
+    editor.open(rel)
+    found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL201" for d in ds))
+    diagnostic = next(d for d in found if d.code == "EL201")
+    assert title in [f.title for f in await quick_fixes(editor, rel, diagnostic)]
+    uri = editor.open("pyproject.toml")
+    edited = "# a line added above every table\n" + editor.texts[uri]
+    editor.change("pyproject.toml", edited)
+    assert title not in [f.title for f in await quick_fixes(editor, rel, diagnostic)]
+    editor.save("pyproject.toml")
+    assert await apply_preferred_fix(editor, rel, "EL201") == (title, ["pyproject.toml"])
+    assert (editor.root / "pyproject.toml").read_text().startswith("# a line added above every table\n")

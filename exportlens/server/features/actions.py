@@ -3,133 +3,126 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from lsprotocol import types
 
-from ...exporter.core.report import Edit, Finding, Fix
+from ...exporter.core.report import Edit, Fix
 from ...exporter.core.targets import ModuleClass
 from ...exporter.static.scaffold import spec_edit
 from ...exporter.static.spec import PYPROJECT
-from ..positions import Lines
-from ..session import Session
-from .diagnostics import SOURCE, findings_for
-
-EXPORT_COMMAND = "exportlens.exportModule"
-CREATE_SPEC_COMMAND = "exportlens.createSpec"
-EXPORT_KIND = types.CodeActionKind.Source + ".exportlens.export"  # a source action: it acts on the whole module
-
-Versions = Callable[[Path], "int | None"]  # an open document's version, None when closed
+from ..methods import EXPORT_COMMAND, EXPORT_KIND
+from ..session import Result, Session
+from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
+from .diagnostics import SOURCE, Located, findings_for
 
 
-def workspace_edit(
-    root: Path, edits: tuple[Edit, ...] | list[Edit], text_of: Callable[[Path], str], version_of: Versions, utf16: bool = True
-) -> types.WorkspaceEdit:
-    """Edits grouped per file, each against the version the editor has, so a stale one is refused."""
+def workspace_edit(root: Path, edits: Iterable[Edit], docs: WorkspaceSnapshot, versions: Mapping[Path, int | None]) -> types.WorkspaceEdit:
+    """Edits grouped per file, each naming the version of its document they were made for
+    (None: no check), so that the editor refuses a stale one."""
+    edits = list(edits)
     changes: list[types.TextDocumentEdit] = []
     for rel in dict.fromkeys(e.path for e in edits):
         path = root / rel
-        lines = Lines(text_of(path))
+        lines = docs.get(path).lines
         text_edits = [
-            types.TextEdit(
-                types.Range(lines.position(e.line, e.column, utf16=utf16), lines.position(e.end_line, e.end_column, utf16=utf16)),
-                e.new_text,
-            )
+            types.TextEdit(types.Range(lines.position(e.line, e.column), lines.position(e.end_line, e.end_column)), e.new_text)
             for e in edits
             if e.path == rel
         ]
-        doc = types.OptionalVersionedTextDocumentIdentifier(uri=path.as_uri(), version=version_of(path))
+        doc = types.OptionalVersionedTextDocumentIdentifier(uri=path.as_uri(), version=versions.get(path))
         changes.append(types.TextDocumentEdit(text_document=doc, edits=text_edits))
     return types.WorkspaceEdit(document_changes=changes)
 
 
+def made_for(result: Result | None, docs: WorkspaceSnapshot, paths: Iterable[Path]) -> dict[Path, int | None] | None:
+    """The version of each document that edits found by ``result`` were made for: the one
+    the export read where the document was open then; the editor's now where the export
+    read the disk and the text is still the same. None where a file the export read from
+    disk has changed since (no version can say so: the fix is left out until the next export)."""
+    out: dict[Path, int | None] = {}
+    for path in paths:
+        now = docs.get(path)
+        if result is not None and path in result.versions:
+            out[path] = result.versions[path]
+        elif result is not None and path in result.disk and result.disk[path] != now.text:
+            return None
+        else:
+            out[path] = now.version  # found in the text as it is now, or as the export read it
+    return out
+
+
 def quick_fixes(
-    session: Session,
-    path: Path,
-    params: types.CodeActionParams,
-    overrides: Mapping[Path, str],
-    text_of: Callable[[Path], str],
-    version_of: Versions,
-    utf16: bool = True,
+    session: Session, doc: DocumentSnapshot, docs: WorkspaceSnapshot, context: list[types.Diagnostic]
 ) -> list[types.CodeAction]:
-    """A quick fix per fix of each exportlens diagnostic in the request's context."""
-    ours = [d for d in params.context.diagnostics if d.source == SOURCE and isinstance(d.data, dict)]
+    """A quick fix per fix of each exportlens diagnostic in the request's context. A fix
+    from an export is made for the documents the export read, not for today's text."""
+    ours = [d for d in context if d.source == SOURCE and isinstance(d.data, dict)]
     if not ours:
         return []
-    root = session.root_of(path)
-    found = findings_for(session, path, overrides)
+    root = session.root_of(doc.path)
+    found = findings_for(session, doc.path, docs.texts)
     actions = []
     for d in ours:
-        finding = _match(found, d.data)
-        if finding is None:
-            continue
-        for fix in finding.fixes:
-            actions.append(_fix_action(fix, finding, d, root, text_of, version_of, utf16))
+        item = _match(found, d.data)
+        for fix in item.finding.fixes if item is not None else ():
+            versions = made_for(item.result, docs, {root / e.path for e in fix.edits})
+            if versions is not None:
+                edit = workspace_edit(root, fix.edits, docs, versions)
+                actions.append(_fix_action(fix, len(item.finding.fixes), d, edit))
     return actions
 
 
-def _match(found: list[tuple[Finding, str | None]], data: dict) -> Finding | None:
-    for f, _ in found:
+def _match(found: list[Located], data: dict) -> Located | None:
+    for item in found:
+        f = item.finding
         if f.code == data.get("code") and f.line == data.get("line") and f.message == data.get("message"):
-            return f
+            return item
     return None
 
 
-def _fix_action(fix: Fix, finding: Finding, diagnostic: types.Diagnostic, root: Path, text_of, version_of, utf16: bool) -> types.CodeAction:
+def _fix_action(fix: Fix, choices: int, diagnostic: types.Diagnostic, edit: types.WorkspaceEdit) -> types.CodeAction:
     return types.CodeAction(
         title=fix.title,
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
-        is_preferred=fix.preferred or len(finding.fixes) == 1,
-        edit=workspace_edit(root, fix.edits, text_of, version_of, utf16),
+        is_preferred=fix.preferred or choices == 1,
+        edit=edit,
     )
 
 
 def module_actions(
-    session: Session, path: Path, module: ModuleClass | None, has_spec: bool, spec_edit: Callable[[], types.WorkspaceEdit | None]
+    session: Session, doc: DocumentSnapshot, docs: WorkspaceSnapshot, module: ModuleClass, has_spec: bool
 ) -> list[types.CodeAction]:
-    """Actions on the module under the cursor, whatever its diagnostics."""
-    if module is None:
-        return []
-    args = [{"uri": path.as_uri(), "target": module.target}]
+    """Actions on the module under the cursor, whatever its diagnostics. Raises where its
+    spec cannot be scaffolded (the handler logs why)."""
     if not has_spec:
-        edit = spec_edit()
-        if edit is None:
-            return []
+        edit = create_spec_edit(module, session.root_of(doc.path), doc.path, session.folders, docs)
         return [types.CodeAction(title=f"Create export spec for {module.name}", kind=types.CodeActionKind.QuickFix, edit=edit)]
     if not session.trusted:
         return []
-    export = types.Command(title=f"Export {module.name} to .pt2", command=EXPORT_COMMAND, arguments=[{**args[0], "save": True}])
+    args = {"uri": doc.uri, "target": module.target, "save": True}
+    export = types.Command(title=f"Export {module.name} to .pt2", command=EXPORT_COMMAND, arguments=[args])
     return [types.CodeAction(title=f"Export {module.name} to .pt2", kind=EXPORT_KIND, command=export)]
 
 
-def create_spec_edit(
-    module: ModuleClass,
-    root: Path,
-    path: Path,
-    folders: list[Path],
-    text_of: Callable[[Path], str],
-    version_of: Versions,
-    open_files: set[Path],
-    utf16: bool = True,
-) -> types.WorkspaceEdit:
+def create_spec_edit(module: ModuleClass, root: Path, path: Path, folders: list[Path], docs: WorkspaceSnapshot) -> types.WorkspaceEdit:
     """Add ``module``'s scaffolded spec to its project's pyproject.toml; where there is none
     above the file, create one in the workspace folder that holds it."""
     pyproject = root / PYPROJECT
-    exists = pyproject.is_file() or pyproject in open_files
+    exists = pyproject.is_file() or pyproject in docs
     if not exists:
         folder = next((f for f in folders if f in path.parents), path.parent)
         pyproject = folder / PYPROJECT
         module = replace(module, path=path.relative_to(folder).as_posix())
-    before = text_of(pyproject) if exists else ""
-    edit = spec_edit(module, text_of(path), before if exists else None)
-    lines = Lines(before)
+    before = docs.get(pyproject) if exists else DocumentSnapshot(pyproject, "", None, docs.encoding)
+    edit = spec_edit(module, docs.get(path).text, before.text if exists else None)
+    lines = before.lines
     text_edit = types.TextEdit(
-        types.Range(lines.position(edit.line, edit.column, utf16=utf16), lines.position(edit.end_line, edit.end_column, utf16=utf16)),
-        edit.new_text,
+        types.Range(lines.position(edit.line, edit.column), lines.position(edit.end_line, edit.end_column)), edit.new_text
     )
-    doc = types.OptionalVersionedTextDocumentIdentifier(uri=pyproject.as_uri(), version=version_of(pyproject))
+    doc = types.OptionalVersionedTextDocumentIdentifier(uri=pyproject.as_uri(), version=before.version)
     create = [] if exists else [types.CreateFile(uri=pyproject.as_uri(), options=types.CreateFileOptions(ignore_if_exists=True))]
     return types.WorkspaceEdit(document_changes=[*create, types.TextDocumentEdit(text_document=doc, edits=[text_edit])])

@@ -5,15 +5,17 @@ in a helper file that another module imports)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types
 
 from ...exporter.core import codes
-from ...exporter.core.report import Finding, Severity
+from ...exporter.core.report import Finding, Kind, Severity
 from ...exporter.static.spec import PYPROJECT
 from ..positions import Lines
-from ..session import Session
+from ..session import Result, Session
+from ..snapshots import DocumentSnapshot
 
 SOURCE = "exportlens"
 SEVERITY = {
@@ -23,14 +25,24 @@ SEVERITY = {
 }
 
 
-def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) -> list[tuple[Finding, str | None]]:
-    """Every finding located in ``path``, with the module target it belongs to (None: static)."""
+@dataclass(frozen=True)
+class Located:
+    """A finding in one file, with where it came from."""
+
+    finding: Finding
+    target: str | None = None  # the module it belongs to; None: the file's own (a syntax error)
+    result: Result | None = None  # the export that found it; None: found in the text as it is now
+
+    def __str__(self) -> str:
+        return f"{self.finding.code} line {self.finding.line} ({self.target or 'static'})"
+
+
+def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) -> list[Located]:
+    """Every finding located in ``path``: static ones first, then those of exports."""
     root = session.root_of(path)
     rel = relative(root, path)
-    out: list[tuple[Finding, str | None]] = []
     entry = session.index.get(path)
-    if entry is not None:
-        out += [(f, None) for f in entry.findings]
+    out = [Located(f) for f in entry.findings] if entry is not None else []
     # spec problems: a table's on pyproject.toml lines, an example_inputs() method's in its own file,
     # so only those modules are resolved (this runs for every open file each time an export lands)
     if path.name == PYPROJECT:
@@ -39,26 +51,28 @@ def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) ->
     else:
         modules = list(entry.modules) if entry is not None else []
     plan = session.plan(root, modules, overrides)
-    out += [(f, None) for f in plan.findings if f.path == rel]
+    out += [Located(f) for f in plan.findings if f.path == rel]
     for planned in plan.modules:
-        out += [(f, planned.target) for f in planned.findings if f.path == rel]
+        out += [Located(f, planned.target) for f in planned.findings if f.path == rel]
     for (r, target), result in session.results.items():
         if r == root:
-            out += [(f, target) for f in result.report.findings if f.path == rel and f.kind.value != "spec-error"]
+            out += [Located(f, target, result) for f in result.report.findings if f.path == rel and f.kind is not Kind.SPEC_ERROR]
     return _unique(out)
 
 
-def _unique(items: Iterable[tuple[Finding, str | None]]) -> list[tuple[Finding, str | None]]:
+def _unique(items: Iterable[Located]) -> list[Located]:
     seen, out = set(), []
-    for f, t in items:
+    for item in items:
+        f = item.finding
         key = (f.code, f.line, f.column, f.message)
         if key not in seen:
             seen.add(key)
-            out.append((f, t))
+            out.append(item)
     return out
 
 
-def to_diagnostic(f: Finding, target: str | None, lines: Lines, root: Path, utf16: bool = True) -> types.Diagnostic:
+def to_diagnostic(item: Located, lines: Lines, root: Path) -> types.Diagnostic:
+    f = item.finding
     related = [
         types.DiagnosticRelatedInformation(
             types.Location((root / r.path).as_uri(), types.Range(types.Position(r.line - 1, 0), types.Position(r.line - 1, 0))),
@@ -67,22 +81,21 @@ def to_diagnostic(f: Finding, target: str | None, lines: Lines, root: Path, utf1
         for r in f.related
     ]
     return types.Diagnostic(
-        range=lines.range(f.line, f.column, f.end_line, f.end_column, utf16=utf16),
+        range=lines.range(f.line, f.column, f.end_line, f.end_column),
         message=f.message,
         severity=SEVERITY[f.severity],
         code=f.code,
         code_description=types.CodeDescription(href=codes.docs_url(f.code)),
         source=SOURCE,
         related_information=related or None,
-        data={"target": target, "code": f.code, "line": f.line, "message": f.message},  # code actions find the finding by these
+        data={"target": item.target, "code": f.code, "line": f.line, "message": f.message},  # code actions find the finding by these
     )
 
 
-def diagnostics(session: Session, path: Path, text: str, overrides: Mapping[Path, str], utf16: bool = True) -> list[types.Diagnostic]:
-    root = session.root_of(path)
-    lines = Lines(text)
-    found = findings_for(session, path, overrides)
-    return [to_diagnostic(f, t, lines, root, utf16) for f, t in found if f.code != codes.SPEC_MISSING.code]
+def diagnostics(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str]) -> list[types.Diagnostic]:
+    root = session.root_of(doc.path)
+    found = findings_for(session, doc.path, overrides)
+    return [to_diagnostic(item, doc.lines, root) for item in found if item.finding.code != codes.SPEC_MISSING.code]
 
 
 def relative(root: Path, path: Path) -> str:

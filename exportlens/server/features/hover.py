@@ -4,13 +4,30 @@ of forward, the shapes that line produces."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from ...exporter.core.report import LineShapes, Status
 from ...exporter.core.targets import ModuleClass
 from ..session import Session
+from ..snapshots import DocumentSnapshot
+from .diagnostics import relative
 
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*(?::[^=]+)?(?<![=!<>])=(?!=)")
+
+
+def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], line: int) -> str | None:
+    """Markdown for 1-based ``line`` of a Python file: a module's verdict on its class
+    name, else the shapes that line produces, else None."""
+    if doc.path.suffix != ".py":
+        return None
+    root = session.root_of(doc.path)
+    module = session.index.module_at(doc.path, line)
+    if module is not None and module.name_span.line == line:
+        spec, _ = session.spec_of(root, module, overrides)
+        return module_hover(session, root, module, spec.describe() if spec else None)
+    found = shapes_at(session, root, relative(root, doc.path), line)
+    return line_hover(found[0], doc.lines.line(line - 1)) if found else None
 
 
 def module_hover(session: Session, root: Path, module: ModuleClass, spec_where: str | None) -> str:

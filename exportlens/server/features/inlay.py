@@ -2,35 +2,37 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from lsprotocol import types
 
-from ..positions import Lines
 from ..session import Session
+from ..snapshots import DocumentSnapshot
+from .diagnostics import relative
 from .hover import assigned
 
 
-def inlay_hints(session: Session, root: Path, rel: str, lines: Lines, first: int, last: int, utf16: bool = True) -> list[types.InlayHint]:
-    """Hints for 1-based lines ``first..last`` of ``rel``."""
+def inlay_hints(session: Session, doc: DocumentSnapshot, first: int, last: int) -> list[types.InlayHint]:
+    """Hints for 1-based lines ``first..last`` of the document (none with inlayHints off)."""
+    if not session.settings.inlay_hints:
+        return []
+    root = session.root_of(doc.path)
+    rel, lines = relative(root, doc.path), doc.lines
     hints: list[types.InlayHint] = []
     seen: set[int] = set()
     for (r, _), result in session.results.items():
         summary = result.report.summary
         if r != root or summary is None:
             continue
-        for ls in summary.line_shapes:
-            if ls.path != rel or not (first <= ls.line <= last) or ls.line in seen or not ls.shapes:
+        for shapes in summary.line_shapes:
+            if shapes.path != rel or not (first <= shapes.line <= last) or shapes.line in seen or not shapes.shapes:
                 continue
-            code = lines.line(ls.line - 1)
+            code = lines.line(shapes.line - 1)
             if assigned(code) is None:
                 continue
-            seen.add(ls.line)
-            end = lines.position(ls.line, len(code.rstrip()) + 1, utf16=utf16)
+            seen.add(shapes.line)
             hints.append(
                 types.InlayHint(
-                    position=end,
-                    label=ls.shapes[-1],
+                    position=lines.position(shapes.line, len(code.rstrip()) + 1),
+                    label=shapes.shapes[-1],
                     kind=types.InlayHintKind.Type,
                     padding_left=True,
                     tooltip=f"shape in your Dim names ({result.report.target})",

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from lsprotocol import types
 
 from ...exporter.core.report import Status
+from ..methods import CREATE_SPEC_COMMAND, EXPORT_COMMAND
 from ..session import Session, State
-from .actions import CREATE_SPEC_COMMAND, EXPORT_COMMAND
+from ..snapshots import DocumentSnapshot
 
 
 def title(session: Session, root: Path, target: str, has_spec: bool) -> str:
@@ -27,17 +29,18 @@ def title(session: Session, root: Path, target: str, has_spec: bool) -> str:
     return f"✗ {problems} problem{'s' if problems != 1 else ''}"
 
 
-def code_lenses(session: Session, path: Path, has_spec: dict[str, bool]) -> list[types.CodeLens]:
-    entry = session.index.get(path)
+def code_lenses(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str]) -> list[types.CodeLens]:
+    entry = session.index.get(doc.path)
     if entry is None:
         return []
+    has_spec = session.has_spec(entry.root, [m.target for m in entry.modules], overrides)
     lenses = []
     for m in entry.modules:
         span = m.name_span
         where = types.Range(types.Position(span.line - 1, 0), types.Position(span.line - 1, 0))
         spec = has_spec.get(m.target, False)
         command = EXPORT_COMMAND if spec else CREATE_SPEC_COMMAND
-        args = [{"uri": path.as_uri(), "target": m.target} | ({"save": True} if spec else {})]  # ▶ Export writes the .pt2
+        args = [{"uri": doc.uri, "target": m.target} | ({"save": True} if spec else {})]  # ▶ Export writes the .pt2
         lenses.append(
             types.CodeLens(
                 range=where, command=types.Command(title=title(session, entry.root, m.target, spec), command=command, arguments=args)

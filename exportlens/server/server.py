@@ -1,66 +1,62 @@
-"""The server object every handler module registers on, and what handlers share."""
+"""The language server object: the session, the exports, and what the handlers share
+(snapshots of the documents, publishing diagnostics, refreshes, settings and trust).
+``app.build`` creates it and registers the handlers; nothing here runs at import."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..exporter.core.report import Status
-from ..exporter.core.targets import ModuleClass
 from ..exporter.static.spec import PYPROJECT
+from . import compat
 from . import settings as settings_mod
-from .exports import Exports
-from .features import actions, diagnostics
-from .indexer import Indexer
+from .exports import Exports, PoolFactory
+from .features import diagnostics
+from .index import FileEntry
+from .methods import EXPORTS_NOTIFICATION
+from .positions import UTF16
 from .progress import Progress
 from .session import Session
+from .snapshots import DocumentSnapshot, WorkspaceSnapshot, path_of
 
 log = logging.getLogger(__name__)
 
-TRUST_NOTIFICATION = "exportlens/setTrusted"  # {"trusted": true}: the client granted workspace trust
-STATUS_REQUEST = "exportlens/status"  # the server's own state, for tests, benchmarks and bug reports
-EXPORTS_NOTIFICATION = "exportlens/exports"  # server -> client after each change: {running, exported, failed, problems}
-CHECK_WORKSPACE_REQUEST = "exportlens/checkWorkspace"  # export every module with a spec; problems in every file
-PROGRAM_REQUEST = "exportlens/program"  # {uri, target | line} -> {target, status, text}: the exported program as text
 # the least severe message type each logLevel sends (MessageType: Error 1 < Warning 2 < Info 3 < Log 4)
 _LOUDEST = {"error": types.MessageType.Error, "warning": types.MessageType.Warning, "info": types.MessageType.Log}
-RESCAN_DELAY = 0.15  # seconds: typing rescans a file once it pauses
 
 
-def path_of(uri: str) -> Path | None:
-    fs = to_fs_path(uri)
-    return Path(fs).resolve() if fs else None
+class Indexer(Protocol):
+    """A background scan of one workspace folder (``indexer.Indexer``)."""
+
+    def stop(self) -> None: ...
 
 
-def field_of(obj: Any, key: str, default: Any = None) -> Any:
-    """A field of a custom notification's params, whatever shape pygls gave them."""
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
+# (folder, on_file(path, entry), on_done(files)) -> a running scan; tests hand in their own
+IndexerFactory = Callable[[Path, Callable[[Path, FileEntry], None], Callable[[int], None]], Indexer]
 
 
 class ExportLensServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, pool_factory: PoolFactory, indexer_factory: IndexerFactory) -> None:
         super().__init__("exportlens", __version__)
         self.session = Session()
-        self.exports = Exports(self.session, self.open_texts, self._landed, self.say, lambda root, targets: Progress(self, root, targets))
+        self.exports = Exports(self.session, self.snapshot, self._landed, self.say, self._progress, pool_factory)
+        self.indexer_factory = indexer_factory
         self.indexers: list[Indexer] = []
-        self._rescans: dict[Path, asyncio.Task] = {}
+        self.rescans: dict[Path, asyncio.Task] = {}  # typing rescans a file once it pauses
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
         self.indexed = asyncio.Event()  # every workspace folder's first scan is done
         self._closed_with_problems: set[Path] = set()  # files not open whose diagnostics were published
 
-    # -- helpers the features share --------------------------------------------------
-
     def say(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        """A line in the client's log, as loud as the logLevel setting lets through."""
         log.info(message)
         if kind > _LOUDEST[self.session.settings.log_level]:
             return
@@ -69,67 +65,51 @@ class ExportLensServer(LanguageServer):
         except Exception:
             pass
 
-    @property
-    def utf16(self) -> bool:
-        return self.workspace.position_encoding != types.PositionEncodingKind.Utf32
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        """A message the user sees (a notification in VS Code)."""
+        self.window_show_message(types.ShowMessageParams(kind, f"exportlens: {message}"))
 
-    def open_texts(self) -> Mapping[Path, str]:
-        out = {}
+    # -- documents ---------------------------------------------------------------------
+
+    def snapshot(self) -> WorkspaceSnapshot:
+        """The open documents now: text, version and the negotiated position encoding."""
+        encoding = self.workspace.position_encoding or UTF16
+        docs = {}
         for uri, doc in list(self.workspace.text_documents.items()):
             path = path_of(uri)
             if path is not None:
-                out[path] = doc.source
-        return out
+                docs[path] = DocumentSnapshot(path, doc.source, doc.version, encoding)
+        return WorkspaceSnapshot(docs, encoding)
 
-    def text_of(self, path: Path) -> str:
-        doc = self.workspace.text_documents.get(path.as_uri())
-        if doc is not None:
-            return doc.source
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return ""
-
-    def version_of(self, path: Path) -> int | None:
-        doc = self.workspace.text_documents.get(path.as_uri())
-        return doc.version if doc is not None else None
-
-    def has_spec(self, root: Path, targets: list[str]) -> dict[str, bool]:
-        overrides = self.open_texts()
-        out = {}
-        for t in targets:
-            m = self.session.index.by_target(root, t)
-            out[t] = m is not None and self.session.spec_of(root, m, overrides)[0] is not None
-        return out
-
-    def spec_edit(self, root: Path, path: Path, module: ModuleClass) -> types.WorkspaceEdit | None:
-        """The edit that creates ``module``'s spec, or None (said why in the log)."""
-        try:
-            return actions.create_spec_edit(
-                module, root, path, self.session.folders, self.text_of, self.version_of, set(self.open_texts()), self.utf16
-            )
-        except Exception as e:
-            self.say(f"cannot scaffold a spec for {module.target}: {e}")
+    def document(self, uri: str) -> tuple[DocumentSnapshot, WorkspaceSnapshot] | None:
+        """The document a request names, open or on disk, with every open one; None for a URI that is no file."""
+        path = path_of(uri)
+        if path is None:
             return None
+        docs = self.snapshot()
+        return docs.get(path), docs
 
     def rescan(self, path: Path) -> None:
         if path.suffix == ".py":
-            self.session.index.scan(path, self.open_texts())
+            self.session.index.scan(path, self.snapshot().texts)
 
-    def publish(self, path: Path) -> None:
-        text = self.text_of(path)
-        found = diagnostics.diagnostics(self.session, path, text, self.open_texts(), self.utf16)
-        version = self.version_of(path)
-        if version is None and found:
+    # -- what the client shows ---------------------------------------------------------
+
+    def publish(self, path: Path, docs: WorkspaceSnapshot | None = None) -> None:
+        docs = self.snapshot() if docs is None else docs
+        doc = docs.get(path)
+        found = diagnostics.diagnostics(self.session, doc, docs.texts)
+        if doc.version is None and found:
             self._closed_with_problems.add(path)
         else:
             self._closed_with_problems.discard(path)
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(path.as_uri(), found, version))
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(doc.uri, found, doc.version))
 
     def publish_project(self, root: Path) -> None:
         """Diagnostics for every open file of a project, and its pyproject.toml; after a
         workspace check, also for every file the results put a problem in, open or not."""
-        paths = {p for p in self.open_texts() if p.suffix == ".py" and self.session.root_of(p) == root}
+        docs = self.snapshot()
+        paths = {p for p in docs.documents if p.suffix == ".py" and self.session.root_of(p) == root}
         if self.session.whole_workspace:
             paths |= {p for p in self._closed_with_problems if self.session.root_of(p) == root}  # to clear them
             paths |= {
@@ -140,9 +120,9 @@ class ExportLensServer(LanguageServer):
                 if f.path.endswith(".py")
             }
         for path in sorted(paths):
-            self.publish(path)
-        if (root / PYPROJECT).is_file() or (root / PYPROJECT) in self.open_texts():
-            self.publish(root / PYPROJECT)
+            self.publish(path, docs)
+        if (root / PYPROJECT).is_file() or (root / PYPROJECT) in docs:
+            self.publish(root / PYPROJECT, docs)
 
     def refresh(self) -> None:
         caps = self.client_capabilities.workspace
@@ -150,11 +130,6 @@ class ExportLensServer(LanguageServer):
             self.workspace_code_lens_refresh(None)
         if caps and caps.inlay_hint and caps.inlay_hint.refresh_support:
             self.workspace_inlay_hint_refresh(None)
-
-    def _landed(self, root: Path, targets: list[str]) -> None:
-        self.publish_project(root)
-        self.refresh()
-        self.notify_exports()
 
     def notify_exports(self) -> None:
         """What a status bar shows: exports running, and the latest verdicts."""
@@ -171,6 +146,15 @@ class ExportLensServer(LanguageServer):
         except Exception:
             pass
 
+    def _landed(self, root: Path, targets: list[str]) -> None:
+        self.publish_project(root)
+        self.refresh()
+        self.notify_exports()
+
+    def _progress(self, root: Path, targets: list[str]) -> Progress:
+        token = f"exportlens-{self.session.next_number()}"
+        return Progress(self, token, targets, lambda: self.exports.cancel(root, targets))
+
     # -- settings and trust ------------------------------------------------------------
 
     def apply_settings(self, raw: Any) -> None:
@@ -178,7 +162,7 @@ class ExportLensServer(LanguageServer):
         self.session.settings, problems = settings_mod.resolve(raw, before)
         for p in problems:
             self.say(p, types.MessageType.Warning)
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"exportlens: {p}"))
+            self.show(p)
         if self.session.settings != before:
             self.say(f"settings: {self.session.settings}")
             if before.inlay_hints != self.session.settings.inlay_hints:
@@ -190,11 +174,9 @@ class ExportLensServer(LanguageServer):
         caps = self.client_capabilities.workspace
         if not (caps and caps.configuration):
             return
+        params = types.ConfigurationParams([types.ConfigurationItem(section="exportlens")])
         try:
-            # shielded: a cancelled wait on a client request breaks pygls 2.1 (see NOTES)
-            values = await asyncio.shield(
-                self.workspace_configuration_async(types.ConfigurationParams([types.ConfigurationItem(section="exportlens")]))
-            )
+            values = await compat.client_reply(self.workspace_configuration_async(params))
         except Exception as e:
             self.say(f"could not read the client's settings: {e}")
             return
@@ -210,10 +192,7 @@ class ExportLensServer(LanguageServer):
             self.exports.close()
         else:
             self.exports.start_pool()
-            for path in self.open_texts():
+            for path in self.snapshot().documents:
                 if path.suffix == ".py" and self.session.settings.export_on != "manual":
                     self.exports.file_changed(path, "trust granted")
         self.refresh()
-
-
-server = ExportLensServer()

@@ -1,0 +1,76 @@
+"""Every workaround for pygls's behaviour, in one place: each names the version it was
+checked against and why it is needed. The only module of exportlens that touches
+pygls's private attributes; when pygls is upgraded, check each one here again."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pygls.lsp.server import LanguageServer
+
+T = TypeVar("T")
+
+
+def field_of(params: Any, key: str, default: Any = None) -> Any:
+    """A field of a custom request's or notification's params, whatever shape pygls gave them.
+
+    pygls 2.1.1: params of a method lsprotocol does not know arrive as namedtuples (built by
+    ``pygls.protocol._dict_to_object``), and results of custom requests likewise; a client
+    may also send none at all, or a plain list."""
+    if isinstance(params, dict):
+        return params.get(key, default)
+    return getattr(params, key, default)
+
+
+async def client_reply(request: Awaitable[T]) -> T:
+    """Wait for the client's answer to a server -> client request.
+
+    pygls 2.1.1: cancelling a task that awaits such a request makes the late reply raise
+    InvalidStateError inside pygls, which the client shows as "Error in server" popups;
+    shielded, the reply lands in a future nobody cancelled."""
+    return await asyncio.shield(request)
+
+
+def cancel_task_with_request(server: LanguageServer) -> None:
+    """Let ``$/cancelRequest`` reach the task of the command now running.
+
+    pygls 2.1.1 runs ``workspace/executeCommand`` handlers through a generator and, on
+    cancel, cancels only the request's outer future (``protocol._request_futures[msg_id]``),
+    never the task doing the work: chain the one to the other."""
+    request = server.protocol._request_futures.get(server.protocol.msg_id)
+    task = asyncio.current_task()
+    if request is not None and task is not None:
+        request.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
+
+
+def cancel_requests_before_shutdown(server: LanguageServer) -> None:
+    """Cancel every request in flight except the ``shutdown`` being handled.
+
+    pygls 2.1.1 does this itself after the shutdown handler, iterating
+    ``protocol._request_futures`` while a done-callback of a cancelled future pops from
+    it: "dictionary changed size during iteration", and the shutdown fails. Cancelled
+    here over a copy, none is left for pygls's loop."""
+    current = server.protocol.msg_id
+    for msg_id, future in list(server.protocol._request_futures.items()):
+        if msg_id != current and not future.done():
+            future.cancel()
+
+
+def on_progress_cancel(server: LanguageServer, token: str, cancelled: Callable[[], None]) -> None:
+    """Call ``cancelled`` when the client cancels the work-done progress ``token``.
+
+    pygls 2.1.1 keeps a Future per token in ``work_done_progress.tokens`` and cancels it on
+    ``window/workDoneProgress/cancel``; it has no callback API of its own."""
+    future = server.work_done_progress.tokens.get(token)
+    if future is not None:
+        future.add_done_callback(lambda f: cancelled() if f.cancelled() else None)
+
+
+def forget_progress(server: LanguageServer, token: str) -> None:
+    """Drop an ended progress's token.
+
+    pygls 2.1.1 never removes a token from ``work_done_progress.tokens``: without this, one
+    Future per export batch would stay there for the server's life."""
+    server.work_done_progress.tokens.pop(token, None)

@@ -1,0 +1,76 @@
+"""What a handler hands to the features: immutable snapshots of the documents, taken
+once per request, so that no feature reads the live workspace or the server."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import MappingProxyType
+
+from pygls.uris import to_fs_path
+
+from .positions import UTF16, Lines
+
+
+@dataclass(frozen=True)
+class DocumentSnapshot:
+    """One document as the handler saw it."""
+
+    path: Path
+    text: str = field(repr=False)
+    version: int | None = None  # None: not open in the editor, the text is the disk's
+    encoding: str = UTF16  # the position encoding negotiated with the client
+
+    def __str__(self) -> str:
+        return f"{self.path.name} v{self.version if self.version is not None else '(disk)'}"
+
+    @property
+    def uri(self) -> str:
+        return self.path.as_uri()
+
+    @cached_property
+    def lines(self) -> Lines:
+        return Lines(self.text, self.encoding)
+
+
+@dataclass(frozen=True)
+class WorkspaceSnapshot:
+    """Every document open in the editor at one moment; any other file as it is on disk."""
+
+    documents: Mapping[Path, DocumentSnapshot] = field(default_factory=dict)
+    encoding: str = UTF16
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "documents", MappingProxyType(dict(self.documents)))
+
+    def __contains__(self, path: Path) -> bool:
+        return path in self.documents
+
+    def get(self, path: Path) -> DocumentSnapshot:
+        """The open document, or the file on disk ("" when it cannot be read)."""
+        doc = self.documents.get(path)
+        if doc is not None:
+            return doc
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        return DocumentSnapshot(path, text, None, self.encoding)
+
+    @cached_property
+    def texts(self) -> Mapping[Path, str]:
+        """The editor's text of each open document: it overrides the disk's."""
+        return MappingProxyType({p: d.text for p, d in self.documents.items()})
+
+    @cached_property
+    def versions(self) -> Mapping[Path, int]:
+        """The version of each open document."""
+        return MappingProxyType({p: d.version for p, d in self.documents.items() if d.version is not None})
+
+
+def path_of(uri: str) -> Path | None:
+    """The resolved file path of a ``file:`` URI; None for any other scheme."""
+    fs = to_fs_path(uri)
+    return Path(fs).resolve() if fs else None

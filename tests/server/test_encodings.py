@@ -1,0 +1,38 @@
+"""Diagnostic columns in the position encoding the client negotiated: a problem after an
+emoji lands on the same characters under UTF-8, UTF-16 and UTF-32."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import start, stop
+
+ROUTER = "models/router.py"
+CONDITION = "routed > 0"
+EMOJI_LINE = f'        if "🚀🚀" and {CONDITION}:'  # each 🚀 is 4 UTF-8 bytes, 2 UTF-16 units, 1 code point
+CODECS = {"utf-8": "utf-8", "utf-16": "utf-16-le", "utf-32": "utf-32-le"}
+UNIT = {"utf-8": 1, "utf-16": 2, "utf-32": 4}  # bytes per code unit
+
+
+def underlined(line: str, encoding: str, start: int, end: int) -> str:
+    """What an editor using ``encoding`` underlines for columns ``start..end`` of ``line``."""
+    data = line.encode(CODECS[encoding])
+    return data[start * UNIT[encoding] : end * UNIT[encoding]].decode(CODECS[encoding])
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+async def test_a_problem_after_an_emoji_is_underlined_where_it_is(workspace, encoding):
+    router = workspace / ROUTER
+    router.write_text(router.read_text().replace(f"        if {CONDITION}:", EMOJI_LINE))
+    editor = await start(workspace, encodings=[encoding])
+    try:
+        assert editor.encoding == encoding
+        editor.open(ROUTER)
+        found = await editor.diagnostics(ROUTER, lambda ds: any(d.code == "EL101" for d in ds))
+        d = next(d for d in found if d.code == "EL101")
+        assert d.range.start.line == editor.line_of(ROUTER, EMOJI_LINE.strip())
+        before = EMOJI_LINE[: EMOJI_LINE.index(CONDITION)]
+        assert d.range.start.character == len(before.encode(CODECS[encoding])) // UNIT[encoding]  # utf-8: 26, not 22
+        assert underlined(EMOJI_LINE, encoding, d.range.start.character, d.range.end.character) == CONDITION
+    finally:
+        await stop(editor)
