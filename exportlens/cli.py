@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from . import __version__
@@ -17,9 +18,9 @@ from .exporter.core import codes
 from .exporter.core.options import Options
 from .exporter.core.program import program_text
 from .exporter.core.report import Finding, ModuleReport, Report, Status, to_dict
+from .exporter.core.settings import Overrides, check
 from .exporter.core.targets import Target
 from .exporter.static.plan import Plan, make_plan
-from .exporter.static.spec import DEVICES, IRS, parse_bytes
 from .exporter.workers.batch import check_in_workers
 from .exporter.workers.pool import Pool
 
@@ -34,11 +35,15 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--device", help="cpu, cuda, cuda:N, mps or meta (default: the spec's, else cpu)")
+        q.add_argument("--device", type=_checked("device"), help="cpu, cuda, cuda:N, mps or meta (default: the spec's, else cpu)")
         q.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None, help="export in strict (TorchDynamo) mode")
-        q.add_argument("--ir", choices=IRS, help="training (default) or core-aten (run_decompositions)")
-        q.add_argument("--timeout", type=float, help="seconds per export (default: the spec's timeout, else 60)")
-        q.add_argument("--memory-limit", help="memory per export, like 8GiB (default: the spec's memory_limit, else 8GiB)")
+        q.add_argument("--ir", type=_checked("ir"), help="training (default) or core-aten (run_decompositions)")
+        q.add_argument("--timeout", type=_checked("timeout", float), help="seconds per export (default: the spec's timeout, else 60)")
+        q.add_argument(
+            "--memory-limit",
+            type=_checked("memory_limit"),
+            help="memory per export, like 8GiB (default: the spec's memory_limit, else 8GiB)",
+        )
         q.add_argument("--python", default=sys.executable, help="the interpreter that imports your code and torch (default: this one)")
 
     check = sub.add_parser("check", help="check every nn.Module under PATHs (default: .)")
@@ -72,17 +77,30 @@ def main(argv: list[str] | None = None) -> int:
 
         serve()
         return OK
-    if args.device and not DEVICES.match(args.device):
-        print(f"exportlens: --device {args.device!r} is not one of cpu, cuda, cuda:N, mps, meta", file=sys.stderr)
-        return USAGE
-    if getattr(args, "memory_limit", None) and parse_bytes(args.memory_limit) is None:
-        print(f"exportlens: --memory-limit {args.memory_limit!r} is not a size like 8GiB", file=sys.stderr)
-        return USAGE
     return {"check": _check, "export": _export, "show": _show}[args.command](args)
 
 
+def _checked(name: str, convert: Callable[[str], object] = str) -> Callable[[str], object]:
+    """An argparse type that checks the value as pyproject.toml and the editor's settings are
+    checked (core.settings.check): a bad one is a usage error (exit 2) in the same words."""
+
+    def parse(text: str) -> object:
+        try:
+            value = convert(text)
+        except ValueError:
+            value = text  # check says what is expected
+        try:
+            return check(name, value)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {e}") from None
+
+    parse.__name__ = name  # argparse names the type in its message
+    return parse
+
+
 def _options(args: argparse.Namespace, **kwargs) -> Options:
-    return Options(device=args.device, strict=args.strict, ir=args.ir, **kwargs)
+    overrides = Overrides(device=args.device, strict=args.strict, ir=args.ir, timeout=args.timeout, memory_limit=args.memory_limit)
+    return Options(overrides=overrides, **kwargs)
 
 
 def _pool(args: argparse.Namespace, jobs: int = 1) -> Pool:
@@ -94,7 +112,7 @@ def _pool(args: argparse.Namespace, jobs: int = 1) -> Pool:
 
 
 def _run(args: argparse.Namespace, pool: Pool, plan: Plan, options: Options) -> Report:
-    return check_in_workers(plan, pool, options, timeout=args.timeout, memory_limit=args.memory_limit)
+    return check_in_workers(plan, pool, options)
 
 
 def _plan(paths: list[Path], only: set[str] | None = None) -> Plan | None:

@@ -109,7 +109,10 @@ def test_show_prints_signature_ranges_and_shapes_by_line():
     ("args", "message"),
     [
         (("check", "no/such/folder"), "no such file or folder"),
-        (("check", "examples", "--device", "tpu"), "--device 'tpu'"),
+        (("check", "examples", "--device", "tpu"), "argument --device: 'tpu' is not one of cpu, cuda, cuda:N, mps, meta"),
+        (("check", "examples", "--timeout", "-1"), "argument --timeout: '-1' is not a number of seconds above 0"),
+        (("check", "examples", "--memory-limit", "lots"), "argument --memory-limit: 'lots' is not a size like 8GiB"),
+        (("show", "examples/models/encoder.py", "--ir", "onnx"), "argument --ir: 'onnx' is not one of training, core-aten"),
         (("export", "examples/models/encoder.py:Nope"), "no nn.Module 'Nope'"),
         (("bogus",), "invalid choice"),
     ],

@@ -23,6 +23,7 @@ import pytest
 
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.core.report import ModuleReport, Status
+from exportlens.exporter.core.settings import Overrides
 from exportlens.exporter.static.plan import Plan, Planned, make_plan
 from exportlens.exporter.workers.batch import job_for
 from exportlens.exporter.workers.pool import Cancelled, Job, Pool
@@ -273,7 +274,7 @@ def test_what_can_change_the_verdict_invalidates_the_cache(pool: Pool, root: Pat
         helpers.write_text(original)
     assert pool.run(job(root, "models/net.py:Net")) is first  # and back again
 
-    keys.add(job(root, "models/net.py:Net", Options(strict=True)).key)  # options
+    keys.add(job(root, "models/net.py:Net", Options(overrides=Overrides(strict=True))).key)  # options
     keys.add(job(root, "models/net.py:Net", python="/other/python").key)  # interpreter
     pyproject = root / "pyproject.toml"
     spec = pyproject.read_text()
@@ -376,7 +377,7 @@ def test_a_new_interpreter_restarts_the_warm_parent_whose_start_does_not_count(p
     pool.python = str(python)
 
     # the new parent imports torch and exports once (seconds) before the job's 2 s begin
-    report = pool.run(job(root, "faults/fine.py:Fine", cache=False, timeout=2))
+    report = pool.run(job(root, "faults/fine.py:Fine", Options(overrides=Overrides(timeout=2)), cache=False))
     assert report.status is Status.EXPORTED, report.findings
     assert warm_pid(pool) != old and not alive(old) and not alive(slow_pid)
     assert not pool.cache  # verdicts of the old environment were dropped
@@ -418,6 +419,7 @@ import sys, threading, time
 from pathlib import Path
 from exportlens.exporter.workers.batch import job_for
 from exportlens.exporter.core.options import Options
+from exportlens.exporter.core.settings import Overrides
 from exportlens.exporter.static.plan import make_plan
 from exportlens.exporter.workers.pool import Pool
 

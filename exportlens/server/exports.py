@@ -175,10 +175,10 @@ class Exports:
             return None
         # exportOn = change exports the editor's unsaved text
         sources = {planned.module.path: text} if s.export_on == "change" and text is not None else {}
-        options = Options(device=s.device, strict=s.strict, ir=s.ir)
+        options = Options(overrides=s.overrides)
         if artifacts is not None:
             options = replace(options, artifact=artifacts / f"{planned.module.name}.pt2")
-        job = job_for(plan, planned, options, timeout=s.timeout, memory_limit=s.memory_limit, python=pool.python, sources=sources)
+        job = job_for(plan, planned, options, python=pool.python, sources=sources)
         number = self.session.next_number()
         self.session.running[key] = number
         self._commanded.pop(key, None)

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from ..exporter.static.spec import DEVICES, IRS, parse_bytes
+from ..exporter.core.settings import NAMES, Overrides, check
 
 ExportOn = Literal["save", "change", "manual"]
 EXPORT_ON = ("save", "change", "manual")
@@ -34,6 +34,11 @@ class ServerSettings:
     python: str = sys.executable  # the interpreter that imports the user's code and torch
     log_level: LogLevel = "info"  # the least severe message sent to the client's log
 
+    @property
+    def overrides(self) -> Overrides:
+        """The editor's export settings over the project's (None: the project decides)."""
+        return Overrides(self.device, self.strict, self.ir, self.timeout, self.memory_limit)
+
 
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
@@ -51,21 +56,15 @@ def _check(name: str, value: Any) -> Any:
     elif name == "log_level":
         if value not in LOG_LEVELS:
             raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
-    elif name == "device":
-        if value is not None and not (isinstance(value, str) and DEVICES.match(value)):
-            raise ValueError("must be cpu, cuda, cuda:N, mps or meta")
-    elif name == "ir":
-        if value is not None and value not in IRS:
-            raise ValueError(f"must be one of {', '.join(IRS)}")
-    elif name in ("strict", "inlay_hints"):
-        if not isinstance(value, bool) and not (name == "strict" and value is None):
+    elif name in NAMES:  # the export's own settings: checked as pyproject.toml and the command line are
+        if value is not None:
+            try:
+                return check(name, value)
+            except ValueError as e:
+                raise ValueError(f"must be {e}") from None
+    elif name == "inlay_hints":
+        if not isinstance(value, bool):
             raise ValueError("must be true or false")
-    elif name == "timeout":
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
-            raise ValueError("must be a number of seconds above 0")
-    elif name == "memory_limit":
-        if value is not None and parse_bytes(value) is None:
-            raise ValueError("must be a size like 8GiB")
     elif name in ("debounce_ms", "jobs"):
         if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "debounce_ms" else 1):
             raise ValueError("must be a whole number" + (" ≥ 0" if name == "debounce_ms" else " ≥ 1"))

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .settings import Overrides
+
 
 @dataclass(frozen=True)
 class Options:
     artifact: Path | None = None  # save the .pt2 here on success
     collect_all: bool = True  # on failure, run draft export to find every problem
-    ir: str | None = None  # override the spec's ir
-    device: str | None = None  # override the spec's device
-    strict: bool | None = None  # override the spec's strict
+    overrides: Overrides = Overrides()  # the editor's or the command line's settings over the project's

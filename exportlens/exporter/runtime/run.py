@@ -27,6 +27,7 @@ import torch
 from ..core import codes
 from ..core.options import Options
 from ..core.report import Finding, ModuleReport, Status
+from ..core.settings import effective
 from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
 from .context import Context
@@ -78,8 +79,8 @@ def export_module(
     started = time.perf_counter()
     root = root.resolve()
     files = ProjectFiles(root)
-    device = options.device or spec.settings.device
-    strict = spec.settings.strict if options.strict is None else options.strict
+    settings = effective(spec.settings, options.overrides)
+    device, strict = settings.device, settings.strict
 
     def report(status: Status, findings: list[Finding], summary=None) -> ModuleReport:
         return ModuleReport(
@@ -99,7 +100,7 @@ def export_module(
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
     except Exception as exc:
         return report(Status.FAILED, _failed(exc, log, model, ctx, strict, options.collect_all))
-    ep, artifact = _finish(ep, options.ir or spec.settings.ir, options.artifact)
+    ep, artifact = _finish(ep, settings.ir, options.artifact)
     return report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact))
 
 

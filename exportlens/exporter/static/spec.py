@@ -17,22 +17,12 @@ import tomlkit.exceptions
 
 from ..core import codes
 from ..core.report import Finding
+from ..core.settings import NAMES, Settings, check
 from ..core.targets import Target
 from .shapes import Shape
 
 PYPROJECT = "pyproject.toml"
-DEVICES = re.compile(r"^(cpu|meta|mps|cuda(:\d+)?)$")
-IRS = ("training", "core-aten")
 FILLS = ("randn", "rand", "ones", "zeros", "arange")
-
-
-@dataclass(frozen=True)
-class Settings:
-    device: str = "cpu"
-    strict: bool = False
-    ir: str = "training"
-    timeout: float = 60.0
-    memory_limit: str = "8GiB"
 
 
 @dataclass(frozen=True)
@@ -154,48 +144,15 @@ def load_project(root: Path, text: str | None = None) -> ProjectSpecs:
 
 
 def table_settings(table: dict[str, Any], base: Settings, line: int, findings: list[Finding]) -> Settings:
+    """``base`` with the table's own settings; each bad one is a finding, and the base's value stays."""
     changes: dict[str, Any] = {}
-
-    def bad(message: str) -> None:
-        findings.append(codes.finding(codes.SPEC_INVALID, message, PYPROJECT, line))
-
-    if "device" in table:
-        if isinstance(table["device"], str) and DEVICES.match(table["device"]):
-            changes["device"] = table["device"]
-        else:
-            bad(f"device {table['device']!r} is not one of cpu, cuda, cuda:N, mps, meta")
-    if "strict" in table:
-        if isinstance(table["strict"], bool):
-            changes["strict"] = table["strict"]
-        else:
-            bad("strict must be true or false")
-    if "ir" in table:
-        if table["ir"] in IRS:
-            changes["ir"] = table["ir"]
-        else:
-            bad(f"ir {table['ir']!r} is not one of {', '.join(IRS)}")
-    if "timeout" in table:
-        if isinstance(table["timeout"], (int, float)) and not isinstance(table["timeout"], bool) and table["timeout"] > 0:
-            changes["timeout"] = float(table["timeout"])
-        else:
-            bad("timeout must be a positive number of seconds")
-    if "memory_limit" in table:
-        if parse_bytes(table["memory_limit"]) is not None:
-            changes["memory_limit"] = str(table["memory_limit"])
-        else:
-            bad(f"memory_limit {table['memory_limit']!r} is not a size like '8GiB'")
+    for name in NAMES:
+        if name in table:
+            try:
+                changes[name] = check(name, table[name])
+            except ValueError as e:
+                findings.append(codes.finding(codes.SPEC_INVALID, f"{name} {table[name]!r} is not {e}", PYPROJECT, line))
     return replace(base, **changes)
-
-
-def parse_bytes(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*", str(value), re.I)
-    if not m:
-        return None
-    unit = (m.group(2) or "B").upper().rstrip("B").rstrip("I")
-    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[unit]
-    return int(float(m.group(1)) * scale)
 
 
 class TomlLines:

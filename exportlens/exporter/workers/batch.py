@@ -9,9 +9,10 @@ from pathlib import Path
 
 from ..core.options import Options
 from ..core.report import ModuleReport, Report, Status
+from ..core.settings import effective, parse_bytes
 from ..static.deps import digest, fingerprint
 from ..static.plan import Plan, Planned, no_spec_finding
-from ..static.spec import PYPROJECT, parse_bytes
+from ..static.spec import PYPROJECT
 from .pool import Cancelled, Pool
 from .protocol import CODEC, Job, OwnerPlan
 
@@ -21,8 +22,6 @@ def job_for(
     planned: Planned,
     options: Options,
     *,
-    timeout: float | None = None,
-    memory_limit: str | None = None,
     python: str = "",
     sources: Mapping[str, str] | None = None,
 ) -> Job:
@@ -30,8 +29,7 @@ def job_for(
     unsaved text that the worker reads instead of the disk (and the cache key hashes)."""
     spec = planned.spec
     assert spec is not None
-    settings = spec.settings
-    limit = parse_bytes(memory_limit or settings.memory_limit)
+    settings = effective(spec.settings, options.overrides)
     sources = dict(sources or {})
     absolute = {plan.root / rel: text for rel, text in sources.items()}
     # a saved artifact is a side effect: never answered from the cache
@@ -48,8 +46,8 @@ def job_for(
         class_column=name.column,
         class_end_column=name.end_column if name.end_line == name.line else None,
         options=options,
-        timeout=timeout or settings.timeout,
-        memory_limit=limit,
+        timeout=settings.timeout,
+        memory_limit=parse_bytes(settings.memory_limit),
         key=key,
         sources=sources,
         plan=owner_plan(plan, planned),
@@ -78,8 +76,6 @@ def check_in_workers(
     options: Options = Options(),
     *,
     artifacts: Path | None = None,
-    timeout: float | None = None,
-    memory_limit: str | None = None,
 ) -> Report:
     futures: list[ModuleReport | Future] = []
     sources = {p.relative_to(plan.root).as_posix(): text for p, text in plan.sources.items() if plan.root in p.parents}
@@ -88,9 +84,7 @@ def check_in_workers(
             futures.append(skipped(planned))
             continue
         opts = replace(options, artifact=artifacts / f"{planned.module.name}.pt2") if artifacts else options
-        futures.append(
-            pool.submit(job_for(plan, planned, opts, timeout=timeout, memory_limit=memory_limit, python=pool.python, sources=sources))
-        )
+        futures.append(pool.submit(job_for(plan, planned, opts, python=pool.python, sources=sources)))
     modules = []
     for planned, f in zip(plan.modules, futures):
         report = f if isinstance(f, ModuleReport) else _result(f, planned)

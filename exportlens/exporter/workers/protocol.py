@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from ..core.codec import Codec, CodecError
 from ..core.options import Options
 from ..core.report import Edit, Finding, Fix, Kind, LineShapes, ModuleReport, Related, Severity, Status, Summary
+from ..core.settings import Overrides, Settings
 from ..core.targets import Forward, ModuleClass, Param, Span, Target
 from ..static.plan import Plan, Planned
 from ..static.shapes import Derived, Shape
-from ..static.spec import DimSpec, ExportSpec, Location, ProjectSpecs, Settings, TensorInput, ValueInput
+from ..static.spec import DimSpec, ExportSpec, Location, ProjectSpecs, TensorInput, ValueInput
 
 VERSION = 1  # Ready carries it; an owner refuses a worker of another version
 
@@ -142,7 +143,7 @@ CODEC = Codec(
     # the messages
     OwnerPlan, Job, Run, Shutdown, Ready, Started, Reported, Exited, OutOfMemory, Internal, Died, Done,
     # what they carry: options, plans, specs, modules, reports
-    Options, Plan, Planned, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, Shape, Derived,
+    Options, Overrides, Plan, Planned, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, Shape, Derived,
     ModuleClass, Forward, Param, Span,
     ModuleReport, Finding, Fix, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
 )  # fmt: skip

@@ -1,0 +1,76 @@
+"""How an export runs, whoever says so: the project's ``[tool.exportlens]``, a module's
+own table, the editor's settings, the command line. Every value from any of them is
+checked by ``check`` here, and they combine in one order, ``effective``: the project,
+then the module's table, then the editor or the command line (standard library only)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+DEVICES = re.compile(r"^(cpu|meta|mps|cuda(:\d+)?)$")
+IRS = ("training", "core-aten")
+NAMES = ("device", "strict", "ir", "timeout", "memory_limit")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What an export uses, every value set."""
+
+    device: str = "cpu"
+    strict: bool = False
+    ir: str = "training"
+    timeout: float = 60.0  # seconds, from the export's own process start
+    memory_limit: str = "8GiB"  # what the export's processes may add
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the editor or the command line sets over the project; None: the project decides."""
+
+    device: str | None = None
+    strict: bool | None = None
+    ir: str | None = None
+    timeout: float | None = None
+    memory_limit: str | None = None
+
+
+def effective(settings: Settings, overrides: Overrides) -> Settings:
+    return replace(settings, **{f.name: v for f in fields(overrides) if (v := getattr(overrides, f.name)) is not None})
+
+
+def check(name: str, value: Any) -> Any:
+    """``value`` for setting ``name`` as it is used, or ValueError whose message is what is
+    expected ("one of training, core-aten"), for each caller to put in its own sentence.
+    Never reads a value as something else (``"no"`` is no boolean)."""
+    if name == "device" and isinstance(value, str) and DEVICES.match(value):
+        return value
+    if name == "strict" and isinstance(value, bool):
+        return value
+    if name == "ir" and value in IRS:
+        return value
+    if name == "timeout" and isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    if name == "memory_limit" and parse_bytes(value) is not None:
+        return str(value)
+    expected = {
+        "device": "one of cpu, cuda, cuda:N, mps, meta",
+        "strict": "true or false",
+        "ir": f"one of {', '.join(IRS)}",
+        "timeout": "a number of seconds above 0",
+        "memory_limit": "a size like 8GiB",
+    }
+    raise ValueError(expected[name])
+
+
+def parse_bytes(value: Any) -> int | None:
+    """``"8GiB"``, ``"512 MB"``, ``"1.5G"`` or a positive int, in bytes; None for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*", str(value), re.IGNORECASE)
+    if not m or isinstance(value, bool):
+        return None
+    unit = (m.group(2) or "B").upper().rstrip("B").rstrip("I")
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[unit]
+    return int(float(m.group(1)) * scale) or None
