@@ -27,24 +27,26 @@ from .exporter.workers.pool import Pool
 USAGE, FOUND, OK = 2, 1, 0
 
 
+def _common(q: argparse.ArgumentParser) -> None:
+    """The options every command that exports takes."""
+    q.add_argument("--device", type=_checked("device"), help="cpu, cuda, cuda:N, mps or meta (default: the spec's, else cpu)")
+    q.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None, help="export in strict (TorchDynamo) mode")
+    q.add_argument("--ir", type=_checked("ir"), help="training (default) or core-aten (run_decompositions)")
+    q.add_argument("--timeout", type=_checked("timeout", float), help="seconds per export (default: the spec's timeout, else 60)")
+    q.add_argument(
+        "--memory-limit",
+        type=_checked("memory_limit"),
+        help="memory per export, like 8GiB (default: the spec's memory_limit, else 8GiB)",
+    )
+    q.add_argument("--python", default=sys.executable, help="the interpreter that imports your code and torch (default: this one)")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="exportlens", description="Does each nn.Module export with torch.export? If not, which line of yours breaks it."
     )
     p.add_argument("--version", action="version", version=f"exportlens {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-
-    def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--device", type=_checked("device"), help="cpu, cuda, cuda:N, mps or meta (default: the spec's, else cpu)")
-        q.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None, help="export in strict (TorchDynamo) mode")
-        q.add_argument("--ir", type=_checked("ir"), help="training (default) or core-aten (run_decompositions)")
-        q.add_argument("--timeout", type=_checked("timeout", float), help="seconds per export (default: the spec's timeout, else 60)")
-        q.add_argument(
-            "--memory-limit",
-            type=_checked("memory_limit"),
-            help="memory per export, like 8GiB (default: the spec's memory_limit, else 8GiB)",
-        )
-        q.add_argument("--python", default=sys.executable, help="the interpreter that imports your code and torch (default: this one)")
 
     check = sub.add_parser("check", help="check every nn.Module under PATHs (default: .)")
     check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
@@ -54,17 +56,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--module", action="append", default=[], help="only this module (path.py:Class or Class); repeatable")
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="exports at a time (default: the number of cores)")
-    common(check)
+    _common(check)
 
     export = sub.add_parser("export", help="export one module and save the .pt2")
     export.add_argument("target", help="path.py:Class, or path.py holding one module")
     export.add_argument("-o", "--output", type=Path, help="where to write the .pt2 (default: ./Class.pt2)")
-    common(export)
+    _common(export)
 
     show = sub.add_parser("show", help="signature, range constraints, per-line shapes and graph of one module")
     show.add_argument("target", help="path.py:Class, or path.py holding one module")
     show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
-    common(show)
+    _common(show)
 
     sub.add_parser("serve", help="run the language server over stdio (for editors)")
     return p

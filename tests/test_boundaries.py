@@ -3,6 +3,7 @@ neither torch nor the runtime package, checked in a fresh interpreter."""
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import re
@@ -48,3 +49,49 @@ def test_the_protocol_is_the_only_module_both_sides_of_the_worker_boundary_impor
 def test_nothing_is_pickled():
     sources = [p for p in Path(exportlens.__file__).parent.rglob("*.py") if re.search(r"^\s*(import|from)\s+pickle\b", p.read_text(), re.M)]
     assert not sources
+
+
+def _modules() -> dict[str, ast.Module]:
+    root = Path(exportlens.__file__).parent
+    return {
+        ".".join(("exportlens", *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__"): ast.parse(p.read_text())
+        for p in root.rglob("*.py")
+    }
+
+
+def test_small_functions_and_files():
+    root = Path(exportlens.__file__).parent
+    long_files = [(str(p), n) for p in root.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400]
+    long_functions = [
+        (name, node.name, node.end_lineno - node.lineno + 1)
+        for name, tree in _modules().items()
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 40
+    ]
+    assert not long_files and not long_functions, (long_files, long_functions)
+
+
+def test_no_import_cycles():
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, tree in modules.items():
+        package = name if f"{name}.__init__" in modules or any(m.startswith(f"{name}.") for m in modules) else name.rpartition(".")[0]
+        for node in tree.body:  # module level: imports inside functions are deliberate and late
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+                graph.setdefault(name, set()).update(t for t in (target, *(f"{target}.{a.name}" for a in node.names)) if t in modules)
+    assert sum(map(len, graph.values())) > 100, "the import graph was not read"
+    seen: dict[str, int] = {}  # 1: on the path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        seen[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            assert seen.get(nxt) != 1, f"import cycle: {' -> '.join([*path, node, nxt])}"
+            if nxt not in seen:
+                visit(nxt, [*path, node])
+        seen[node] = 2
+
+    for name in sorted(modules):
+        if name not in seen:
+            visit(name, [])
