@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exporter.core.report import Finding
-from ..exporter.core.targets import ModuleClass
+from ..exporter.core.targets import ModuleClass, Target
 from ..exporter.static.discover import discover
 from ..exporter.static.spec import find_root
 
@@ -71,7 +71,7 @@ class ModuleIndex:
         return max(inside, key=lambda m: m.span.line, default=None)
 
     def by_target(self, root: Path, target: str) -> ModuleClass | None:
-        path = root / target.rsplit(":", 1)[0]
+        path = root / Target.parse(target).path
         entry = self.files.get(path)
         return next((m for m in entry.modules if m.target == target), None) if entry else None
 

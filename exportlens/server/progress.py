@@ -8,6 +8,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from ..exporter.core.report import ModuleReport
+from ..exporter.core.targets import Target
 from . import compat
 
 
@@ -34,7 +35,7 @@ class Progress:
 
     def begin(self) -> None:
         if self.token:
-            names = ", ".join(t.rsplit(":", 1)[1] for t in self.targets)
+            names = ", ".join(Target.parse(t).name for t in self.targets)
             self.server.work_done_progress.begin(
                 self.token, types.WorkDoneProgressBegin(title="exportlens", message=f"exporting {names}", cancellable=True, percentage=0)
             )
