@@ -84,13 +84,14 @@ def _marked_processes(mark: str) -> list[str]:
 class CodeServer:
     """code-server on a loopback port, its own user data and extensions, the .vsix installed."""
 
-    def __init__(self, home: Path, workspace: Path, settings: dict) -> None:
+    def __init__(self, home: Path, workspace: Path, settings: dict, drop_env: tuple[str, ...] = ()) -> None:
         self.home, self.workspace, self.mark = home, workspace, uuid.uuid4().hex
         self.port = _free_port()
         (home / "ud/User").mkdir(parents=True)
         (home / "ud/User/settings.json").write_text(json.dumps(settings))
         (home / "config.yaml").write_text(f"bind-addr: 127.0.0.1:{self.port}\nauth: none\ncert: false\n")
-        self.env = {**os.environ, "XDG_CONFIG_HOME": str(home / "xdgc"), "XDG_DATA_HOME": str(home / "xdgd"), MARK: self.mark}
+        environ = {k: v for k, v in os.environ.items() if k not in drop_env}
+        self.env = {**environ, "XDG_CONFIG_HOME": str(home / "xdgc"), "XDG_DATA_HOME": str(home / "xdgd"), MARK: self.mark}
         self.base = [
             str(CODE_SERVER),
             "--config",
@@ -235,9 +236,9 @@ def test_an_interpreter_without_exportlens_is_named_with_the_command_that_instal
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
     python = bare / "bin" / "python"
-    server = CodeServer(
-        tmp_path / "missing", workspace, {**BASE_SETTINGS, "security.workspace.trust.enabled": False, "exportlens.interpreter": str(python)}
-    )
+    settings = {**BASE_SETTINGS, "security.workspace.trust.enabled": False, "exportlens.interpreter": str(python)}
+    # a PYTHONPATH that reaches this checkout would lend the bare interpreter our exportlens
+    server = CodeServer(tmp_path / "missing", workspace, settings, drop_env=("PYTHONPATH",))
     try:
         steps = server.drive("missing")
     finally:
