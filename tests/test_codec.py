@@ -10,7 +10,7 @@ import pytest
 from exportlens.exporter.core.codec import CodecError
 from exportlens.exporter.static.plan import make_plan
 from exportlens.exporter.workers.batch import owner_plan
-from exportlens.exporter.workers.protocol import CODEC, Done, Run, decode, encode
+from exportlens.exporter.workers.protocol import CODEC, Done, Job, Run, decode, encode, encode_run
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -40,3 +40,15 @@ def test_a_message_of_another_kind_or_an_unknown_type_is_refused():
         CODEC.loads(b"\x80\x81 not json")
     with pytest.raises(CodecError, match="cannot carry a set"):
         CODEC.dumps({1, 2})
+
+
+def test_a_plan_json_cannot_carry_is_left_for_the_worker_to_make():
+    import datetime
+
+    plan = make_plan([EXAMPLES])
+    planned = plan.modules[0]
+    sent = owner_plan(plan, planned)
+    sent.plan.project.tables["released"] = (datetime.date(2026, 1, 1), sent.plan.project.tables[planned.target][1])  # a TOML date
+    job = Job(str(EXAMPLES), planned.target, class_line=1, plan=sent)
+    back = decode(encode_run(Run("7", job)), Run)
+    assert back.id == "7" and back.job.target == planned.target and back.job.plan is None

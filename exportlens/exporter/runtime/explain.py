@@ -49,21 +49,16 @@ def finding(record: Record, ctx: Context) -> Finding:
 def at(ctx: Context, code: codes.Code, message: str, frame: Frame | None, expression: str | None = None, **kwargs: Any) -> Finding:
     """A finding on ``frame``'s line (columns from libcst), else on the module's class name."""
     if frame is None:
-        span = ctx.module.name_span
-        return codes.finding(
-            code, message, ctx.module.path, span.line, column=span.column, end_line=span.end_line, end_column=span.end_column, **kwargs
-        )
+        return codes.finding_at(code, message, ctx.module.path, ctx.module.name_span, **kwargs)
     path = ctx.files.relative(frame.filename)
     place = locate(ctx.read(path), frame.line, expression)
-    return codes.finding(
-        code, message, path, place.line, column=place.column, end_line=place.end_line, end_column=place.end_column, **kwargs
-    )
+    return codes.finding_at(code, message, path, place, **kwargs)
 
 
 def _on_spec(ctx: Context, code: codes.Code, message: str, key: str | None = None, **kwargs: Any) -> Finding:
     """A finding on the spec (or on one of its keys, ``dims.seq``)."""
     loc = ctx.spec.where(key) if key else ctx.spec.location
-    return codes.finding(code, message, loc.path, loc.line, column=loc.column, end_line=loc.end_line, end_column=loc.end_column, **kwargs)
+    return codes.finding_at(code, message, loc.path, loc, **kwargs)
 
 
 def _fake_kernel(record: FakeKernel, ctx: Context) -> Finding:
@@ -88,16 +83,7 @@ def unsupported_output(record: OutputType, ctx: Context) -> Finding:
     if line is None:
         return at(ctx, codes.UNSUPPORTED_OUTPUT, message, None, detail=record.detail)
     place = locate(ctx.read(ctx.module.path), line, None)
-    return codes.finding(
-        codes.UNSUPPORTED_OUTPUT,
-        message,
-        ctx.module.path,
-        place.line,
-        column=place.column,
-        end_line=place.end_line,
-        end_column=place.end_column,
-        detail=record.detail,
-    )
+    return codes.finding_at(codes.UNSUPPORTED_OUTPUT, message, ctx.module.path, place, detail=record.detail)
 
 
 def _return_line(ctx: Context) -> int | None:

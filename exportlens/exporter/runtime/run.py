@@ -277,11 +277,7 @@ def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str,
     except TypeError as exc:
         loc = spec.location
         message = f"{_what(spec)} do not fit forward({', '.join(params)}): {exc}"
-        raise _Stop(
-            codes.finding(
-                codes.SPEC_SIGNATURE, message, loc.path, loc.line, column=loc.column, end_line=loc.end_line, end_column=loc.end_column
-            )
-        ) from None
+        raise _Stop(codes.finding_at(codes.SPEC_SIGNATURE, message, loc.path, loc)) from None
     return built
 
 

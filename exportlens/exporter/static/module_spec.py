@@ -44,9 +44,7 @@ class _Table:
         return Location(PYPROJECT, line, cols[0], line, cols[1]) if cols else Location(PYPROJECT, line)
 
     def error(self, code: codes.Code, message: str, where: Location) -> None:
-        self.findings.append(
-            codes.finding(code, message, where.path, where.line, column=where.column, end_line=where.end_line, end_column=where.end_column)
-        )
+        self.findings.append(codes.finding_at(code, message, where.path, where))
 
     def table(self, raw: Any, key: str, message: str) -> dict[str, Any]:
         """``raw`` if it is a table, else {} and an error on ``key``'s line."""
@@ -104,17 +102,7 @@ def _check_signature(module: ModuleClass, inputs: dict[str, Any], raw: dict[str,
     for name in raw:
         if name not in names and not takes_kwargs:
             where = at("inputs", name)
-            out.append(
-                codes.finding(
-                    codes.SPEC_SIGNATURE,
-                    f"input '{name}' is not a parameter of {signature}",
-                    where.path,
-                    where.line,
-                    column=where.column,
-                    end_line=where.end_line,
-                    end_column=where.end_column,
-                )
-            )
+            out.append(codes.finding_at(codes.SPEC_SIGNATURE, f"input '{name}' is not a parameter of {signature}", where.path, where))
     missing = [
         p.name for p in params if p.kind in ("positional", "positional_only", "keyword_only") and not p.has_default and p.name not in raw
     ]

@@ -64,13 +64,5 @@ def _in_scope(file: Path, paths: list[Path]) -> bool:
 
 
 def no_spec_finding(module: ModuleClass) -> Finding:
-    span = module.name_span
-    return codes.finding(
-        codes.SPEC_MISSING,
-        f'{module.name} has no example inputs: add [tool.exportlens.modules."{module.target}"] to pyproject.toml, or an example_inputs() staticmethod',
-        module.path,
-        span.line,
-        column=span.column,
-        end_line=span.end_line,
-        end_column=span.end_column,
-    )
+    message = f'{module.name} has no example inputs: add [tool.exportlens.modules."{module.target}"] to pyproject.toml, or an example_inputs() staticmethod'
+    return codes.finding_at(codes.SPEC_MISSING, message, module.path, module.name_span)

@@ -92,9 +92,7 @@ def _memory_findings(report: ModuleReport, job: Job) -> tuple[ModuleReport, bool
     for f in report.findings:
         if f.kind.value != "spec-error" and any(m in f.message or m in f.detail for m in MEMORY_MESSAGES):
             message = f"export needed more than the memory limit of {_human(job.memory_limit)} ({f.message})"
-            f = codes.finding(
-                codes.MEMORY, message, f.path, f.line, column=f.column, end_line=f.end_line, end_column=f.end_column, detail=f.detail
-            )
+            f = codes.finding_at(codes.MEMORY, message, f.path, f, detail=f.detail)
         out.append(f)
     converted = tuple(out) != report.findings
     return (replace(report, findings=tuple(out)) if converted else report), converted

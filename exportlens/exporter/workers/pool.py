@@ -22,13 +22,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.report import ModuleReport
 from .outcome import outcome
 from .processes import Spares, Warm, killpg
-from .protocol import CodecError, Done, Job, Lost, Run, Started, encode
+from .protocol import Done, Job, Lost, Run, Started
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ class Pool:
             # until its process starts, only the warm parent's start is being waited for
             entry.timer = _timer(self.startup_timeout, self._not_started, entry)
             self.launched += 1
-            entry.warm.send(_run(entry))
+            entry.warm.send(Run(entry.id, entry.job))
 
     def _warm_parent(self) -> Warm | Spares:
         if self._warm is not None and not self._warm.alive():
@@ -258,15 +258,6 @@ class Pool:
                     self.cache.popitem(last=False)
             entry.future.set_result(report)
         self._dispatch()
-
-
-def _run(entry: _Running) -> Run:
-    run = Run(entry.id, entry.job)
-    try:
-        encode(run)
-    except CodecError:  # a spec value JSON cannot carry (a TOML date): the worker plans it itself
-        run = Run(entry.id, replace(entry.job, plan=None))
-    return run
 
 
 def _timer(seconds: float, function: Callable[..., None], *args: Any) -> threading.Timer:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .outcome import signal_name, tail
-from .protocol import VERSION, CodecError, Died, Done, Lost, Ready, Run, Started, decode, encode
+from .protocol import VERSION, CodecError, Died, Done, Lost, Ready, Run, Started, decode, encode_run
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ class Warm:
             pass
 
     def send(self, run: Run) -> None:
-        self._outbox.put(encode(run))
+        self._outbox.put(encode_run(run))
 
     def alive(self) -> bool:
         return self.proc.poll() is None and not self._why_killed

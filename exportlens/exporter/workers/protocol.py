@@ -14,7 +14,7 @@ a worker process that went away with jobs on it; it never crosses the wire.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..core.codec import Codec, CodecError
 from ..core.options import Options
@@ -151,6 +151,15 @@ CODEC = Codec(
 
 def encode(message: Message | End) -> bytes:
     return CODEC.dumps(message).encode() + b"\n"
+
+
+def encode_run(run: Run) -> bytes:
+    """A Run as one line, encoded once. A plan holding a value JSON cannot carry (a TOML
+    date in some table) is left out: the worker then plans the module itself."""
+    try:
+        return encode(run)
+    except CodecError:
+        return encode(replace(run, job=replace(run.job, plan=None)))
 
 
 def decode(line: bytes | str, *expected: type) -> Message | End:
