@@ -18,7 +18,9 @@ from .exporter.core import codes
 from .exporter.core.options import Options
 from .exporter.core.program import program_text
 from .exporter.core.report import Finding, ModuleReport, Report, Status, to_dict
-from .exporter.core.settings import Overrides, check
+from .exporter.core.settings import Overrides, interpreter, jobs
+from .exporter.core.settings import check as check_setting
+from .exporter.core.sources import read_text
 from .exporter.core.targets import Target
 from .exporter.static.plan import Plan, make_plan
 from .exporter.workers.batch import check_in_workers
@@ -38,7 +40,18 @@ def _common(q: argparse.ArgumentParser) -> None:
         type=_checked("memory_limit"),
         help="memory per export, like 8GiB (default: the spec's memory_limit, else 8GiB)",
     )
-    q.add_argument("--python", default=sys.executable, help="the interpreter that imports your code and torch (default: this one)")
+    q.add_argument(
+        "--sandbox",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="confine each export's file access (Linux Landlock; default: the spec's sandbox, else on)",
+    )
+    q.add_argument(
+        "--python",
+        type=_checked("python", check=interpreter),
+        default=sys.executable,
+        help="the interpreter that imports your code and torch (default: this one)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,7 +68,13 @@ def _parser() -> argparse.ArgumentParser:
         "--first-only", action="store_true", help="report the plain export's first problem only (skip the slower draft export)"
     )
     check.add_argument("--module", action="append", default=[], help="only this module (path.py:Class or Class); repeatable")
-    check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="exports at a time (default: the number of cores)")
+    check.add_argument(
+        "--jobs",
+        "-j",
+        type=_checked("jobs", int, check=jobs),
+        default=os.cpu_count() or 1,
+        help="exports at a time (default: the number of cores)",
+    )
     _common(check)
 
     export = sub.add_parser("export", help="export one module and save the .pt2")
@@ -82,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     return {"check": _check, "export": _export, "show": _show}[args.command](args)
 
 
-def _checked(name: str, convert: Callable[[str], object] = str) -> Callable[[str], object]:
+def _checked(name: str, convert: Callable[[str], object] = str, check: Callable[..., object] | None = None) -> Callable[[str], object]:
     """An argparse type that checks the value as pyproject.toml and the editor's settings are
-    checked (core.settings.check): a bad one is a usage error (exit 2) in the same words."""
+    checked (core.settings): a bad one is a usage error (exit 2) in the same words."""
 
     def parse(text: str) -> object:
         try:
@@ -92,7 +111,7 @@ def _checked(name: str, convert: Callable[[str], object] = str) -> Callable[[str
         except ValueError:
             value = text  # check says what is expected
         try:
-            return check(name, value)
+            return check(value) if check else check_setting(name, value)
         except ValueError as e:
             raise argparse.ArgumentTypeError(f"{text!r} is not {e}") from None
 
@@ -101,7 +120,9 @@ def _checked(name: str, convert: Callable[[str], object] = str) -> Callable[[str
 
 
 def _options(args: argparse.Namespace, **kwargs) -> Options:
-    overrides = Overrides(device=args.device, strict=args.strict, ir=args.ir, timeout=args.timeout, memory_limit=args.memory_limit)
+    overrides = Overrides(
+        device=args.device, strict=args.strict, ir=args.ir, timeout=args.timeout, memory_limit=args.memory_limit, sandbox=args.sandbox
+    )
     return Options(overrides=overrides, **kwargs)
 
 
@@ -127,6 +148,11 @@ def _plan(paths: list[Path], only: set[str] | None = None) -> Plan | None:
     if broken:
         for f in broken:
             print(_line(plan.root, f), file=sys.stderr)
+        return None
+    unmatched = sorted((only or set()) - {n for m in plan.modules for n in (m.target, m.module.name)})
+    if unmatched:
+        found = ", ".join(m.target for m in make_plan(paths).modules) or "none"
+        print(f"exportlens: --module {', '.join(unmatched)} names no nn.Module here (found: {found})", file=sys.stderr)
         return None
     return plan
 
@@ -237,10 +263,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _source(path: Path, line: int) -> str:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()[line - 1]
-    except (OSError, IndexError, UnicodeDecodeError):
-        return ""
+    lines = read_text(path).splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 if __name__ == "__main__":

@@ -115,12 +115,20 @@ def test_show_prints_signature_ranges_and_shapes_by_line():
         (("show", "examples/models/encoder.py", "--ir", "onnx"), "argument --ir: 'onnx' is not one of training, core-aten"),
         (("export", "examples/models/encoder.py:Nope"), "no nn.Module 'Nope'"),
         (("bogus",), "invalid choice"),
+        (("check", "examples", "--timeout", "inf"), "argument --timeout: 'inf' is not a number of seconds above 0 and at most 604800"),
+        (("check", "examples", "--timeout", "nan"), "argument --timeout: 'nan' is not a number of seconds above 0"),
+        (("check", "examples", "--jobs", "0"), "argument --jobs/-j: '0' is not a whole number ≥ 1"),
+        (("check", "examples", "--jobs", "-3"), "argument --jobs/-j: '-3' is not a whole number ≥ 1"),
+        (("check", "examples", "--memory-limit", "1B"), "argument --memory-limit: '1B' is not a size like 8GiB, at least 256MiB"),
+        (("check", "examples", "--python", "/nonexistent"), "argument --python: '/nonexistent' is not an interpreter: no such file"),
+        (("check", "examples", "--module", "Nope"), "--module Nope names no nn.Module here (found: models/encoder.py:TinyEncoder"),
     ],
 )
 def test_usage_errors_exit_2(args, message):
     result = exportlens(*args)
     assert result.returncode == 2
     assert message in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_broken_pyproject_is_a_configuration_error(tmp_path):

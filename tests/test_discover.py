@@ -12,6 +12,7 @@ import pytest
 from exportlens.exporter.core import codes
 from exportlens.exporter.core.targets import Param, Span
 from exportlens.exporter.static.discover import discover
+from exportlens.exporter.static.plan import make_plan
 
 PROJECT = Path(__file__).parent / "data" / "discover" / "project"
 
@@ -365,3 +366,36 @@ def test_many_files(tmp_path):
 def test_does_not_import_torch():
     code = "import sys, exportlens.exporter.static.discover; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])
+
+
+def test_a_file_in_latin_1_is_read_as_python_reads_it(tmp_path):
+    (tmp_path / "net.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x  # caf\xe9\n"
+    )
+    found = discover(tmp_path)
+    assert [m.target for m in found.modules] == ["net.py:Net"] and not found.findings
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x)\n        return x\n", "syntax error"),
+        (b"from torch import nn\n\xff\nclass Net(nn.Module):\n    pass\n", "file is not valid UTF-8"),
+        (b"from torch import nn\x00\nclass Net(nn.Module):\n    pass\n", "syntax error"),
+    ],
+)
+def test_a_file_that_does_not_parse_is_its_one_problem(tmp_path, content, message):
+    (tmp_path / "pyproject.toml").write_text('[tool.exportlens.modules."net.py:Net"]\ninputs = { x = "f32[2]" }\n')
+    (tmp_path / "net.py").write_bytes(content)
+    plan = make_plan([tmp_path])
+    assert [(f.code, f.path) for f in plan.findings] == [("EL401", "net.py")]  # no "no nn.Module 'Net'" beside it
+    assert message in plan.findings[0].message
+
+
+def test_a_symlink_loop_is_skipped_by_the_server_s_indexer(tmp_path):
+    (tmp_path / "net.py").write_text("from torch import nn\n\n\nclass Net(nn.Module):\n    pass\n")
+    (tmp_path / "loop.py").symlink_to("loop.py")
+    (tmp_path / "away").symlink_to(tmp_path / "away")
+    result = subprocess.run([sys.executable, "-m", "exportlens.server.indexer", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert '"name":"Net"' in result.stdout

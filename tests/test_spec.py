@@ -80,7 +80,12 @@ def spec_errors(project, table: str):
             "x = ",
             "input 'x': fill 'twos' is not one of randn, rand, ones, zeros, arange",
         ),
-        ('inputs = { x = "f32[3]" }\ndevice = "tpu"\n', "EL005", '"net.py:Net"', "device 'tpu' is not one of cpu, cuda, cuda:N, mps, meta"),
+        (
+            'inputs = { x = "f32[3]" }\ndevice = "tpu"\n',
+            "EL005",
+            'device = "tpu"',
+            "device 'tpu' is not one of cpu, cuda, cuda:N, mps, meta",
+        ),
         ('inputs = { x = "f32[3]" }\nshapes = 1\n', "EL005", "shapes", "unknown key 'shapes' in the spec for net.py:Net"),
     ],
 )
@@ -106,6 +111,43 @@ def test_broken_pyproject_is_a_finding_not_a_crash(project):
     plan = make_plan([project.root])
     f = only(plan.findings, "EL006")
     assert f.path == "pyproject.toml" and f.line == 1
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "needle", "message"),
+    [
+        ("tool = 5\n", "tool = 5", "`tool` must be a table, not a number"),
+        ('[tool]\nexportlens = "x"\n', "exportlens =", "[tool.exportlens] must be a table, not a string"),
+        ("[tool.exportlens]\nmodules = 3\n", "modules =", "[tool.exportlens.modules] must be a table"),
+        (
+            "[tool.exportlens]\ndevice = 'cpu'\n\ntimeout = inf\n",
+            "timeout = inf",
+            "timeout inf is not a number of seconds above 0 and at most",
+        ),
+        ("[tool.exportlens]\n\nstrict = 'no'\n", "strict =", "strict 'no' is not true or false"),
+        ("[tool.exportlens]\nmemory_limit = '1B'\n", "memory_limit", "memory_limit '1B' is not a size like 8GiB, at least 256MiB"),
+    ],
+)
+def test_project_settings_of_the_wrong_kind_are_findings_on_their_own_line(project, pyproject, needle, message):
+    project.write("pyproject.toml", pyproject)
+    project.write("net.py", NET)
+    f = only(make_plan([project.root]).findings, "EL005")
+    assert (f.path, f.line) == ("pyproject.toml", line_of(project, "pyproject.toml", needle))
+    assert f.message.startswith(message), f.message
+
+
+def test_a_pyproject_that_is_not_utf8_is_a_finding_on_its_byte(project):
+    (project.root / "pyproject.toml").write_bytes(b'[tool.exportlens]\ndevice = "caf\xe9"\n')
+    project.write("net.py", NET)
+    f = only(make_plan([project.root]).findings, "EL401")
+    assert (f.path, f.line, f.column) == ("pyproject.toml", 2, 14)  # the byte after `device = "caf`
+    assert f.message == "file is not valid UTF-8: invalid continuation byte (byte 0xe9)"
+
+
+def test_an_unclosed_shape_is_a_shape_error_not_a_string(project):
+    planned, _ = spec_errors(project, 'inputs = { x = "f32[batch,,16" }\n')
+    f = only(planned.findings, "EL003")
+    assert f.message == "input 'x': 'f32[batch,,16' is not a shape string like 'f32[batch, 3]'; the closing ] is missing"
 
 
 def test_spec_for_a_missing_module_is_reported(project):

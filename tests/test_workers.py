@@ -113,7 +113,12 @@ def planned(root: Path, target: str, sources: dict[Path, str] | None = None) -> 
     return plan, matches[0]
 
 
-def job(root: Path, target: str, options: Options = Options(), *, cache: bool = True, **kwargs) -> Job:
+# the fault modules write their pids beside their files for these tests to find, which the
+# sandbox forbids: they run unconfined, and the sandbox has tests of its own (test_sandbox.py)
+UNCONFINED = Options(overrides=Overrides(sandbox=False))
+
+
+def job(root: Path, target: str, options: Options = UNCONFINED, *, cache: bool = True, **kwargs) -> Job:
     plan, p = planned(root, target)
     made = job_for(plan, p, options, **kwargs)
     return made if cache else dataclasses.replace(made, key="")
@@ -230,7 +235,7 @@ def test_a_newer_job_for_the_same_module_supersedes_the_older(pool: Pool, root: 
     older, pid = start_slow(pool, root)
     quick = (root / "faults/slow.py").read_text().replace("time.sleep(600)", "pass")
     plan, p = planned(root, "faults/slow.py:Slow", {root / "faults/slow.py": quick})
-    newer = pool.submit(job_for(plan, p, Options(), sources={"faults/slow.py": quick}))
+    newer = pool.submit(job_for(plan, p, UNCONFINED, sources={"faults/slow.py": quick}))
 
     with pytest.raises(Cancelled):
         older.result(timeout=5)
@@ -274,7 +279,7 @@ def test_what_can_change_the_verdict_invalidates_the_cache(pool: Pool, root: Pat
         helpers.write_text(original)
     assert pool.run(job(root, "models/net.py:Net")) is first  # and back again
 
-    keys.add(job(root, "models/net.py:Net", Options(overrides=Overrides(strict=True))).key)  # options
+    keys.add(job(root, "models/net.py:Net", Options(overrides=Overrides(strict=True, sandbox=False))).key)  # options
     keys.add(job(root, "models/net.py:Net", python="/other/python").key)  # interpreter
     pyproject = root / "pyproject.toml"
     spec = pyproject.read_text()
@@ -377,7 +382,7 @@ def test_a_new_interpreter_restarts_the_warm_parent_whose_start_does_not_count(p
     pool.python = str(python)
 
     # the new parent imports torch and exports once (seconds) before the job's 2 s begin
-    report = pool.run(job(root, "faults/fine.py:Fine", Options(overrides=Overrides(timeout=2)), cache=False))
+    report = pool.run(job(root, "faults/fine.py:Fine", Options(overrides=Overrides(timeout=2, sandbox=False)), cache=False))
     assert report.status is Status.EXPORTED, report.findings
     assert warm_pid(pool) != old and not alive(old) and not alive(slow_pid)
     assert not pool.cache  # verdicts of the old environment were dropped
@@ -428,7 +433,7 @@ plan = make_plan([root])
 (slow,) = [p for p in plan.modules if p.target == "faults/slow.py:Slow"]
 pool = Pool(jobs=1)
 started = threading.Event()
-pool.submit(job_for(plan, slow, Options()), on_start=started.set)
+pool.submit(job_for(plan, slow, Options(overrides=Overrides(sandbox=False))), on_start=started.set)
 started.wait()
 print(pool.warm_pid, flush=True)
 time.sleep(600)
@@ -454,3 +459,15 @@ def test_killing_the_owner_kills_the_warm_parent_and_its_jobs(root: Path):
     while any(alive(pid) for pid in (warm, *tree)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [pid for pid in (warm, *tree) if alive(pid)] == []
+
+
+def test_the_memory_limit_holds_for_a_module_that_forks(pool: Pool, root: Path):
+    """Four children of 300 MiB each: every process is under the 512 MiB limit, their sum
+    is not. The job's process group is stopped and the finding says why."""
+    started = time.monotonic()
+    report = pool.run(job(root, "faults/fork_hog.py:ForkHog", cache=False))
+    (finding,) = report.findings
+    assert finding.code == "EL503", finding
+    assert finding.message == "export needed more than the memory limit of 512MiB", finding.message
+    assert time.monotonic() - started < 15  # stopped when it crossed the limit, not at the 30 s timeout
+    fine_again(pool, root)

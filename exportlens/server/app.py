@@ -12,12 +12,12 @@ import logging
 import sys
 
 from ..exporter.workers.pool import Pool
-from . import commands, documents, lifecycle, requests
+from . import commands, documents, folders, lifecycle, requests, stdio
 from .exports import PoolFactory
 from .indexer import Indexer
 from .server import ExportLensServer, IndexerFactory
 
-HANDLERS = (lifecycle, documents, requests, commands)  # each has register(server)
+HANDLERS = (lifecycle, folders, documents, requests, commands)  # each has register(server)
 
 
 def build(pool_factory: PoolFactory = Pool, indexer_factory: IndexerFactory = Indexer) -> ExportLensServer:
@@ -32,4 +32,4 @@ def build(pool_factory: PoolFactory = Pool, indexer_factory: IndexerFactory = In
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    build().start_io()
+    stdio.serve(build())

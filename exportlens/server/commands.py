@@ -144,10 +144,10 @@ async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] |
         ls.show("this workspace is not trusted, so its code is not run. Trust it to check it.")
         return None
     await ls.indexed.wait()
-    ls.session.whole_workspace = True
     by_root: dict[Path, list[str]] = {}
     for entry in list(ls.session.index.files.values()):
         by_root.setdefault(entry.root, []).extend(m.target for m in entry.modules)
+    ls.session.checked |= set(by_root)
     texts = ls.snapshot().texts
     batches = {root: [t for t, has in ls.session.has_spec(root, targets, texts).items() if has] for root, targets in by_root.items()}
     ls.say(f"checking the workspace: {sum(map(len, batches.values()))} modules with a spec in {len(batches)} project(s)")

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from ..exporter.core.options import Options
 from ..exporter.core.report import ModuleReport
+from ..exporter.core.sources import Sources, read_text
 from ..exporter.static.deps import closure
 from ..exporter.static.plan import Plan, Planned
 from ..exporter.static.spec import PYPROJECT
@@ -55,6 +56,7 @@ class _Submitted:
     seen: str  # that file's text as the export read it
     versions: Mapping[Path, int]  # the version of each document open then
     disk: Mapping[Path, str]  # the module's file and pyproject.toml as read from disk, where not open
+    read: str  # the module's file as the worker imports it: its findings are positions in this text
 
 
 class Exports:
@@ -97,6 +99,11 @@ class Exports:
             self.pool.close()
             self.pool = None
 
+    def drop(self, gone: Callable[[Path], bool]) -> None:
+        """Forget pending exports of files that are ``gone`` (their folder was removed)."""
+        for path in [p for p in self._debounce if gone(p)]:
+            self._debounce.pop(path).cancel()
+
     # -- when ------------------------------------------------------------------------
 
     def file_changed(self, path: Path, reason: str) -> None:
@@ -124,12 +131,14 @@ class Exports:
     def affected(self, root: Path, path: Path) -> list[str]:
         """Modules a change to ``path`` can change: its own, and those of open files that import it
         (a pyproject.toml change affects every open module of its project)."""
-        open_files = [p for p in self.snapshot().documents if p.suffix == ".py" and self.session.root_of(p) == root]
+        docs = self.snapshot()
+        files = Sources.of(root, docs.texts)
+        open_files = [p for p in docs.documents if p.suffix == ".py" and self.session.root_of(p) == root]
         targets = [m.target for m in self._modules(path)]
         for other in open_files:
             if other == path:
                 continue
-            if path.name == PYPROJECT or path.resolve() in closure(root, other):
+            if path.name == PYPROJECT or path.resolve() in closure(files, other):
                 targets += [m.target for m in self._modules(other)]
         return list(dict.fromkeys(targets))
 
@@ -187,7 +196,9 @@ class Exports:
         self.session.exports_started += 1
         self.say(f"exporting {planned.target} ({reason}, job {number})")
         disk = {p: t for p, t in ((file, seen), (root / PYPROJECT, plan.project.text)) if p not in docs}
-        return _Submitted(planned.target, number, file, seen, docs.versions, disk), pool.submit(job)
+        read = sources.get(planned.module.path)
+        read = read_text(file) if read is None else read
+        return _Submitted(planned.target, number, file, seen, docs.versions, disk, read), pool.submit(job)
 
     async def _gather(
         self, root: Path, waits: list[tuple[str, Awaitable[ModuleReport | None]]], planned: list[str]
@@ -214,9 +225,9 @@ class Exports:
 
     def cancel(self, root: Path, targets: Iterable[str]) -> None:
         for target in targets:
-            if self.pool is not None and target in self.pool.job_pids():
+            if self.pool is not None and (str(root), target) in self.pool.job_pids():
                 self.say(f"cancelling the export of {target}")
-                self.pool.cancel(target)
+                self.pool.cancel(target, str(root))
 
     async def _land(self, root: Path, job: _Submitted, wait: Awaitable[ModuleReport]) -> ModuleReport | None:
         """Put a job's report in the session, unless a newer job superseded it or, with
@@ -240,7 +251,7 @@ class Exports:
             self.say(f"dropped the result for {job.target} (job {job.number}): the file changed while it ran")
             self.landed(root, [job.target])
             return None
-        self.session.results[key] = Result(report, job.versions, job.disk)
+        self.session.results[key] = Result(report, job.versions, job.disk, {job.file: job.read})
         verdict = f"{report.status.value} in {report.seconds:.2f} s" + (f", {len(report.findings)} finding(s)" if report.findings else "")
         self.say(f"{job.target}: {verdict} (job {job.number})")
         self.landed(root, [job.target])

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
 from .. import __version__
 from ..exporter.static.spec import PYPROJECT
-from . import compat
+from . import compat, folders
 from . import settings as settings_mod
 from .methods import STATUS_REQUEST, TRUST_NOTIFICATION
 from .server import ExportLensServer
@@ -45,28 +44,7 @@ def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
         ls.exports.start_pool()  # torch imports in the warm worker while the user reads
     asyncio.get_running_loop().create_task(ls.pull_settings())
     _watch_files(ls)
-    pending = set(ls.session.folders)
-    if not pending:
-        ls.indexed.set()
-    for folder in ls.session.folders:
-        ls.indexers.append(
-            ls.indexer_factory(
-                folder, lambda p, e: ls.session.index.put(p, e, only_if_absent=True), lambda n, f=folder: _indexed(ls, f, n, pending)
-            )
-        )
-        ls.publish_project(folder)
-
-
-def _indexed(ls: ExportLensServer, folder: Path, files: int, pending: set[Path]) -> None:
-    def done() -> None:
-        pending.discard(folder)
-        if not pending:
-            ls.indexed.set()
-        ls.say(f"indexed {folder}: {len(ls.session.index)} modules in {files} files")
-        ls.publish_project(folder)  # spec errors of modules the editor has not opened
-        ls.refresh()
-
-    ls.event_loop.call_soon_threadsafe(done)
+    folders.start(ls)
 
 
 def _watch_files(ls: ExportLensServer) -> None:
@@ -86,7 +64,7 @@ def _watch_files(ls: ExportLensServer) -> None:
 def shutdown(ls: ExportLensServer, params: None) -> None:
     compat.cancel_requests_before_shutdown(ls)
     ls.exports.close()
-    for i in ls.indexers:
+    for i in ls.indexers.values():
         i.stop()
 
 
@@ -109,7 +87,7 @@ def status(ls: ExportLensServer, params: Any) -> dict[str, Any]:
         "exports_started": ls.session.exports_started,
         "running": [t for _, t in ls.session.running],
         "worker_pid": pool.warm_pid if pool else None,
-        "jobs": [{"target": t, "pid": p} for t, p in (pool.job_pids() if pool else {}).items()],
+        "jobs": [{"root": r, "target": t, "pid": p} for (r, t), p in (pool.job_pids() if pool else {}).items()],
         "settings": {k: v for k, v in vars(ls.session.settings).items()},
     }
 

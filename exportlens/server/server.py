@@ -49,7 +49,8 @@ class ExportLensServer(LanguageServer):
         self.session = Session()
         self.exports = Exports(self.session, self.snapshot, self._landed, self.say, self._progress, pool_factory)
         self.indexer_factory = indexer_factory
-        self.indexers: list[Indexer] = []
+        self.indexers: dict[Path, Indexer] = {}  # a background scan per workspace folder
+        self.indexing: set[Path] = set()  # the folders whose scan has not finished
         self.rescans: dict[Path, asyncio.Task] = {}  # typing rescans a file once it pauses
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
         self.indexed = asyncio.Event()  # every workspace folder's first scan is done
@@ -110,7 +111,7 @@ class ExportLensServer(LanguageServer):
         workspace check, also for every file the results put a problem in, open or not."""
         docs = self.snapshot()
         paths = {p for p in docs.documents if p.suffix == ".py" and self.session.root_of(p) == root}
-        if self.session.whole_workspace:
+        if root in self.session.checked:
             paths |= {p for p in self._closed_with_problems if self.session.root_of(p) == root}  # to clear them
             paths |= {
                 root / f.path
@@ -123,6 +124,15 @@ class ExportLensServer(LanguageServer):
             self.publish(path, docs)
         if (root / PYPROJECT).is_file() or (root / PYPROJECT) in docs:
             self.publish(root / PYPROJECT, docs)
+
+    def unpublish(self, gone: Callable[[Path], bool]) -> None:
+        """After a folder is removed: its closed files' problems go, its open files show what is left."""
+        for path in [p for p in self._closed_with_problems if gone(p)]:
+            self._closed_with_problems.discard(path)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(path.as_uri(), []))
+        docs = self.snapshot()
+        for path in [p for p in docs.documents if gone(p)]:
+            self.publish(path, docs)
 
     def refresh(self) -> None:
         caps = self.client_capabilities.workspace

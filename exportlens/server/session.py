@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exporter.core.report import Finding, ModuleReport
+from ..exporter.core.sources import Sources
 from ..exporter.core.targets import ModuleClass
 from ..exporter.static.module_spec import resolve
 from ..exporter.static.plan import Plan, Planned
@@ -30,11 +31,13 @@ class State(str, enum.Enum):
 class Result:
     """One export's report, and what the export read: the version of each document open
     then (its fixes' edits name those versions, so the editor refuses them after an edit),
-    and the text of the module's file and pyproject.toml where it read them from disk."""
+    and the text of the module's file and pyproject.toml where it read them from disk; the
+    texts its findings' positions are in (``remap`` carries them into the text of now)."""
 
     report: ModuleReport
     versions: Mapping[Path, int] = field(default_factory=dict)
     disk: Mapping[Path, str] = field(default_factory=dict, repr=False)
+    texts: Mapping[Path, str] = field(default_factory=dict, repr=False)
 
     def __str__(self) -> str:
         return f"{self.report.target}: {self.report.status.value}"
@@ -49,9 +52,9 @@ class Session:
     results: dict[tuple[Path, str], Result] = field(default_factory=dict)  # (root, target) -> latest
     running: dict[tuple[Path, str], int] = field(default_factory=dict)  # (root, target) -> job number
     exports_started: int = 0
-    whole_workspace: bool = False  # a workspace check ran: problems are shown in files that are not open too
+    checked: set[Path] = field(default_factory=set)  # project roots a workspace check ran on: problems show in closed files too
     _numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
-    _projects: dict[Path, ProjectSpecs] = field(default_factory=dict)
+    _projects: dict[Path, tuple[bytes | None, ProjectSpecs]] = field(default_factory=dict)  # by the bytes read
 
     def next_number(self) -> int:
         return next(self._numbers)
@@ -64,6 +67,15 @@ class Session:
     def result(self, root: Path, target: str) -> Result | None:
         return self.results.get((root, target))
 
+    def drop(self, gone: Callable[[Path], bool]) -> None:
+        """Forget every project whose root is ``gone``: results, running exports, parsed specs."""
+        for table in (self.results, self.running):
+            for key in [k for k in table if gone(k[0])]:
+                del table[key]
+        for root in [r for r in self._projects if gone(r)]:
+            del self._projects[root]
+        self.checked = {r for r in self.checked if not gone(r)}
+
     def forget(self, root: Path, target: str) -> None:
         self.results.pop((root, target), None)
         self.running.pop((root, target), None)
@@ -72,21 +84,17 @@ class Session:
 
     def project(self, root: Path, overrides: Mapping[Path, str]) -> ProjectSpecs:
         """The project's pyproject.toml, as the editor has it (parsed once per text)."""
-        text = overrides.get(root / PYPROJECT)
-        if text is None:
-            try:
-                text = (root / PYPROJECT).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = ""
+        files = Sources.of(root, overrides)
+        raw = files.bytes(PYPROJECT)
         cached = self._projects.get(root)
-        if cached is None or cached.text != text:
-            cached = self._projects[root] = load_project(root, text)
-        return cached
+        if cached is None or cached[0] != raw:
+            cached = self._projects[root] = (raw, load_project(files))
+        return cached[1]
 
     def plan(self, root: Path, modules: list[ModuleClass], overrides: Mapping[Path, str]) -> Plan:
         project = self.project(root, overrides)
         # the texts the plan was made from: the worker re-plans if it imports other text
-        plan = Plan(root, project, findings=list(project.findings), sources=dict(overrides))
+        plan = Plan(root, project, findings=list(project.findings), sources=Sources.of(root, overrides))
         for m in modules:
             spec, problems = resolve(m, project)
             plan.modules.append(Planned(m, spec, tuple(problems)))

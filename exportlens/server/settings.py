@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from ..exporter.core.settings import NAMES, Overrides, check
+from ..exporter.core.settings import NAMES, Overrides, check, interpreter, jobs
 
 ExportOn = Literal["save", "change", "manual"]
 EXPORT_ON = ("save", "change", "manual")
@@ -27,6 +27,7 @@ class ServerSettings:
     ir: str | None = None
     timeout: float | None = None  # seconds per export
     memory_limit: str | None = None  # "8GiB"
+    sandbox: bool | None = None
     artifact_folder: str = ".exportlens/artifacts"  # relative to the project root
     inlay_hints: bool = True
     debounce_ms: int = 300
@@ -37,7 +38,7 @@ class ServerSettings:
     @property
     def overrides(self) -> Overrides:
         """The editor's export settings over the project's (None: the project decides)."""
-        return Overrides(self.device, self.strict, self.ir, self.timeout, self.memory_limit)
+        return Overrides(self.device, self.strict, self.ir, self.timeout, self.memory_limit, self.sandbox)
 
 
 def _camel(name: str) -> str:
@@ -65,10 +66,15 @@ def _check(name: str, value: Any) -> Any:
     elif name == "inlay_hints":
         if not isinstance(value, bool):
             raise ValueError("must be true or false")
-    elif name in ("debounce_ms", "jobs"):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "debounce_ms" else 1):
-            raise ValueError("must be a whole number" + (" ≥ 0" if name == "debounce_ms" else " ≥ 1"))
-    elif name in ("artifact_folder", "python"):
+    elif name == "debounce_ms":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError("must be a whole number ≥ 0")
+    elif name in ("jobs", "python"):
+        try:
+            return (jobs if name == "jobs" else interpreter)(value)
+        except ValueError as e:
+            raise ValueError(f"must be {e}") from None
+    elif name == "artifact_folder":
         if not isinstance(value, str) or not value.strip():
             raise ValueError("must be a non-empty string")
     return value

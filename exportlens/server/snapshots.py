@@ -11,6 +11,7 @@ from types import MappingProxyType
 
 from pygls.uris import to_fs_path
 
+from ..exporter.core.sources import read_text
 from .positions import UTF16, Lines
 
 
@@ -53,11 +54,7 @@ class WorkspaceSnapshot:
         doc = self.documents.get(path)
         if doc is not None:
             return doc
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            text = ""
-        return DocumentSnapshot(path, text, None, self.encoding)
+        return DocumentSnapshot(path, read_text(path), None, self.encoding)
 
     @cached_property
     def texts(self) -> Mapping[Path, str]:

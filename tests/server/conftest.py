@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import make_test_lsp_client
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, default_converter
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -45,6 +45,7 @@ class Editor:
         self.versions: dict[str, int] = {}
         self.texts: dict[str, str] = {}
         self.encoding: str | None = None  # the position encoding the server chose
+        self.log_start = len(client.log_messages)  # a shared server's earlier lines are another test's
 
     def uri(self, rel: str) -> str:
         return (self.root / rel).resolve().as_uri()
@@ -123,10 +124,12 @@ class Editor:
                 f"diagnostics for {rel} never satisfied the test; last: {self.client.diagnostics.get(uri)}\nserver log:\n{logs}"
             ) from None
 
-    async def logged(self, needle: str, timeout: float = 90) -> str:
+    async def logged(self, needle: str, timeout: float = 90, after: int | None = None) -> str:
+        """The first log line holding ``needle`` (of this test's, or after line ``after``)."""
+
         async def wait() -> str:
             while True:
-                for m in self.client.log_messages:
+                for m in self.client.log_messages[self.log_start if after is None else after :]:
                     if needle in m.message:
                         return m.message
                 await self.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
@@ -143,6 +146,12 @@ class Editor:
             if needle in line:
                 return i
         raise AssertionError(f"{needle!r} not in {rel}")
+
+    async def configure(self, **settings: Any) -> None:
+        """Change settings as VS Code does (didChangeConfiguration); the server applies them
+        before it answers the next request."""
+        self.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"exportlens": settings}))
+        await self.status()
 
     async def status(self) -> dict[str, Any]:
         result = await self.client.protocol.send_request_async("exportlens/status", {})
@@ -171,7 +180,17 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def _client() -> LanguageClient:
-    client = make_test_lsp_client()
+    client = LanguageClient(converter_factory=default_converter)
+    for method, handler in DEFAULT_CLIENT_FEATURES.items():
+        if method != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
+            client.feature(method)(handler)
+    client.published = []  # every publish, in order: (uri, version, diagnostics)
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def published(params: types.PublishDiagnosticsParams) -> None:
+        client.diagnostics[params.uri] = params.diagnostics
+        client.published.append((params.uri, params.version, params.diagnostics))
+
     client.refreshes = 0
 
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
@@ -219,8 +238,36 @@ async def stop(editor: Editor) -> None:
         await editor.client.stop()
 
 
-@pytest_asyncio.fixture
-async def editor(workspace: Path):
-    ed = await start(workspace)
+@pytest_asyncio.fixture(scope="session")
+async def shared(tmp_path_factory: pytest.TempPathFactory):
+    """One server for the tests that need no settings of their own (per xdist worker): its
+    warm worker imports torch once. Each test gets a workspace folder of its own."""
+    ed = await start(tmp_path_factory.mktemp("shared"))
+    ed.settings = (await ed.status())["settings"]._asdict()
     yield ed
     await stop(ed)
+
+
+@pytest_asyncio.fixture
+async def editor(shared: Editor, workspace: Path):
+    """The shared server with a fresh copy of the examples added as a workspace folder, and
+    removed after the test (VS Code does this when a folder is added to a workspace)."""
+    client = shared.client
+    client.exports.clear()
+    client.refreshes = 0
+    ed = Editor(client, workspace)
+    ed.encoding = shared.encoding
+    folder = types.WorkspaceFolder(workspace.resolve().as_uri(), workspace.name)
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(types.WorkspaceFoldersChangeEvent(added=[folder], removed=[]))
+    )
+    await ed.logged(f"indexed {workspace.resolve()}")
+    yield ed
+    if (await ed.status())["settings"]._asdict() != shared.settings:  # a test changed them: the next one starts as this one did
+        await ed.configure(**shared.settings)
+    for uri in list(ed.versions):
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(types.WorkspaceFoldersChangeEvent(added=[], removed=[folder]))
+    )
+    await ed.logged(f"no longer serving {workspace.resolve()}")

@@ -28,10 +28,10 @@ class CannedPool:
     def close(self) -> None:
         pass
 
-    def cancel(self, target: str) -> None:
+    def cancel(self, target: str, root: str | None = None) -> None:
         pass
 
-    def job_pids(self) -> dict[str, int]:
+    def job_pids(self) -> dict[tuple[str, str], int]:
         return {}
 
     def submit(self, job: Any) -> Future:

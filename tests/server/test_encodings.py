@@ -20,7 +20,26 @@ def underlined(line: str, encoding: str, start: int, end: int) -> str:
     return data[start * UNIT[encoding] : end * UNIT[encoding]].decode(CODECS[encoding])
 
 
+SPEC_LINE = 'dims = { note = "🚀🚀", tokens = { min = 9, max = 3 } }'  # the router's dims, broken after an emoji
+
+
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+async def test_a_spec_problem_after_an_emoji_is_underlined_where_it_is(workspace, encoding):
+    """Static findings (no export: the server starts no worker in manual mode)."""
+    pyproject = workspace / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("dims = { tokens = { min = 2, max = 1024 } }", SPEC_LINE))
+    editor = await start(workspace, encodings=[encoding], exportOn="manual")
+    try:
+        assert editor.encoding == encoding
+        found = await editor.diagnostics("pyproject.toml", lambda ds: any("dim 'tokens'" in d.message for d in ds))
+        d = next(d for d in found if "dim 'tokens'" in d.message)
+        assert d.range.start.line == editor.line_of("pyproject.toml", SPEC_LINE)
+        assert underlined(SPEC_LINE, encoding, d.range.start.character, d.range.end.character) == "tokens"
+    finally:
+        await stop(editor)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8"])  # the encoding a column was once wrong in; the others as above
 async def test_a_problem_after_an_emoji_is_underlined_where_it_is(workspace, encoding):
     router = workspace / ROUTER
     router.write_text(router.read_text().replace(f"        if {CONDITION}:", EMOJI_LINE))

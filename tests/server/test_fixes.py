@@ -65,7 +65,11 @@ async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
     assert "torch._check(routed > 0)" in (editor.root / "models/router.py").read_text()
     for rel, (code, cls) in PROBLEMS.items():
         await editor.diagnostics(rel, lambda ds, code=code: not any(d.code == code for d in ds))
-        await editor.logged(f"{rel}:{cls}: exported")
+        try:
+            await editor.logged(f"{rel}:{cls}: exported")
+        except AssertionError as e:
+            shown = {r: editor.client.diagnostics.get(editor.uri(r)) for r in (rel, "pyproject.toml")}
+            raise AssertionError(f"{e}\ndiagnostics: {shown}\npyproject.toml:\n{(editor.root / 'pyproject.toml').read_text()}") from None
 
 
 async def test_a_fix_computed_before_an_edit_names_the_older_version(editor):

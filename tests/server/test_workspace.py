@@ -9,8 +9,6 @@ from typing import Any
 
 from lsprotocol import types
 
-from .conftest import start, stop
-
 ENCODER = "models/encoder.py"
 ROUTER = "models/router.py"
 
@@ -28,7 +26,7 @@ def exports_counts(editor) -> list[dict[str, int]]:
 
 async def test_check_workspace_puts_problems_in_files_that_are_not_open(editor):
     summary = plain(await editor.client.protocol.send_request_async("exportlens/checkWorkspace", {}))
-    assert summary == {"modules": 5, "exported": 1, "failed": 4, "findings": 4}
+    assert summary == {"modules": 5, "exported": 1, "failed": 4, "findings": 4}, editor.client.log_messages[-12:]
     found = await editor.diagnostics(ROUTER, lambda ds: any(d.code == "EL101" for d in ds))
     (d,) = found
     assert d.range.start.line == 15 and "`routed > 0` depends on the values inside a tensor" in d.message
@@ -83,13 +81,27 @@ async def test_export_this_module_from_a_cursor_line(editor):
     assert await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", bad)) is None
 
 
-async def test_log_level_error_keeps_the_log_quiet(workspace: Path):
-    editor = await start(workspace, logLevel="error")
-    try:
-        editor.open(ENCODER)
-        status = await editor.status()
-        assert status["settings"].log_level == "error"
-        await editor.client.protocol.send_request_async("exportlens/checkWorkspace", {})
-        assert not [m for m in editor.client.log_messages if m.type == types.MessageType.Log]
-    finally:
-        await stop(editor)
+async def test_log_level_error_keeps_the_log_quiet(editor):
+    await editor.configure(logLevel="error")
+    quiet_from = len(editor.client.log_messages)
+    editor.open(ENCODER)
+    status = await editor.status()
+    assert status["settings"].log_level == "error"
+    await editor.client.protocol.send_request_async("exportlens/checkWorkspace", {})
+    assert not [m for m in editor.client.log_messages[quiet_from:] if m.type == types.MessageType.Log]
+
+
+async def test_a_folder_removed_from_the_workspace_takes_its_problems_with_it(editor):
+    await editor.client.protocol.send_request_async("exportlens/checkWorkspace", {})
+    await editor.diagnostics(ROUTER, lambda ds: [d.code for d in ds] == ["EL101"])
+    folder = types.WorkspaceFolder(editor.root.resolve().as_uri(), editor.root.name)
+    change = types.WorkspaceFoldersChangeEvent
+    editor.client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(change(added=[], removed=[folder])))
+    await editor.diagnostics(ROUTER, lambda ds: ds == [])
+    assert (await editor.status())["modules_indexed"] == 0
+    assert exports_counts(editor)[-1] == {"running": 0, "exported": 0, "failed": 0, "problems": 0}
+    # added back, it is scanned again
+    editor.client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(change(added=[folder], removed=[])))
+    await editor.logged(f"serving {editor.root.resolve()} too")
+    editor.open(ROUTER)
+    await editor.diagnostics(ROUTER, lambda ds: [d.code for d in ds] == ["EL101"])

@@ -11,6 +11,7 @@ export const SERVER_KEYS = [
   'ir',
   'timeout',
   'memoryLimit',
+  'sandbox',
   'artifactFolder',
   'inlayHints',
   'jobs',

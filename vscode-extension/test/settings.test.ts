@@ -27,6 +27,7 @@ test('defaults reach the server as the server names them, unset project settings
     ir: null,
     timeout: null,
     memoryLimit: null,
+    sandbox: null,
     artifactFolder: '.exportlens/artifacts',
     inlayHints: true,
     jobs: 2,

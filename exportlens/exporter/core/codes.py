@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from .report import Finding, Kind, Severity
+from .targets import Span
 
 
 @dataclass(frozen=True)
@@ -75,15 +75,6 @@ def finding(code: Code, message: str, path: str, line: int, **kwargs) -> Finding
     return Finding(code=code.code, kind=code.kind, message=message, path=path, line=line, **kwargs)
 
 
-class Range(Protocol):
-    """What every position type has (Span, Place, Location, a Finding itself)."""
-
-    line: int
-    column: Any
-    end_line: Any
-    end_column: Any
-
-
-def finding_at(code: Code, message: str, path: str, where: Range, **kwargs) -> Finding:
-    """A finding over ``where``'s whole range in ``path``."""
-    return finding(code, message, path, where.line, column=where.column, end_line=where.end_line, end_column=where.end_column, **kwargs)
+def finding_at(code: Code, message: str, path: str, span: Span, **kwargs) -> Finding:
+    """A finding over ``span`` in ``path``."""
+    return finding(code, message, path, span.line, column=span.column, end_line=span.end_line, end_column=span.end_column, **kwargs)

@@ -10,6 +10,8 @@ import enum
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .targets import Span
+
 
 class Kind(str, enum.Enum):
     DATA_DEPENDENT_GUARD = "data-dependent-guard"
@@ -100,6 +102,10 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}: {self.code} {self.message}"
+
+    @property
+    def span(self) -> Span:
+        return Span(self.line, self.column, self.end_line, self.end_column)
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,17 @@ then the module's table, then the editor or the command line (standard library o
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 DEVICES = re.compile(r"^(cpu|meta|mps|cuda(:\d+)?)$")
 IRS = ("training", "core-aten")
-NAMES = ("device", "strict", "ir", "timeout", "memory_limit")
+NAMES = ("device", "strict", "ir", "timeout", "memory_limit", "sandbox")
+MAX_TIMEOUT = 7 * 24 * 3600.0  # seconds: a week; longer is a typo, and past ~1e9 the clock overflows
+MIN_MEMORY = 256 << 20  # bytes: below this the export's process cannot even import torch
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,7 @@ class Settings:
     ir: str = "training"
     timeout: float = 60.0  # seconds, from the export's own process start
     memory_limit: str = "8GiB"  # what the export's processes may add
+    sandbox: bool = True  # confine the export's file access (workers/sandbox.py), where the kernel can
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class Overrides:
     ir: str | None = None
     timeout: float | None = None
     memory_limit: str | None = None
+    sandbox: bool | None = None
 
 
 def effective(settings: Settings, overrides: Overrides) -> Settings:
@@ -46,22 +52,42 @@ def check(name: str, value: Any) -> Any:
     Never reads a value as something else (``"no"`` is no boolean)."""
     if name == "device" and isinstance(value, str) and DEVICES.match(value):
         return value
-    if name == "strict" and isinstance(value, bool):
+    if name in ("strict", "sandbox") and isinstance(value, bool):
         return value
     if name == "ir" and value in IRS:
         return value
-    if name == "timeout" and isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    if name == "memory_limit" and parse_bytes(value) is not None:
+    if name == "timeout" and isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_TIMEOUT:
+        return float(value)  # NaN fails the comparison too
+    if name == "memory_limit" and (parse_bytes(value) or 0) >= MIN_MEMORY:
         return str(value)
     expected = {
         "device": "one of cpu, cuda, cuda:N, mps, meta",
         "strict": "true or false",
+        "sandbox": "true or false",
         "ir": f"one of {', '.join(IRS)}",
-        "timeout": "a number of seconds above 0",
-        "memory_limit": "a size like 8GiB",
+        "timeout": f"a number of seconds above 0 and at most {MAX_TIMEOUT:.0f} (a week)",
+        "memory_limit": "a size like 8GiB, at least 256MiB",
     }
     raise ValueError(expected[name])
+
+
+def interpreter(value: Any) -> str:
+    """The Python that runs exports: an executable file, or a command on PATH, as a path;
+    ValueError saying what is wrong. Checked where it is set, so a typo is a refusal then,
+    not a dead worker later."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("a path to a Python interpreter")
+    found = shutil.which(value) if os.sep not in value else (value if os.path.isfile(value) and os.access(value, os.X_OK) else None)
+    if found is None:
+        raise ValueError("an interpreter: " + ("no such file" if not os.path.exists(value) else "not an executable file"))
+    return found
+
+
+def jobs(value: Any) -> int:
+    """Exports at a time: a whole number ≥ 1; ValueError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("a whole number ≥ 1")
+    return value
 
 
 def parse_bytes(value: Any) -> int | None:

@@ -8,12 +8,25 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Span:
-    """1-based lines and columns; end_column exclusive."""
+    """A range in a text file: 1-based lines and columns, end_column exclusive; no end:
+    to the end of the line. The one position type inside exportlens (reports stay flat)."""
 
     line: int
-    column: int
-    end_line: int
-    end_column: int
+    column: int = 1
+    end_line: int | None = None
+    end_column: int | None = None
+
+
+@dataclass(frozen=True)
+class Location:
+    """A span in one file, the path relative to the project root (POSIX)."""
+
+    path: str
+    span: Span
+
+    @property
+    def line(self) -> int:
+        return self.span.line
 
 
 @dataclass(frozen=True)

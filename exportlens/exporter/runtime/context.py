@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.report import Related
+from ..core.sources import Sources
 from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
 from .inputs import Built
@@ -20,18 +20,11 @@ class Context:
     module: ModuleClass
     spec: ExportSpec
     built: Built
-    # absolute path -> text of a buffer the editor has not saved: findings and fixes use it
-    sources: Mapping[Path, str] = field(default_factory=dict)
+    sources: Sources  # the files as the user sees them: findings and fixes quote these texts
 
     def read(self, path: str) -> str:
-        """A project file's text as the user sees it: the unsaved buffer, else the disk ("" if unreadable)."""
-        text = self.sources.get(self.root / path)
-        if text is not None:
-            return text
-        try:
-            return (self.root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return ""
+        """A project file's text as the user sees it ("" if unreadable)."""
+        return self.sources.text(path)
 
     def spec_related(self, key: str | None = None) -> Related:
         """The spec (or one of its keys, ``dims.seq``) as a finding's related location."""

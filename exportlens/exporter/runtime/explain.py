@@ -58,7 +58,7 @@ def at(ctx: Context, code: codes.Code, message: str, frame: Frame | None, expres
 def _on_spec(ctx: Context, code: codes.Code, message: str, key: str | None = None, **kwargs: Any) -> Finding:
     """A finding on the spec (or on one of its keys, ``dims.seq``)."""
     loc = ctx.spec.where(key) if key else ctx.spec.location
-    return codes.finding_at(code, message, loc.path, loc, **kwargs)
+    return codes.finding_at(code, message, loc.path, loc.span, **kwargs)
 
 
 def _fake_kernel(record: FakeKernel, ctx: Context) -> Finding:

@@ -16,7 +16,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import replace
 from inspect import Parameter as P
 from pathlib import Path
@@ -28,6 +28,7 @@ from ..core import codes
 from ..core.options import Options
 from ..core.report import Finding, ModuleReport, Status
 from ..core.settings import effective
+from ..core.sources import Sources
 from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
 from .context import Context
@@ -72,10 +73,10 @@ class _Stop(Exception):
 
 
 def export_module(
-    root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options(), sources: Mapping[Path, str] | None = None
+    root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options(), sources: Sources | None = None
 ) -> ModuleReport:
-    """``sources`` (absolute path -> text) stands in for files in findings and fixes; the
-    caller imports them from memory (``worker.overlay``)."""
+    """``sources``' unsaved buffers stand in for files in findings and fixes; the caller
+    imports them from memory (``worker.overlay``)."""
     started = time.perf_counter()
     root = root.resolve()
     files = ProjectFiles(root)
@@ -94,7 +95,7 @@ def export_module(
     except _Stop as stop:
         return report(Status.FAILED, [stop.finding])
 
-    ctx = Context(root, files, module, spec, built, sources=sources or {})
+    ctx = Context(root, files, module, spec, built, sources=Sources.of(root, sources))
     try:
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
@@ -277,7 +278,7 @@ def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str,
     except TypeError as exc:
         loc = spec.location
         message = f"{_what(spec)} do not fit forward({', '.join(params)}): {exc}"
-        raise _Stop(codes.finding_at(codes.SPEC_SIGNATURE, message, loc.path, loc)) from None
+        raise _Stop(codes.finding_at(codes.SPEC_SIGNATURE, message, loc.path, loc.span)) from None
     return built
 
 

@@ -2,25 +2,23 @@
 
 Only imports that resolve to files under the project root count: editing an
 imported helper invalidates the verdict; site-packages are covered by the
-torch version and interpreter in the cache key. Unsaved editor buffers
-(``sources``, by absolute path) stand in for the files on disk, and may be
-files not yet saved at all.
+torch version and interpreter in the cache key. Unsaved editor buffers (in
+``Sources``) stand in for the files on disk, and may be files not yet saved at all.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Mapping
 from pathlib import Path
 
-Sources = Mapping[Path, str]
+from ..core.sources import Sources
 
 
 def _module_file(root: Path, dotted: str, sources: Sources) -> Path | None:
     base = root.joinpath(*dotted.split(".")) if dotted else root
     for candidate in (base / "__init__.py", base.with_suffix(".py")):  # packages first, as Python does
-        if candidate in sources or candidate.is_file():
+        if sources.exists(candidate):
             return candidate
     return None
 
@@ -30,20 +28,11 @@ def _package(root: Path, file: Path) -> list[str]:
     return list(file.relative_to(root).with_suffix("").parts)[:-1]
 
 
-def _text(file: Path, sources: Sources) -> bytes | None:
-    if file in sources:
-        return sources[file].encode("utf-8")
-    try:
-        return file.read_bytes()
-    except OSError:
-        return None
-
-
-def imported_files(root: Path, file: Path, sources: Sources | None = None) -> set[Path]:
+def imported_files(sources: Sources, file: Path) -> set[Path]:
     """Project files ``file`` imports directly (absolute and relative imports)."""
-    sources = _resolved(sources)
+    root, file = sources.root, file.resolve()
     try:
-        tree = ast.parse(_text(file.resolve(), sources) or b"")
+        tree = ast.parse(sources.bytes(file) or b"")
     except (SyntaxError, ValueError):
         return set()
     out: set[Path] = set()
@@ -65,42 +54,35 @@ def imported_files(root: Path, file: Path, sources: Sources | None = None) -> se
                 found = _module_file(root, ".".join(parts[:i]), sources)
                 if found is not None:
                     out.add(found.resolve())
-    out.discard(file.resolve())
+    out.discard(file)
     return out
 
 
-def closure(root: Path, file: Path, sources: Sources | None = None) -> list[Path]:
+def closure(sources: Sources, file: Path) -> list[Path]:
     """``file`` and every project file it imports, transitively, sorted."""
-    root, file, sources = root.resolve(), file.resolve(), _resolved(sources)
     seen: set[Path] = set()
-    todo = [file]
+    todo = [file.resolve()]
     while todo:
         current = todo.pop()
         if current in seen:
             continue
         seen.add(current)
-        todo.extend(imported_files(root, current, sources) - seen)
+        todo.extend(imported_files(sources, current) - seen)
     return sorted(seen)
 
 
-def fingerprint(root: Path, file: Path, *extra: str, sources: Sources | None = None) -> str:
+def fingerprint(sources: Sources, file: Path, *extra: str) -> str:
     """A hash of the contents of ``file``'s closure (unsaved text where given) and ``extra`` strings."""
-    root, sources = root.resolve(), _resolved(sources)
     h = hashlib.sha256()
-    for path in closure(root, file, sources):
-        h.update(str(path.relative_to(root)).encode())
-        h.update(_text(path, sources) or b"<missing>")
+    for path in closure(sources, file):
+        h.update(sources.rel(path).encode())
+        h.update(sources.bytes(path) or b"<missing>")
     for item in extra:
         h.update(b"\0" + item.encode())
     return h.hexdigest()
 
 
-def _resolved(sources: Sources | None) -> dict[Path, str]:
-    return {Path(p).resolve(): text for p, text in (sources or {}).items()}
-
-
-def digest(root: Path, path: str, sources: Mapping[str, str]) -> str:
-    """A hash of the text a worker will see for project file ``path``: the unsaved text
-    in ``sources`` (project-relative keys), else the disk's."""
-    text = sources[path].encode("utf-8") if path in sources else _text(root / path, {})
+def digest(sources: Sources, path: str) -> str:
+    """A hash of the text a worker will see for project file ``path``."""
+    text = sources.bytes(path)
     return hashlib.sha256(text if text is not None else b"<missing>").hexdigest()

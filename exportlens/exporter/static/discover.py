@@ -22,6 +22,7 @@ from libcst.metadata import (
 
 from ..core import codes
 from ..core.report import Finding
+from ..core.sources import Sources, resolved
 from ..core.targets import Forward, ModuleClass
 from .pyfile import PyBase, PyClass, PyFile, decode_finding, python_syntax_error, syntax_finding
 
@@ -40,7 +41,7 @@ SKIP_DIRS = frozenset({"__pycache__", ".venv", "venv", "node_modules", "build", 
 def discover(
     root: Path,
     paths: Iterable[Path] | None = None,
-    sources: Mapping[Path, str] | None = None,
+    sources: Sources | Mapping[Path, str] | None = None,
 ) -> Discovery:
     """The nn.Module classes defined in ``paths`` (files or folders; default: all of ``root``).
 
@@ -49,10 +50,9 @@ def discover(
     Bases are resolved through the files under ``root`` that scanned files import,
     parsed on demand; only scanned files report syntax errors.
     """
-    overrides = {Path(p).resolve(): text for p, text in (sources or {}).items()}
-    project = _Project(Path(root).resolve(), overrides)
+    project = _Project(Sources.of(root, sources))
     discovery = Discovery()
-    for path in _python_files(project.root, paths, overrides):
+    for path in _python_files(project.sources, paths):
         file = project.scan(path)
         if isinstance(file, Finding):
             discovery.findings.append(file)
@@ -69,19 +69,19 @@ def discover(
 # -- which files -----------------------------------------------------------------
 
 
-def _python_files(root: Path, paths: Iterable[Path] | None, overrides: Mapping[Path, str]) -> list[Path]:
+def _python_files(sources: Sources, paths: Iterable[Path] | None) -> list[Path]:
     """Absolute paths of the ``*.py`` files to scan, sorted, each once."""
     found: set[Path] = set()
     folders: list[Path] = []
-    for given in [root] if paths is None else paths:
-        path = Path(given).resolve()
+    for given in [sources.root] if paths is None else paths:
+        path = resolved(Path(given))
         if path.is_dir():
             folders.append(path)
             found.update(python_files_under(path))
-        elif path.suffix == ".py" and (path in overrides or path.is_file()):
+        elif path.suffix == ".py" and sources.exists(path):
             found.add(path)
     # an unsaved new buffer inside a scanned folder is scanned too
-    found.update(p for p in overrides if p.suffix == ".py" and any(_inside(p, f) for f in folders))
+    found.update(p for p in sources.buffers if p.suffix == ".py" and any(_inside(p, f) for f in folders))
     return sorted(found)
 
 
@@ -111,9 +111,9 @@ _Target = tuple[PyFile, PyClass] | str | None  # a project class, a name outside
 
 
 class _Project:
-    def __init__(self, root: Path, overrides: Mapping[Path, str]) -> None:
-        self.root = root
-        self.overrides = overrides
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self.root = sources.root
         self._files: dict[Path, PyFile | Finding] = {}
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
         self._is_module: dict[tuple[Path, str], bool] = {}
@@ -126,7 +126,7 @@ class _Project:
             return self.load(path, text)
         # nothing to find: Python's parser checks the syntax some 15 times faster than libcst's
         error = python_syntax_error(text)
-        return syntax_finding(self._rel(path), error) if error else None
+        return syntax_finding(self.sources.rel(path), error) if error else None
 
     def load(self, path: Path, text: str | Finding | None = None) -> PyFile | Finding:
         if path not in self._files:
@@ -189,7 +189,7 @@ class _Project:
                 for folder in (self.root, self.root / "src", near)
                 for candidate in (folder.joinpath(*parents, last, "__init__.py"), folder.joinpath(*parents, last + ".py"))
             ]  # a package before a module of the same name, as Python does
-            self._module_paths[key] = next((c for c in candidates if c in self.overrides or c.is_file()), None)
+            self._module_paths[key] = next((c for c in candidates if self.sources.exists(c)), None)
         return self._module_paths[key]
 
     def _is_module_target(self, target: _Target) -> bool:
@@ -226,11 +226,13 @@ class _Project:
 
     def _read(self, path: Path) -> str | Finding:
         try:
-            return self.overrides[path] if path in self.overrides else path.read_bytes().decode("utf-8-sig")
+            return self.sources.decode(path)
         except UnicodeDecodeError as e:
-            return decode_finding(e, self._rel(path))
+            return decode_finding(e, self.sources.rel(path))
+        except SyntaxError as e:  # a coding cookie Python does not know
+            return codes.finding(codes.SYNTAX_ERROR, str(e.msg), self.sources.rel(path), e.lineno or 1)
         except OSError as e:
-            return codes.finding(codes.SYNTAX_ERROR, f"cannot read file: {e.strerror or e}", self._rel(path), 1)
+            return codes.finding(codes.SYNTAX_ERROR, f"cannot read file: {e.strerror or e}", self.sources.rel(path), 1)
 
     def _parse(self, path: Path, text: str | Finding) -> PyFile | Finding:
         if isinstance(text, Finding):
@@ -238,15 +240,9 @@ class _Project:
         try:
             tree = cst.parse_module(text)
         except cst.ParserSyntaxError as e:
-            return syntax_finding(self._rel(path), python_syntax_error(text), e)
+            return syntax_finding(self.sources.rel(path), python_syntax_error(text), e)
         names = calculate_module_and_package(self.root if _inside(path, self.root) else path.parent, path)
-        return PyFile(path, self._rel(path), names, tree)
-
-    def _rel(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return path.as_posix()
+        return PyFile(path, self.sources.rel(path), names, tree)
 
 
 def _is_torch_module(name: str) -> bool:

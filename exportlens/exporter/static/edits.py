@@ -130,7 +130,7 @@ def insert_check(text: str, line: int, condition: str) -> str | None:
     if stmt is None:
         return None
     lines = text.splitlines(keepends=True)
-    lines.insert(stmt.place.line - 1, f"{stmt.indent}torch._check({condition})\n")
+    lines.insert(stmt.span.line - 1, f"{stmt.indent}torch._check({condition})\n")
     new = "".join(lines)
     return new if _imports_torch(idx.module) else _add_import_torch(new)
 

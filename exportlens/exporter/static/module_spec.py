@@ -8,9 +8,9 @@ from typing import Any
 
 from ..core import codes
 from ..core.report import Finding
-from ..core.targets import ModuleClass
+from ..core.targets import Location, ModuleClass, Span
 from .shapes import AUTO, DTYPES, Derived, ShapeError, looks_like_shape, parse_shape
-from .spec import FILLS, PYPROJECT, DimSpec, ExportSpec, Location, ProjectSpecs, TensorInput, TomlLines, ValueInput, table_settings
+from .spec import FILLS, PYPROJECT, DimSpec, ExportSpec, ProjectSpecs, TensorInput, TomlLines, ValueInput, table_settings
 
 
 def resolve(module: ModuleClass, project: ProjectSpecs) -> tuple[ExportSpec | None, list[Finding]]:
@@ -20,12 +20,12 @@ def resolve(module: ModuleClass, project: ProjectSpecs) -> tuple[ExportSpec | No
         return _from_table(module, entry[0], entry[1], project)
     if module.example_method and module.example_span:
         span = module.example_span
-        loc = Location(module.path, span.line, span.column, span.end_line, span.end_column)
+        loc = Location(module.path, span)
         return ExportSpec(module.target, "code", loc, settings=project.settings, example_method=module.example_method), []
     return None, []
 
 
-_TABLE_KEYS = ("init", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit")
+_TABLE_KEYS = ("init", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit", "sandbox")
 
 
 class _Table:
@@ -41,10 +41,10 @@ class _Table:
         if sub is not None:
             line = self.lines.key_after(line, sub, inline=True) or line
         cols = self.lines.column_of(line, sub or key)
-        return Location(PYPROJECT, line, cols[0], line, cols[1]) if cols else Location(PYPROJECT, line)
+        return Location(PYPROJECT, Span(line, cols[0], line, cols[1]) if cols else Span(line))
 
     def error(self, code: codes.Code, message: str, where: Location) -> None:
-        self.findings.append(codes.finding_at(code, message, where.path, where))
+        self.findings.append(codes.finding_at(code, message, where.path, where.span))
 
     def table(self, raw: Any, key: str, message: str) -> dict[str, Any]:
         """``raw`` if it is a table, else {} and an error on ``key``'s line."""
@@ -73,7 +73,7 @@ def _from_table(module: ModuleClass, table: Any, loc: Location, project: Project
         return None, t.findings
     for key in sorted(set(table) - set(_TABLE_KEYS)):
         t.error(codes.SPEC_INVALID, f"unknown key '{key}' in the spec for {module.target} (known: {', '.join(_TABLE_KEYS)})", t.at(key))
-    settings = table_settings(table, project.settings, loc.line, t.findings)
+    settings = table_settings(table, project.settings, t.at, t.findings)
     init = t.table(table.get("init", {}), "init", "init must be a table of constructor keyword arguments")
     raw_inputs = t.table(table.get("inputs", {}), "inputs", 'inputs must be a table: { x = "f32[batch, 3]" }')
     inputs = t.inputs(raw_inputs)
@@ -102,22 +102,15 @@ def _check_signature(module: ModuleClass, inputs: dict[str, Any], raw: dict[str,
     for name in raw:
         if name not in names and not takes_kwargs:
             where = at("inputs", name)
-            out.append(codes.finding_at(codes.SPEC_SIGNATURE, f"input '{name}' is not a parameter of {signature}", where.path, where))
+            out.append(codes.finding_at(codes.SPEC_SIGNATURE, f"input '{name}' is not a parameter of {signature}", where.path, where.span))
     missing = [
         p.name for p in params if p.kind in ("positional", "positional_only", "keyword_only") and not p.has_default and p.name not in raw
     ]
     if missing:
         where = at("inputs")
         plural = "s" if len(missing) > 1 else ""
-        out.append(
-            codes.finding(
-                codes.SPEC_SIGNATURE,
-                f"missing input{plural} {', '.join(repr(m) for m in missing)} required by {signature}",
-                where.path,
-                where.line,
-                column=where.column,
-            )
-        )
+        message = f"missing input{plural} {', '.join(repr(m) for m in missing)} required by {signature}"
+        out.append(codes.finding_at(codes.SPEC_SIGNATURE, message, where.path, where.span))
     return out
 
 

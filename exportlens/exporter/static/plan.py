@@ -8,10 +8,11 @@ from pathlib import Path
 
 from ..core import codes
 from ..core.report import Finding
-from ..core.targets import ModuleClass
+from ..core.sources import Sources
+from ..core.targets import ModuleClass, Target
 from .discover import discover
 from .module_spec import resolve
-from .spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project
+from .spec import ExportSpec, ProjectSpecs, find_root, load_project
 
 
 @dataclass(frozen=True)
@@ -31,31 +32,35 @@ class Plan:
     project: ProjectSpecs
     modules: list[Planned] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # syntax errors, pyproject problems
-    sources: dict[Path, str] = field(default_factory=dict)  # unsaved text by absolute path, read instead of the disk
+    sources: Sources | None = None  # the texts it was made from (None: the disk's)
+
+    def __post_init__(self) -> None:
+        if self.sources is None:
+            self.sources = Sources(self.root)
 
 
-def make_plan(paths: list[Path], root: Path | None = None, only: set[str] | None = None, sources: Mapping[Path, str] | None = None) -> Plan:
+def make_plan(
+    paths: list[Path], root: Path | None = None, only: set[str] | None = None, sources: Sources | Mapping[Path, str] | None = None
+) -> Plan:
     """Modules under ``paths`` (files or folders) in the project holding the first path.
     ``sources`` overrides file text (unsaved editor buffers, pyproject.toml included), by absolute path."""
     paths = [p.resolve() for p in paths] or [Path.cwd()]
     root = (root or find_root(paths[0])).resolve()
-    overrides = {Path(p).resolve(): text for p, text in (sources or {}).items()}
-    project = load_project(root, overrides.get(root / PYPROJECT))
-    found = discover(root, paths, overrides)
-    plan = Plan(root, project, findings=list(found.findings) + list(project.findings), sources=overrides)
+    files = Sources.of(root, sources)
+    project = load_project(files)
+    found = discover(root, paths, files)
+    plan = Plan(root, project, findings=list(found.findings) + list(project.findings), sources=files)
     for module in found.modules:
         if only and module.target not in only and module.name not in only:
             continue
         spec, problems = resolve(module, project)
         plan.modules.append(Planned(module, spec, tuple(problems)))
     known = {m.target for m in found.modules}
+    unreadable = {f.path for f in found.findings}  # a syntax error hides its classes: it is the one problem to report
     for target, (_, loc) in project.tables.items():
-        if target not in known and _in_scope(root / target.split(":", 1)[0], paths):
-            plan.findings.append(
-                codes.finding(
-                    codes.SPEC_INVALID, f"no nn.Module '{target.split(':', 1)[1]}' in {target.split(':', 1)[0]}", loc.path, loc.line
-                )
-            )
+        t = Target.parse(target)
+        if target not in known and t.path not in unreadable and _in_scope(root / t.path, paths):
+            plan.findings.append(codes.finding(codes.SPEC_INVALID, f"no nn.Module '{t.name}' in {t.path}", loc.path, loc.line))
     return plan
 
 

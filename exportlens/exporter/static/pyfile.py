@@ -237,5 +237,6 @@ def decode_finding(error: UnicodeDecodeError, rel: str) -> Finding:
     data = error.object
     line = data.count(b"\n", 0, error.start) + 1
     column = error.start - data.rfind(b"\n", 0, error.start)  # in bytes, 1-based
-    message = f"file is not valid UTF-8: {error.reason} (byte {data[error.start]:#04x})"
+    encoding = "UTF-8" if error.encoding.replace("-", "").startswith("utf8") else error.encoding
+    message = f"file is not valid {encoding}: {error.reason} (byte {data[error.start]:#04x})"
     return codes.finding(codes.SYNTAX_ERROR, message, rel, line, column=column)

@@ -81,14 +81,20 @@ class Shape:
         return f"{self.dtype}[{', '.join(str(s) for s in self.sizes)}]"
 
 
+_SHAPE_START = re.compile(r"^\s*[A-Za-z][A-Za-z0-9_]*\s*\[")
+
+
 def looks_like_shape(text: str) -> bool:
-    return bool(_SHAPE.match(text))
+    """Meant as a shape (``f32[...``), even one left unclosed: that is a mistake to report,
+    not a string to pass to forward."""
+    return bool(_SHAPE_START.match(text))
 
 
 def parse_shape(text: str) -> Shape:
     m = _SHAPE.match(text)
     if not m:
-        raise ShapeError(f"'{text}' is not a shape string like 'f32[batch, 3]'")
+        missing = "; the closing ] is missing" if "]" not in text else ""
+        raise ShapeError(f"'{text}' is not a shape string like 'f32[batch, 3]'{missing}")
     dtype, body = m.group(1), m.group(2).strip()
     if dtype not in DTYPES:
         known = ", ".join(DTYPES)

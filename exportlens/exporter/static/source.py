@@ -13,26 +13,20 @@ from functools import lru_cache
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-
-@dataclass(frozen=True)
-class Place:
-    line: int
-    column: int
-    end_line: int
-    end_column: int
+from ..core.targets import Span
 
 
 @dataclass(frozen=True)
 class Statement:
     """The simple or compound-statement header that holds a line."""
 
-    place: Place
+    span: Span
     indent: str  # leading whitespace of its first line
     code: str  # the statement's header text (for compound statements: up to the colon)
 
 
-def _span(r: CodeRange) -> Place:
-    return Place(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+def _span(r: CodeRange) -> Span:
+    return Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
 
 
 def _normal(code: str) -> str:
@@ -43,8 +37,8 @@ class _Index(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self) -> None:
-        self.expressions: list[tuple[Place, cst.BaseExpression]] = []
-        self.statements: list[tuple[Place, cst.CSTNode]] = []
+        self.expressions: list[tuple[Span, cst.BaseExpression]] = []
+        self.statements: list[tuple[Span, cst.CSTNode]] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         pos = self.get_metadata(PositionProvider, node, None)
@@ -60,8 +54,8 @@ class _Index(cst.CSTVisitor):
 @dataclass
 class SourceIndex:
     module: cst.Module
-    expressions: list[tuple[Place, cst.BaseExpression]]
-    statements: list[tuple[Place, cst.CSTNode]]
+    expressions: list[tuple[Span, cst.BaseExpression]]
+    statements: list[tuple[Span, cst.CSTNode]]
     lines: list[str]
 
     def code(self, node: cst.CSTNode) -> str:
@@ -82,16 +76,16 @@ class SourceIndex:
         first = self.lines[place.line - 1]
         indent = first[: len(first) - len(first.lstrip())]
         code = "\n".join(self.lines[place.line - 1 : header_end]).strip()
-        return Statement(Place(place.line, len(indent) + 1, header_end, len(self.lines[header_end - 1].rstrip()) + 1), indent, code)
+        return Statement(Span(place.line, len(indent) + 1, header_end, len(self.lines[header_end - 1].rstrip()) + 1), indent, code)
 
-    def _header_end(self, node: cst.BaseCompoundStatement, place: Place) -> int:
+    def _header_end(self, node: cst.BaseCompoundStatement, place: Span) -> int:
         body = getattr(node, "body", None)
         for p, n in self.statements:
             if body is not None and isinstance(body, cst.IndentedBlock) and body.body and n is body.body[0]:
                 return max(place.line, p.line - 1)
         return place.line
 
-    def expression_on(self, line: int, text: str) -> Place | None:
+    def expression_on(self, line: int, text: str) -> Span | None:
         """The smallest expression starting on ``line`` whose code is ``text`` (spaces ignored)."""
         want = _normal(text)
         hits = [p for p, n in self.expressions if p.line == line and _normal(self.code(n)) == want]
@@ -109,7 +103,7 @@ def index(text: str) -> SourceIndex | None:
     return SourceIndex(module, visitor.expressions, visitor.statements, text.splitlines())
 
 
-def locate(text: str, line: int, expression: str | None = None) -> Place:
+def locate(text: str, line: int, expression: str | None = None) -> Span:
     """Columns for a finding on ``line``: the expression if found, else the statement, else the line."""
     idx = index(text)
     lines = text.splitlines()
@@ -119,8 +113,8 @@ def locate(text: str, line: int, expression: str | None = None) -> Place:
             if hit:
                 return hit
         stmt = idx.statement_at(line)
-        if stmt is not None and stmt.place.line == line:
-            return Place(line, stmt.place.column, line, len(lines[line - 1].rstrip()) + 1)
+        if stmt is not None and stmt.span.line == line:
+            return Span(line, stmt.span.column, line, len(lines[line - 1].rstrip()) + 1)
     raw = lines[line - 1] if 0 < line <= len(lines) else ""
     start = len(raw) - len(raw.lstrip()) + 1
-    return Place(line, start, line, max(len(raw.rstrip()) + 1, start))
+    return Span(line, start, line, max(len(raw.rstrip()) + 1, start))

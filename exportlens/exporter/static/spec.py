@@ -8,6 +8,7 @@ Every problem with a spec becomes a spec-error Finding on the spec's own line.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ import tomlkit.exceptions
 from ..core import codes
 from ..core.report import Finding
 from ..core.settings import NAMES, Settings, check
-from ..core.targets import Target
+from ..core.sources import Sources, resolved
+from ..core.targets import Location, Span, Target
+from .pyfile import decode_finding
 from .shapes import Shape
 
 PYPROJECT = "pyproject.toml"
@@ -47,15 +50,6 @@ class DimSpec:
     min: int | None = None
     max: int | None = None
     example: int | None = None
-
-
-@dataclass(frozen=True)
-class Location:
-    path: str
-    line: int
-    column: int = 1
-    end_line: int | None = None
-    end_column: int | None = None
 
 
 @dataclass(frozen=True)
@@ -97,61 +91,86 @@ class ProjectSpecs:
 
 def find_root(start: Path) -> Path:
     """The nearest folder at or above ``start`` holding pyproject.toml, else ``start``'s folder."""
-    start = start.resolve()
-    here = start if start.is_dir() else start.parent
+    here = resolved(start if start.is_dir() else start.parent)  # a file may be a link to nowhere, or to itself
     for folder in (here, *here.parents):
         if (folder / PYPROJECT).is_file():
             return folder
     return here
 
 
-def load_project(root: Path, text: str | None = None) -> ProjectSpecs:
-    path = root / PYPROJECT
-    if text is None:
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    findings: list[Finding] = []
-    try:
-        doc = tomlkit.parse(text).unwrap()
-    except tomlkit.exceptions.ParseError as e:
-        findings.append(
-            codes.finding(codes.SPEC_TOML, f"pyproject.toml does not parse: {e}", PYPROJECT, max(e.line, 1), column=max(e.col, 1))
-        )
-        return ProjectSpecs(root, Settings(), {}, findings, text)
-    section = doc.get("tool", {}).get("exportlens", {})
+def load_project(sources: Sources) -> ProjectSpecs:
+    """The project's pyproject.toml (as ``sources`` has it): settings and module tables."""
+    text, doc, findings = _read_toml(sources)
+    if doc is None:
+        return ProjectSpecs(sources.root, Settings(), {}, findings, text)
     lines = TomlLines(text)
-    settings = table_settings(section, Settings(), lines.key_line("tool.exportlens", None), findings)
-    tables: dict[str, tuple[Any, Location]] = {}
+    section = _section(doc, lines, findings)
+    settings = table_settings(section, Settings(), lambda key: lines.at("tool.exportlens", key), findings)
+    return ProjectSpecs(sources.root, settings, _module_tables(section, lines, findings), findings, text)
+
+
+def _read_toml(sources: Sources) -> tuple[str, dict[str, Any] | None, list[Finding]]:
+    """pyproject.toml's text and document; None and the finding where it cannot be read or parsed."""
+    text = ""
+    try:
+        text = sources.decode(PYPROJECT) if sources.exists(PYPROJECT) else ""
+        return text, tomlkit.parse(text).unwrap(), []
+    except UnicodeDecodeError as e:
+        return "", None, [decode_finding(e, PYPROJECT)]
+    except OSError as e:
+        return "", None, [codes.finding(codes.SPEC_TOML, f"cannot read pyproject.toml: {e.strerror or e}", PYPROJECT, 1)]
+    except tomlkit.exceptions.ParseError as e:
+        message = f"pyproject.toml does not parse: {e}"
+        return text, None, [codes.finding(codes.SPEC_TOML, message, PYPROJECT, max(e.line, 1), column=max(e.col, 1))]
+
+
+def _module_tables(section: dict[str, Any], lines: TomlLines, findings: list[Finding]) -> dict[str, tuple[Any, Location]]:
+    """``[tool.exportlens.modules]``: each well-named target's raw table and where it is written."""
     modules = section.get("modules", {})
     if not isinstance(modules, dict):
-        findings.append(
-            codes.finding(
-                codes.SPEC_INVALID,
-                "[tool.exportlens.modules] must be a table of 'path.py:Class' keys",
-                PYPROJECT,
-                lines.key_line("tool.exportlens", "modules"),
-            )
-        )
-        modules = {}
+        message = "[tool.exportlens.modules] must be a table of 'path.py:Class' keys"
+        findings.append(codes.finding_at(codes.SPEC_INVALID, message, PYPROJECT, lines.at("tool.exportlens", "modules").span))
+        return {}
+    tables: dict[str, tuple[Any, Location]] = {}
     for target, table in modules.items():
-        loc = Location(PYPROJECT, lines.target_line(target))
+        loc = Location(PYPROJECT, Span(lines.target_line(target)))
         if ":" not in target or not target.split(":", 1)[0].endswith(".py"):
-            findings.append(
-                codes.finding(codes.SPEC_INVALID, f"module key '{target}' must look like 'path/to/file.py:ClassName'", PYPROJECT, loc.line)
-            )
+            message = f"module key '{target}' must look like 'path/to/file.py:ClassName'"
+            findings.append(codes.finding(codes.SPEC_INVALID, message, PYPROJECT, loc.line))
             continue
         tables[target] = (table, loc)
-    return ProjectSpecs(root, settings, tables, findings, text)
+    return tables
 
 
-def table_settings(table: dict[str, Any], base: Settings, line: int, findings: list[Finding]) -> Settings:
-    """``base`` with the table's own settings; each bad one is a finding, and the base's value stays."""
+def _section(doc: dict[str, Any], lines: TomlLines, findings: list[Finding]) -> dict[str, Any]:
+    """``[tool.exportlens]``; {} with a finding on its line where it (or ``tool``) is not a table."""
+    tool = doc.get("tool", {})
+    if not isinstance(tool, dict):
+        where = lines.at(None, "tool")
+        findings.append(codes.finding_at(codes.SPEC_INVALID, f"`tool` must be a table, not {_kind(tool)}", PYPROJECT, where.span))
+        return {}
+    section = tool.get("exportlens", {})
+    if not isinstance(section, dict):
+        where = lines.at("tool", "exportlens")
+        message = f"[tool.exportlens] must be a table, not {_kind(section)}"
+        findings.append(codes.finding_at(codes.SPEC_INVALID, message, PYPROJECT, where.span))
+        return {}
+    return section
+
+
+def _kind(value: Any) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}.get(type(value), "a value")
+
+
+def table_settings(table: dict[str, Any], base: Settings, where: Callable[[str], Location], findings: list[Finding]) -> Settings:
+    """``base`` with the table's own settings; each bad one is a finding on its key, and the base's value stays."""
     changes: dict[str, Any] = {}
     for name in NAMES:
         if name in table:
             try:
                 changes[name] = check(name, table[name])
             except ValueError as e:
-                findings.append(codes.finding(codes.SPEC_INVALID, f"{name} {table[name]!r} is not {e}", PYPROJECT, line))
+                findings.append(codes.finding_at(codes.SPEC_INVALID, f"{name} {table[name]!r} is not {e}", PYPROJECT, where(name).span))
     return replace(base, **changes)
 
 
@@ -176,6 +195,12 @@ class TomlLines:
                     return i
                 return self.key_after(i, key) or i
         return 1
+
+    def at(self, table: str | None, key: str) -> Location:
+        """Where ``key`` of ``table`` (None: the top level) is written: its line and the key's columns."""
+        line = self.key_line(table, key) if table else (self.key_after(1, key, inline=True) or 1)
+        cols = self.column_of(line, key)
+        return Location(PYPROJECT, Span(line, cols[0], line, cols[1]) if cols else Span(line))
 
     def key_after(self, start: int, key: str, *, inline: bool = False) -> int | None:
         """Line of ``key = `` from line ``start`` up to the next table header."""

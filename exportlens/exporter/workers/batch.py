@@ -10,6 +10,7 @@ from pathlib import Path
 from ..core.options import Options
 from ..core.report import ModuleReport, Report, Status
 from ..core.settings import effective, parse_bytes
+from ..core.sources import Sources
 from ..static.deps import digest, fingerprint
 from ..static.plan import Plan, Planned, no_spec_finding
 from ..static.spec import PYPROJECT
@@ -30,14 +31,9 @@ def job_for(
     spec = planned.spec
     assert spec is not None
     settings = effective(spec.settings, options.overrides)
-    sources = dict(sources or {})
-    absolute = {plan.root / rel: text for rel, text in sources.items()}
+    files = Sources.of(plan.root, sources)
     # a saved artifact is a side effect: never answered from the cache
-    key = (
-        ""
-        if options.artifact
-        else fingerprint(plan.root, plan.root / planned.module.path, repr(spec), CODEC.dumps(options), python, sources=absolute)
-    )
+    key = "" if options.artifact else fingerprint(files, files.path(planned.module.path), repr(spec), CODEC.dumps(options), python)
     name = planned.module.name_span
     return Job(
         root=str(plan.root),
@@ -48,8 +44,9 @@ def job_for(
         options=options,
         timeout=settings.timeout,
         memory_limit=parse_bytes(settings.memory_limit),
+        sandbox=settings.sandbox,
         key=key,
-        sources=sources,
+        sources=files.relative(),
         plan=owner_plan(plan, planned),
     )
 
@@ -60,9 +57,8 @@ def owner_plan(plan: Plan, planned: Planned) -> OwnerPlan:
     modeling_llama.py, whose bases are found in other files). With it go digests of the
     texts it was made from (``plan.sources`` where given, else the disk's); a worker
     that imports other text (an unsaved buffer, a file saved meanwhile) plans again."""
-    one = Plan(plan.root, plan.project, [planned], [], {})
-    made_from = {p.relative_to(plan.root).as_posix(): text for p, text in plan.sources.items() if plan.root in p.parents}
-    return OwnerPlan(one, {path: digest(plan.root, path, made_from) for path in (planned.module.path, PYPROJECT)})
+    one = Plan(plan.root, plan.project, [planned], [])
+    return OwnerPlan(one, {path: digest(plan.sources, path) for path in (planned.module.path, PYPROJECT)})
 
 
 def skipped(planned: Planned) -> ModuleReport:
@@ -78,7 +74,7 @@ def check_in_workers(
     artifacts: Path | None = None,
 ) -> Report:
     futures: list[ModuleReport | Future] = []
-    sources = {p.relative_to(plan.root).as_posix(): text for p, text in plan.sources.items() if plan.root in p.parents}
+    sources = plan.sources.relative()
     for planned in plan.modules:
         if planned.spec is None:
             futures.append(skipped(planned))

@@ -5,18 +5,26 @@ are warm before the first user job."""
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import os
+import shutil
+import signal
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 
 from ..core.report import ModuleReport
+from ..core.sources import Sources
 from ..static.deps import digest
 from ..static.plan import Plan, make_plan
 from .overlay import overlay
-from .processctl import limit_memory
-from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, encode
+from .processctl import die_with_parent, limit_memory
+from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, decode, encode
+from .sandbox import confine
+
+PRIMED = b"primed\n"  # a primed child's word that it is warm and waits for its job
 
 # The built-in module every warm-up runs: served from memory, never written to disk.
 WARM_ROOT = Path("/nonexistent/exportlens-warm-up")
@@ -64,20 +72,19 @@ def run_job(job: Job) -> ModuleReport:
     """One module, in this process: plan it statically, export it, return the report."""
     from ..runtime.check import check_one  # torch
 
-    root = Path(job.root).resolve()
-    sources = {root / rel: text for rel, text in job.sources.items()}
-    with overlay(sources):
-        plan = _owner_plan(job, root) or make_plan([root / job.path], root=root, sources=sources)
-        plan.sources = sources
+    files = Sources.of(Path(job.root), job.sources)
+    with overlay(files.buffers):
+        plan = _owner_plan(job, files) or make_plan([files.path(job.path)], root=files.root, sources=files)
+        plan.sources = files
         planned = next((p for p in plan.modules if p.target == job.target), None)
         if planned is None:
             raise LookupError(f"{job.target} is no longer an nn.Module in {job.path}")
         return check_one(plan, planned, job.options)
 
 
-def _owner_plan(job: Job, root: Path) -> Plan | None:
+def _owner_plan(job: Job, files: Sources) -> Plan | None:
     """The plan the owner sent, if it was made from the texts this job will import."""
-    if job.plan is None or any(digest(root, path, job.sources) != hashed for path, hashed in job.plan.digests.items()):
+    if job.plan is None or any(digest(files, path) != hashed for path, hashed in job.plan.digests.items()):
         return None
     return job.plan.plan
 
@@ -94,6 +101,20 @@ def child_end(job: Job) -> End:
         return Internal(traceback.format_exc()[-4000:])
 
 
+def _confined(job: Job) -> Path:
+    """A scratch folder of the job's own as its temporary folder, then the sandbox: it
+    writes there and to the artifact's folder only (where the kernel offers Landlock)."""
+    scratch = Path(tempfile.mkdtemp(prefix="exportlens-job-"))
+    os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
+    writable = [scratch]
+    if job.options.artifact is not None:
+        job.options.artifact.parent.mkdir(parents=True, exist_ok=True)
+        writable.append(job.options.artifact.parent)
+    if job.sandbox:
+        confine(Path(job.root).resolve(), writable)
+    return scratch
+
+
 def write_all(fd: int, data: bytes) -> None:
     while data:
         data = data[os.write(fd, data) :]
@@ -103,9 +124,11 @@ def run_in_child(job: Job, res: int) -> int:
     """The job, in this (forked) process: its end as one protocol line on ``res``; returns the exit status."""
     from ..runtime import run
 
+    scratch = _confined(job)
     limit_memory(job.memory_limit)
     run.FRESH_PROCESS = True
     end = child_end(job)
+    shutil.rmtree(scratch, ignore_errors=True)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()  # the user's output is in the pipe before the result says "done"
@@ -113,3 +136,45 @@ def run_in_child(job: Job, res: int) -> int:
             pass
     write_all(res, encode(end))
     return end.status if isinstance(end, Exited) else 0
+
+
+def forked(parent: int, request: Run | None, inherited: list[int | None], out: int, res: int, req: int | None) -> None:
+    """The forked child: its own session, the parent's descriptors closed, output on ``out``,
+    its End (and a crash's Python stack) on ``res``; a primed one waits on ``req`` for its job."""
+    code = 70
+    try:
+        os.setsid()  # its own process group: one killpg ends it and anything it forks
+        die_with_parent(parent)
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        for fd in inherited:
+            if fd is not None:
+                os.close(fd)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        for stream in (sys.stdout, sys.stderr):
+            stream.reconfigure(line_buffering=True, write_through=True)
+        faulthandler.enable(os.fdopen(os.dup(res), "w"))  # a segfault's Python stack, beside the result
+        if request is None:
+            warm_up()
+            gc.freeze()
+            write_all(res, PRIMED)
+            request = _read_request(req)
+        code = run_in_child(request.job, res)
+    except BaseException:
+        pass
+    finally:
+        os._exit(code)
+
+
+def _read_request(fd: int) -> Run:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:  # the parent closed the pipe without a job: nothing to do
+            os._exit(0)
+        data += chunk
+    os.close(fd)
+    return decode(data, Run)

@@ -91,8 +91,9 @@ def _memory_findings(report: ModuleReport, job: Job) -> tuple[ModuleReport, bool
     out: list[Finding] = []
     for f in report.findings:
         if f.kind.value != "spec-error" and any(m in f.message or m in f.detail for m in MEMORY_MESSAGES):
-            message = f"export needed more than the memory limit of {_human(job.memory_limit)} ({f.message})"
-            f = codes.finding_at(codes.MEMORY, message, f.path, f, detail=f.detail)
+            said = f.message.rstrip(": ")  # a MemoryError says nothing: "... while exporting: "
+            message = f"export needed more than the memory limit of {_human(job.memory_limit)} ({said})"
+            f = codes.finding_at(codes.MEMORY, message, f.path, f.span, detail=f.detail)
         out.append(f)
     converted = tuple(out) != report.findings
     return (replace(report, findings=tuple(out)) if converted else report), converted

@@ -94,7 +94,7 @@ class Pool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("pool is closed")
-            self.cancel(job.target)
+            self.cancel(job.target, job.root)
             if job.key and job.key in self.cache:
                 self.cache.move_to_end(job.key)
                 future.set_result(self.cache[job.key])
@@ -113,13 +113,18 @@ class Pool:
             if not self._closed:
                 self._warm_parent()
 
-    def cancel(self, target: str) -> None:
-        """Kill ``target``'s job, queued or running; its Future raises Cancelled at once."""
+    def cancel(self, target: str, root: str | None = None) -> None:
+        """Kill ``target``'s job (of the project at ``root``; None: of any), queued or
+        running; its Future raises Cancelled at once."""
+
+        def named(entry: _Running) -> bool:
+            return entry.job.target == target and root in (None, entry.job.root)
+
         with self._lock:
-            for entry in [e for e in self._pending if e.job.target == target]:
+            for entry in [e for e in self._pending if named(e)]:
                 self._pending.remove(entry)
                 entry.future.set_exception(Cancelled(target))
-            for entry in [e for e in self._running.values() if e.job.target == target]:
+            for entry in [e for e in self._running.values() if named(e)]:
                 self._kill(entry, "cancelled")
 
     def close(self) -> None:
@@ -146,10 +151,10 @@ class Pool:
         warm = self._warm
         return warm.proc.pid if isinstance(warm, Warm) else None
 
-    def job_pids(self) -> dict[str, int]:
-        """target -> pid of each running job's process (its process group)."""
+    def job_pids(self) -> dict[tuple[str, str], int]:
+        """(root, target) -> pid of each running job's process (its process group)."""
         with self._lock:
-            return {e.job.target: e.pid for e in self._running.values() if e.pid is not None}
+            return {(e.job.root, e.job.target): e.pid for e in self._running.values() if e.pid is not None}
 
     @property
     def torch_version(self) -> str | None:

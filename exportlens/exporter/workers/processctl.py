@@ -60,6 +60,24 @@ def readable(fd: int, timeout: float) -> bool:
         sel.close()
 
 
+def group_private_bytes(pgid: int) -> int:
+    """Memory the processes of group ``pgid`` hold of their own (private pages, resident):
+    what a forked job added, not the warm parent's pages it shares until it writes them."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                if int(f.read().rsplit(b")", 1)[1].split()[2]) != pgid:
+                    continue
+            with open(f"/proc/{entry.name}/smaps_rollup", "rb") as f:
+                total += sum(int(line.split()[1]) << 10 for line in f if line.startswith((b"Private_Clean:", b"Private_Dirty:")))
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile, or not ours to read
+    return total
+
+
 def killpg(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)

@@ -146,6 +146,10 @@ class Warm:
         threading.Thread(target=self.stop, daemon=True).start()
 
     def stop(self) -> None:
+        if self.ready is None:  # still importing torch: it reads no Shutdown until then, and has nothing to finish
+            killpg(self.proc.pid)
+            self.proc.wait()
+            return
         self._outbox.put(None)
         try:
             self.proc.wait(timeout=5)

@@ -20,10 +20,11 @@ from ..core.codec import Codec, CodecError
 from ..core.options import Options
 from ..core.report import Edit, Finding, Fix, Kind, LineShapes, ModuleReport, Related, Severity, Status, Summary
 from ..core.settings import Overrides, Settings
-from ..core.targets import Forward, ModuleClass, Param, Span, Target
+from ..core.sources import Sources
+from ..core.targets import Forward, Location, ModuleClass, Param, Span, Target
 from ..static.plan import Plan, Planned
 from ..static.shapes import Derived, Shape
-from ..static.spec import DimSpec, ExportSpec, Location, ProjectSpecs, TensorInput, ValueInput
+from ..static.spec import DimSpec, ExportSpec, ProjectSpecs, TensorInput, ValueInput
 
 VERSION = 1  # Ready carries it; an owner refuses a worker of another version
 
@@ -48,6 +49,7 @@ class Job:
     options: Options = Options()
     timeout: float = 60.0
     memory_limit: int | None = 8 << 30
+    sandbox: bool = True  # confine the job's file access (sandbox.py)
     key: str = ""  # cache key; "" = do not cache
     sources: dict[str, str] = field(default_factory=dict)  # project-relative path -> unsaved text
     class_column: int = 1
@@ -143,7 +145,7 @@ CODEC = Codec(
     # the messages
     OwnerPlan, Job, Run, Shutdown, Ready, Started, Reported, Exited, OutOfMemory, Internal, Died, Done,
     # what they carry: options, plans, specs, modules, reports
-    Options, Overrides, Plan, Planned, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, Shape, Derived,
+    Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, Shape, Derived,
     ModuleClass, Forward, Param, Span,
     ModuleReport, Finding, Fix, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
 )  # fmt: skip

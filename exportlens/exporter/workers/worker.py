@@ -26,7 +26,6 @@ platforms where fork after importing torch is not safe.
 
 from __future__ import annotations
 
-import faulthandler
 import gc
 import os
 import select
@@ -34,23 +33,24 @@ import selectors
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch  # before our own imports: what an interpreter given by mistake most often lacks
 
-from .child import child_end, run_in_child, warm_up, write_all
-from .processctl import PR_SET_CHILD_SUBREAPER, children, die_with_parent, killpg, limit_memory, prctl, readable
+from .child import PRIMED, child_end, forked, warm_up, write_all
+from .processctl import PR_SET_CHILD_SUBREAPER, children, group_private_bytes, killpg, limit_memory, prctl, readable
 from .protocol import CodecError, Died, Done, End, Exited, Internal, OutOfMemory, Ready, Reported, Run, Shutdown, Started, decode, encode
 
 OUTPUT_TAIL = 64 * 1024  # bytes of the user's output kept per job
 RESULT_MAX = 256 * 1024 * 1024  # a larger result is truncated, and reported as such
-PRIMED = b"primed\n"  # a primed child's word that it is warm and waits for its job
 # Children are primed only after this long with no job running: priming is work a
 # running job would wait behind, and in a burst of jobs (``exportlens check``) the
 # next request comes at once, and a fresh fork costs it less than priming would.
 PRIME_AFTER = 0.1
+MEMORY_EVERY = 0.2  # seconds between checks of a running job's memory
 
 
 @dataclass
@@ -64,6 +64,8 @@ class _Child:
     output: bytearray = field(default_factory=bytearray)
     result: bytearray = field(default_factory=bytearray)
     parsed: tuple[End | None, str] | None = None  # the result line, once complete
+    memory_limit: int | None = None  # what its process group may hold of its own
+    over_limit: bool = False  # killed for holding more
 
     @property
     def fds(self) -> list[int]:
@@ -87,6 +89,7 @@ class Parent:
         self.sel.register(0, selectors.EVENT_READ, "stdin")
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.inbox = b""
+        self.memory_checked = 0.0
         gc.freeze()  # keep the collector off the inherited heap: fewer pages copied per child
 
     def send(self, message: Ready | Started | Done) -> None:
@@ -99,9 +102,12 @@ class Parent:
         while True:
             running = sum(1 for c in self.children.values() if c.job is not None)
             short = not running and len(self.children) < self.want_primed
-            events = self.sel.select(PRIME_AFTER if short else None)
+            limited = any(c.memory_limit for c in self.children.values() if c.job is not None)
+            events = self.sel.select(PRIME_AFTER if short else MEMORY_EVERY if limited else None)
             if not events and short:
                 self.top_up()
+            if limited:
+                self.check_memory()
             for key, _ in events:
                 if key.data == "stdin":
                     chunk = os.read(0, 1 << 20)
@@ -144,7 +150,7 @@ class Parent:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             inherited = [out_r, res_r, req_w, self.wake_r, self.wake_w, self.proto] + [f for c in self.children.values() for f in c.fds]
-            _child(parent, request, inherited, out_w, res_w, req_r)
+            forked(parent, request, inherited, out_w, res_w, req_r)
         for fd in (out_w, res_w, req_r):
             if fd is not None:
                 os.close(fd)
@@ -170,7 +176,20 @@ class Parent:
         if child is None:
             child = self.fork(request)
         child.job = request.id
+        child.memory_limit = request.job.memory_limit
         self.send(Started(request.id, child.pid))
+
+    def check_memory(self) -> None:
+        """The memory limit holds for a job's whole process group: RLIMIT_AS caps each
+        process, but a module that forks would get the limit once per process."""
+        if time.monotonic() - self.memory_checked < MEMORY_EVERY:
+            return  # a job that floods its output wakes the loop far more often
+        self.memory_checked = time.monotonic()
+        for child in list(self.children.values()):
+            if child.job is not None and child.memory_limit and not child.over_limit:
+                if group_private_bytes(child.pid) > child.memory_limit:
+                    child.over_limit = True
+                    killpg(child.pid)
 
     def top_up(self) -> None:
         """Keep ``want_primed`` children primed or priming, ready for the next jobs."""
@@ -254,7 +273,9 @@ class Parent:
         if child.job is None:  # a primed child died waiting (it never should): the next idle moment replaces it
             return
         end, fault = child.parsed if status is None and child.parsed else _parse_result(child.result)
-        if end is None and child.result and not fault:
+        if child.over_limit:
+            end = OutOfMemory()
+        elif end is None and child.result and not fault:
             end = Internal("the export process wrote a truncated result")
         elif end is None:
             exited, signalled = status is not None and os.WIFEXITED(status), status is not None and os.WIFSIGNALED(status)
@@ -275,48 +296,6 @@ class Parent:
         for pid in set(self.children) | children(os.getpid()):
             killpg(pid)
         os._exit(0)
-
-
-def _child(parent: int, request: Run | None, inherited: list[int | None], out: int, res: int, req: int | None) -> None:
-    """The forked child: its own session, the parent's descriptors closed, output on ``out``,
-    its End (and a crash's Python stack) on ``res``; a primed one waits on ``req`` for its job."""
-    code = 70
-    try:
-        os.setsid()  # its own process group: one killpg ends it and anything it forks
-        die_with_parent(parent)
-        signal.set_wakeup_fd(-1)
-        for sig in (signal.SIGCHLD, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_DFL)
-        for fd in inherited:
-            if fd is not None:
-                os.close(fd)
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        os.dup2(out, 1)
-        os.dup2(out, 2)
-        for stream in (sys.stdout, sys.stderr):
-            stream.reconfigure(line_buffering=True, write_through=True)
-        faulthandler.enable(os.fdopen(os.dup(res), "w"))  # a segfault's Python stack, beside the result
-        if request is None:
-            warm_up()
-            gc.freeze()
-            write_all(res, PRIMED)
-            request = _read_request(req)
-        code = run_in_child(request.job, res)
-    except BaseException:
-        pass
-    finally:
-        os._exit(code)
-
-
-def _read_request(fd: int) -> Run:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:  # the parent closed the pipe without a job: nothing to do
-            os._exit(0)
-        data += chunk
-    os.close(fd)
-    return decode(data, Run)
 
 
 def _parse_result(data: bytes) -> tuple[End | None, str]:

@@ -76,11 +76,8 @@ def quick_fixes(
 
 
 def _match(found: list[Located], data: dict) -> Located | None:
-    for item in found:
-        f = item.finding
-        if f.code == data.get("code") and f.line == data.get("line") and f.message == data.get("message"):
-            return item
-    return None
+    keys = ("code", "line", "message")
+    return next((item for item in found if all(item.key[k] == data.get(k) for k in keys)), None)
 
 
 def _fix_action(fix: Fix, choices: int, diagnostic: types.Diagnostic, edit: types.WorkspaceEdit) -> types.CodeAction:

@@ -5,15 +5,17 @@ in a helper file that another module imports)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lsprotocol import types
 
 from ...exporter.core import codes
 from ...exporter.core.report import Finding, Kind, Severity
+from ...exporter.core.sources import read_text
 from ...exporter.static.spec import PYPROJECT
 from ..positions import Lines
+from ..remap import remap
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot
 
@@ -29,9 +31,16 @@ SEVERITY = {
 class Located:
     """A finding in one file, with where it came from."""
 
-    finding: Finding
+    finding: Finding  # its position in the text as it is now
     target: str | None = None  # the module it belongs to; None: the file's own (a syntax error)
     result: Result | None = None  # the export that found it; None: found in the text as it is now
+    reported_line: int | None = None  # its line in the export's report, where the text has moved since
+
+    @property
+    def key(self) -> dict:
+        """What a diagnostic carries to find its finding again (code actions)."""
+        f = self.finding
+        return {"target": self.target, "code": f.code, "line": self.reported_line or f.line, "message": f.message}
 
     def __str__(self) -> str:
         return f"{self.finding.code} line {self.finding.line} ({self.target or 'static'})"
@@ -54,10 +63,26 @@ def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) ->
     out += [Located(f) for f in plan.findings if f.path == rel]
     for planned in plan.modules:
         out += [Located(f, planned.target) for f in planned.findings if f.path == rel]
+    now = overrides.get(path)
     for (r, target), result in session.results.items():
         if r == root:
-            out += [Located(f, target, result) for f in result.report.findings if f.path == rel and f.kind is not Kind.SPEC_ERROR]
+            found = [f for f in result.report.findings if f.path == rel and f.kind is not Kind.SPEC_ERROR]
+            out += _in_text_of_now([Located(f, target, result) for f in found], result.texts.get(path), now, path)
     return _unique(out)
+
+
+def _in_text_of_now(found: list[Located], then: str | None, now: str | None, path: Path) -> list[Located]:
+    """Findings of an export at their lines in the text of now (its positions are in the
+    text it read); one whose own lines were edited since is left out."""
+    if then is None or not found:
+        return found
+    now = read_text(path) if now is None else now
+    out = []
+    for item in found:
+        moved = remap(item.finding, then, now)
+        if moved is not None:
+            out.append(replace(item, finding=moved, reported_line=item.finding.line if moved is not item.finding else None))
+    return out
 
 
 def _unique(items: Iterable[Located]) -> list[Located]:
@@ -88,7 +113,7 @@ def to_diagnostic(item: Located, lines: Lines, root: Path) -> types.Diagnostic:
         code_description=types.CodeDescription(href=codes.docs_url(f.code)),
         source=SOURCE,
         related_information=related or None,
-        data={"target": item.target, "code": f.code, "line": f.line, "message": f.message},  # code actions find the finding by these
+        data=item.key,  # code actions find the finding by it
     )
 
 

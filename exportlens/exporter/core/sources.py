@@ -1,0 +1,99 @@
+"""A project's files as the user sees them: the editor's unsaved buffers over the disk
+(standard library only).
+
+Every layer names files two ways: reports and jobs say ``models/net.py`` (relative to the
+project root, POSIX), the file system wants an absolute path. ``Sources`` is the one
+place that converts, and the one place that reads a file's text.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Sources:
+    root: Path  # resolved
+    buffers: dict[Path, str] = field(default_factory=dict)  # unsaved text by resolved absolute path
+
+    @classmethod
+    def of(cls, root: Path, buffers: Sources | Mapping[Path | str, str] | None = None) -> Sources:
+        """``buffers`` keyed by absolute paths, or by names relative to ``root``."""
+        root = Path(root).resolve()
+        if isinstance(buffers, Sources):
+            buffers = buffers.buffers
+        resolved = cls(root)
+        return cls(root, {resolved.path(p): text for p, text in (buffers or {}).items()})
+
+    def path(self, name: Path | str) -> Path:
+        """The absolute path of a project-relative name (an absolute one stays as it is)."""
+        return self.root / name  # an absolute name replaces the root
+
+    def rel(self, path: Path | str) -> str:
+        """The name reports use: relative to the root, POSIX; absolute outside the project."""
+        path = self.path(path)
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def inside(self, path: Path | str) -> bool:
+        return self.root in self.path(path).parents
+
+    def exists(self, path: Path | str) -> bool:
+        path = self.path(path)
+        return path in self.buffers or path.is_file()
+
+    def bytes(self, path: Path | str) -> bytes | None:
+        """The file's content (a buffer as UTF-8); None when it cannot be read."""
+        path = self.path(path)
+        if path in self.buffers:
+            return self.buffers[path].encode("utf-8")
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None
+
+    def decode(self, path: Path | str) -> str:
+        """The file's text; raises OSError or a UnicodeDecodeError / SyntaxError naming the
+        problem. Python files are decoded as Python does (a BOM or a ``# coding:`` line)."""
+        path = self.path(path)
+        if path in self.buffers:
+            return self.buffers[path]
+        return decode(path.read_bytes(), python=path.suffix == ".py")
+
+    def text(self, path: Path | str) -> str:
+        """The file's text; "" when it cannot be read or decoded."""
+        try:
+            return self.decode(path)
+        except (OSError, UnicodeDecodeError, SyntaxError):
+            return ""
+
+    def relative(self) -> dict[str, str]:
+        """The buffers inside the project, by project-relative name (what a job carries)."""
+        return {self.rel(p): text for p, text in self.buffers.items() if self.root in p.parents}
+
+
+def decode(data: bytes, *, python: bool) -> str:
+    """Bytes as text: Python source by its BOM or coding cookie (PEP 263), else UTF-8."""
+    if not python:
+        return data.decode("utf-8-sig")
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)  # SyntaxError for an unknown coding
+    return data.decode("utf-8-sig" if encoding == "utf-8-sig" else encoding)
+
+
+def resolved(path: Path) -> Path:
+    """``path.resolve()``, or the absolute path where links loop (RuntimeError before Python 3.13)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def read_text(path: Path) -> str:
+    """A file's text for display and parsing; "" when it cannot be read or decoded."""
+    return Sources(path.parent.resolve()).text(path)
