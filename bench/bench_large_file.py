@@ -13,7 +13,6 @@ while the big file is parsed (goal ≤ 100 ms).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,11 @@ def big_file() -> str:
 class Client:
     def __init__(self, root: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "exportlens.cli", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=root
+            [sys.executable, "-m", "exportlens.cli", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=root,
         )
         self.lock = threading.Lock()
         self.replies: dict[int, float] = {}
@@ -132,7 +135,9 @@ def main() -> None:
     print(f"server RSS before opening   {before / mib:7.1f} MiB")
     print(f"server RSS after the edits  {edited / mib:7.1f} MiB  ({edited / before:.2f}x)")
     print(f"server RSS after closing    {closed / mib:7.1f} MiB  ({closed / before:.2f}x, goal <= 1.5x)")
-    print(f"longest hover wait          {max(waits) * 1000:7.1f} ms   (median {sorted(waits)[len(waits) // 2] * 1000:.1f} ms, goal <= 100 ms)")
+    print(
+        f"longest hover wait          {max(waits) * 1000:7.1f} ms   (median {sorted(waits)[len(waits) // 2] * 1000:.1f} ms, goal <= 100 ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -28,29 +28,9 @@ def did_change(ls: ExportLensServer, params: types.DidChangeTextDocumentParams) 
     path = path_of(params.text_document.uri)
     if path is None:
         return
-    pending = ls.rescans.pop(path, None)
-    if pending is not None:
-        pending.cancel()
-    ls.rescans[path] = asyncio.get_running_loop().create_task(_rescan_later(ls, path))
+    ls.rescans.request(path, RESCAN_DELAY)
     if path.suffix == ".py" and ls.session.settings.export_on == "change":
         ls.exports.file_changed(path, "change")
-
-
-async def _rescan_later(ls: ExportLensServer, path: Path) -> None:
-    await asyncio.sleep(RESCAN_DELAY)
-    ls.rescans.pop(path, None)
-    if path.suffix == ".py":
-        # libcst takes 10-250 ms on a large file: parse in a thread so requests keep flowing,
-        # and keep the result only if the text did not change meanwhile
-        docs = ls.snapshot()
-        entry = await asyncio.to_thread(ls.session.index.compute, path, docs.texts)
-        if ls.snapshot().texts.get(path) != docs.texts.get(path):
-            return
-        ls.session.index.put(path, entry)
-
-    if path.name == PYPROJECT:
-        ls.publish_project(path.parent)
-    ls.refresh()
 
 
 def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> None:

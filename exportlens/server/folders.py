@@ -48,8 +48,7 @@ def remove(ls: ExportLensServer, folder: Path) -> None:
     for root, target in [k for k in ls.session.running if under(k[0])]:
         ls.exports.cancel(root, [target])
     ls.exports.drop(under)
-    for path in [p for p in ls.rescans if under(p)]:
-        ls.rescans.pop(path).cancel()
+    ls.rescans.cancel(under)
     ls.session.drop(under)
     ls.session.index.remove(folder)
     ls.unpublish(under)

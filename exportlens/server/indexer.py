@@ -4,15 +4,20 @@
 that defines a module or does not parse: ``{"path", "entry": FileEntry}`` in the
 codec every process boundary uses (core.codec).
 Files are scanned in small batches, so memory stays flat however large the folder.
+
+``python -m exportlens.server.indexer --one FILE`` scans one file whose text comes on
+stdin (an open editor buffer too large to parse in the server: see ``rescans``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from ..exporter.core.codec import Codec, CodecError
@@ -45,9 +50,40 @@ def scan(folder: Path) -> Iterator[tuple[Path, FileEntry]]:
 
 
 def main() -> None:
+    if sys.argv[1] == "--one":
+        from .index import ModuleIndex
+
+        path = Path(sys.argv[2])
+        text = sys.stdin.buffer.read().decode("utf-8")
+        entry = ModuleIndex().compute(path, {path: text})
+        sys.stdout.write(CODEC.dumps({"path": path, "entry": replace(entry, text=None)}) + "\n")
+        return
     for path, entry in scan(Path(sys.argv[1])):
         sys.stdout.write(CODEC.dumps({"path": path, "entry": entry}) + "\n")
         sys.stdout.flush()
+
+
+async def scan_one(path: Path, text: str) -> FileEntry | None:
+    """``path``'s entry for ``text``, parsed in a subprocess: its memory goes back to the
+    system when it exits. None if the scan failed."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "exportlens.server.indexer", "--one", str(path),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=_env(),
+    )  # fmt: skip
+    try:
+        out, _ = await proc.communicate(text.encode("utf-8", "surrogatepass"))
+    except asyncio.CancelledError:
+        proc.kill()
+        await proc.wait()
+        raise
+    try:
+        return replace(CODEC.loads(out)["entry"], text=text)
+    except (CodecError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (PACKAGE_PARENT, os.environ.get("PYTHONPATH"))))}
 
 
 class Indexer:
@@ -61,7 +97,7 @@ class Indexer:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (PACKAGE_PARENT, os.environ.get("PYTHONPATH"))))},
+            env=_env(),
         )
         self._thread = threading.Thread(target=self._read, args=(on_file, on_done), daemon=True, name="exportlens-indexer")
         self._thread.start()

@@ -24,6 +24,7 @@ from .index import FileEntry
 from .methods import EXPORTS_NOTIFICATION
 from .positions import UTF16
 from .progress import Progress
+from .rescans import IN_PROCESS, Rescans
 from .session import Session
 from .snapshots import DocumentSnapshot, WorkspaceSnapshot, path_of
 
@@ -51,7 +52,7 @@ class ExportLensServer(LanguageServer):
         self.indexer_factory = indexer_factory
         self.indexers: dict[Path, Indexer] = {}  # a background scan per workspace folder
         self.indexing: set[Path] = set()  # the folders whose scan has not finished
-        self.rescans: dict[Path, asyncio.Task] = {}  # typing rescans a file once it pauses
+        self.rescans = Rescans(self.session.index, self.text_of, self._rescanned)
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
         self.indexed = asyncio.Event()  # every workspace folder's first scan is done
         self._closed_with_problems: set[Path] = set()  # files not open whose diagnostics were published
@@ -90,9 +91,26 @@ class ExportLensServer(LanguageServer):
         docs = self.snapshot()
         return docs.get(path), docs
 
+    def text_of(self, path: Path) -> str:
+        """A file's text as the user sees it: the editor's, else the disk's."""
+        return self.snapshot().get(path).text
+
     def rescan(self, path: Path) -> None:
-        if path.suffix == ".py":
-            self.session.index.scan(path, self.snapshot().texts)
+        """Index ``path``'s text now; a large one in the background (``rescans``), published when done."""
+        if path.suffix != ".py":
+            return
+        text = self.text_of(path)
+        if len(text) > IN_PROCESS:
+            self.rescans.request(path)
+        else:
+            self.session.index.scan(path, {path: text})
+
+    def _rescanned(self, path: Path) -> None:
+        if path.name == PYPROJECT:
+            self.publish_project(path.parent)
+        elif path in self.snapshot():
+            self.publish(path)
+        self.refresh()
 
     # -- what the client shows ---------------------------------------------------------
 
