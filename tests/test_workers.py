@@ -154,7 +154,8 @@ FAULTS = [
         "EL503",
         r"^export needed more than the memory limit of 1GiB \(BigTensor\(\) failed: RuntimeError: .*can't allocate memory",
     ),
-    ("big_bytes", "EL503", r"^export needed more than the memory limit of 1GiB \(forward raised MemoryError"),
+    # a MemoryError says nothing: the message ends with what raised it, not with "while exporting: )"
+    ("big_bytes", "EL503", r"^export needed more than the memory limit of 1GiB \(forward raised MemoryError while exporting\)$"),
 ]
 
 
@@ -471,3 +472,15 @@ def test_the_memory_limit_holds_for_a_module_that_forks(pool: Pool, root: Path):
     assert finding.message == "export needed more than the memory limit of 512MiB", finding.message
     assert time.monotonic() - started < 15  # stopped when it crossed the limit, not at the 30 s timeout
     fine_again(pool, root)
+
+
+def test_a_module_that_kills_the_warm_parent_does_not_take_its_neighbour_s_verdict(root: Path):
+    """Both jobs die with the warm parent; each is run again alone, so the one that kills
+    it gets EL502 and the one that loops gets its own EL501."""
+    with Pool(jobs=2) as pool:
+        killer = pool.submit(job(root, "faults/kill_parent.py:KillParent", cache=False))
+        looper = pool.submit(job(root, "faults/loop.py:Loop", cache=False))
+        killed, looped = killer.result(timeout=120), looper.result(timeout=120)
+    assert [f.code for f in killed.findings] == ["EL502"], killed.findings
+    assert "the export worker process died" in killed.findings[0].message
+    assert [f.code for f in looped.findings] == ["EL501"], looped.findings

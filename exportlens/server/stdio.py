@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import sys
+import threading
 from collections.abc import Callable
 from threading import Event
 from typing import Any, BinaryIO
@@ -31,6 +33,8 @@ _JUNK_KEPT = 1 << 16  # bytes kept while looking for a header in junk
 _HEADER_END = b"\r\n\r\n"
 _LENGTH = re.compile(rb"content-length:[ \t]*([^\r\n]*)", re.IGNORECASE)
 
+END = object()  # the end of the input (JSON's null is a message, if a useless one)
+
 # JSON-RPC and LSP error codes
 SERVER_NOT_INITIALIZED = -32002
 INVALID_REQUEST = -32600
@@ -42,6 +46,18 @@ class Frames:
     def __init__(self, read: Callable[[], bytes]) -> None:
         self._read = read  # the next bytes; b"" at the end of the stream
         self._buf = bytearray()
+
+    def message(self) -> Any:
+        """The next frame's body as JSON (a body that is not JSON is skipped); END at the end."""
+        while True:
+            body = self.next()
+            if body is None:
+                return END
+            try:
+                return json.loads(body)
+            except ValueError:
+                log.warning("dropped a frame that is not JSON (%d bytes)", len(body))
+                self.resync(body)
 
     def next(self) -> bytes | None:
         """The next frame's body; None at the end of the stream."""
@@ -142,9 +158,11 @@ def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryI
     server._stop_event = Event()  # pygls's shutdown() sets it
     writer = ScrubbedWriter(stdout or sys.stdout.buffer)
     server.protocol.set_writer(writer)
-    stream = stdin or sys.stdin.buffer
+    fd = (stdin or sys.stdin.buffer).fileno()
     try:
-        asyncio.run(_loop(server, Frames(lambda: stream.read1(1 << 16)), writer))
+        # os.read, not the buffered stream: a daemon thread blocked on that holds its lock, and
+        # the interpreter aborts at exit when it cannot take it
+        asyncio.run(_loop(server, Frames(lambda: os.read(fd, 1 << 16)), writer))
     except BrokenPipeError:
         log.error("the client closed the connection")
     except (KeyboardInterrupt, SystemExit):
@@ -155,21 +173,25 @@ def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryI
 
 async def _loop(server: LanguageServer, frames: Frames, writer: StdoutWriter) -> None:
     loop = asyncio.get_running_loop()
+    messages: asyncio.Queue[Any] = asyncio.Queue()
+
+    def read() -> None:  # a daemon thread: blocked on stdin, it must not hold up the exit
+        while True:
+            message = frames.message()
+            loop.call_soon_threadsafe(messages.put_nowait, message)
+            if message is END:
+                return
+
+    threading.Thread(target=read, name="exportlens-stdin", daemon=True).start()
     gate = Gate()
     while not server._stop_event.is_set():
-        body = await loop.run_in_executor(None, frames.next)
-        if body is None:
+        message = await messages.get()
+        if message is END:
             return
-        _handle(server, gate, frames, writer, body)
+        _handle(server, gate, writer, message)
 
 
-def _handle(server: LanguageServer, gate: Gate, frames: Frames, writer: StdoutWriter, body: bytes) -> None:
-    try:
-        raw = json.loads(body)
-    except ValueError:
-        log.warning("dropped a frame that is not JSON (%d bytes)", len(body))
-        frames.resync(body)
-        return
+def _handle(server: LanguageServer, gate: Gate, writer: StdoutWriter, raw: Any) -> None:
     if not isinstance(raw, dict):
         log.warning("dropped a frame that is not a JSON object")
         return

@@ -51,6 +51,7 @@ class _Running:
     started: float = 0.0  # when its process started (monotonic); 0 until then
     timer: threading.Timer | None = None
     why_killed: str | None = None  # "timeout" | "cancelled"
+    alone: bool = False  # run with no other job beside it: it was lost with a neighbour once
 
 
 def fork_is_safe() -> bool:
@@ -165,6 +166,8 @@ class Pool:
 
     def _dispatch(self) -> None:
         while self._pending and len(self._running) < self.jobs:
+            if any(e.alone for e in self._running.values()) or (self._pending[0].alone and self._running):
+                return  # a job run alone to learn whether it is the one that kills the worker
             entry = self._pending.pop(0)
             # (a job sent again after a worker restart is running already)
             if not entry.future.running() and not entry.future.set_running_or_notify_cancel():
@@ -237,18 +240,24 @@ class Pool:
             entry.on_start()
 
     def _lost(self, warm: Any, lost: Lost) -> None:
-        for e in [e for e in self._running.values() if e.warm is warm]:
+        held = [e for e in self._running.values() if e.warm is warm]
+        # one of several jobs killed the warm parent, and with it the others: which one is
+        # unknown, so each runs again alone, and gets its own verdict (a loop its EL501)
+        shared = len([e for e in held if e.pid is not None and not e.why_killed]) > 1
+        for e in held:
             if warm.retired and not e.why_killed:
                 self._requeue(e)
+            elif shared and e.pid is not None and not e.why_killed and not e.alone:
+                self._requeue(e, alone=True)
             else:
                 self._finish(e, lost)
         self._dispatch()
 
-    def _requeue(self, entry: _Running) -> None:
+    def _requeue(self, entry: _Running, alone: bool = False) -> None:
         self._running.pop(entry.id, None)
         if entry.timer:
             entry.timer.cancel()
-        self._pending.insert(0, _Running(entry.job, entry.id, entry.future, entry.on_start))
+        self._pending.insert(0, _Running(entry.job, entry.id, entry.future, entry.on_start, alone=alone or entry.alone))
 
     def _finish(self, entry: _Running, end: Done | Lost) -> None:
         self._running.pop(entry.id, None)
