@@ -7,6 +7,7 @@ it, and dropped where its own lines changed: the next export speaks for those.""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
@@ -19,6 +20,13 @@ def line_map(old: str, new: str) -> dict[int, int]:
     a, b = old.splitlines(), new.splitlines()
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return {i + k + 1: j + k + 1 for i, j, size in matcher.get_matching_blocks() for k in range(size)}
+
+
+def lines_now(result_text: str | None, now: str) -> Callable[[int], int | None]:
+    """A line of the text an export read -> its line now (None: edited since)."""
+    if result_text is None or result_text == now:
+        return lambda line: line
+    return line_map(result_text, now).get
 
 
 def remap(finding: Finding, old: str, new: str) -> Finding | None:

@@ -53,6 +53,22 @@ async def test_inlay_hints_end_each_assignment_in_forward(editor):
     assert all("=" in source[line] for line in by_line)
 
 
+async def test_hints_and_hover_follow_lines_typed_above_them_before_the_next_export(editor):
+    """Shapes are positions in the text the export read: after two unsaved lines above,
+    each hint is two lines lower, on the same code, and the hover there says the same."""
+    await exported(editor)
+    uri = editor.uri(ENCODER)
+    editor.change(ENCODER, "# one\n# two\n" + editor.texts[uri])
+    hints = await editor.client.text_document_inlay_hint_async(
+        types.InlayHintParams(types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(100, 0)))
+    )
+    source = editor.texts[uri].splitlines()
+    embed = next(i for i, text in enumerate(source) if "h = self.embed(ids)" in text)  # in the edited text
+    assert {h.position.line: h.label for h in hints}[embed] == "f32[batch, seq, 32]"
+    assert all("=" in source[h.position.line] for h in hints)
+    assert "h: f32[batch, seq, 32]" in await hover(editor, embed, 10)
+
+
 async def test_inlay_hints_follow_the_setting_without_restart(editor):
     await exported(editor)
     editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"exportlens": {"inlayHints": False}}))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...exporter.core.report import LineShapes, Status
 from ...exporter.core.targets import ModuleClass
+from ..remap import lines_now
 from ..session import Session
 from ..snapshots import DocumentSnapshot
 from .diagnostics import relative
@@ -26,7 +27,7 @@ def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str]
     if module is not None and module.name_span.line == line:
         spec, _ = session.spec_of(root, module, overrides)
         return module_hover(session, root, module, spec.describe() if spec else None)
-    found = shapes_at(session, root, relative(root, doc.path), line)
+    found = shapes_at(session, root, doc, line)
     return line_hover(found[0], doc.lines.line(line - 1)) if found else None
 
 
@@ -57,14 +58,16 @@ def module_hover(session: Session, root: Path, module: ModuleClass, spec_where: 
     return "\n\n".join(lines)
 
 
-def shapes_at(session: Session, root: Path, rel: str, line: int) -> tuple[LineShapes, str] | None:
-    """The shapes recorded for ``rel:line`` by any exported module, with its target."""
+def shapes_at(session: Session, root: Path, doc: DocumentSnapshot, line: int) -> tuple[LineShapes, str] | None:
+    """The shapes recorded for the document's ``line`` (as it is now) by any exported module, with its target."""
+    rel = relative(root, doc.path)
     for (r, target), result in session.results.items():
         summary = result.report.summary
         if r != root or summary is None:
             continue
+        now = lines_now(result.texts.get(doc.path), doc.text)
         for ls in summary.line_shapes:
-            if ls.path == rel and ls.line == line and ls.shapes:
+            if ls.path == rel and ls.shapes and now(ls.line) == line:
                 return ls, target
     return None
 

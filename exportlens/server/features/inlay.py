@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from ..remap import lines_now
 from ..session import Session
 from ..snapshots import DocumentSnapshot
 from .diagnostics import relative
@@ -22,16 +23,18 @@ def inlay_hints(session: Session, doc: DocumentSnapshot, first: int, last: int) 
         summary = result.report.summary
         if r != root or summary is None:
             continue
+        now = lines_now(result.texts.get(doc.path), doc.text)  # the export's lines, carried through edits since
         for shapes in summary.line_shapes:
-            if shapes.path != rel or not (first <= shapes.line <= last) or shapes.line in seen or not shapes.shapes:
+            line = now(shapes.line) if shapes.path == rel and shapes.shapes else None
+            if line is None or not (first <= line <= last) or line in seen:
                 continue
-            code = lines.line(shapes.line - 1)
+            code = lines.line(line - 1)
             if assigned(code) is None:
                 continue
-            seen.add(shapes.line)
+            seen.add(line)
             hints.append(
                 types.InlayHint(
-                    position=lines.position(shapes.line, len(code.rstrip()) + 1),
+                    position=lines.position(line, len(code.rstrip()) + 1),
                     label=shapes.shapes[-1],
                     kind=types.InlayHintKind.Type,
                     padding_left=True,
