@@ -15,7 +15,6 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from ..core.report import ModuleReport
 from ..core.sources import Sources
 from ..static.deps import digest
 from ..static.plan import Plan, make_plan
@@ -58,7 +57,7 @@ def warm_up() -> None:
     """One whole job on the built-in module: torch, libcst, exportlens, all warmed."""
     import torch  # noqa: F401 - first: what an interpreter given by mistake most often lacks
 
-    report = run_job(Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", class_line=1, sources={WARM_FILE: WARM_SOURCE}))
+    report = run_job(Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", class_line=1, sources={WARM_FILE: WARM_SOURCE})).report
     if report.status.value != "exported":  # a broken environment: say so in the worker's stderr
         print(f"exportlens worker: the warm-up export failed: {report.findings}", file=sys.stderr)
     # leave nothing of it for a user's job to see
@@ -68,18 +67,19 @@ def warm_up() -> None:
     gc.collect()
 
 
-def run_job(job: Job) -> ModuleReport:
-    """One module, in this process: plan it statically, export it, return the report."""
+def run_job(job: Job) -> Reported:
+    """One module, in this process: plan it statically (or take the owner's plan), export it."""
     from ..runtime.check import check_one  # torch
 
     files = Sources.of(Path(job.root), job.sources)
     with overlay(files.buffers):
-        plan = _owner_plan(job, files) or make_plan([files.path(job.path)], root=files.root, sources=files)
+        owners = _owner_plan(job, files)
+        plan = owners or make_plan([files.path(job.path)], root=files.root, sources=files)
         plan.sources = files
         planned = next((p for p in plan.modules if p.target == job.target), None)
         if planned is None:
             raise LookupError(f"{job.target} is no longer an nn.Module in {job.path}")
-        return check_one(plan, planned, job.options)
+        return Reported(check_one(plan, planned, job.options), replanned=job.plan is not None and owners is None)
 
 
 def _owner_plan(job: Job, files: Sources) -> Plan | None:
@@ -92,7 +92,7 @@ def _owner_plan(job: Job, files: Sources) -> Plan | None:
 def child_end(job: Job) -> End:
     """How the job ended, as the protocol says it."""
     try:
-        return Reported(run_job(job))
+        return run_job(job)
     except SystemExit as e:  # sys.exit() in the user's code
         return Exited(e.code if isinstance(e.code, int) else 1, f"called sys.exit({e.code!r})")
     except MemoryError:

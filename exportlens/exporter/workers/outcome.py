@@ -42,7 +42,7 @@ def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) 
     e = end.end
     if isinstance(e, Reported):
         report, converted = _memory_findings(e.report, job)
-        return report, not converted
+        return report, not converted and not e.replanned
     if isinstance(e, OutOfMemory):
         return failed(codes.MEMORY, f"export needed more than the memory limit of {_human(job.memory_limit)}{shown}")
     if isinstance(e, Exited):

@@ -90,6 +90,9 @@ class Started:
 @dataclass(frozen=True)
 class Reported:
     report: ModuleReport
+    # the owner's plan was made from other texts than the job imported (a file saved while
+    # it was queued): the verdict is not the one its cache key describes
+    replanned: bool = False
 
 
 @dataclass(frozen=True)
