@@ -42,7 +42,7 @@ def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) 
     e = end.end
     if isinstance(e, Reported):
         report, converted = _memory_findings(e.report, job)
-        return report, not converted and not e.replanned
+        return _sandbox_hint(report, job), not converted and not e.replanned
     if isinstance(e, OutOfMemory):
         return failed(codes.MEMORY, f"export needed more than the memory limit of {_human(job.memory_limit)}{shown}")
     if isinstance(e, Exited):
@@ -97,6 +97,23 @@ def _memory_findings(report: ModuleReport, job: Job) -> tuple[ModuleReport, bool
         out.append(f)
     converted = tuple(out) != report.findings
     return (replace(report, findings=tuple(out)) if converted else report), converted
+
+
+SANDBOX_HINT = (
+    " (the export runs sandboxed: it reads only the project, the interpreter and the system's folders, and writes"
+    " only its scratch folder; `sandbox = false` in this module's table runs it unconfined)"
+)
+
+
+def _sandbox_hint(report: ModuleReport, job: Job) -> ModuleReport:
+    """A PermissionError under the sandbox is the sandbox's doing: say so, and how to lift it."""
+    if not job.sandbox:
+        return report
+    hinted = tuple(
+        replace(f, message=f.message + SANDBOX_HINT) if "PermissionError" in f.message and SANDBOX_HINT not in f.message else f
+        for f in report.findings
+    )
+    return replace(report, findings=hinted) if hinted != report.findings else report
 
 
 def signal_name(sig: int) -> str:
