@@ -196,8 +196,8 @@ class Exports:
         self.session.exports_started += 1
         self.say(f"exporting {planned.target} ({reason}, job {number})")
         disk = {p: t for p, t in ((file, seen), (root / PYPROJECT, plan.project.text)) if p not in docs}
-        read = sources.get(planned.module.path)
-        read = read_text(file) if read is None else read
+        # what the worker imports: the editor's text it was sent, else the disk's (``seen`` where the file is not open)
+        read = text if sources else seen if text is None else read_text(file)
         return _Submitted(planned.target, number, file, seen, docs.versions, disk, read), pool.submit(job)
 
     async def _gather(

@@ -33,9 +33,9 @@ def remap(finding: Finding, old: str, new: str) -> Finding | None:
     """``finding`` (in ``old``) in ``new``; None where a line it covers was edited."""
     if old == new:
         return finding
-    lines = line_map(old, new)
-    start = lines.get(finding.line)
-    end = lines.get(finding.end_line) if finding.end_line is not None else start
+    now = lines_now(old, new)
+    start = now(finding.line)
+    end = now(finding.end_line) if finding.end_line is not None else start
     if start is None or end is None or end - start != (finding.end_line or finding.line) - finding.line:
         return None
     # its fixes stay as made: their edits name the version they were made for, which the editor checks

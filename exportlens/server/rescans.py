@@ -22,24 +22,32 @@ class Rescans:
         self.text_of = text_of  # a file's text now: the editor's, else the disk's
         self.done = done  # called on the event loop once a file's entry is current
         self.running: dict[Path, asyncio.Task] = {}
+        self.parsing: set[Path] = set()  # past their delay: a newer text waits for them
         self.again: set[Path] = set()
 
     def request(self, path: Path, delay: float = 0.0) -> None:
-        """Rescan ``path`` after ``delay`` s; if one is running, once more after it (newest text wins)."""
-        if path in self.running:
+        """Rescan ``path`` after ``delay`` s (a request within the delay starts it again, as
+        typing does); if a parse is running, once more after it (newest text wins)."""
+        if path in self.parsing:
             self.again.add(path)
             return
+        waiting = self.running.pop(path, None)
+        if waiting is not None:
+            waiting.cancel()
         self.running[path] = asyncio.get_running_loop().create_task(self._run(path, delay))
 
     def cancel(self, gone: Callable[[Path], bool]) -> None:
         for path in [p for p in self.running if gone(p)]:
             self.running.pop(path).cancel()
+            self.parsing.discard(path)
             self.again.discard(path)
 
     async def _run(self, path: Path, delay: float) -> None:
+        task = asyncio.current_task()
         try:
             if delay:
                 await asyncio.sleep(delay)
+            self.parsing.add(path)
             text = self.text_of(path)
             entry = await self._parse(path, text) if path.suffix == ".py" else None
             if self.text_of(path) == text:  # else a newer text is on its way
@@ -47,7 +55,9 @@ class Rescans:
                     self.index.put(path, entry)
                 self.done(path)
         finally:
-            self.running.pop(path, None)
+            if self.running.get(path) is task:  # not already replaced by a newer request
+                del self.running[path]
+                self.parsing.discard(path)
         if path in self.again:
             self.again.discard(path)
             self.request(path)

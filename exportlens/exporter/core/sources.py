@@ -26,8 +26,7 @@ class Sources:
         root = Path(root).resolve()
         if isinstance(buffers, Sources):
             buffers = buffers.buffers
-        resolved = cls(root)
-        return cls(root, {resolved.path(p): text for p, text in (buffers or {}).items()})
+        return cls(root, {resolved(root / p): text for p, text in (buffers or {}).items()})
 
     def path(self, name: Path | str) -> Path:
         """The absolute path of a project-relative name (an absolute one stays as it is)."""
@@ -40,9 +39,6 @@ class Sources:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return path.as_posix()
-
-    def inside(self, path: Path | str) -> bool:
-        return self.root in self.path(path).parents
 
     def exists(self, path: Path | str) -> bool:
         path = self.path(path)

@@ -66,17 +66,18 @@ def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) ->
     now = overrides.get(path)
     for (r, target), result in session.results.items():
         if r == root:
-            found = [f for f in result.report.findings if f.path == rel and f.kind is not Kind.SPEC_ERROR]
-            out += _in_text_of_now([Located(f, target, result) for f in found], result.texts.get(path), now, path)
+            found = [Located(f, target, result) for f in result.report.findings if f.path == rel and f.kind is not Kind.SPEC_ERROR]
+            then = result.texts.get(path)
+            if then is not None and found:
+                now = read_text(path) if now is None else now  # a closed file: read once, for every result
+                found = _in_text_of_now(found, then, now)
+            out += found
     return _unique(out)
 
 
-def _in_text_of_now(found: list[Located], then: str | None, now: str | None, path: Path) -> list[Located]:
+def _in_text_of_now(found: list[Located], then: str, now: str) -> list[Located]:
     """Findings of an export at their lines in the text of now (its positions are in the
     text it read); one whose own lines were edited since is left out."""
-    if then is None or not found:
-        return found
-    now = read_text(path) if now is None else now
     out = []
     for item in found:
         moved = remap(item.finding, then, now)
