@@ -207,7 +207,16 @@ def _handle(server: LanguageServer, gate: Gate, writer: StdoutWriter, raw: Any) 
         if "id" in raw and method:
             _error(writer, raw["id"], e.code, f"{method}: {e.message}")
         return
-    server.protocol.handle_message(message)
+    if method != "exit":
+        server.protocol.handle_message(message)
+        return
+    try:
+        server.protocol.handle_message(message)  # pygls closes the output and raises SystemExit
+    except SystemExit:
+        pass
+    # end here, as the protocol says: a teardown that waits on a thread must not keep the process alive
+    sys.stderr.flush()
+    os._exit(0 if gate.shut_down else 1)
 
 
 def _error(writer: StdoutWriter, msg_id: Any, code: int, message: str) -> None:

@@ -10,6 +10,7 @@ import random
 import select
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,11 +32,12 @@ class Raw:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.log = tempfile.TemporaryFile()  # a file, not a pipe nobody reads: a full stderr would block the server
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "exportlens.cli", "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self.log,
             cwd=root,
         )
         self._out = b""
@@ -96,7 +98,8 @@ class Raw:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        return self.proc.stderr.read().decode(errors="replace")
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
 
 
 @pytest.fixture
