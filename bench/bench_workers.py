@@ -109,7 +109,7 @@ def in_process(plan: Plan, item: Planned) -> Callable[[], object]:
 
 
 def warm_pool(pool: Pool, plan: Plan, item: Planned) -> Callable[[], object]:
-    job = dataclasses.replace(job_for(plan, item, Options(collect_all=False), python=pool.python), key="")  # no cache
+    job = dataclasses.replace(job_for(plan, item, Options(collect_all=False)), key="")  # no cache
 
     def call() -> object:
         report = pool.run(job)

@@ -47,6 +47,11 @@ def _common(q: argparse.ArgumentParser) -> None:
         help="confine each export's file access (Linux Landlock; default: the spec's sandbox, else on)",
     )
     q.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor keep verdicts of earlier runs (kept in .exportlens/cache beside pyproject.toml)",
+    )
+    q.add_argument(
         "--python",
         type=_checked("python", check=interpreter),
         default=sys.executable,
@@ -127,11 +132,10 @@ def _options(args: argparse.Namespace, **kwargs) -> Options:
 
 
 def _pool(args: argparse.Namespace, jobs: int = 1) -> Pool:
-    """Workers for this run, warming (torch imports there) while this process plans.
-    Every module runs in its own worker process: the user's code never runs in this one."""
-    pool = Pool(args.python, jobs)
-    pool.warm()
-    return pool
+    """Workers for this run. Every module runs in its own worker process: the user's code
+    never runs in this one. The workers (and torch) start with the first module that no
+    earlier run's verdict answers: an unchanged project never starts them."""
+    return Pool(args.python, jobs, persist=not args.no_cache)
 
 
 def _run(args: argparse.Namespace, pool: Pool, plan: Plan, options: Options) -> Report:
@@ -193,10 +197,11 @@ def _print_text(root: Path, report: Report) -> None:
         for fix in f.fixes:
             print(f"    fix: {fix.title}")
     counts = {s: sum(1 for m in report.modules if m.status is s) for s in Status}
-    n = len(report.modules)
+    n, cached = len(report.modules), sum(m.cached for m in report.modules)
     print(
         f"{n} module{'s' if n != 1 else ''}: {counts[Status.EXPORTED]} exported, {counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped"
         + (f"; {len(findings)} finding{'s' if len(findings) != 1 else ''}" if findings else "")
+        + (f" ({cached} unchanged since an earlier run: from its cache)" if cached else "")
     )
 
 

@@ -1,9 +1,15 @@
-"""The CLI as a user runs it: a real subprocess on the bundled examples."""
+"""The CLI as a user runs it: a real subprocess on a copy of the bundled examples.
+
+The copy is shared by the tests of this file: the first check keeps its verdicts in the
+copy's ``.exportlens/cache``, and the checks after it answer from there, as a user's
+second run does. Exports run under a ``python`` that notes each start of a worker
+process before it becomes the real interpreter, so a test can tell that none started."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +20,32 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 
 
-def exportlens(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+HERE = Path()  # the folder the CLI runs in, holding ``examples/`` and ``python`` (set below)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def here(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    global HERE
+    HERE = tmp_path_factory.mktemp("cli")
+    shutil.copytree(EXAMPLES, HERE / "examples", ignore=shutil.ignore_patterns("__pycache__", ".exportlens"))
+    python = HERE / "python"
+    python.write_text(f'#!/bin/sh\necho "$@" >> "{HERE}/workers.log"\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    return HERE
+
+
+def exportlens(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "exportlens.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    if args and args[0] in ("check", "export", "show") and "--python" not in args:
+        args = (args[0], "--python", str(HERE / "python"), *args[1:])
+    command = [sys.executable, "-m", "exportlens.cli", *args]
+    return subprocess.run(command, cwd=cwd or HERE, env=env, capture_output=True, text=True, timeout=300)
+
+
+def workers_started() -> int:
+    """How many worker processes the runs so far started (not the probe of what is installed)."""
+    log = HERE / "workers.log"
+    return sum("exportlens" in line for line in log.read_text().splitlines()) if log.exists() else 0
 
 
 def example_line(path: str, needle: str) -> int:
@@ -48,10 +77,35 @@ def test_check_examples_prints_each_finding_on_its_line(check_examples):
     assert "s77" not in out and "u0" not in out
 
 
+def test_a_second_check_of_an_unchanged_project_answers_from_the_cache_without_a_worker(check_examples):
+    started = workers_started()
+    again = exportlens("check", "examples")
+    assert again.returncode == 1, again.stderr
+    first, second = check_examples.stdout.splitlines(), again.stdout.splitlines()
+    assert second[:-1] == first[:-1]  # the same findings and fixes
+    assert second[-1] == first[-1] + " (5 unchanged since an earlier run: from its cache)"
+    assert workers_started() == started  # no worker, so no torch
+    assert (HERE / "examples/.exportlens/.gitignore").read_text().endswith("*\n")
+
+
+def test_an_edit_exports_again_only_what_it_changes_and_no_cache_ignores_the_cache(check_examples):
+    router = HERE / "examples/models/router.py"
+    text = router.read_text()
+    router.write_text(text + "\n# edited\n")
+    try:
+        edited = exportlens("check", "examples", "--format", "json")
+        modules = {m["target"]: m["cached"] for m in json.loads(edited.stdout)["modules"]}
+        assert modules.pop("models/router.py:TokenRouter") is False and all(modules.values())
+        fresh = exportlens("check", "examples/models/encoder.py", "--no-cache")
+        assert fresh.stdout.strip() == "1 module: 1 exported, 0 failed, 0 skipped", fresh.stdout + fresh.stderr
+    finally:
+        router.write_text(text)
+
+
 def test_the_clean_example_alone_exits_0():
     result = exportlens("check", "examples/models/encoder.py")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.strip() == "1 module: 1 exported, 0 failed, 0 skipped"
+    assert result.stdout.strip() == "1 module: 1 exported, 0 failed, 0 skipped (1 unchanged since an earlier run: from its cache)"
 
 
 def test_json_follows_the_contract():

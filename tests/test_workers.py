@@ -282,7 +282,7 @@ def test_what_can_change_the_verdict_invalidates_the_cache(pool: Pool, root: Pat
     assert pool.run(job(root, "models/net.py:Net")) is first  # and back again
 
     keys.add(job(root, "models/net.py:Net", Options(overrides=Overrides(strict=True, sandbox=False))).key)  # options
-    keys.add(job(root, "models/net.py:Net", python="/other/python").key)  # interpreter
+    keys.add(job(root, "models/net.py:Net", environment="another interpreter or torch").key)  # environment
     pyproject = root / "pyproject.toml"
     spec = pyproject.read_text()
     pyproject.write_text(spec.replace("init = { hidden = 8 }", "init = { hidden = 16 }"))  # the spec

@@ -11,16 +11,15 @@ from __future__ import annotations
 import logging
 import sys
 
-from ..exporter.workers.pool import Pool
 from . import commands, documents, folders, lifecycle, requests, stdio
-from .exports import PoolFactory
+from .exports import PoolFactory, persistent_pool
 from .indexer import Indexer
 from .server import ExportLensServer, IndexerFactory
 
 HANDLERS = (lifecycle, folders, documents, requests, commands)  # each has register(server)
 
 
-def build(pool_factory: PoolFactory = Pool, indexer_factory: IndexerFactory = Indexer) -> ExportLensServer:
+def build(pool_factory: PoolFactory = persistent_pool, indexer_factory: IndexerFactory = Indexer) -> ExportLensServer:
     """A new server with every handler registered. ``pool_factory(python, jobs)`` makes the
     pool that runs exports; ``indexer_factory(folder, on_file, on_done)`` starts the scan of
     a workspace folder. Tests hand in their own."""

@@ -12,6 +12,7 @@ from lsprotocol import types
 from ..exporter.core.program import program_text
 from ..exporter.core.report import ModuleReport, Status
 from . import compat
+from .exports import COMMAND
 from .features import actions
 from .methods import CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_COMMAND, PROGRAM_REQUEST
 from .server import ExportLensServer
@@ -58,7 +59,7 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
         ls.rescan(path)
     artifacts = (root / ls.session.settings.artifact_folder) if save else None
     try:
-        reports = await ls.exports.export(root, [target], "command", artifacts=artifacts)
+        reports = await ls.exports.export(root, [target], COMMAND, artifacts=artifacts)
     except asyncio.CancelledError:  # $/cancelRequest: kill the job, not just the wait
         ls.exports.cancel(root, [target])
         raise
@@ -126,7 +127,7 @@ async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] 
             "text": f"{target}\n  needs example inputs: use Create export spec, or see docs/spec.md.\n",
         }
     try:
-        report = (await ls.exports.export(root, [target], "command")).get(target)
+        report = (await ls.exports.export(root, [target], COMMAND)).get(target)
     except asyncio.CancelledError:
         ls.exports.cancel(root, [target])
         raise

@@ -32,6 +32,13 @@ log = logging.getLogger(__name__)
 
 Landed = Callable[[Path, list[str]], None]  # (root, targets whose result changed)
 PoolFactory = Callable[[str, int], Pool]  # (python, jobs) -> a pool; tests hand in their own
+COMMAND = "command"  # the user asked for this export
+REVERIFY = "re-verify"  # a verdict from an earlier session's cache is checked again
+
+
+def persistent_pool(python: str, jobs: int) -> Pool:
+    """The server's pool: verdicts kept on disk, so a reopened workspace shows them at once."""
+    return Pool(python, jobs, persist=True)
 
 
 class BatchProgress(Protocol):
@@ -57,6 +64,7 @@ class _Submitted:
     versions: Mapping[Path, int]  # the version of each document open then
     disk: Mapping[Path, str]  # the module's file and pyproject.toml as read from disk, where not open
     read: str  # the module's file as the worker imports it: its findings are positions in this text
+    reason: str  # why it runs: "save", "command", ...
 
 
 class Exports:
@@ -67,7 +75,7 @@ class Exports:
         landed: Landed,
         say: Callable[[str], None],
         progress: ProgressFactory,
-        pool_factory: PoolFactory = Pool,
+        pool_factory: PoolFactory = persistent_pool,
     ) -> None:
         self.session = session
         self.snapshot = snapshot  # the documents open now
@@ -78,6 +86,7 @@ class Exports:
         self.pool: Pool | None = None
         self._debounce: dict[Path, asyncio.Task] = {}
         self._commanded: dict[tuple[Path, str], str] = {}  # running exports the user asked for -> the text
+        self._verifying: set[asyncio.Task] = set()  # re-exports of cached verdicts (a task needs a reference)
 
     # -- the pool ------------------------------------------------------------------
 
@@ -93,7 +102,7 @@ class Exports:
         return self.pool
 
     def close(self) -> None:
-        for task in self._debounce.values():
+        for task in [*self._debounce.values(), *self._verifying]:
             task.cancel()
         if self.pool is not None:
             self.pool.close()
@@ -149,7 +158,9 @@ class Exports:
     # -- which, and how ----------------------------------------------------------------
 
     async def export(self, root: Path, targets: Iterable[str], reason: str, *, artifacts: Path | None = None) -> dict[str, ModuleReport]:
-        """Export ``targets`` now (each in its own worker); returns the reports that landed."""
+        """Export ``targets`` now (each in its own worker); returns the reports that landed.
+        A verdict of an earlier session (on disk) lands at once, marked ``cached``, and is
+        then verified again; an export the user asked for (``command``) never takes one."""
         targets = list(targets)
         if not targets or not self.session.trusted:
             return {}
@@ -180,25 +191,26 @@ class Exports:
         text = docs.texts.get(file)
         seen = text if text is not None else docs.get(file).text
         key = (root, planned.target)
-        if reason != "command" and self._commanded.get(key) == seen:
+        if reason != COMMAND and self._commanded.get(key) == seen:
             return None
         # exportOn = change exports the editor's unsaved text
         sources = {planned.module.path: text} if s.export_on == "change" and text is not None else {}
         options = Options(overrides=s.overrides)
         if artifacts is not None:
             options = replace(options, artifact=artifacts / f"{planned.module.name}.pt2")
-        job = job_for(plan, planned, options, python=pool.python, sources=sources)
+        job = job_for(plan, planned, options, environment=pool.environment, sources=sources)
         number = self.session.next_number()
         self.session.running[key] = number
         self._commanded.pop(key, None)
-        if reason == "command":
+        if reason == COMMAND:
             self._commanded[key] = seen
         self.session.exports_started += 1
         self.say(f"exporting {planned.target} ({reason}, job {number})")
         disk = {p: t for p, t in ((file, seen), (root / PYPROJECT, plan.project.text)) if p not in docs}
         # what the worker imports: the editor's text it was sent, else the disk's (``seen`` where the file is not open)
         read = text if sources else seen if text is None else read_text(file)
-        return _Submitted(planned.target, number, file, seen, docs.versions, disk, read), pool.submit(job)
+        fresh = reason in (COMMAND, REVERIFY)
+        return _Submitted(planned.target, number, file, seen, docs.versions, disk, read, reason), pool.submit(job, fresh=fresh)
 
     async def _gather(
         self, root: Path, waits: list[tuple[str, Awaitable[ModuleReport | None]]], planned: list[str]
@@ -253,6 +265,16 @@ class Exports:
             return None
         self.session.results[key] = Result(report, job.versions, job.disk, {job.file: job.read})
         verdict = f"{report.status.value} in {report.seconds:.2f} s" + (f", {len(report.findings)} finding(s)" if report.findings else "")
-        self.say(f"{job.target}: {verdict} (job {job.number})")
+        origin = ", from an earlier session's cache" if report.cached else ""
+        self.say(f"{job.target}: {verdict} (job {job.number}{origin})")
         self.landed(root, [job.target])
+        if report.cached and job.reason != REVERIFY:
+            self._reverify(root, job.target)
         return report
+
+    def _reverify(self, root: Path, target: str) -> None:
+        """Export again what an earlier session's verdict answered: shown at once, it stays
+        marked as cached until this lands (its lens says it is being checked again)."""
+        task = asyncio.get_running_loop().create_task(self.export(root, [target], REVERIFY))
+        self._verifying.add(task)
+        task.add_done_callback(self._verifying.discard)

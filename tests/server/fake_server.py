@@ -21,6 +21,7 @@ class CannedPool:
     def __init__(self, python: str, jobs: int) -> None:
         self.python, self.jobs = python, jobs
         self.warm_pid = None
+        self.environment = ""
 
     def warm(self) -> None:
         pass
@@ -34,7 +35,7 @@ class CannedPool:
     def job_pids(self) -> dict[tuple[str, str], int]:
         return {}
 
-    def submit(self, job: Any) -> Future:
+    def submit(self, job: Any, on_start: Any = None, *, fresh: bool = False) -> Future:
         finding = Finding(codes.INTERNAL.code, codes.INTERNAL.kind, f"{MESSAGE} ({job.target})", job.path, job.class_line)
         future: Future = Future()
         future.set_result(ModuleReport(job.target, Status.FAILED, (finding,)))

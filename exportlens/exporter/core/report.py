@@ -140,6 +140,7 @@ class ModuleReport:
     spec_source: str = ""  # where the example inputs came from ("pyproject.toml:12", ...)
     seconds: float = 0.0
     torch_version: str = ""
+    cached: bool = False  # answered from an earlier run's verdict on disk (workers/verdicts.py)
 
     @property
     def errors(self) -> tuple[Finding, ...]:

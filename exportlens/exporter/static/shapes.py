@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import sympy
-
 DTYPES: dict[str, str] = {
     "f64": "float64",
     "f32": "float32",
@@ -124,6 +122,8 @@ def _parse_derived(part: str, where: str) -> Derived:
     bad = ShapeError(f"size '{part}'{where} must be an integer, a name, '?', or 'a*name + b'")
     if not _EXPR_CHARS.match(part):
         raise bad
+    import sympy  # here: 0.4 s to import, and most specs name no derived size
+
     try:
         expr = sympy.sympify(part, locals={n: sympy.Symbol(n, integer=True) for n in re.findall(r"[A-Za-z_]\w*", part)})
     except (sympy.SympifyError, SyntaxError, TypeError):

@@ -23,17 +23,18 @@ def job_for(
     planned: Planned,
     options: Options,
     *,
-    python: str = "",
+    environment: str = "",
     sources: Mapping[str, str] | None = None,
 ) -> Job:
     """The worker job for one planned module. ``sources`` maps project-relative paths to
-    unsaved text that the worker reads instead of the disk (and the cache key hashes)."""
+    unsaved text that the worker reads instead of the disk (and the cache key hashes);
+    ``environment`` is the pool's (``verdicts.environment``), the rest of the key."""
     spec = planned.spec
     assert spec is not None
     settings = effective(spec.settings, options.overrides)
     files = Sources.of(plan.root, sources)
     # a saved artifact is a side effect: never answered from the cache
-    key = "" if options.artifact else fingerprint(files, files.path(planned.module.path), repr(spec), CODEC.dumps(options), python)
+    key = "" if options.artifact else fingerprint(files, files.path(planned.module.path), repr(spec), CODEC.dumps(options), environment)
     name = planned.module.name_span
     return Job(
         root=str(plan.root),
@@ -80,7 +81,7 @@ def check_in_workers(
             futures.append(skipped(planned))
             continue
         opts = replace(options, artifact=artifacts / f"{planned.module.name}.pt2") if artifacts else options
-        futures.append(pool.submit(job_for(plan, planned, opts, python=pool.python, sources=sources)))
+        futures.append(pool.submit(job_for(plan, planned, opts, environment=pool.environment, sources=sources)))
     modules = []
     for planned, f in zip(plan.modules, futures):
         report = f if isinstance(f, ModuleReport) else _result(f, planned)

@@ -4,7 +4,8 @@ One warm parent (``worker.py``) per pool forks a fresh child for each job. The
 owner (the CLI or the LSP server) enforces each job's wall-clock timeout and
 cancellation by killing the child's whole process group, turns crashes into
 findings, and keeps a cache of results keyed by everything that can change a
-verdict. Where fork after importing torch is unsafe (macOS, Windows), the pool
+verdict: in memory, and with ``persist`` on disk too (``verdicts.py``), so that a
+later run answers without starting a worker, or importing torch, at all. Where fork after importing torch is unsafe (macOS, Windows), the pool
 keeps pre-started single-job spares instead.
 
 A job's clock starts when its process starts, not when it is queued: the warm
@@ -22,13 +23,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.report import ModuleReport
 from .outcome import outcome
 from .processes import Spares, Warm, killpg
 from .protocol import Done, Job, Lost, Run, Started
+from .verdicts import Verdicts, environment
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +71,7 @@ class Pool:
         use_fork: bool | None = None,
         startup_timeout: float = STARTUP_TIMEOUT,
         primed: int | None = None,
+        persist: bool = False,
     ) -> None:
         self.python = python or sys.executable
         self.jobs = max(1, jobs or os.cpu_count() or 1)
@@ -78,6 +81,8 @@ class Pool:
         # about 50 MB each; two cover a save followed by a dependent file's save
         self.primed = min(self.jobs, 2) if primed is None else primed
         self.cache: OrderedDict[str, ModuleReport] = OrderedDict()
+        self.persist = persist
+        self._environment: str | None = None
         self.launched = 0  # jobs handed to a worker (a cache hit launches nothing)
         self._lock = threading.RLock()
         self._pending: list[_Running] = []
@@ -88,22 +93,43 @@ class Pool:
 
     # -- public ----------------------------------------------------------------
 
-    def submit(self, job: Job, on_start: Callable[[], None] | None = None) -> Future:
+    def submit(self, job: Job, on_start: Callable[[], None] | None = None, *, fresh: bool = False) -> Future:
         """A Future of the job's ModuleReport. A newer job for the same target supersedes
-        (kills) an older one, whose Future then raises Cancelled."""
+        (kills) an older one, whose Future then raises Cancelled. ``fresh``: run it even
+        where a verdict of an earlier run is on disk (which is then marked ``cached``)."""
         future: Future = Future()
         with self._lock:
             if self._closed:
                 raise RuntimeError("pool is closed")
             self.cancel(job.target, job.root)
-            if job.key and job.key in self.cache:
-                self.cache.move_to_end(job.key)
-                future.set_result(self.cache[job.key])
+            known = self._known(job, fresh)
+            if known is not None:
+                future.set_result(known)
                 return future
             self._next_id += 1
             self._pending.append(_Running(job, str(self._next_id), future, on_start))
             self._dispatch()
         return future
+
+    def _known(self, job: Job, fresh: bool) -> ModuleReport | None:
+        if not job.key:
+            return None
+        if job.key in self.cache:
+            self.cache.move_to_end(job.key)
+            return self.cache[job.key]
+        stored = Verdicts(job.root).get(job.key) if self._on_disk() and not fresh else None
+        return replace(stored, cached=True) if stored is not None else None
+
+    @property
+    def environment(self) -> str:
+        """What beside a project's files decides its verdicts here (``verdicts.environment``):
+        part of every cache key. Asked of the interpreter once, and again after it changed."""
+        if self._environment is None:
+            self._environment = environment(self.python)
+        return self._environment
+
+    def _on_disk(self) -> bool:
+        return self.persist and bool(self.environment)  # an interpreter that could not say what it has: memory only
 
     def run(self, job: Job) -> ModuleReport:
         return self.submit(job).result()
@@ -187,6 +213,7 @@ class Pool:
             self._warm.retire()  # its jobs are sent again to the new one
             self._warm = None
             self.cache.clear()  # verdicts of another torch say nothing about this one
+            self._environment = None  # (and the keys made meanwhile miss the disk's)
         if self._warm is None:
             if self.use_fork:
                 self._warm = Warm(self.python, self._on_message, "--primed", str(self.primed))
@@ -270,6 +297,8 @@ class Pool:
                 self.cache[entry.job.key] = report
                 while len(self.cache) > CACHE_SIZE:
                     self.cache.popitem(last=False)
+                if self._on_disk():
+                    Verdicts(entry.job.root).put(entry.job.key, report)
             entry.future.set_result(report)
         self._dispatch()
 

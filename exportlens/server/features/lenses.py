@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from ...exporter.core.report import Status
+from ...exporter.core.report import ModuleReport, Status
 from ..methods import CREATE_SPEC_COMMAND, EXPORT_COMMAND
 from ..session import Session, State
 from ..snapshots import DocumentSnapshot
@@ -17,12 +17,16 @@ def title(session: Session, root: Path, target: str, has_spec: bool) -> str:
     if not has_spec:
         return "needs example inputs"
     state = session.state(root, target)
-    if state is State.RUNNING:
-        return "⟳ exporting…"
     result = session.result(root, target)
+    if state is State.RUNNING:
+        cached = result is not None and result.report.cached
+        return f"{verdict(result.report)} · cached, checking again…" if cached else "⟳ exporting…"
     if result is None:
         return "▶ Export" if session.trusted else "▶ Export (workspace not trusted)"
-    report = result.report
+    return verdict(result.report) + (" · cached" if result.report.cached else "")
+
+
+def verdict(report: ModuleReport) -> str:
     if report.status is Status.EXPORTED:
         return f"✓ exported {report.seconds:.1f} s"
     problems = len(report.errors) or len(report.findings)

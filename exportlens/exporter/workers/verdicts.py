@@ -1,0 +1,134 @@
+"""Verdicts kept on disk between runs (owner side, no torch).
+
+A second ``exportlens check`` of an unchanged project, or an editor reopened on it,
+answers from here without importing torch. An entry is found under the job's cache key
+(the module's import closure, its spec, the options: ``batch.job_for``) together with
+``environment``: this exportlens, the interpreter, and every distribution installed for
+it. Anything else that could change a verdict changes one of those, or is not cached
+(saved artifacts, runs cut short by a limit: ``outcome``).
+
+The store is ``.exportlens/cache/`` in the project root, as ruff and mypy keep theirs:
+a ``.gitignore`` in a folder we create keeps it out of version control, and a
+``CACHEDIR.TAG`` out of backups. A project folder we cannot write to is simply not
+cached; a damaged entry is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from ..core.codec import CodecError
+from ..core.report import ModuleReport
+from .protocol import CODEC
+
+log = logging.getLogger(__name__)
+
+FOLDER = ".exportlens"
+FORMAT = 1  # of an entry; an entry of another format is a miss
+MAX_ENTRIES = 2000  # per project: the oldest go first
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# exportlens's verdict cache: https://bford.info/cachedir/\n"
+_PROBE = "import json, sys; print(json.dumps([sys.version, sys.path]))"
+
+
+class Verdicts:
+    """The verdict store of one project."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.top = Path(root) / FOLDER
+        self.folder = self.top / "cache" / "verdicts"
+
+    def get(self, key: str) -> ModuleReport | None:
+        file = self.folder / f"{key}.json"
+        try:
+            data = json.loads(file.read_bytes())
+            if data.get("format") == FORMAT:
+                report = CODEC.value(data["report"])
+                if isinstance(report, ModuleReport):
+                    os.utime(file)  # recently used: pruned last
+                    return report
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, CodecError) as e:
+            log.info("ignoring the cached verdict %s: %s", file.name, e)
+        return None
+
+    def put(self, key: str, report: ModuleReport) -> None:
+        try:
+            self._make_folder()
+            text = json.dumps({"format": FORMAT, "report": CODEC.plain(report)}, ensure_ascii=False)
+            # written beside, then renamed: a reader never sees half an entry
+            fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(temp, self.folder / f"{key}.json")
+            self._prune()
+        except (OSError, CodecError) as e:
+            log.info("not caching the verdict for %s: %s", report.target, e)
+
+    def _make_folder(self) -> None:
+        if not self.top.exists():
+            self.top.mkdir()
+            (self.top / ".gitignore").write_text("# made by exportlens: nothing in here belongs in version control\n*\n")
+        if not self.folder.exists():
+            self.folder.mkdir(parents=True)
+            (self.folder.parent / "CACHEDIR.TAG").write_text(_TAG)
+
+    def _prune(self) -> None:
+        entries = [e for e in os.scandir(self.folder) if e.name.endswith(".json")]
+        if len(entries) <= MAX_ENTRIES:
+            return
+        entries.sort(key=lambda e: e.stat().st_mtime)
+        for entry in entries[: len(entries) - MAX_ENTRIES]:
+            Path(entry.path).unlink(missing_ok=True)
+
+
+def environment(python: str) -> str:
+    """A hash of what, beside the project's files, decides a verdict: this exportlens's
+    own code, ``python``'s version, and the distributions installed on its path (a
+    ``dist-info`` folder's name carries the version, its mtime a reinstall). "" when
+    the interpreter cannot say: then nothing is kept on disk."""
+    if python == sys.executable:
+        version, path = sys.version, sys.path  # this interpreter: no need to start another (60 ms)
+    else:
+        try:
+            probe = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+            version, path = json.loads(probe.stdout)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return ""
+    h = hashlib.sha256(_own_code().encode())
+    h.update(f"\0{python}\0{version}".encode())
+    for installed in filter(None, map(_installed, path)):
+        h.update(b"\0" + installed.encode())
+    return h.hexdigest()
+
+
+@cache
+def _own_code() -> str:
+    """A hash of exportlens's source: a verdict of other code of ours is not ours to give."""
+    package = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256()
+    for file in sorted(package.rglob("*.py")):
+        h.update(str(file.relative_to(package)).encode() + b"\0" + file.read_bytes())
+    return h.hexdigest()
+
+
+def _installed(entry: str) -> str:
+    """The distributions in one ``sys.path`` entry, with when each was installed; "" for
+    an entry that holds none (the script's own folder, which differs between the CLI and
+    the server), or for the current folder, whose project files are in the key already."""
+    if not entry:
+        return ""
+    try:
+        found = [e for e in os.scandir(entry) if e.name.endswith((".dist-info", ".egg-info", ".egg-link", ".pth"))]
+    except OSError:
+        return ""
+    installed = "".join(sorted(f"|{e.name}:{e.stat().st_mtime_ns}" for e in found))
+    return entry + installed if installed else ""
