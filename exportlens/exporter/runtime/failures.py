@@ -1,7 +1,7 @@
 """What a failed export raised, read once into records (torch side).
 
-With ``violations`` (constraint violations), this is the only module that looks
-inside torch's exceptions and draft export's failure reports. ``explain``
+With ``violations`` (constraint violations) and ``mismatch`` (size mismatches that
+are constraints), this is the only module that looks inside torch's exceptions and draft export's failure reports. ``explain``
 turns the records into findings and ``fixes`` makes edits for them; neither
 reads torch's text again.
 """
@@ -19,6 +19,7 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from .inputs import Built
 from .locate import Frame, GuardLog, ProjectFiles
+from .mismatch import read_mismatch
 from .naming import SYMBOL, SymbolNames, from_shape_env, rename_sources
 from .violations import Constraint, first_line, is_constraint_violation, read_violations
 
@@ -136,6 +137,8 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
         how = _REGISTER.search(said)
         return FakeKernel(m[1], frame, detail, register=f"`@{how[1]}.register_fake`" if how else "torch.library.register_fake")
     names = from_shape_env(log.shape_env, built.names)
+    if not isinstance(exc, UserError) and (tied := read_mismatch(said, names, built.names.roots, frame, detail)) is not None:
+        return tied  # a size mismatch between declared dims: a constraint in disguise
     text = rename_sources(names.text(first_line(getattr(exc, "msg", None) or said)), built.names)
     if isinstance(exc, Unsupported) or _is_unsupported(exc):
         return Untraceable(text, frame, detail, fake_kernel=_is_missing_fake(said))

@@ -210,11 +210,36 @@ def _place(record: Constraint, log: GuardLog, names: SymbolNames, user: Names) -
 
 
 def _place_range(record: Violation, log: GuardLog, names: SymbolNames, user: Names, symbols: set[sympy.Symbol]) -> Violation:
-    event = _cutting_guard(log, symbols, user.roots.get(record.dims[0]))
-    if event is None:
+    found = _cutting_guard(log, symbols, user.roots.get(record.dims[0]))
+    if found is None:
         return replace(record, requirement=rename_sources(record.requirement, user))
-    guard = event.expr.xreplace({s: sympy.Symbol(n) for s, n in names.message.items()})
-    return replace(record, requirement=names.say(event.expr), guard=guard, frame=event.frame)
+    event, expr = found
+    guard = expr.xreplace({s: sympy.Symbol(n) for s, n in names.message.items()})
+    requirement = names.say(expr)
+    alone = _isolated(guard, record.dims[0])
+    if alone and alone != requirement:  # ``seq + 1 <= 16``, i.e. ``seq <= 15``
+        requirement += f"`, i.e. `{alone}"
+    return replace(record, requirement=requirement, guard=guard, frame=event.frame)
+
+
+def _isolated(guard: Any, dim: str) -> str:
+    """A linear inequality of one dim, said with the dim alone on the left (``seq <= 15``); "" otherwise."""
+    if not isinstance(guard, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan, sympy.GreaterThan)):
+        return ""
+    if {str(s) for s in guard.free_symbols} != {dim}:
+        return ""
+    (sym,) = guard.free_symbols
+    try:
+        a, b = sympy.Poly(guard.lhs - guard.rhs, sym).all_coeffs()
+    except (sympy.PolynomialError, ValueError):
+        return ""
+    if a == 0:
+        return ""
+    op = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">", sympy.GreaterThan: ">="}[type(guard)]
+    if a < 0:
+        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+    bound = -b / a
+    return f"{dim} {op} {bound}"
 
 
 def _frame(event: Event | None) -> Frame | None:
@@ -230,21 +255,34 @@ def _first_both(log: GuardLog, a: set[sympy.Symbol], b: set[sympy.Symbol]) -> Ev
     return log.first(a | b)
 
 
-def _cutting_guard(log: GuardLog, symbols: set[sympy.Symbol], root: Any) -> Event | None:
+def _cutting_guard(log: GuardLog, symbols: set[sympy.Symbol], root: Any) -> tuple[Event, Any] | None:
     """The first located guard that some value of the dim's declared range (``root``, a torch
-    Dim) breaks, probing the bounds and a few sizes; else the first located guard on the dim."""
+    Dim) breaks, probing the bounds and a few sizes; else the first located guard on the dim.
+    With it, the guard as torch finally holds it: a derived dim's symbol (``x.shape[0]`` of
+    ``seq + 1``) replaced by its expression of the root, so ``Eq(s77 - 1, s17)``, which only
+    ties the two, is true for every value and never the one that cuts."""
     lo, hi = getattr(root, "min", None), getattr(root, "max", None)
     env = log.shape_env
+    replacements = dict(getattr(env, "replacements", None) or {})
     hints = dict(getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {}) or {})
     probes = [v for v in (lo, hi, 0, 1, 2, 10**6) if isinstance(v, int) and v < 2**62]
     probes = [v for v in probes if (lo is None or v >= lo) and (hi is None or v <= hi)]
     for event in log.events:
         if event.kind != "guard" or not event.frame:
             continue
-        for sym in event.expr.free_symbols & symbols:
-            if any(_breaks(event.expr, hints, sym, value) for value in probes):
-                return event
-    return log.first(symbols, ("guard",))
+        expr = _replaced(event.expr, replacements)
+        for sym in expr.free_symbols & symbols:
+            if any(_breaks(expr, hints, sym, value) for value in probes):
+                return event, expr
+    event = log.first(symbols, ("guard",))
+    return (event, _replaced(event.expr, replacements)) if event is not None else None
+
+
+def _replaced(expr: Any, replacements: dict) -> Any:
+    try:
+        return expr.xreplace(replacements) if replacements else expr
+    except (TypeError, AttributeError):
+        return expr
 
 
 def _breaks(guard: Any, hints: dict, sym: sympy.Symbol, value: int) -> bool:

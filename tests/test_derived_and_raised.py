@@ -1,0 +1,112 @@
+"""Derived dims, and the size mismatches torch raises as plain exceptions that are
+constraints on the declared dims: each on the line that breaks, in the spec's own
+expressions, with a fix that, applied as an editor would, makes the module export.
+
+Each module pads forward with statements that export fine, so that "the first line of
+forward" is never the answer."""
+
+from __future__ import annotations
+
+from conftest import line_of, only
+
+from exportlens.exporter.core.report import Status
+
+DERIVED = """
+    import torch
+    from torch import nn
+
+    class Derived(nn.Module):
+        def forward(self, x, y):
+            h = x[1:] + y
+            if x.shape[0] > 16:
+                return h * 2
+            return h
+"""
+
+
+def test_a_derived_dim_s_guard_is_on_its_line_in_the_spec_s_expression(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."derived.py:Derived"]
+        inputs = { x = "f32[seq + 1, 8]", y = "f32[seq, 8]" }
+        dims = { seq = { min = 2, max = 64 } }
+        """,
+    )
+    project.write("derived.py", DERIVED)
+    finding = only(project.module("Derived").findings, "EL201")
+    assert finding.line == line_of(project, "derived.py", "if x.shape[0] > 16")
+    assert finding.message == "`seq` is declared as [2, 64], but this line requires `seq + 1 <= 16`, i.e. `seq <= 15`"
+    assert finding.fixes[0].title == "Set `seq` to Dim('seq', max=15)"
+    project.apply(finding.fixes[0])
+    assert project.module("Derived").status is Status.EXPORTED
+
+
+HALVES = """
+    import torch
+    from torch import nn
+
+    class Halves(nn.Module):
+        def forward(self, x, y):
+            x = x * 1.0
+            a = x.reshape(2, -1, 8)
+            return a[0] + y
+"""
+
+
+def test_a_broadcast_mismatch_between_declared_dims_is_an_equality_with_its_fix(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."halves.py:Halves"]
+        inputs = { x = "f32[2*n, 8]", y = "f32[m, 8]" }
+        """,
+    )
+    project.write("halves.py", HALVES)
+    finding = only(project.module("Halves").findings, "EL202")
+    assert finding.line == line_of(project, "halves.py", "return a[0] + y")
+    assert finding.message == "`n` and `m` are declared as independent dims, but this line needs them equal"
+    assert "must match the size of tensor b" in finding.detail  # torch's words stay one click away
+    (fix,) = finding.fixes
+    assert fix.title == "Declare `m = n`" and fix.preferred
+    project.apply(fix)
+    assert 'y = "f32[n, 8]"' in project.read("pyproject.toml")
+    after = project.module("Halves")
+    assert after.status is Status.EXPORTED, after.findings
+    assert after.summary.signature == "(x: f32[2*n, 8], y: f32[n, 8]) -> f32[n, 8]"
+
+
+POOLED = """
+    import torch
+    from torch import nn
+
+    class Pooled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pool = nn.AvgPool1d(2)
+
+        def forward(self, x):
+            x = x + 0
+            z = self.pool(x)
+            return z.reshape(z.shape[0], 3, 64)
+"""
+
+
+def test_a_reshape_that_fixes_a_size_is_a_specialization_with_a_static_fix(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."pooled.py:Pooled"]
+        inputs = { x = "f32[batch, 3, 2*h]" }  # channels first
+        """,
+    )
+    project.write("pooled.py", POOLED)
+    finding = only(project.module("Pooled").findings, "EL204")
+    line = line_of(project, "pooled.py", "z.reshape")
+    assert finding.line == line
+    assert finding.message == f"`h` was declared dynamic but was specialized to 64 by line {line}: `return z.reshape(z.shape[0], 3, 64)`"
+    (fix,) = finding.fixes
+    assert fix.title == "Make `h` static: size 64"
+    project.apply(fix)
+    assert project.read("pyproject.toml").splitlines()[1] == 'inputs = { x = "f32[batch, 3, 128]" }  # channels first'
+    assert project.module("Pooled").status is Status.EXPORTED
