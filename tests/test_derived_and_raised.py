@@ -110,3 +110,49 @@ def test_a_reshape_that_fixes_a_size_is_a_specialization_with_a_static_fix(proje
     project.apply(fix)
     assert project.read("pyproject.toml").splitlines()[1] == 'inputs = { x = "f32[batch, 3, 128]" }  # channels first'
     assert project.module("Pooled").status is Status.EXPORTED
+
+
+TWO = """
+    import torch
+    from torch import nn
+
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = nn.Parameter(torch.zeros(512, 8))
+
+        def forward(self, x):
+            x = x * 1.0
+            if x.shape[0] > 8:
+                x = x * 2
+            return x + self.pos[: x.shape[1]]
+"""
+
+
+def test_two_violations_come_in_source_order_each_with_a_fix_for_all_that_exports(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."two.py:Two"]
+        inputs = { x = "f32[batch, seq, 8]" }
+        dims = { batch = { min = 1, max = 64, example = 2 }, seq = { max = 1024 } }  # serving limits
+        """,
+    )
+    project.write("two.py", TWO)
+    findings = project.module("Two").findings
+    assert [(f.code, f.line) for f in findings] == [
+        ("EL201", line_of(project, "two.py", "if x.shape[0] > 8")),
+        ("EL201", line_of(project, "two.py", "self.pos[: x.shape[1]]")),
+    ]
+    titles = [[fix.title for fix in f.fixes] for f in findings]
+    every = "Apply all suggested fixes for Two (module then exports)"
+    assert titles == [["Set `batch` to Dim('batch', max=8)", every], ["Set `seq` to Dim('seq', max=512)", every]]
+    spec = project.read("pyproject.toml")
+    project.apply(findings[0].fixes[0])  # one alone leaves the other
+    assert [f.code for f in project.module("Two").findings] == ["EL201"]
+    (project.root / "pyproject.toml").write_text(spec)
+    project.apply(findings[1].fixes[-1])
+    assert project.read("pyproject.toml").splitlines()[2] == (
+        "dims = { batch = { min = 1, max = 8, example = 2 }, seq = { max = 512 } }  # serving limits"
+    )
+    assert project.module("Two").status is Status.EXPORTED

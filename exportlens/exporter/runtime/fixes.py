@@ -32,20 +32,23 @@ def verified(records: tuple[Record, ...], ctx: Context, try_export: TryExport) -
     records = _with_solved(records, ctx)
     unique: dict[str, Change] = {}
     for record in records:
-        for change in _changes(record):
+        for change in fixes_of(record):
             unique.setdefault(change.dim, change)
     kept = set(_verify(list(unique.values()), ctx, try_export))
-    return tuple(replace(r, fixes=tuple(c for c in r.fixes if c in kept)) if _changes(r) else r for r in records)
+    return tuple(replace(r, fixes=tuple(c for c in r.fixes if c in kept)) if fixes_of(r) else r for r in records)
 
 
-def _changes(record: Record) -> tuple[Change, ...]:
+def fixes_of(record: Record) -> tuple[Change, ...]:
+    """The changes of the spec a record carries (a constraint's; none for any other)."""
     return record.fixes if isinstance(record, (Violation, Specialization)) else ()
+
+
 
 
 def _with_solved(records: tuple[Record, ...], ctx: Context) -> tuple[Record, ...]:
     """Where torch suggests nothing for a dim whose range a recorded guard cuts: the bounds that
     make the guard hold, carried by every violation that blames the dim."""
-    suggested = {c.dim for r in records for c in _changes(r)}
+    suggested = {c.dim for r in records for c in fixes_of(r)}
     cuts = {r.dims[0]: r.guard for r in records if isinstance(r, Violation) and r.kind is ViolationKind.RANGE and r.guard is not None}
     solved = {}
     for dim, guard in cuts.items():  # a dim cut twice: its last guard, as torch lists them
@@ -199,26 +202,48 @@ def spec_fixes(changes: tuple[Change, ...], ctx: Context) -> tuple[Fix, ...]:
 
 
 def _as_fix(c: Change, ctx: Context, preferred: bool) -> Fix | None:
+    return _spec_edit((c,), ctx, c.title, preferred)
+
+
+def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred: bool = False) -> Fix | None:
+    """One edit of the spec that makes every change (in code, a ``Dim(...)`` call: bounds only)."""
     spec = ctx.spec
-    bounds = {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}
-    if spec.source == "pyproject":
-        path = spec.location.path
-        old = ctx.read(path)
+    in_toml = spec.source == "pyproject"
+    path = spec.location.path if in_toml else spec.path
+    old = new = ctx.read(path)
+    for c in changes:
+        bounds = {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}
         try:
-            if c.kind is ChangeKind.BOUNDS:
-                new = set_dim_bounds(old, spec.target, c.dim, **bounds)
+            if not in_toml and c.kind is not ChangeKind.BOUNDS:
+                return None
+            if not in_toml:
+                new = set_dim_call(new, c.dim, **bounds)
+            elif c.kind is ChangeKind.BOUNDS:
+                new = set_dim_bounds(new, spec.target, c.dim, **bounds)
             else:
-                new = substitute_dim(old, spec.target, c.dim, c.value)
+                new = substitute_dim(new, spec.target, c.dim, c.value)
         except Exception:
             return None
-    elif c.kind is ChangeKind.BOUNDS:
-        path = spec.path
-        old = ctx.read(path)
-        new = set_dim_call(old, c.dim, **bounds)
-    else:
+        if not new:
+            return None
+    edit = edit_between(path, old, new)
+    return Fix(title, (edit,), preferred=preferred) if edit else None
+
+
+def fix_all(records: tuple[Record, ...], ctx: Context, try_export: TryExport) -> Fix | None:
+    """Where several findings each carry a fix of the spec: one fix that makes all their
+    changes in one edit, exported with them first, and saying what that gave."""
+    fixed = [r for r in records if fixes_of(r)]
+    if len(fixed) < 2:
         return None
-    edit = edit_between(path, old, new) if new else None
-    return Fix(c.title, (edit,), preferred=preferred) if edit else None
+    changes = tuple({c.dim: c for r in fixed for c in reversed(fixes_of(r))}.values())
+    outcome = try_export(_apply(ctx.built.dynamic_shapes, list(changes)))
+    if outcome is None:
+        said = "module then exports"
+    else:
+        left = len(failed_dims(outcome)) or 1
+        said = f"{left} more problem{'s' if left != 1 else ''} remain{'s' if left == 1 else ''}"
+    return _spec_edit(changes, ctx, f"Apply all suggested fixes for {ctx.module.name} ({said})")
 
 
 def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:

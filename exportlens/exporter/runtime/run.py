@@ -34,7 +34,7 @@ from ..static.spec import ExportSpec
 from .context import Context
 from .explain import explain
 from .failures import read_draft, read_failure
-from .fixes import verified
+from .fixes import fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, ProjectFiles, record_guards
 from .summary import summarize
@@ -108,11 +108,27 @@ def export_module(
 def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context, strict: bool, collect_all: bool) -> list[Finding]:
     """What the export raised, as findings with their fixes; with ``collect_all``, draft export's too."""
     built = ctx.built
-    records = verified(read_failure(exc, log, built), ctx, lambda shapes: _try(model, built, shapes, strict))
+
+    def try_export(shapes: Any) -> Exception | None:
+        return _try(model, built, shapes, strict)
+
+    records = verified(read_failure(exc, log, built), ctx, try_export)
     findings = explain(records, ctx)
+    every = fix_all(records, ctx, try_export)
+    if every is not None:  # offered on each finding it solves, after the finding's own
+        findings = [replace(f, fixes=f.fixes + (every,)) if fixes_of(r) else f for r, f in zip(records, findings)]
     if collect_all:
         findings += _more(model, built, ctx, findings)
-    return findings
+    return in_source_order(findings, ctx.module.path)
+
+
+def in_source_order(findings: list[Finding], module_path: str) -> list[Finding]:
+    """One finding per cause (torch can raise the same one for each of its guards), the
+    module's own file first, then by line: the first a user reads is the first that breaks."""
+    first = {}
+    for f in findings:
+        first.setdefault((f.code, f.path, f.line, f.column, f.message), f)
+    return sorted(first.values(), key=lambda f: (f.path != module_path, f.path, f.line, f.column))
 
 
 def _finish(ep: torch.export.ExportedProgram, ir: str, artifact: Path | None) -> tuple[torch.export.ExportedProgram, str | None]:
