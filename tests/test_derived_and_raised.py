@@ -156,3 +156,51 @@ def test_two_violations_come_in_source_order_each_with_a_fix_for_all_that_export
         "dims = { batch = { min = 1, max = 8, example = 2 }, seq = { max = 512 } }  # serving limits"
     )
     assert project.module("Two").status is Status.EXPORTED
+
+
+def test_forward_that_raises_eagerly_too_is_a_bug_in_the_code_or_spec_and_one_that_only_raises_exporting_is_unsupported(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."net.py:Net"]
+        inputs = { x = "f32[batch, 5]" }
+
+        [tool.exportlens.modules."net.py:Plain"]
+        inputs = { x = "f32[batch, 4]" }
+        """,
+    )
+    project.write(
+        "net.py",
+        """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                x = x * 1.0
+                return self.fc(x)
+
+        class Plain(nn.Module):
+            def forward(self, x):
+                x = x * 1.0
+                if torch.compiler.is_exporting():
+                    raise RuntimeError("the fused kernel has no export path yet")
+                return x + 1
+        """,
+    )
+    wrong = only(project.module("net.py:Net").findings, "EL405")
+    assert wrong.line == line_of(project, "net.py", "return self.fc(x)")
+    assert wrong.message.startswith(
+        "forward raised RuntimeError on the example inputs (and eagerly too: a bug in the code or the spec, not an export problem): "
+    )
+    assert "[batch, 5]" in wrong.message and wrong.kind.value == "import-error"
+    only_exporting = only(project.module("net.py:Plain").findings, "EL305")
+    assert only_exporting.line == line_of(project, "net.py", "raise RuntimeError")
+    assert only_exporting.kind.value == "unsupported"
+    assert only_exporting.message == (
+        "forward runs eagerly on the example inputs, but raised RuntimeError while exporting: the fused kernel has no export path yet"
+    )

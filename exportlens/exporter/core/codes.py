@@ -43,6 +43,7 @@ UNSUPPORTED_OP = Code("EL301", Kind.UNSUPPORTED, "operation not supported by tor
 MISSING_FAKE_KERNEL = Code("EL302", Kind.UNSUPPORTED, "custom op has no fake kernel")
 MISMATCHED_FAKE_KERNEL = Code("EL303", Kind.UNSUPPORTED, "custom op's fake kernel disagrees with its real kernel")
 UNSUPPORTED_OUTPUT = Code("EL304", Kind.UNSUPPORTED, "forward returns a type export cannot flatten")
+EXPORT_ONLY_FAILURE = Code("EL305", Kind.UNSUPPORTED, "forward raises only while exporting")
 
 # the user's code does not load (EL4xx)
 SYNTAX_ERROR = Code("EL401", Kind.IMPORT_ERROR, "file does not parse")

@@ -38,8 +38,12 @@ def finding(record: Record, ctx: Context) -> Finding:
         case Untraceable():
             code = codes.MISSING_FAKE_KERNEL if record.fake_kernel else codes.UNSUPPORTED_OP
             return at(ctx, code, f"torch.export cannot trace this: {record.text}", record.frame, detail=record.detail)
+        case Raised(by_forward=True, eager=""):
+            message = f"forward runs eagerly on the example inputs, but raised {record.error} while exporting: {record.text}"
+            return at(ctx, codes.EXPORT_ONLY_FAILURE, message, record.frame, detail=record.detail)
         case Raised(by_forward=True):
-            message = f"forward raised {record.error} while exporting: {record.text}"
+            too = " (and eagerly too: a bug in the code or the spec, not an export problem)" if record.eager else ""
+            message = f"forward raised {record.error} on the example inputs{too}: {record.text}"
             return at(ctx, codes.FORWARD_FAILED, message, record.frame, detail=record.detail)
         case Raised():
             return at(ctx, codes.INTERNAL, f"torch.export failed: {record.error}: {record.text}", record.frame, detail=record.detail)

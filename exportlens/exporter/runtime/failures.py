@@ -96,6 +96,7 @@ class Raised:
     frame: Frame | None  # the deepest line of the project it passed through
     detail: str
     by_forward: bool  # raised by the user's code, not by torch.export about the export
+    eager: str | None = None  # forward run eagerly on the same inputs: "" it ran, else what it raised; None untried
 
     def __str__(self) -> str:
         return f"{self.error}: {self.text}"

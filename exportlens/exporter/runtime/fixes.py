@@ -43,8 +43,6 @@ def fixes_of(record: Record) -> tuple[Change, ...]:
     return record.fixes if isinstance(record, (Violation, Specialization)) else ()
 
 
-
-
 def _with_solved(records: tuple[Record, ...], ctx: Context) -> tuple[Record, ...]:
     """Where torch suggests nothing for a dim whose range a recorded guard cuts: the bounds that
     make the guard hold, carried by every violation that blames the dim."""

@@ -33,11 +33,12 @@ from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
 from .context import Context
 from .explain import explain
-from .failures import read_draft, read_failure
+from .failures import Raised, Record, read_draft, read_failure
 from .fixes import fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, ProjectFiles, record_guards
 from .summary import summarize
+from .violations import first_line
 
 
 @contextlib.contextmanager
@@ -112,7 +113,7 @@ def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context,
     def try_export(shapes: Any) -> Exception | None:
         return _try(model, built, shapes, strict)
 
-    records = verified(read_failure(exc, log, built), ctx, try_export)
+    records = verified(_with_eager(read_failure(exc, log, built), model, built), ctx, try_export)
     findings = explain(records, ctx)
     every = fix_all(records, ctx, try_export)
     if every is not None:  # offered on each finding it solves, after the finding's own
@@ -120,6 +121,20 @@ def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context,
     if collect_all:
         findings += _more(model, built, ctx, findings)
     return in_source_order(findings, ctx.module.path)
+
+
+def _with_eager(records: tuple[Record, ...], model: torch.nn.Module, built: Built) -> tuple[Record, ...]:
+    """Where forward raised while exporting, whether it raises eagerly on the same inputs
+    too: then the code or the spec is wrong; else it is something export does not support."""
+    if not any(isinstance(r, Raised) and r.by_forward for r in records):
+        return records
+    try:
+        with quiet(), torch.no_grad():
+            model(*built.args, **built.kwargs)
+        eager = ""
+    except Exception as exc:
+        eager = f"{type(exc).__name__}: {first_line(str(exc))}"
+    return tuple(replace(r, eager=eager) if isinstance(r, Raised) and r.by_forward else r for r in records)
 
 
 def in_source_order(findings: list[Finding], module_path: str) -> list[Finding]:
