@@ -204,3 +204,50 @@ def test_forward_that_raises_eagerly_too_is_a_bug_in_the_code_or_spec_and_one_th
     assert only_exporting.message == (
         "forward runs eagerly on the example inputs, but raised RuntimeError while exporting: the fused kernel has no export path yet"
     )
+
+
+GATE = """
+    import torch
+    from torch import nn
+
+    class Gate(nn.Module):
+        def __init__(self, threshold: float = 0.9):
+            super().__init__()
+            self.threshold = threshold
+
+        def forward(self, x):
+            probs = torch.softmax(x, dim=-1)
+            conf = probs.max().item()
+            if conf > self.threshold:
+                return x * 0
+            return x
+"""
+
+
+def test_the_preferred_check_is_the_branch_the_example_takes_in_the_user_s_own_expression(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."gate.py:Gate"]
+        inputs = { x = "f32[batch, 16]" }
+        """,
+    )
+    project.write("gate.py", GATE)
+    finding = only(project.module("Gate").findings, "EL101")
+    assert finding.line == line_of(project, "gate.py", "if conf > self.threshold")
+    assert [(f.title, f.preferred) for f in finding.fixes] == [
+        ("Assume `conf <= self.threshold` here: insert torch._check(conf <= self.threshold)", True),
+        ("Assume `conf > self.threshold` here: insert torch._check(conf > self.threshold) (the example inputs do not)", False),
+    ]
+    project.apply(finding.fixes[0])
+    after = project.module("Gate")
+    assert after.status is Status.EXPORTED, after.findings
+    # the program exported with it runs on the example inputs, and agrees with eager there
+    import torch
+
+    namespace: dict = {}
+    exec(project.read("gate.py"), namespace)
+    model = namespace["Gate"]()
+    x = torch.randn(4, 16, generator=torch.Generator().manual_seed(0))
+    program = torch.export.export(model, (x,))
+    assert torch.equal(program.module()(x), model(x))

@@ -42,10 +42,10 @@ def test_data_dependent_branch_names_the_variable(project):
     # the columns cover the condition itself
     text = project.read("router.py").splitlines()[f.line - 1]
     assert text[f.column - 1 : f.end_column - 1] == "count > 3"
-    # the condition as written is the preferred assumption
+    # the example inputs (all ones: count = 4n > 3) take the branch: that assumption is preferred
     assert [(fix.title, fix.preferred) for fix in f.fixes] == [
         ("Assume `count > 3` here: insert torch._check(count > 3)", True),
-        ("Assume `count <= 3` here: insert torch._check(count <= 3)", False),
+        ("Assume `count <= 3` here: insert torch._check(count <= 3) (the example inputs do not)", False),
     ]
 
 

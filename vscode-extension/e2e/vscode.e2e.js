@@ -84,8 +84,8 @@ async function trusted() {
   report('menu', { offered });
   await shot('2-quickfix');
   // the row is chosen the way a user does with the keyboard: arrows from the focused one, then Enter
-  const wanted = offered.findIndex((o) => o.includes('Assume `routed > 0` here'));
-  if (wanted < 0) throw new Error(`no "Assume routed > 0" in the light-bulb menu: ${JSON.stringify(offered)}`);
+  const wanted = offered.findIndex((o) => o.includes('Assume `routed <= 0` here'));
+  if (wanted < 0) throw new Error(`no "Assume routed <= 0" in the light-bulb menu: ${JSON.stringify(offered)}`);
   const focused = await items.evaluateAll((rows) => rows.findIndex((r) => r.classList.contains('focused')));
   for (let i = Math.max(focused, 0); i < wanted; i++) await page.keyboard.press('ArrowDown');
   // VS Code saves a file a code action changed (files.refactoring.autoSave): the clock starts here

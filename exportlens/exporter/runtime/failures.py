@@ -34,6 +34,7 @@ class DataDependent:
     names: SymbolNames  # those symbols in the user's names
     frame: Frame | None  # the user's line that branches
     detail: str
+    example: tuple[bool | None, ...] = ()  # whether each of fixes.check_candidates holds there on the example inputs
 
     def __str__(self) -> str:
         return f"data-dependent: {self.names.say(self.condition)}"
@@ -225,7 +226,10 @@ def _draft_data_dependent(data: dict[str, Any], frame: Frame | None) -> DataDepe
     except (sympy.SympifyError, SyntaxError, TypeError):
         return None
     # draft export names each symbol by the variable that held it ({'locals': {'n': ['u0']}})
-    held = {sym: var for var, syms in (data.get("frame_locals") or {}).get("locals", {}).items() for sym in syms}
+    # ({'probs': [None]} for a local that holds no symbol)
+    held = {
+        sym: var for var, syms in (data.get("frame_locals") or {}).get("locals", {}).items() for sym in syms or () if isinstance(sym, str)
+    }
     names = SymbolNames()
     for sym, var in held.items():
         names.code.setdefault(sympy.Symbol(sym, integer=True), var)

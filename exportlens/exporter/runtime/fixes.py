@@ -18,6 +18,7 @@ from torch.export import Dim
 
 from ..core.report import Fix
 from ..static.edits import edit_between, insert_check, set_dim_bounds, set_dim_call, substitute_dim
+from ..static.source import branch_conditions
 from .context import Context
 from .failures import DataDependent, Record
 from .violations import Change, ChangeKind, Specialization, Violation, ViolationKind, failed_dims, finite
@@ -244,24 +245,44 @@ def fix_all(records: tuple[Record, ...], ctx: Context, try_export: TryExport) ->
     return _spec_edit(changes, ctx, f"Apply all suggested fixes for {ctx.module.name} ({said})")
 
 
-def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
-    """``torch._check`` of the condition as torch evaluated it (the preferred fix, and mostly
-    how the line writes it), or of its negation, inserted before the user's line.
+def check_candidates(record: DataDependent, ctx: Context) -> tuple[str, ...]:
+    """The two conditions a ``torch._check`` before the record's line may assume: the
+    branch as the user wrote it and its negation where it is one plain comparison
+    (``conf > self.threshold``), else torch's condition and its negation in the user's
+    names (``count > 3``); either may be missing where a symbol has no name in code."""
+    if record.frame is None:
+        return ()
+    written = branch_conditions(ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line)
+    if written is not None:
+        return written
+    out = []
+    for expr in (record.condition, sympy.Not(record.condition)):
+        code = record.names.write(sympy.simplify_logic(expr) if isinstance(expr, sympy.Not) else expr)
+        if code is not None:
+            out.append(code)
+    return tuple(out)
 
-    Draft export reports which way the example went, but that answer varies from
-    run to run (torch 2.13), so it does not choose here."""
+
+def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
+    """A ``torch._check`` of each candidate condition, inserted before the user's line. The
+    one the example inputs satisfy (``record.example``, found by running forward on them)
+    comes first and is preferred; the other says that they do not. Where the example's
+    way is unknown, neither is preferred."""
     if record.frame is None:
         return ()
     path = ctx.files.relative(record.frame.filename)
+    candidates = check_candidates(record, ctx)
+    held = dict(zip(candidates, record.example))
+    order = sorted(candidates, key=lambda code: held.get(code) is not True)
     fixes = []
-    for i, expr in enumerate((record.condition, sympy.Not(record.condition))):
-        expr = sympy.simplify_logic(expr) if isinstance(expr, sympy.Not) else expr
-        code = record.names.write(expr)
-        if code is None:
-            continue
+    for code in order:
         old = ctx.read(path)
         new = insert_check(old, record.frame.line, code)
         edit = edit_between(path, old, new) if new else None
-        if edit is not None:
-            fixes.append(Fix(f"Assume `{code}` here: insert torch._check({code})", (edit,), preferred=i == 0))
+        if edit is None:
+            continue
+        title = f"Assume `{code}` here: insert torch._check({code})"
+        if held.get(code) is False:
+            title += " (the example inputs do not)"
+        fixes.append(Fix(title, (edit,), preferred=held.get(code) is True))
     return tuple(fixes)

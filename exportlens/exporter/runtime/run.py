@@ -31,10 +31,11 @@ from ..core.settings import effective
 from ..core.sources import Sources
 from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
+from .branch import truth_at
 from .context import Context
 from .explain import explain
-from .failures import Raised, Record, read_draft, read_failure
-from .fixes import fix_all, fixes_of, verified
+from .failures import DataDependent, Raised, Record, read_draft, read_failure
+from .fixes import check_candidates, fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, ProjectFiles, record_guards
 from .summary import summarize
@@ -113,7 +114,8 @@ def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context,
     def try_export(shapes: Any) -> Exception | None:
         return _try(model, built, shapes, strict)
 
-    records = verified(_with_eager(read_failure(exc, log, built), model, built), ctx, try_export)
+    records = _with_example_branch(_with_eager(read_failure(exc, log, built), model, built), model, ctx)
+    records = verified(records, ctx, try_export)
     findings = explain(records, ctx)
     every = fix_all(records, ctx, try_export)
     if every is not None:  # offered on each finding it solves, after the finding's own
@@ -135,6 +137,16 @@ def _with_eager(records: tuple[Record, ...], model: torch.nn.Module, built: Buil
     except Exception as exc:
         eager = f"{type(exc).__name__}: {first_line(str(exc))}"
     return tuple(replace(r, eager=eager) if isinstance(r, Raised) and r.by_forward else r for r in records)
+
+
+def _with_example_branch(records: tuple[Record, ...], model: torch.nn.Module, ctx: Context) -> tuple[Record, ...]:
+    """Each data-dependent branch with which way the example inputs take it (branch.py)."""
+    out = []
+    for r in records:
+        if isinstance(r, DataDependent) and r.frame is not None:
+            r = replace(r, example=truth_at(model, ctx.built, r.frame, check_candidates(r, ctx)))
+        out.append(r)
+    return tuple(out)
 
 
 def in_source_order(findings: list[Finding], module_path: str) -> list[Finding]:
@@ -180,7 +192,7 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
     index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}
     class_line = (ctx.module.path, ctx.module.name_span.line)
     extra = []
-    for f in explain(read_draft(ep._report.failures, ctx.files), ctx):
+    for f in explain(_with_example_branch(read_draft(ep._report.failures, ctx.files), model, ctx), ctx):
         key = (f.path, f.line, f.code)
         if (f.path, f.line) == class_line and any(k.code == f.code for k in known):
             continue  # draft found no user line for what the plain export already placed

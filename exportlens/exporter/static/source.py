@@ -103,6 +103,50 @@ def index(text: str) -> SourceIndex | None:
     return SourceIndex(module, visitor.expressions, visitor.statements, text.splitlines())
 
 
+_NEGATED = {
+    cst.GreaterThan: cst.LessThanEqual,
+    cst.LessThanEqual: cst.GreaterThan,
+    cst.LessThan: cst.GreaterThanEqual,
+    cst.GreaterThanEqual: cst.LessThan,
+    cst.Equal: cst.NotEqual,
+    cst.NotEqual: cst.Equal,
+}
+
+
+def branch_conditions(text: str, line: int) -> tuple[str, str] | None:
+    """The condition of the ``if``/``elif``/``while`` (or ``assert``) on ``line`` as the user
+    wrote it, and its negation (``conf > self.threshold``, ``conf <= self.threshold``): one
+    comparison of two operands, with no call in it (a call such as ``.item()`` written again
+    would be a new value, not the one the branch tested). None for anything else."""
+    idx = index(text)
+    found = None
+    for place, node in idx.statements if idx else ():
+        if place.line != line:
+            continue
+        if isinstance(node, (cst.If, cst.While)):
+            found = node.test
+        elif isinstance(node, cst.SimpleStatementLine) and isinstance(node.body[0], cst.Assert):
+            found = node.body[0].test
+    if not isinstance(found, cst.Comparison) or len(found.comparisons) != 1:
+        return None
+    if _has_call(found):
+        return None
+    target = found.comparisons[0]
+    flipped = _NEGATED.get(type(target.operator))
+    if flipped is None:
+        return None
+    negated = found.with_changes(comparisons=[target.with_changes(operator=flipped(**_spacing(target.operator)))])
+    return idx.code(found), idx.code(negated)
+
+
+def _has_call(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) or any(_has_call(c) for c in node.children)
+
+
+def _spacing(op: cst.CSTNode) -> dict:
+    return {"whitespace_before": op.whitespace_before, "whitespace_after": op.whitespace_after}
+
+
 def locate(text: str, line: int, expression: str | None = None) -> Span:
     """Columns for a finding on ``line``: the expression if found, else the statement, else the line."""
     idx = index(text)

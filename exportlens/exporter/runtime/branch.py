@@ -1,0 +1,60 @@
+"""Which way did the example inputs go? (torch side)
+
+A data-dependent branch cannot be decided while tracing, but the example inputs
+decide it when forward runs eagerly. Run it once, stop at the user's line, and
+evaluate each candidate condition there in that frame's own variables: the
+``torch._check`` that holds on the example is the fix to prefer (one that does not
+would export a program that fails on the very inputs it was exported with).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from types import FrameType
+from typing import Any
+
+import torch
+
+from .inputs import Built
+from .locate import Frame
+
+
+def truth_at(model: torch.nn.Module, built: Built, where: Frame, conditions: Sequence[str]) -> tuple[bool | None, ...]:
+    """Each condition's value the first time forward reaches ``where``'s line, on the example
+    inputs; None for one that cannot be evaluated, or for all when the line is never reached."""
+    found: dict[str, bool | None] = {}
+    filename = os.path.abspath(where.filename)
+
+    def on_line(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "line" and frame.f_lineno == where.line and not found:
+            for code in conditions:
+                found[code] = _evaluate(code, frame)
+        return on_line
+
+    def on_call(frame: FrameType, event: str, arg: Any) -> Any:
+        if found or os.path.abspath(frame.f_code.co_filename) != filename:
+            return None
+        return on_line
+
+    previous = sys.gettrace()
+    sys.settrace(on_call)
+    try:
+        with torch.no_grad():
+            model(*built.args, **built.kwargs)
+    except Exception:
+        pass  # what forward raises past the line is not this question's
+    finally:
+        sys.settrace(previous)
+    return tuple(found.get(code) for code in conditions)
+
+
+def _evaluate(code: str, frame: FrameType) -> bool | None:
+    try:
+        value = eval(code, frame.f_globals, dict(frame.f_locals))  # the user's own expression, in their own frame
+    except Exception:
+        return None
+    if isinstance(value, torch.Tensor):
+        return bool(value.item()) if value.numel() == 1 else None
+    return bool(value)
