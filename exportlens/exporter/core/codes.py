@@ -37,6 +37,7 @@ EQUALITY_VIOLATION = Code("EL202", Kind.CONSTRAINT_VIOLATION, "dims declared ind
 RELATION_VIOLATION = Code("EL203", Kind.CONSTRAINT_VIOLATION, "dim is tied to another dim")
 SPECIALIZED = Code("EL204", Kind.SPECIALIZATION, "a dim declared dynamic was specialized")
 GUARD_VIOLATION = Code("EL205", Kind.CONSTRAINT_VIOLATION, "code requires a condition on a dim")
+UNSERVED_RANGE = Code("EL206", Kind.CONSTRAINT_VIOLATION, "exported program fails inside the declared ranges")
 
 # unsupported operations (EL3xx)
 UNSUPPORTED_OP = Code("EL301", Kind.UNSUPPORTED, "operation not supported by torch.export")

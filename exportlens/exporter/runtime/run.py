@@ -38,6 +38,7 @@ from .failures import DataDependent, Raised, Record, read_draft, read_failure
 from .fixes import check_candidates, fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, ProjectFiles, record_guards
+from .serving import serving_findings
 from .summary import summarize
 from .violations import first_line
 
@@ -103,6 +104,9 @@ def export_module(
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
     except Exception as exc:
         return report(Status.FAILED, _failed(exc, log, model, ctx, strict, options.collect_all))
+    unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device)
+    if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
+        return report(Status.FAILED, unserved, summarize(ep, ctx, log, None))
     ep, artifact = _finish(ep, settings.ir, options.artifact)
     return report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact))
 

@@ -15,6 +15,7 @@ from ..static.deps import digest, fingerprint
 from ..static.plan import Plan, Planned, no_spec_finding
 from ..static.spec import PYPROJECT
 from .pool import Cancelled, Pool
+from .proofs import prove
 from .protocol import CODEC, Job, OwnerPlan
 
 
@@ -73,18 +74,24 @@ def check_in_workers(
     options: Options = Options(),
     *,
     artifacts: Path | None = None,
+    prove_fixes: bool = True,
 ) -> Report:
-    futures: list[ModuleReport | Future] = []
+    """Each planned module's report; with ``prove_fixes``, each preferred fix exported with
+    it applied first, and titled with what that gave (proofs.py)."""
+    futures: list[ModuleReport | tuple[Job, Future]] = []
     sources = plan.sources.relative()
     for planned in plan.modules:
         if planned.spec is None:
             futures.append(skipped(planned))
             continue
         opts = replace(options, artifact=artifacts / f"{planned.module.name}.pt2") if artifacts else options
-        futures.append(pool.submit(job_for(plan, planned, opts, environment=pool.environment, sources=sources)))
+        job = job_for(plan, planned, opts, environment=pool.environment, sources=sources)
+        futures.append((job, pool.submit(job)))
     modules = []
     for planned, f in zip(plan.modules, futures):
-        report = f if isinstance(f, ModuleReport) else _result(f, planned)
+        report = f if isinstance(f, ModuleReport) else _result(f[1], planned)
+        if not isinstance(f, ModuleReport) and prove_fixes:
+            report = prove(f[0], report, plan.sources, lambda job: pool.submit(job, supersede=False))
         if planned.findings and report.status is not Status.SKIPPED:
             report = replace(report, findings=planned.findings + report.findings)
         modules.append(report)

@@ -157,6 +157,7 @@ def forked(parent: int, request: Run | None, inherited: list[int | None], out: i
         for stream in (sys.stdout, sys.stderr):
             stream.reconfigure(line_buffering=True, write_through=True)
         faulthandler.enable(os.fdopen(os.dup(res), "w"))  # a segfault's Python stack, beside the result
+        _one_thread()
         if request is None:
             warm_up()
             gc.freeze()
@@ -167,6 +168,15 @@ def forked(parent: int, request: Run | None, inherited: list[int | None], out: i
         pass
     finally:
         os._exit(code)
+
+
+def _one_thread() -> None:
+    """Real compute in a forked child (running the exported program: runtime/serving.py) on
+    one thread: an OpenMP pool started in the warm parent does not survive the fork, and a
+    parallel region in the child would wait on it forever."""
+    import torch
+
+    torch.set_num_threads(1)
 
 
 def _read_request(fd: int) -> Run:

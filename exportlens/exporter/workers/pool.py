@@ -93,15 +93,17 @@ class Pool:
 
     # -- public ----------------------------------------------------------------
 
-    def submit(self, job: Job, on_start: Callable[[], None] | None = None, *, fresh: bool = False) -> Future:
+    def submit(self, job: Job, on_start: Callable[[], None] | None = None, *, fresh: bool = False, supersede: bool = True) -> Future:
         """A Future of the job's ModuleReport. A newer job for the same target supersedes
-        (kills) an older one, whose Future then raises Cancelled. ``fresh``: run it even
-        where a verdict of an earlier run is on disk (which is then marked ``cached``)."""
+        (kills) an older one, whose Future then raises Cancelled (``supersede=False``: runs
+        beside it, as a fix's proof does). ``fresh``: run it even where a verdict of an
+        earlier run is on disk (which is then marked ``cached``)."""
         future: Future = Future()
         with self._lock:
             if self._closed:
                 raise RuntimeError("pool is closed")
-            self.cancel(job.target, job.root)
+            if supersede:
+                self.cancel(job.target, job.root)
             known = self._known(job, fresh)
             if known is not None:
                 future.set_result(known)

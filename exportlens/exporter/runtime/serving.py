@@ -1,0 +1,147 @@
+"""Does the exported program serve what the spec declares? (torch side)
+
+torch proves the graph valid for every size in the declared ranges, but not that
+the model is: an embedding table of 128 positions under ``seq`` declared up to
+1024 exports, and its program fails at seq 200, as eager does. So after a
+successful export, run the program and eager on the example inputs (they must
+agree), then eager and the program at each declared dim's finite bounds, one dim
+at a time (skipped on ``meta`` and for inputs over ``MAX_ELEMENTS``). A bound
+where the model fails is EL206, with the widest range that works (found by
+bisection between the example and the bound) as the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from ..core import codes
+from ..core.report import Finding
+from ..static.module_spec import example_size
+from ..static.spec import DimSpec, ExportSpec, TensorInput
+from .context import Context
+from .explain import at
+from .fixes import spec_fixes
+from .inputs import Built
+from .violations import Change, ChangeKind, finite, first_line
+
+MAX_ELEMENTS = 1 << 26  # of all inputs at one bound (256 MiB of float32): larger bounds are not run
+
+Rebuild = Callable[[ExportSpec], Built]  # the example inputs of another spec (other example sizes)
+
+
+def serving_findings(ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, device: str) -> list[Finding]:
+    """What the exported program cannot serve: the example inputs, or a declared bound."""
+    if device == "meta":
+        return []  # no values to run on
+    program = ep.module()
+    failed = _run(program, ctx.built)
+    if failed:
+        message = f"the exported program fails on the example inputs it was exported with: {failed}"
+        return [at(ctx, codes.UNSERVED_RANGE, message, None, detail=failed)]
+    differs = _differs(program, model, ctx.built)
+    if differs:
+        return [at(ctx, codes.UNSERVED_RANGE, f"the exported program disagrees with eager on the example inputs: {differs}", None)]
+    if ctx.spec.source != "pyproject":
+        return []  # example_inputs() has one size per axis
+    out = []
+    for dim in ctx.spec.dims.values():
+        finding = _bounds(dim, program, model, ctx, rebuild)
+        if finding is not None:
+            out.append(finding)
+    return out
+
+
+def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild) -> Finding | None:
+    root = ctx.built.names.roots.get(dim.name)
+    if root is None:
+        return None
+    example = example_size(dim.name, ctx.spec.dims)
+    for bound, side in ((root.max, "max"), (root.min, "min")):
+        if not finite(bound) or bound == example:
+            continue
+        built = _inputs_at(ctx.spec, dim, bound, rebuild)
+        if built is None:
+            continue
+        eager = _run(model, built)
+        exported = None if eager else _run(program, built)
+        if not eager and not exported:
+            continue
+        declared = f"[{root.min if finite(root.min) else 0}, {root.max if finite(root.max) else '∞'}]"
+        why = f"forward fails: {eager}" if eager else f"the exported program fails where eager does not: {exported}"
+        message = f"`{dim.name}` is declared as {declared}, but at {dim.name} = {bound} {why}"
+        fixes = ()
+        if eager:
+            works = _widest(dim, example, bound, model, ctx.spec, rebuild)
+            if works is not None:
+                change = Change(dim.name, ChangeKind.BOUNDS, **{side: works})
+                fixes = spec_fixes((change,), ctx)
+        key = f"dims.{dim.name}" if f"dims.{dim.name}" in ctx.spec.locations else None
+        loc = ctx.spec.where(key) if key else ctx.spec.location
+        return codes.finding_at(codes.UNSERVED_RANGE, message, loc.path, loc.span, fixes=fixes, detail=eager or exported)
+    return None
+
+
+def _widest(dim: DimSpec, good: int, bad: int, model: torch.nn.Module, spec: ExportSpec, rebuild: Rebuild) -> int | None:
+    """The size closest to ``bad`` at which eager still runs, from ``good`` (where it does)."""
+    while abs(bad - good) > 1:
+        mid = (good + bad) // 2
+        built = _inputs_at(spec, dim, mid, rebuild)
+        if built is None:
+            return None
+        if _run(model, built):
+            bad = mid
+        else:
+            good = mid
+    return good
+
+
+def _inputs_at(spec: ExportSpec, dim: DimSpec, size: int, rebuild: Rebuild) -> Built | None:
+    """The example inputs with ``dim`` at ``size`` (the others at their examples); None when
+    they would be too large, or cannot be built."""
+    dims = {**spec.dims, dim.name: replace(dim, example=size)}
+    elements = 0
+    for value in spec.inputs.values():
+        if isinstance(value, TensorInput):
+            n = 1
+            for s in value.shape.sizes:
+                n *= example_size(s, dims) if s != "?" else 1
+            elements += n
+    if elements > MAX_ELEMENTS:
+        return None
+    try:
+        return rebuild(replace(spec, dims=dims))
+    except Exception:
+        return None
+
+
+def _run(fn: Callable[..., Any], built: Built) -> str:
+    """ "" when ``fn`` runs on the inputs, else what it raised, in one line."""
+    try:
+        with torch.no_grad():
+            fn(*built.args, **built.kwargs)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {first_line(str(exc))[:300]}"
+    return ""
+
+
+def _differs(program: Any, model: torch.nn.Module, built: Built) -> str:
+    """How the program's outputs differ from eager's on the inputs ("" when they agree)."""
+    with torch.no_grad():
+        torch.manual_seed(0)
+        want = pytree.tree_leaves(model(*built.args, **built.kwargs))
+        torch.manual_seed(0)
+        got = pytree.tree_leaves(program(*built.args, **built.kwargs))
+    if len(want) != len(got):
+        return f"{len(got)} outputs, eager has {len(want)}"
+    for i, (a, b) in enumerate(zip(want, got)):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+            try:
+                torch.testing.assert_close(b, a, equal_nan=True)
+            except AssertionError as e:
+                return f"output {i}: {first_line(str(e))}"
+    return ""
