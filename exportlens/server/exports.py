@@ -25,6 +25,8 @@ from ..exporter.static.plan import Plan, Planned
 from ..exporter.static.spec import PYPROJECT
 from ..exporter.workers.batch import job_for
 from ..exporter.workers.pool import Cancelled, Pool
+from ..exporter.workers.proofs import proofs, proven
+from ..exporter.workers.protocol import Job
 from .session import Result, Session
 from .snapshots import WorkspaceSnapshot
 
@@ -65,6 +67,7 @@ class _Submitted:
     disk: Mapping[Path, str]  # the module's file and pyproject.toml as read from disk, where not open
     read: str  # the module's file as the worker imports it: its findings are positions in this text
     reason: str  # why it runs: "save", "command", ...
+    job: Job  # as handed to the pool (a fix's proof is this job, from other texts)
 
 
 class Exports:
@@ -86,7 +89,7 @@ class Exports:
         self.pool: Pool | None = None
         self._debounce: dict[Path, asyncio.Task] = {}
         self._commanded: dict[tuple[Path, str], str] = {}  # running exports the user asked for -> the text
-        self._verifying: set[asyncio.Task] = set()  # re-exports of cached verdicts (a task needs a reference)
+        self._verifying: set[asyncio.Task] = set()  # re-exports of cached verdicts, proofs of fixes (kept referenced)
 
     # -- the pool ------------------------------------------------------------------
 
@@ -210,7 +213,7 @@ class Exports:
         # what the worker imports: the editor's text it was sent, else the disk's (``seen`` where the file is not open)
         read = text if sources else seen if text is None else read_text(file)
         fresh = reason in (COMMAND, REVERIFY)
-        return _Submitted(planned.target, number, file, seen, docs.versions, disk, read, reason), pool.submit(job, fresh=fresh)
+        return _Submitted(planned.target, number, file, seen, docs.versions, disk, read, reason, job), pool.submit(job, fresh=fresh)
 
     async def _gather(
         self, root: Path, waits: list[tuple[str, Awaitable[ModuleReport | None]]], planned: list[str]
@@ -270,11 +273,33 @@ class Exports:
         self.landed(root, [job.target])
         if report.cached and job.reason != REVERIFY:
             self._reverify(root, job.target)
+        self._later(self._prove(root, job, self.session.results[key]))
         return report
+
+    async def _prove(self, root: Path, job: _Submitted, result: Result) -> None:
+        """Export with each preferred fix applied (proofs.py), beside the other exports, and
+        put what each gave in its title, unless a newer result landed meanwhile."""
+        tries = proofs(job.job, result.report, Sources.of(root, job.job.sources))
+        if not tries or self.pool is None:
+            return
+        pool = self.pool
+        waits = [asyncio.wrap_future(pool.submit(p.job, supersede=False)) for p in tries]
+        after = await asyncio.gather(*waits, return_exceptions=True)
+        key = (root, job.target)
+        if self.session.results.get(key) is not result:
+            return  # the module was exported again: these fixes are gone
+        proven_report = proven(result.report, [(p, a if isinstance(a, ModuleReport) else None) for p, a in zip(tries, after)])
+        self.session.results[key] = replace(result, report=proven_report)
+        pool.remember(job.job, proven_report)
+        self.say(f"{job.target}: proved {len(tries)} fix(es) by exporting with each applied")
+        self.landed(root, [job.target])
+
+    def _later(self, work: Awaitable[None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._verifying.add(task)
+        task.add_done_callback(self._verifying.discard)
 
     def _reverify(self, root: Path, target: str) -> None:
         """Export again what an earlier session's verdict answered: shown at once, it stays
         marked as cached until this lands (its lens says it is being checked again)."""
-        task = asyncio.get_running_loop().create_task(self.export(root, [target], REVERIFY))
-        self._verifying.add(task)
-        task.add_done_callback(self._verifying.discard)
+        self._later(self.export(root, [target], REVERIFY))

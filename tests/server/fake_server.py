@@ -32,10 +32,13 @@ class CannedPool:
     def cancel(self, target: str, root: str | None = None) -> None:
         pass
 
+    def remember(self, job: Any, report: Any) -> None:
+        pass
+
     def job_pids(self) -> dict[tuple[str, str], int]:
         return {}
 
-    def submit(self, job: Any, on_start: Any = None, *, fresh: bool = False) -> Future:
+    def submit(self, job: Any, on_start: Any = None, *, fresh: bool = False, supersede: bool = True) -> Future:
         finding = Finding(codes.INTERNAL.code, codes.INTERNAL.kind, f"{MESSAGE} ({job.target})", job.path, job.class_line)
         future: Future = Future()
         future.set_result(ModuleReport(job.target, Status.FAILED, (finding,)))

@@ -16,7 +16,7 @@ async def test_fifty_rapid_edits_export_the_final_text_once(editor, export_on):
     await editor.logged(f"{ROUTER}:TokenRouter: failed")
     before = (await editor.status())["exports_started"]
     original = editor.texts[editor.uri(ROUTER)]
-    fixed = original.replace("        if routed > 0:", "        torch._check(routed > 0)\n        if routed > 0:")
+    fixed = original.replace("        if routed > 0:", "        torch._check(routed <= 0)\n        if routed > 0:")
     assert fixed != original
     edit = editor.save if export_on == "save" else editor.change
     for i in range(49):

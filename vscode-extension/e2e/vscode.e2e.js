@@ -91,7 +91,7 @@ async function trusted() {
   // VS Code saves a file a code action changed (files.refactoring.autoSave): the clock starts here
   const saved = Date.now();
   await page.keyboard.press('Enter');
-  await editor().locator('.view-lines', { hasText: 'torch._check(routed > 0)' }).waitFor();
+  await editor().locator('.view-lines', { hasText: 'torch._check(routed <= 0)' }).waitFor();
   await page.keyboard.press('Control+S');
   await page.locator('.tab.active.dirty').waitFor({ state: 'detached' });
   await squiggles().first().waitFor({ state: 'detached', timeout: LONG });

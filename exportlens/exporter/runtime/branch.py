@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from .inputs import Built
+from .inputs import Built, copied
 from .locate import Frame
 
 
@@ -42,7 +42,7 @@ def truth_at(model: torch.nn.Module, built: Built, where: Frame, conditions: Seq
     sys.settrace(on_call)
     try:
         with torch.no_grad():
-            model(*built.args, **built.kwargs)
+            model(*copied(built.args), **copied(built.kwargs))
     except Exception:
         pass  # what forward raises past the line is not this question's
     finally:

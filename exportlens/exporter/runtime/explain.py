@@ -42,8 +42,8 @@ def finding(record: Record, ctx: Context) -> Finding:
             message = f"forward runs eagerly on the example inputs, but raised {record.error} while exporting: {record.text}"
             return at(ctx, codes.EXPORT_ONLY_FAILURE, message, record.frame, detail=record.detail)
         case Raised(by_forward=True):
-            too = " (and eagerly too: a bug in the code or the spec, not an export problem)" if record.eager else ""
-            message = f"forward raised {record.error} on the example inputs{too}: {record.text}"
+            how = "on the example inputs (and eagerly too: a bug in the code or the spec, not an export problem)"
+            message = f"forward raised {record.error} {how if record.eager else 'while exporting'}: {record.text}"
             return at(ctx, codes.FORWARD_FAILED, message, record.frame, detail=record.detail)
         case Raised():
             return at(ctx, codes.INTERNAL, f"torch.export failed: {record.error}: {record.text}", record.frame, detail=record.detail)

@@ -66,6 +66,13 @@ def _tensor(t: TensorInput, dims: dict[str, DimSpec], device: str, auto: dict[tu
     return getattr(torch, t.fill)(size, dtype=dtype, device=device)
 
 
+def copied(inputs: Any) -> Any:
+    """Inputs of one's own: forward may mutate what it is given, and each run must see the examples."""
+    import torch.utils._pytree as pytree
+
+    return pytree.tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, inputs)
+
+
 def build_from_spec(spec: ExportSpec, params_positional: set[str], device: str) -> Built:
     """Tensors on ``device``; positional parameters in order, keyword-only ones as kwargs."""
     names = Names()

@@ -36,7 +36,7 @@ from .context import Context
 from .explain import explain
 from .failures import DataDependent, Raised, Record, read_draft, read_failure
 from .fixes import check_candidates, fix_all, fixes_of, verified
-from .inputs import Built, build_from_code, build_from_spec
+from .inputs import Built, build_from_code, build_from_spec, copied
 from .locate import GuardLog, ProjectFiles, record_guards
 from .serving import serving_findings
 from .summary import summarize
@@ -132,11 +132,11 @@ def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context,
 def _with_eager(records: tuple[Record, ...], model: torch.nn.Module, built: Built) -> tuple[Record, ...]:
     """Where forward raised while exporting, whether it raises eagerly on the same inputs
     too: then the code or the spec is wrong; else it is something export does not support."""
-    if not any(isinstance(r, Raised) and r.by_forward for r in records):
-        return records
+    if not any(isinstance(r, Raised) and r.by_forward and r.error != "MemoryError" for r in records):
+        return records  # (a MemoryError would only be met again, with the cap nearer)
     try:
         with quiet(), torch.no_grad():
-            model(*built.args, **built.kwargs)
+            model(*copied(built.args), **copied(built.kwargs))
         eager = ""
     except Exception as exc:
         eager = f"{type(exc).__name__}: {first_line(str(exc))}"

@@ -91,7 +91,10 @@ def check_in_workers(
     for planned, f in zip(plan.modules, futures):
         report = f if isinstance(f, ModuleReport) else _result(f[1], planned)
         if not isinstance(f, ModuleReport) and prove_fixes:
-            report = prove(f[0], report, plan.sources, lambda job: pool.submit(job, supersede=False))
+            proven_report = prove(f[0], report, plan.sources, lambda job: pool.submit(job, supersede=False))
+            if proven_report is not report:
+                pool.remember(f[0], proven_report)  # a later run shows the proven titles too
+            report = proven_report
         if planned.findings and report.status is not Status.SKIPPED:
             report = replace(report, findings=planned.findings + report.findings)
         modules.append(report)

@@ -118,9 +118,21 @@ class Pool:
             return None
         if job.key in self.cache:
             self.cache.move_to_end(job.key)
+            if self._on_disk() and not Verdicts(job.root).has(job.key):
+                Verdicts(job.root).put(job.key, self.cache[job.key])  # known from another project's export
             return self.cache[job.key]
         stored = Verdicts(job.root).get(job.key) if self._on_disk() and not fresh else None
         return replace(stored, cached=True) if stored is not None else None
+
+    def remember(self, job: Job, report: ModuleReport) -> None:
+        """Keep ``report`` as the verdict of ``job`` (its fixes proven since: proofs.py)."""
+        if not job.key or report.cached:
+            return
+        with self._lock:
+            if job.key in self.cache:
+                self.cache[job.key] = report
+        if self._on_disk():
+            Verdicts(job.root).put(job.key, report)
 
     @property
     def environment(self) -> str:

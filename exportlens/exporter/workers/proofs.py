@@ -46,7 +46,9 @@ def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
             texts = _applied(fix, sources)
             if texts is not None:
                 # the worker plans again from these texts (their digests differ from the plan's)
-                out.append(Proof(i, j, replace(job, key="", plan=None, sources={**job.sources, **texts})))
+                # and saves nothing: a proof is not the export the user asked for
+                options = replace(job.options, artifact=None)
+                out.append(Proof(i, j, replace(job, key="", plan=None, options=options, sources={**job.sources, **texts})))
     return out
 
 

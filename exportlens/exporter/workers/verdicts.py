@@ -45,6 +45,9 @@ class Verdicts:
         self.top = Path(root) / FOLDER
         self.folder = self.top / "cache" / "verdicts"
 
+    def has(self, key: str) -> bool:
+        return (self.folder / f"{key}.json").exists()
+
     def get(self, key: str) -> ModuleReport | None:
         file = self.folder / f"{key}.json"
         try:
