@@ -8,6 +8,7 @@ reads torch's text again.
 
 from __future__ import annotations
 
+import linecache
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ import torch
 from torch._dynamo.exc import Unsupported, UserError, UserErrorType
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
+from ..static.source import branch_mutation
 from .inputs import Built
 from .locate import Frame, GuardLog, ProjectFiles
 from .mismatch import read_mismatch
@@ -143,8 +145,38 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
         return tied  # a size mismatch between declared dims: a constraint in disguise
     text = rename_sources(names.text(first_line(getattr(exc, "msg", None) or said)), built.names)
     if isinstance(exc, Unsupported) or _is_unsupported(exc):
-        return Untraceable(text, frame, detail, fake_kernel=_is_missing_fake(said))
+        return _in_branch(said, frame, detail) or Untraceable(_whole(text, said), frame, detail, fake_kernel=_is_missing_fake(said))
     return Raised(type(exc).__name__, text, frame, detail, by_forward=frame is not None and not isinstance(exc, UserError))
+
+
+_HOP = re.compile(r"Higher Order Operator: torch\.(\w+)")
+_MUTATED = re.compile(r"_self_(?:buffers|parameters)_(\w+?)_\]")
+
+
+def _in_branch(said: str, frame: Frame | None, detail: str) -> Untraceable | None:
+    """A ``torch.cond`` (map, scan, while_loop) branch that changes module state: torch's
+    trace names only its own files and the op's line, so the statement is found in the
+    branch functions handed to the call on that line (static.source.branch_mutation)."""
+    op = _HOP.search(said)
+    if op is None or "mutation" not in said or frame is None:
+        return None
+    owner = _MUTATED.search(said)
+    found = branch_mutation("".join(linecache.getlines(frame.filename)), frame.line, owner[1] if owner else None)
+    if found is None:
+        return None
+    text = (
+        f"a torch.{op[1]} branch may not change the module's state: `{found.code}` in `{found.function}` changes "
+        f"`self.{found.attribute}`; return the new value from the branch and assign it after torch.{op[1]}"
+    )
+    return Untraceable(text, Frame(frame.filename, found.line, found.function), detail, fake_kernel=False)
+
+
+def _whole(text: str, said: str) -> str:
+    """torch's first line, and the next where it ends on a colon (never cut mid-sentence)."""
+    if not text.rstrip().endswith(":"):
+        return text
+    rest = [line.strip() for line in said.splitlines()[1:] if line.strip()]
+    return f"{text.rstrip()} {rest[0]}" if rest else text.rstrip().rstrip(":")
 
 
 def _in_chain(exc: BaseException | None, kind: type) -> Any:

@@ -1,6 +1,9 @@
-"""Derived dims, and the size mismatches torch raises as plain exceptions that are
-constraints on the declared dims: each on the line that breaks, in the spec's own
-expressions, with a fix that, applied as an editor would, makes the module export.
+"""The next ring of diagnoses: derived dims, size mismatches torch raises as plain
+exceptions that are constraints on the declared dims, errors inside higher-order
+ops, forward failing eagerly or only under export, several problems in one module,
+and torch._check fixes that hold on the example. Each on the line that breaks, in
+the user's own names, with a fix that, applied as an editor would, makes the module
+export.
 
 Each module pads forward with statements that export fine, so that "the first line of
 forward" is never the answer."""
@@ -251,3 +254,45 @@ def test_the_preferred_check_is_the_branch_the_example_takes_in_the_user_s_own_e
     x = torch.randn(4, 16, generator=torch.Generator().manual_seed(0))
     program = torch.export.export(model, (x,))
     assert torch.equal(program.module()(x), model(x))
+
+
+COUNTER = """
+    import torch
+    from torch import nn
+
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", torch.zeros(1))
+
+        def true_fn(self, x):
+            y = x.sin()
+            self.count.add_(1)
+            return y
+
+        def false_fn(self, x):
+            return x.cos()
+
+        def forward(self, x):
+            x = x * 1.0
+            return torch.cond(x.sum() > 0, self.true_fn, self.false_fn, (x,))
+"""
+
+
+def test_a_cond_branch_that_mutates_a_buffer_is_reported_on_the_mutation(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."counter.py:Counter"]
+        inputs = { x = "f32[4, 8]" }
+        """,
+    )
+    project.write("counter.py", COUNTER)
+    finding = only(project.module("Counter").findings, "EL301")
+    assert finding.line == line_of(project, "counter.py", "self.count.add_(1)")
+    assert finding.kind.value == "unsupported"
+    assert finding.message == (
+        "torch.export cannot trace this: a torch.cond branch may not change the module's state: `self.count.add_(1)` in `true_fn` "
+        "changes `self.count`; return the new value from the branch and assign it after torch.cond"
+    )
+    assert "Encountered input mutation during higher order op tracing" in finding.detail  # torch's whole text
