@@ -10,6 +10,9 @@ forward" is never the answer."""
 
 from __future__ import annotations
 
+import textwrap
+
+import pytest
 from conftest import line_of, only
 
 from exportlens.exporter.core.report import Status
@@ -296,3 +299,62 @@ def test_a_cond_branch_that_mutates_a_buffer_is_reported_on_the_mutation(project
         "changes `self.count`; return the new value from the branch and assign it after torch.cond"
     )
     assert "Encountered input mutation during higher order op tracing" in finding.detail  # torch's whole text
+
+
+HEAD = """
+    import torch
+    from torch import nn
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(16, 8)
+
+        def forward(self, feats):
+            logits = self.proj(feats)
+            flat = logits.view(4, -1)
+            return flat.softmax(-1)
+"""
+
+
+@pytest.mark.parametrize("example", [4, 8])
+def test_a_size_the_code_hard_codes_is_fixed_in_the_code_whatever_the_example(project, example):
+    spec = f"""
+        [tool.exportlens.modules."head.py:Head"]
+        inputs = {{ feats = "f32[batch, seq, 16]" }}
+        dims = {{ batch = {{ max = 64, example = {example} }}, seq = {{ max = 512 }} }}
+        """
+    project.write("pyproject.toml", spec)
+    project.write("head.py", HEAD)
+    (finding,) = project.module("Head").findings
+    assert finding.line == line_of(project, "head.py", "logits.view(4, -1)")
+    preferred = [f for f in finding.fixes if f.preferred]
+    assert [f.title for f in preferred] == ["Write `feats.shape[0]` for the `4` this line hard-codes"]
+    assert all(e.path == "head.py" for e in preferred[0].edits)
+    project.apply(preferred[0])
+    assert "flat = logits.view(feats.shape[0], -1)" in project.read("head.py")
+    assert project.module("Head").status is Status.EXPORTED
+
+
+def test_a_spec_fix_keeps_every_key_it_does_not_mean_to_change():
+    from exportlens.exporter.static.edits import set_dim_bounds, substitute_dim
+
+    table = textwrap.dedent(
+        """\
+        # the serving contract
+        [tool.exportlens.modules."head.py:Head"]
+        init = { hidden = 16, labels = ["a", "b"] }  # from the config
+        inputs = { feats = { shape = "f32[batch, seq, 16]", fill = "ones" }, mask = "bool[batch, seq]" }
+        dims = { batch = { min = 1, max = 64, example = 8 }, seq = { max = 512 } }  # serving limits
+        timeout = 120
+        memory_limit = "2GiB"
+        """
+    )
+    multiple = substitute_dim(table, "head.py:Head", "batch", "4*_batch")
+    assert multiple.splitlines() == table.replace("[batch,", "[4*_batch,").splitlines()[:4] + [
+        "dims = { seq = { max = 512 }, _batch = { min = 1, max = 16, example = 2 } }  # serving limits",
+        "timeout = 120",
+        'memory_limit = "2GiB"',
+    ]
+    tighter = set_dim_bounds(table, "head.py:Head", "seq", max=128)
+    assert tighter == table.replace("seq = { max = 512 }", "seq = { max = 128 }")

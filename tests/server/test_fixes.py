@@ -65,7 +65,7 @@ async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
     assert applied["models/positional.py"][0].startswith("Set `seq` to Dim('seq', max=128)")
     assert applied["models/positional.py"][1] == ["pyproject.toml"]
     assert applied["models/fusion.py"][1] == ["pyproject.toml"]
-    assert applied["models/head.py"][1] == ["pyproject.toml"]
+    assert applied["models/head.py"][1] == ["models/head.py"]  # the hard-coded 4 is the bug, not the spec
     assert "torch._check(routed <= 0)" in (editor.root / "models/router.py").read_text()
     for rel, (code, cls) in PROBLEMS.items():
         await editor.diagnostics(rel, lambda ds, code=code: not any(d.code == code for d in ds))

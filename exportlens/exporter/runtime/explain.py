@@ -6,6 +6,7 @@ exceptions; this module only says them, and asks ``fixes`` for their edits.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..core import codes
@@ -13,7 +14,7 @@ from ..core.report import Finding, Fix
 from ..static.source import locate
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
-from .fixes import check_fixes, spec_fixes
+from .fixes import check_fixes, size_in_code, spec_fixes
 from .locate import Frame, source_line
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
@@ -131,6 +132,9 @@ _VIOLATION_CODES = {
 def constraint_finding(record: Constraint, ctx: Context) -> Finding:
     """A violation or specialization, with the fixes it carries as edits of the spec."""
     fixes = spec_fixes(record.fixes, ctx)
+    in_code = size_in_code(record, ctx)
+    if in_code is not None:  # the code is what is wrong: the spec change comes second
+        fixes = (in_code, *(replace(f, preferred=False) for f in fixes))
     if isinstance(record, Specialization):
         return _on(ctx, codes.SPECIALIZED, _specialized(record), record.frame, record.dim, record.detail, fixes)
     dim = record.dims[0] if record.kind is not ViolationKind.OTHER else None

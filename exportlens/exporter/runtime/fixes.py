@@ -9,6 +9,7 @@ violation only when exporting with all the changes no longer fails on its dim.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -17,11 +18,11 @@ import sympy
 from torch.export import Dim
 
 from ..core.report import Fix
-from ..static.edits import edit_between, insert_check, set_dim_bounds, set_dim_call, substitute_dim
+from ..static.edits import edit_between, insert_check, replace_size_literal, set_dim_bounds, set_dim_call, substitute_dim
 from ..static.source import branch_conditions
 from .context import Context
 from .failures import DataDependent, Record
-from .violations import Change, ChangeKind, Specialization, Violation, ViolationKind, failed_dims, finite
+from .violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind, failed_dims, finite
 
 TryExport = Callable[[Any], Exception | None]  # export again with other dynamic_shapes: what it raised, or None
 
@@ -194,6 +195,33 @@ def _expression_dim(text: str, shapes: Any) -> Any:
 # -- as edits --------------------------------------------------------------------------
 
 
+def size_in_code(record: Constraint, ctx: Context) -> Fix | None:
+    """Where the line that constrains a dim writes a size as a number (``view(4, -1)``,
+    which pins ``batch`` to 4, or needs ``batch % 4 == 0``), the input's own size in its
+    place: ``view(x.shape[0], -1)``. Only on a line of ``forward`` itself, whose
+    parameters are in scope there; the proof of the fix tells whether it was right."""
+    frame = record.frame
+    if isinstance(record, Specialization):
+        dim, value = record.dim, record.value
+    elif (m := re.search(r"%\s*(\d+)", record.requirement)) and record.dims:
+        dim, value = record.dims[0], int(m[1])
+    else:
+        return None
+    if frame is None or frame.name != "forward":
+        return None
+    axes = [(param, axis) for param, named in ctx.built.names.by_input.items() for axis, name in named.items() if name == dim]
+    axes = [(p, a) for p, a in axes if p.isidentifier() and p in ctx.built.params]
+    if not axes:
+        return None
+    param, axis = axes[0]
+    path = ctx.files.relative(frame.filename)
+    old = ctx.read(path)
+    size = f"{param}.shape[{axis}]"
+    new = replace_size_literal(old, frame.line, value, size)
+    edit = edit_between(path, old, new) if new else None
+    return Fix(f"Write `{size}` for the `{value}` this line hard-codes", (edit,), preferred=True) if edit else None
+
+
 def spec_fixes(changes: tuple[Change, ...], ctx: Context) -> tuple[Fix, ...]:
     """Each change as an edit of the spec (the pyproject table, or a ``Dim(...)`` call in
     code: there only bounds); the first change is the preferred fix."""
@@ -233,9 +261,9 @@ def fix_all(records: tuple[Record, ...], ctx: Context, try_export: TryExport) ->
     """Where several findings each carry a fix of the spec: one fix that makes all their
     changes in one edit, exported with them first, and saying what that gave."""
     fixed = [r for r in records if fixes_of(r)]
-    if len(fixed) < 2:
-        return None
     changes = tuple({c.dim: c for r in fixed for c in reversed(fixes_of(r))}.values())
+    if len(fixed) < 2 or len(changes) < 2:
+        return None  # (torch repeats one violation once per guard: one change is no "all")
     outcome = try_export(_apply(ctx.built.dynamic_shapes, list(changes)))
     if outcome is None:
         said = "module then exports"

@@ -11,10 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
+import libcst.metadata
 import tomlkit
 from tomlkit.items import InlineTable, String, Table
 
 from ..core.report import Edit
+from ..core.targets import Span
 from .shapes import looks_like_shape, parse_shape
 from .source import index
 
@@ -124,11 +126,52 @@ def substitute_dim(text: str, target: str, name: str, replacement: str) -> str:
     def change(table: Any) -> None:
         walk(table.get("inputs", {}))
         if "dims" in table and name in table["dims"]:
+            carried = _carried(table["dims"][name], replacement, table["dims"])
             del table["dims"][name]
+            if carried is not None:  # name = 4*new: new gets name's range, in its own terms
+                table["dims"][carried[0]] = carried[1]
             if not table["dims"]:
                 del table["dims"]
 
-    return edit_spec(text, target, change)
+    return _tidy(text, edit_spec(text, target, change))
+
+
+def _tidy(old: str, new: str) -> str:
+    """The lines an edit changed, without the doubled space tomlkit leaves where it removed
+    an inline table's first key (``{  seq = ...``)."""
+    before, spaced = set(old.splitlines()), "} }" in old
+
+    def tidy(line: str) -> str:
+        line = re.sub(r"\{ {2,}", "{ ", line)
+        return line.replace("}}", "} }") if spaced else line
+
+    return "".join(line if line.rstrip("\n") in before else tidy(line) for line in new.splitlines(keepends=True))
+
+
+_LINEAR = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?([A-Za-z_]\w*)\s*(?:([+-])\s*(\d+))?\s*$")
+
+
+def _carried(old: Any, replacement: str, dims: Any) -> tuple[str, Any] | None:
+    """For ``name = a*new + b`` with ``new`` a dim not yet declared: ``new``'s entry, with the
+    bounds and example of ``name``'s that it implies (``batch <= 64``, ``batch = 4*nb``:
+    ``nb <= 16``). None when there is nothing to carry."""
+    m = _LINEAR.match(replacement)
+    if m is None or m[2] in dims or not hasattr(old, "get"):
+        return None
+    a, new = int(m[1] or 1), m[2]
+    b = (int(m[4]) if m[3] == "+" else -int(m[4])) if m[4] else 0
+    bounds = {}
+    if old.get("min") is not None:
+        bounds["min"] = -((b - int(old["min"])) // a)  # the ceiling of (min - b) / a
+    if old.get("max") is not None:
+        bounds["max"] = (int(old["max"]) - b) // a
+    example = old.get("example")
+    if example is not None and (int(example) - b) % a == 0:
+        bounds["example"] = (int(example) - b) // a
+    if not bounds:
+        return None
+    # written as the tables users write: { max = 16 }
+    return new, tomlkit.parse("x = { " + ", ".join(f"{k} = {v}" for k, v in bounds.items()) + " }")["x"]
 
 
 # -- Python ---------------------------------------------------------------------
@@ -205,3 +248,48 @@ def set_dim_call(text: str, name: str, **bounds: int | None) -> str | None:
 
     new = module.visit(Rewrite())
     return new.code if Rewrite.changed else None
+
+
+# -- a size the code hard-codes ------------------------------------------------------
+
+SHAPE_CALLS = frozenset({"view", "reshape", "expand", "unflatten", "new_zeros", "new_ones", "new_empty", "new_full"})
+
+
+def replace_size_literal(text: str, line: int, value: int, replacement: str) -> str | None:
+    """``text`` with the one integer ``value`` written as a size on ``line`` (an argument of
+    ``.view``/``.reshape``/``.expand``... or inside a tuple or list given to one) replaced
+    by ``replacement``; None unless exactly one such literal is there."""
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return None
+    wrapper = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True)
+    finder = _SizeLiterals(value, line)
+    wrapper.visit(finder)
+    if len(finder.found) != 1:
+        return None
+    (place,) = finder.found
+    lines = text.splitlines(keepends=True)
+    row = lines[place.line - 1]
+    lines[place.line - 1] = row[: place.column - 1] + replacement + row[place.end_column - 1 :]
+    return "".join(lines)
+
+
+class _SizeLiterals(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (cst.metadata.PositionProvider,)
+
+    def __init__(self, value: int, line: int) -> None:
+        self.value, self.line = value, line
+        self.found: list[Span] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in SHAPE_CALLS):
+            return
+        for arg in node.args:
+            items = [e.value for e in arg.value.elements] if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg.value]
+            for item in items:
+                if isinstance(item, cst.Integer) and item.evaluated_value == self.value:
+                    pos = self.get_metadata(cst.metadata.PositionProvider, item)
+                    if pos.start.line == self.line:
+                        self.found.append(Span(pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1))
