@@ -134,7 +134,10 @@ def test_specialization_names_the_line_that_pinned_the_dim(project):
     line = line_of(project, "head.py", "y.view(4, 10)")
     assert f.kind is Kind.SPECIALIZATION and f.line == line
     assert f.message == f"`batch` was declared dynamic but was specialized to 4 by line {line}: `return y.view(4, 10)`"
-    assert [fix.title for fix in f.fixes] == ["Make `batch` static: size 4"]
+    assert [(fix.title, fix.preferred) for fix in f.fixes] == [
+        ("Write `x.shape[0]` for the `4` this line hard-codes", True),
+        ("Make `batch` static: size 4", False),
+    ]
 
 
 def test_relation_between_dims(project):

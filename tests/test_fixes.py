@@ -110,7 +110,7 @@ def test_specialization_fix_makes_the_dim_static(project):
                 return x.view(4, 10) * 2
     """,
     )
-    after = fix_and_recheck(project, "Head", "EL204")
+    after = fix_and_recheck(project, "Head", "EL204", title="Make `batch` static: size 4")  # the second: the code fix is first
     assert after.status is Status.EXPORTED
     assert 'inputs = { x = "f32[4, 10]" }' in project.read("pyproject.toml")
     assert "dims" not in project.read("pyproject.toml")

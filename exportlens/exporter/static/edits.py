@@ -96,24 +96,11 @@ def substitute_dim(text: str, target: str, name: str, replacement: str) -> str:
     """Write ``replacement`` (a size, another dim, or ``dx + 1``) wherever shapes say ``name``,
     and drop ``name`` from the dims table: it is no longer a dim of its own."""
 
-    simple = re.fullmatch(r"\s*\w+\s*", replacement) is not None
-
-    def size(part: str) -> str:
-        if re.fullmatch(r"\s*\w+\s*", part):  # the dim alone: its replacement as it is
-            return re.sub(rf"\b{re.escape(name)}\b", replacement, part)
-        new = re.sub(rf"\b{re.escape(name)}\b", replacement if simple else f"({replacement})", part)
-        if re.search(r"[A-Za-z_]", new):
-            return new
-        import sympy  # 2*h with h = 64: the size, 128 (a shape holds no arithmetic of numbers)
-
-        lead = new[: len(new) - len(new.lstrip())]
-        return f"{lead}{int(sympy.sympify(new))}"
-
     def rewrite(shape: str) -> str:
         parse_shape(shape)  # only rewrite what parses
         head, _, body = shape.partition("[")
         parts = body.rsplit("]", 1)[0].split(",")
-        return f"{head}[{','.join(size(p) for p in parts)}]"
+        return f"{head}[{','.join(_substituted(p, name, replacement) for p in parts)}]"
 
     def walk(value: Any) -> None:
         items = value.items() if isinstance(value, (dict, InlineTable, Table)) else enumerate(value) if isinstance(value, list) else ()
@@ -146,6 +133,21 @@ def _tidy(old: str, new: str) -> str:
         return line.replace("}}", "} }") if spaced else line
 
     return "".join(line if line.rstrip("\n") in before else tidy(line) for line in new.splitlines(keepends=True))
+
+
+def _substituted(part: str, name: str, replacement: str) -> str:
+    """One size of a shape string with ``name`` replaced; a size left with no name is
+    written as the number it is (``2*h`` with h = 64: ``128``)."""
+    if re.fullmatch(r"\s*\w+\s*", part):  # the dim alone: its replacement as it is
+        return re.sub(rf"\b{re.escape(name)}\b", replacement, part)
+    simple = re.fullmatch(r"\s*\w+\s*", replacement) is not None
+    new = re.sub(rf"\b{re.escape(name)}\b", replacement if simple else f"({replacement})", part)
+    if re.search(r"[A-Za-z_]", new):
+        return new
+    import sympy  # (a shape holds no arithmetic of numbers)
+
+    lead = new[: len(new) - len(new.lstrip())]
+    return f"{lead}{int(sympy.sympify(new))}"
 
 
 _LINEAR = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?([A-Za-z_]\w*)\s*(?:([+-])\s*(\d+))?\s*$")
