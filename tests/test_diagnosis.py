@@ -358,3 +358,42 @@ def test_a_spec_fix_keeps_every_key_it_does_not_mean_to_change():
     ]
     tighter = set_dim_bounds(table, "head.py:Head", "seq", max=128)
     assert tighter == table.replace("seq = { max = 512 }", "seq = { max = 128 }")
+
+
+POSITIONS = """
+    import torch
+    from torch import nn
+
+    class Positions(nn.Module):
+        def __init__(self, max_positions: int = 128, hidden: int = 16):
+            super().__init__()
+            self.table = nn.Embedding(max_positions, hidden)
+
+        def forward(self, x):
+            x = x * 1.0
+            positions = torch.arange(x.shape[1], device=x.device)
+            return x + self.table(positions)
+"""
+
+
+def test_a_declared_range_the_model_cannot_serve_is_found_by_running_it_with_the_fix_that_can(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."positions.py:Positions"]
+        inputs = { x = "f32[batch, seq, 16]" }
+        dims = { seq = { min = 2, max = 1024 } }
+        """,
+    )
+    project.write("positions.py", POSITIONS)
+    report = project.module("Positions")
+    (finding,) = report.findings  # torch exports it: only running it shows the problem
+    line = line_of(project, "positions.py", "self.table(positions)")
+    assert (finding.code, finding.path, finding.line) == ("EL206", "pyproject.toml", 3)
+    assert finding.message == (
+        f"`seq` is declared as [2, 1024], but at seq = 1024 forward fails: IndexError: index out of range in self (positions.py:{line})"
+    )
+    (fix,) = finding.fixes
+    assert fix.title == "Set `seq` to Dim('seq', max=128)" and fix.preferred
+    project.apply(fix)
+    assert project.module("Positions").status is Status.EXPORTED

@@ -86,3 +86,40 @@ def test_a_llama_that_returns_its_cache_is_told_on_the_return_line(project):
     assert f.code == "EL304"
     assert f.line == project.read("models/llama.py").splitlines().index("        return self.llama(input_ids=input_ids)") + 1
     assert "`DynamicCache`" in f.message and "`use_cache=False`" in f.message
+
+
+GPT2 = """
+import torch
+from transformers import GPT2Config, GPT2Model
+
+
+class ShortGpt2(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        config = GPT2Config(vocab_size=100, n_positions=128, n_embd=32, n_layer=2, n_head=2, use_cache=False)
+        self.gpt2 = GPT2Model(config)
+
+    def forward(self, input_ids):
+        return self.gpt2(input_ids=input_ids).last_hidden_state
+"""
+
+
+def test_a_gpt2_declared_past_its_positions_is_told_the_range_it_can_serve(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."models/gpt2.py:ShortGpt2"]
+        inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 100 } }
+        dims = { batch = { min = 1, max = 4 }, seq = { min = 2, max = 1024 } }
+        """,
+    )
+    project.write("models/gpt2.py", GPT2)
+    (finding,) = project.module("ShortGpt2").findings  # torch.export alone calls it exported
+    assert finding.code == "EL206" and finding.path == "pyproject.toml"
+    assert finding.message.startswith("`seq` is declared as [2, 1024], but at seq = 1024 forward fails: IndexError")
+    (fix,) = finding.fixes
+    assert fix.title == "Set `seq` to Dim('seq', max=128)"
+    project.apply(fix)
+    after = project.module("ShortGpt2")
+    assert after.status.value == "exported", [str(f) for f in after.findings]
+    assert "seq ∈ [2, 128]" in after.summary.range_constraints

@@ -111,3 +111,12 @@ async def test_a_fix_for_a_file_changed_since_the_export_waits_for_the_next_one(
     editor.save("pyproject.toml")
     assert await apply_preferred_fix(editor, rel, "EL201") == (title, ["pyproject.toml"])
     assert (editor.root / "pyproject.toml").read_text().startswith("# a line added above every table\n")
+
+
+async def test_the_editor_shows_what_exporting_with_a_fix_gave_once_its_proof_lands(editor):
+    rel = "models/positional.py"
+    editor.open(rel)
+    await editor.logged("models/positional.py:LearnedPositions: proved 1 fix(es)")
+    (diagnostic,) = [d for d in editor.client.diagnostics[editor.uri(rel)] if d.code == "EL201"]
+    titles = [(a.title, bool(a.is_preferred)) for a in await quick_fixes(editor, rel, diagnostic)]
+    assert ("Set `seq` to Dim('seq', max=128) (module then exports)", True) in titles, titles

@@ -28,6 +28,7 @@ from .context import Context
 from .explain import at
 from .fixes import spec_fixes
 from .inputs import Built, copied
+from .locate import ProjectFiles
 from .violations import Change, ChangeKind, finite, first_line
 
 MAX_ELEMENTS = 1 << 26  # of all inputs at one bound (256 MiB of float32): larger bounds are not run
@@ -72,7 +73,7 @@ def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, re
         built = _inputs_at(ctx.spec, dim, bound, rebuild)
         if built is None:
             continue
-        eager = _run(model, built)
+        eager = _run(model, built, ctx.files)
         exported = None if eager else _run(program, built)
         if _ASSUMED.search(eager or exported or "") or not (eager or exported):
             continue  # a value the user assumed (torch._check on data) need not hold on random inputs
@@ -124,13 +125,16 @@ def _inputs_at(spec: ExportSpec, dim: DimSpec, size: int, rebuild: Rebuild) -> B
         return None
 
 
-def _run(fn: Callable[..., Any], built: Built) -> str:
-    """ "" when ``fn`` runs on the inputs, else what it raised, in one line."""
+def _run(fn: Callable[..., Any], built: Built, files: ProjectFiles | None = None) -> str:
+    """What ``fn`` raised on (copies of) the inputs, in one line, with the line of the
+    project's files it passed through where ``files`` are given; "" when it ran."""
     try:
         with torch.no_grad():
-            fn(*built.args, **built.kwargs)
+            fn(*copied(built.args), **copied(built.kwargs))
     except Exception as exc:
-        return f"{type(exc).__name__}: {first_line(str(exc))[:300]}"
+        frame = files.deepest_in_traceback(exc.__traceback__) if files else None
+        where = f" ({files.relative(frame.filename)}:{frame.line})" if files and frame else ""
+        return f"{type(exc).__name__}: {first_line(str(exc))[:300]}{where}"
     return ""
 
 
