@@ -397,3 +397,20 @@ def test_a_declared_range_the_model_cannot_serve_is_found_by_running_it_with_the
     assert fix.title == "Set `seq` to Dim('seq', max=128)" and fix.preferred
     project.apply(fix)
     assert project.module("Positions").status is Status.EXPORTED
+
+
+def test_a_value_read_inline_is_named_as_the_line_writes_it_not_by_torch_s_symbol(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."gate.py:Gate"]
+        inputs = { x = "f32[batch, 16]" }
+        """,
+    )
+    project.write("gate.py", GATE.replace("conf = probs.max().item()\n            if conf >", "if probs.max().item() >"))
+    finding = only(project.module("Gate").findings, "EL101")
+    assert finding.line == line_of(project, "gate.py", "if probs.max().item() > self.threshold")
+    assert finding.message.startswith(
+        "`probs.max().item() > 0.9` depends on the values inside a tensor (`probs.max().item()` is only known when the model runs)"
+    )
+    assert "zuf" not in finding.message

@@ -108,7 +108,7 @@ def _return_line(ctx: Context) -> int | None:
 def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     """``if n > 3`` where ``n`` came from tensor data: name it, and offer ``torch._check``."""
     cond, names = record.condition, record.names
-    unbacked = sorted((s for s in cond.free_symbols if str(s).startswith("u")), key=str)
+    unbacked = sorted((s for s in cond.free_symbols if str(s).startswith(("u", "zuf"))), key=str)  # torch's ints, floats
     origin = ", ".join(f"`{names.say(s)}`" for s in unbacked) or "a value"
     message = f"`{names.say(cond)}` depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
     fixes = check_fixes(record, ctx)

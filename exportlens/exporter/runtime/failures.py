@@ -18,7 +18,7 @@ import torch
 from torch._dynamo.exc import Unsupported, UserError, UserErrorType
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
-from ..static.source import branch_mutation
+from ..static.source import branch_mutation, item_operand
 from .inputs import Built
 from .locate import Frame, GuardLog, ProjectFiles
 from .mismatch import read_mismatch
@@ -122,7 +122,7 @@ def read_failure(exc: BaseException, log: GuardLog, built: Built) -> tuple[Recor
         # non-strict: the user's frame is live in the traceback; strict: dynamo keeps it in real_stack
         frame = log.files.deepest_in_traceback(dde.__traceback__) or log.files.deepest_in_summary(getattr(exc, "real_stack", None))
         names = from_locals(frame.locals if frame else None, from_shape_env(log.shape_env, built.names))
-        return (DataDependent(dde.cond, names, frame, str(exc)),)
+        return (DataDependent(dde.cond, _inline_value(names, dde.cond, frame), frame, str(exc)),)
     return (_read_other(exc, log, built),)
 
 
@@ -177,6 +177,18 @@ def _whole(text: str, said: str) -> str:
         return text
     rest = [line.strip() for line in said.splitlines()[1:] if line.strip()]
     return f"{text.rstrip()} {rest[0]}" if rest else text.rstrip().rstrip(":")
+
+
+def _inline_value(names: SymbolNames, cond: Any, frame: Frame | None) -> SymbolNames:
+    """A value read inline (``if probs.max().item() > t:``) that no variable holds, named in
+    messages as the line writes it rather than as torch's ``zuf0``."""
+    unnamed = [s for s in cond.free_symbols if s not in names.message and s not in names.code and not str(s).startswith("s")]
+    if len(unnamed) != 1 or frame is None:
+        return names
+    written = item_operand("".join(linecache.getlines(frame.filename)), frame.line)
+    if written is not None:
+        names.message[unnamed[0]] = written
+    return names
 
 
 def _in_chain(exc: BaseException | None, kind: type) -> Any:
@@ -266,4 +278,4 @@ def _draft_data_dependent(data: dict[str, Any], frame: Frame | None) -> DataDepe
     for sym, var in held.items():
         names.code.setdefault(sympy.Symbol(sym, integer=True), var)
         names.code.setdefault(sympy.Symbol(sym), var)
-    return DataDependent(cond, names, frame, str(data.get("expr")))
+    return DataDependent(cond, _inline_value(names, cond, frame), frame, str(data.get("expr")))

@@ -139,6 +139,25 @@ def branch_conditions(text: str, line: int) -> tuple[str, str] | None:
     return idx.code(found), idx.code(negated)
 
 
+def item_operand(text: str, line: int) -> str | None:
+    """The operand of the branch on ``line`` that reads a tensor's value inline, as written
+    (``probs.max().item()`` in ``if probs.max().item() > self.threshold:``): the name a
+    value that no variable holds is given in messages. None unless exactly one."""
+    idx = index(text)
+    tests = [n.test for p, n in (idx.statements if idx else ()) if p.line == line and isinstance(n, (cst.If, cst.While))]
+    if len(tests) != 1 or not isinstance(tests[0], cst.Comparison) or len(tests[0].comparisons) != 1:
+        return None
+    operands = [tests[0].left, tests[0].comparisons[0].comparator]
+    reads = [o for o in operands if _reads_item(o)]
+    return idx.code(reads[0]) if len(reads) == 1 else None
+
+
+def _reads_item(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("item", "tolist"):
+        return True
+    return any(_reads_item(c) for c in node.children)
+
+
 def _has_call(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Call) or any(_has_call(c) for c in node.children)
 
