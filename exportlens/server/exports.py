@@ -239,10 +239,11 @@ class Exports:
         return landed
 
     def cancel(self, root: Path, targets: Iterable[str]) -> None:
+        """Kill the exports of ``targets``, running or still queued (behind other jobs, or
+        waiting for the worker to start: a job has no process yet then)."""
         for target in targets:
-            if self.pool is not None and (str(root), target) in self.pool.job_pids():
+            if self.pool is not None and self.pool.cancel(target, str(root)):
                 self.say(f"cancelling the export of {target}")
-                self.pool.cancel(target, str(root))
 
     async def _land(self, root: Path, job: _Submitted, wait: Awaitable[ModuleReport]) -> ModuleReport | None:
         """Put a job's report in the session, unless a newer job superseded it or, with

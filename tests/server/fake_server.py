@@ -29,8 +29,8 @@ class CannedPool:
     def close(self) -> None:
         pass
 
-    def cancel(self, target: str, root: str | None = None) -> None:
-        pass
+    def cancel(self, target: str, root: str | None = None) -> bool:
+        return False
 
     def remember(self, job: Any, report: Any) -> None:
         pass

@@ -154,19 +154,22 @@ class Pool:
             if not self._closed:
                 self._warm_parent()
 
-    def cancel(self, target: str, root: str | None = None) -> None:
-        """Kill ``target``'s job (of the project at ``root``; None: of any), queued or
-        running; its Future raises Cancelled at once."""
+    def cancel(self, target: str, root: str | None = None) -> bool:
+        """Kill ``target``'s jobs (of the project at ``root``; None: of any), queued or
+        running; their Futures raise Cancelled at once. Whether there was one."""
 
         def named(entry: _Running) -> bool:
             return entry.job.target == target and root in (None, entry.job.root)
 
         with self._lock:
-            for entry in [e for e in self._pending if named(e)]:
+            queued = [e for e in self._pending if named(e)]
+            running = [e for e in self._running.values() if named(e)]
+            for entry in queued:
                 self._pending.remove(entry)
                 entry.future.set_exception(Cancelled(target))
-            for entry in [e for e in self._running.values() if named(e)]:
+            for entry in running:
                 self._kill(entry, "cancelled")
+        return bool(queued or running)
 
     def close(self) -> None:
         with self._lock:
