@@ -1,9 +1,9 @@
 """What a failed export raised, read once into records (torch side).
 
 With ``violations`` (constraint violations) and ``mismatch`` (size mismatches that
-are constraints), this is the only module that looks inside torch's exceptions and draft export's failure reports. ``explain``
-turns the records into findings and ``fixes`` makes edits for them; neither
-reads torch's text again.
+are constraints), this is the only module that looks inside torch's exceptions and
+draft export's failure reports. ``explain`` turns the records into findings and
+``fixes`` makes edits for them; neither reads torch's text again.
 """
 
 from __future__ import annotations

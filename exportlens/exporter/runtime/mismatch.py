@@ -34,7 +34,7 @@ def sides(text: str) -> tuple[str, str] | None:
         return m[1], m[2]
     if m := _RESHAPE.search(text):
         parts = [p.strip() for p in m[1].split(",")]
-        return (None if "-1" in parts else ("*".join(f"({p})" for p in parts), m[2])) if parts else None
+        return None if "-1" in parts else ("*".join(f"({p})" for p in parts), m[2])
     if m := _CAT.search(text):
         return m[1], m[2]
     if m := _MATMUL.search(text):

@@ -36,11 +36,10 @@ from .context import Context
 from .explain import explain
 from .failures import DataDependent, Raised, Record, read_draft, read_failure
 from .fixes import check_candidates, fix_all, fixes_of, verified
-from .inputs import Built, build_from_code, build_from_spec, copied
+from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, ProjectFiles, record_guards
-from .serving import serving_findings
+from .serving import failure_of, serving_findings
 from .summary import summarize
-from .violations import first_line
 
 
 @contextlib.contextmanager
@@ -134,12 +133,8 @@ def _with_eager(records: tuple[Record, ...], model: torch.nn.Module, built: Buil
     too: then the code or the spec is wrong; else it is something export does not support."""
     if not any(isinstance(r, Raised) and r.by_forward and r.error != "MemoryError" for r in records):
         return records  # (a MemoryError would only be met again, with the cap nearer)
-    try:
-        with quiet(), torch.no_grad():
-            model(*copied(built.args), **copied(built.kwargs))
-        eager = ""
-    except Exception as exc:
-        eager = f"{type(exc).__name__}: {first_line(str(exc))}"
+    with quiet():
+        eager = failure_of(model, built)
     return tuple(replace(r, eager=eager) if isinstance(r, Raised) and r.by_forward else r for r in records)
 
 

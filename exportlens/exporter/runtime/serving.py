@@ -45,13 +45,9 @@ def serving_findings(ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Reb
     if device == "meta":
         return []  # no values to run on
     program = ep.module()
-    failed = _run(program, ctx.built)
-    if failed:
-        message = f"the exported program fails on the example inputs it was exported with: {failed}"
-        return [at(ctx, codes.UNSERVED_RANGE, message, None, detail=failed)]
-    differs = _differs(program, model, ctx.built)
-    if differs:
-        return [at(ctx, codes.UNSERVED_RANGE, f"the exported program disagrees with eager on the example inputs: {differs}", None)]
+    on_example = _on_example(program, model, ctx)
+    if on_example is not None:
+        return [on_example]
     if ctx.spec.source != "pyproject":
         return []  # example_inputs() has one size per axis
     out = []
@@ -73,8 +69,8 @@ def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, re
         built = _inputs_at(ctx.spec, dim, bound, rebuild)
         if built is None:
             continue
-        eager = _run(model, built, ctx.files)
-        exported = None if eager else _run(program, built)
+        eager = failure_of(model, built, ctx.files)
+        exported = None if eager else failure_of(program, built)
         if _ASSUMED.search(eager or exported or "") or not (eager or exported):
             continue  # a value the user assumed (torch._check on data) need not hold on random inputs
         declared = f"[{root.min if finite(root.min) else 0}, {root.max if finite(root.max) else '∞'}]"
@@ -99,7 +95,7 @@ def _widest(dim: DimSpec, good: int, bad: int, model: torch.nn.Module, spec: Exp
         built = _inputs_at(spec, dim, mid, rebuild)
         if built is None:
             return None
-        if _run(model, built):
+        if failure_of(model, built):
             bad = mid
         else:
             good = mid
@@ -125,7 +121,7 @@ def _inputs_at(spec: ExportSpec, dim: DimSpec, size: int, rebuild: Rebuild) -> B
         return None
 
 
-def _run(fn: Callable[..., Any], built: Built, files: ProjectFiles | None = None) -> str:
+def failure_of(fn: Callable[..., Any], built: Built, files: ProjectFiles | None = None) -> str:
     """What ``fn`` raised on (copies of) the inputs, in one line, with the line of the
     project's files it passed through where ``files`` are given; "" when it ran."""
     try:
@@ -138,13 +134,28 @@ def _run(fn: Callable[..., Any], built: Built, files: ProjectFiles | None = None
     return ""
 
 
-def _differs(program: Any, model: torch.nn.Module, built: Built) -> str:
-    """How the program's outputs differ from eager's on the inputs ("" when they agree)."""
-    with torch.no_grad():
-        torch.manual_seed(0)
-        want = pytree.tree_leaves(model(*copied(built.args), **copied(built.kwargs)))
-        torch.manual_seed(0)
-        got = pytree.tree_leaves(program(*copied(built.args), **copied(built.kwargs)))
+def _on_example(program: Any, model: torch.nn.Module, ctx: Context) -> Finding | None:
+    """What is wrong with the program on the example inputs, each side run once: it fails,
+    or its outputs are not eager's (where eager runs at all). None when it serves them."""
+    outputs = []
+    for fn in (program, model):
+        try:
+            with torch.no_grad():
+                torch.manual_seed(0)  # the same random draws on both sides
+                outputs.append(pytree.tree_leaves(fn(*copied(ctx.built.args), **copied(ctx.built.kwargs))))
+        except Exception as exc:
+            if fn is model:
+                return None  # eager does not run on them either: nothing to compare with
+            failed = f"{type(exc).__name__}: {first_line(str(exc))[:300]}"
+            message = f"the exported program fails on the example inputs it was exported with: {failed}"
+            return at(ctx, codes.UNSERVED_RANGE, message, None, detail=failed)
+    differs = _differs(*outputs)
+    message = f"the exported program disagrees with eager on the example inputs: {differs}"
+    return at(ctx, codes.UNSERVED_RANGE, message, None) if differs else None
+
+
+def _differs(got: list[Any], want: list[Any]) -> str:
+    """How the program's outputs differ from eager's ("" when they agree)."""
     if len(want) != len(got):
         return f"{len(got)} outputs, eager has {len(want)}"
     for i, (a, b) in enumerate(zip(want, got)):

@@ -5,8 +5,9 @@ owner (the CLI or the LSP server) enforces each job's wall-clock timeout and
 cancellation by killing the child's whole process group, turns crashes into
 findings, and keeps a cache of results keyed by everything that can change a
 verdict: in memory, and with ``persist`` on disk too (``verdicts.py``), so that a
-later run answers without starting a worker, or importing torch, at all. Where fork after importing torch is unsafe (macOS, Windows), the pool
-keeps pre-started single-job spares instead.
+later run answers without starting a worker, or importing torch, at all. Where fork
+after importing torch is unsafe (macOS, Windows), the pool keeps pre-started
+single-job spares instead.
 
 A job's clock starts when its process starts, not when it is queued: the warm
 parent's own start (importing torch, a first export) is bounded separately by
