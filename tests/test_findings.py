@@ -192,7 +192,7 @@ def test_guard_torch_cannot_fix_is_solved_with_sympy(project):
     )
     f = only(project.module("Conv").findings, "EL201")
     assert f.line == line_of(project, "conv.py", "y = self.conv(x)")
-    assert f.message == "`seq` is declared as [3, 64], but this line requires `seq - 2 != 1`"
+    assert f.message == "`seq` is declared as [3, 64], but this line requires `seq - 2 != 1`, i.e. `seq >= 4`"
     assert [fix.title for fix in f.fixes] == ["Set `seq` to Dim('seq', min=4)"]
 
 

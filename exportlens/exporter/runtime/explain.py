@@ -11,7 +11,8 @@ from typing import Any
 
 from ..core import codes
 from ..core.report import Finding, Fix
-from ..static.source import locate
+from ..static.edits import assert_async, edit_between
+from ..static.source import locate, tensor_test
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
 from .fixes import check_fixes, size_in_code, spec_fixes
@@ -108,6 +109,9 @@ def _return_line(ctx: Context) -> int | None:
 def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     """``if n > 3`` where ``n`` came from tensor data: name it, and offer ``torch._check``."""
     cond, names = record.condition, record.names
+    truth = _tensor_truth(record, ctx)
+    if truth is not None:
+        return truth
     unbacked = sorted((s for s in cond.free_symbols if str(s).startswith(("u", "zuf"))), key=str)  # torch's ints, floats
     origin = ", ".join(f"`{names.say(s)}`" for s in unbacked) or "a value"
     message = f"`{names.say(cond)}` depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
@@ -116,6 +120,31 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
         message += "; compute it from shapes, or use torch.cond for both branches"
     # the condition as code is how the line most likely writes it: the finding's columns
     return at(ctx, codes.DATA_DEPENDENT, message, record.frame, names.write(cond), fixes=fixes, detail=record.detail)
+
+
+def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
+    """``if h.sum() > 0:`` or ``assert (x >= 0).all()``: Python asks a tensor for its truth,
+    which torch reads as an unnamed ``u0 == 1``. Said as the line writes it; an assert
+    becomes ``torch._assert_async``, which the exported program checks when it runs."""
+    cond, frame = record.condition, record.frame
+    unbacked = [s for s in cond.free_symbols if str(s).startswith("u") and s not in record.names.message and s not in record.names.code]
+    if frame is None or len(unbacked) != 1 or len(cond.free_symbols) != 1:
+        return None
+    path = ctx.files.relative(frame.filename)
+    text = ctx.read(path)
+    written = tensor_test(text, frame.line)
+    if written is None:
+        return None
+    message = f"`{written.test}` is a tensor, and `{written.keyword}` needs it as a Python bool, which is only known when the model runs"
+    fixes: tuple[Fix, ...] = ()
+    if written.keyword == "assert":
+        new = assert_async(text, frame.line, written.test, written.message)
+        edit = edit_between(path, text, new) if new else None
+        fixes = (Fix("Check it when the program runs: `torch._assert_async(...)`", (edit,), preferred=True),) if edit else ()
+        message += "; torch._assert_async makes the same check inside the exported program"
+    else:
+        message += "; use torch.cond for both branches, or compute the branch from shapes"
+    return at(ctx, codes.DATA_DEPENDENT, message, frame, written.test, fixes=fixes, detail=record.detail)
 
 
 # -- constraint violations -------------------------------------------------------------

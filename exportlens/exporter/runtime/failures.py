@@ -136,7 +136,8 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
     detail = said[-4000:]
     if m := _OUTPUT.search(said):
         return OutputType(m[1], detail)
-    frame = log.files.deepest_in_traceback(exc.__traceback__)
+    # strict mode: the user's frames are dynamo's record of the code it traced, not live ones
+    frame = log.files.deepest_in_traceback(exc.__traceback__) or log.files.deepest_in_summary(getattr(exc, "real_stack", None))
     if m := _NO_FAKE.search(said):
         how = _REGISTER.search(said)
         return FakeKernel(m[1], frame, detail, register=f"`@{how[1]}.register_fake`" if how else "torch.library.register_fake")
@@ -144,8 +145,9 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
     if not isinstance(exc, UserError) and (tied := read_mismatch(said, names, built.names.roots, frame, detail)) is not None:
         return tied  # a size mismatch between declared dims: a constraint in disguise
     text = rename_sources(names.text(first_line(getattr(exc, "msg", None) or said)), built.names)
-    if isinstance(exc, Unsupported) or _is_unsupported(exc):
-        return _in_branch(said, frame, detail) or Untraceable(_whole(text, said), frame, detail, fake_kernel=_is_missing_fake(said))
+    if isinstance(exc, Unsupported) or _is_unsupported(exc) or _UNCAPTURED in said:
+        found = _in_branch(said, frame, detail) or _in_hop(said, log, detail)
+        return found or Untraceable(_explained(text, said), frame, detail, fake_kernel=_is_missing_fake(said))
     return Raised(type(exc).__name__, text, frame, detail, by_forward=frame is not None and not isinstance(exc, UserError))
 
 
@@ -169,6 +171,39 @@ def _in_branch(said: str, frame: Frame | None, detail: str) -> Untraceable | Non
         f"`self.{found.attribute}`; return the new value from the branch and assign it after torch.{op[1]}"
     )
     return Untraceable(text, Frame(frame.filename, found.line, found.function), detail, fake_kernel=False)
+
+
+_UNCAPTURED = "higher order operator doesn't work unless it is captured"
+_BREAK = re.compile(r"Got graph break/error:\s*\n\s*\n?(.+?)\n(?:.*?\n)*?\s*Explanation: (.+?)\n", re.S)
+
+
+def _in_hop(said: str, log: GuardLog, detail: str) -> Untraceable | None:
+    """A graph break inside a torch.cond (map, scan, ...) branch: torch's "from user code"
+    trace ends on the user's line in the branch; said as torch titles the break."""
+    op, found = _HOP.search(said), _BREAK.search(said)
+    frame = log.files.deepest_in_text(said.split("from user code:", 1)[-1])
+    if op is None or found is None or frame is None:
+        return None
+    title, why = found[1].strip(), found[2].strip()
+    text = f"inside a torch.{op[1]} branch, {title[:1].lower() + title[1:]} ({why.rstrip('.')})"
+    return Untraceable(text, frame, detail, fake_kernel=False)
+
+
+_EXPLANATION = re.compile(r"^\s*Explanation: (.+)$", re.M)
+_INNER = re.compile(r"got \w+(?:Error|Exception)\(['\"](.+?)['\"]\)\s*$")
+
+
+def _explained(text: str, said: str) -> str:
+    """A graph break's title with its explanation's first sentence ("Attempted to call function
+    marked as skipped: Dynamo does not know how to trace the builtin `time.perf_counter_ns`")."""
+    why = _EXPLANATION.search(said)
+    if why is None or not said.startswith(text.split(":")[0]):
+        return _whole(text, said)
+    inner = _INNER.search(why[1])  # "Dynamo failed to run FX node ...: got RuntimeError("the real cause")"
+    if inner is not None:
+        return f"{text.rstrip(':')}: {' '.join(inner[1].split()).rstrip('.')}"
+    first = re.split(r"(?:(?<=\.`)|(?<=[.)]))\s", why[1].strip(), maxsplit=1)[0].rstrip(".")
+    return f"{text.rstrip(':')}: {first}"
 
 
 def _whole(text: str, said: str) -> str:

@@ -18,11 +18,19 @@ import sympy
 from torch.export import Dim
 
 from ..core.report import Fix
-from ..static.edits import edit_between, insert_check, replace_size_literal, set_dim_bounds, set_dim_call, substitute_dim
+from ..static.edits import (
+    edit_between,
+    insert_check,
+    replace_size_literal,
+    set_dim_bounds,
+    set_dim_call,
+    substitute_dim,
+    substitute_dim_call,
+)
 from ..static.source import branch_conditions
 from .context import Context
 from .failures import DataDependent, Record
-from .violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind, failed_dims, finite
+from .violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind, failed_dims, finite, scanned_interval
 
 TryExport = Callable[[Any], Exception | None]  # export again with other dynamic_shapes: what it raised, or None
 
@@ -78,11 +86,17 @@ def solve_bounds(dim: str, guard: Any, ctx: Context) -> Change | None:
     sym_i = sympy.Symbol(dim, integer=True)
     guard = guard.xreplace({sym: sym_i})
     example = ctx.spec.dims[dim].example if dim in ctx.spec.dims else None
-    if isinstance(guard, sympy.Ne):
-        return _beside_point(dim, guard, sym_i, example)
     lo = int(root.min) if finite(root.min) else 0
     hi = int(root.max) if finite(root.max) else None
-    return _around_example(dim, guard, sym_i, lo, hi, example)
+    solved = (
+        _beside_point(dim, guard, sym_i, example) if isinstance(guard, sympy.Ne) else _around_example(dim, guard, sym_i, lo, hi, example)
+    )
+    if solved is not None:
+        return solved
+    found = scanned_interval(guard, lo, hi, example)
+    if found is None or found == (lo, hi):
+        return None
+    return Change(dim, ChangeKind.BOUNDS, min=found[0] if found[0] != lo else None, max=found[1] if found[1] != hi else None)
 
 
 def _beside_point(dim: str, guard: Any, sym: sympy.Symbol, example: int | None) -> Change | None:
@@ -223,8 +237,8 @@ def size_in_code(record: Constraint, ctx: Context) -> Fix | None:
 
 
 def spec_fixes(changes: tuple[Change, ...], ctx: Context) -> tuple[Fix, ...]:
-    """Each change as an edit of the spec (the pyproject table, or a ``Dim(...)`` call in
-    code: there only bounds); the first change is the preferred fix."""
+    """Each change as an edit of the spec (the pyproject table, or the ``Dim(...)`` calls in
+    code); the first change is the preferred fix."""
     return tuple(f for f in (_as_fix(c, ctx, i == 0) for i, c in enumerate(changes)) if f is not None)
 
 
@@ -233,7 +247,7 @@ def _as_fix(c: Change, ctx: Context, preferred: bool) -> Fix | None:
 
 
 def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred: bool = False) -> Fix | None:
-    """One edit of the spec that makes every change (in code, a ``Dim(...)`` call: bounds only)."""
+    """One edit of the spec that makes every change (in code, the ``Dim(...)`` calls)."""
     spec = ctx.spec
     in_toml = spec.source == "pyproject"
     path = spec.location.path if in_toml else spec.path
@@ -241,10 +255,10 @@ def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred:
     for c in changes:
         bounds = {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}
         try:
-            if not in_toml and c.kind is not ChangeKind.BOUNDS:
-                return None
-            if not in_toml:
+            if not in_toml and c.kind is ChangeKind.BOUNDS:
                 new = set_dim_call(new, c.dim, **bounds)
+            elif not in_toml:
+                new = substitute_dim_call(new, c.dim, c.value)
             elif c.kind is ChangeKind.BOUNDS:
                 new = set_dim_bounds(new, spec.target, c.dim, **bounds)
             else:

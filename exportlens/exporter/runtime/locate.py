@@ -9,9 +9,11 @@ found in the same run, with no second (draft) export.
 
 from __future__ import annotations
 
+import io
 import linecache
 import os
 import sys
+import tokenize
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -154,4 +156,11 @@ def record_guards(files: ProjectFiles) -> Iterator[GuardLog]:
 
 
 def source_line(filename: str, line: int) -> str:
-    return linecache.getline(filename, line).strip()
+    """The line as written, without a trailing comment (quoted in messages)."""
+    text = linecache.getline(filename, line)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return text.strip()
+    comment = next((t for t in tokens if t.type == tokenize.COMMENT), None)
+    return (text[: comment.start[1]] if comment else text).strip()

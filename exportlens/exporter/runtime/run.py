@@ -91,9 +91,7 @@ def export_module(
         )
 
     try:
-        cls = _load_class(root, module, files)
-        model = _construct(cls, module, spec, device, files)
-        built = _build_inputs(cls, module, spec, device, files)
+        cls, model, built = prepare(root, module, spec, device, files)
     except _Stop as stop:
         return report(Status.FAILED, [stop.finding])
 
@@ -256,6 +254,13 @@ def _forget_project_modules(root: Path, name: str) -> None:
         ):
             del sys.modules[key]
     importlib.invalidate_caches()
+
+
+def prepare(root: Path, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> tuple[type, torch.nn.Module, Built]:
+    """The class imported fresh, the module built as the spec says, and its example inputs:
+    what ``torch.export.export`` is then called with. Raises ``_Stop`` with the finding."""
+    cls = _load_class(root, module, files)
+    return cls, _construct(cls, module, spec, device, files), _build_inputs(cls, module, spec, device, files)
 
 
 def _load_class(root: Path, module: ModuleClass, files: ProjectFiles) -> type:

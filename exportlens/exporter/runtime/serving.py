@@ -71,34 +71,65 @@ def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, re
             continue
         eager = failure_of(model, built, ctx.files)
         exported = None if eager else failure_of(program, built)
-        if _ASSUMED.search(eager or exported or "") or not (eager or exported):
+        if _ASSUMED.search(eager or exported or ""):
             continue  # a value the user assumed (torch._check on data) need not hold on random inputs
+        differs = "" if eager or exported else _disagreement(program, model, built)
+        if not (eager or exported or differs):
+            continue
         declared = f"[{root.min if finite(root.min) else 0}, {root.max if finite(root.max) else '∞'}]"
-        why = f"forward fails: {eager}" if eager else f"the exported program fails where eager does not: {exported}"
+        if eager:
+            why = f"forward fails: {eager}"
+        elif exported:
+            why = f"the exported program fails where eager does not: {exported}"
+        else:
+            why = f"the exported program's outputs are not eager's ({differs}): torch assumed a size it does not have there"
         message = f"`{dim.name}` is declared as {declared}, but at {dim.name} = {bound} {why}"
         fixes = ()
-        if eager:
-            works = _widest(dim, example, bound, model, ctx.spec, rebuild)
+        if eager or differs:
+            works = _widest(dim, example, bound, lambda b: _served(program, model, b), ctx.spec, rebuild)
             if works is not None:
                 change = Change(dim.name, ChangeKind.BOUNDS, **{side: works})
                 fixes = spec_fixes((change,), ctx)
         key = f"dims.{dim.name}" if f"dims.{dim.name}" in ctx.spec.locations else None
         loc = ctx.spec.where(key) if key else ctx.spec.location
-        return codes.finding_at(codes.UNSERVED_RANGE, message, loc.path, loc.span, fixes=fixes, detail=eager or exported)
+        return codes.finding_at(codes.UNSERVED_RANGE, message, loc.path, loc.span, fixes=fixes, detail=eager or exported or differs)
     return None
 
 
-def _widest(dim: DimSpec, good: int, bad: int, model: torch.nn.Module, spec: ExportSpec, rebuild: Rebuild) -> int | None:
-    """The size closest to ``bad`` at which eager still runs, from ``good`` (where it does)."""
+def _served(program: Any, model: torch.nn.Module, built: Built) -> bool:
+    """Whether eager runs on ``built`` and the program gives its outputs there."""
+    return not failure_of(model, built) and not _disagreement(program, model, built)
+
+
+def _disagreement(program: Any, model: torch.nn.Module, built: Built) -> str:
+    """How the program's outputs differ from eager's on ``built`` ("" when they agree)."""
+    try:
+        return _differs(*_outputs(program, model, built))
+    except Exception as exc:  # one side raised on a second run (random inputs): not the same program
+        return f"{type(exc).__name__}: {first_line(str(exc))[:300]}"
+
+
+def _outputs(program: Any, model: torch.nn.Module, built: Built) -> tuple[list[Any], list[Any]]:
+    """The program's outputs and eager's on (copies of) ``built``, from the same random draws."""
+    out = []
+    for fn in (program, model):
+        with torch.no_grad():
+            torch.manual_seed(0)
+            out.append(pytree.tree_leaves(fn(*copied(built.args), **copied(built.kwargs))))
+    return out[0], out[1]
+
+
+def _widest(dim: DimSpec, good: int, bad: int, works: Callable[[Built], bool], spec: ExportSpec, rebuild: Rebuild) -> int | None:
+    """The size closest to ``bad`` where ``works`` holds, from ``good`` (where it does)."""
     while abs(bad - good) > 1:
         mid = (good + bad) // 2
         built = _inputs_at(spec, dim, mid, rebuild)
         if built is None:
             return None
-        if failure_of(model, built):
-            bad = mid
-        else:
+        if works(built):
             good = mid
+        else:
+            bad = mid
     return good
 
 

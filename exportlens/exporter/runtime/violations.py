@@ -216,7 +216,7 @@ def _place_range(record: Violation, log: GuardLog, names: SymbolNames, user: Nam
     event, expr = found
     guard = expr.xreplace({s: sympy.Symbol(n) for s, n in names.message.items()})
     requirement = names.say(expr)
-    alone = _isolated(guard, record.dims[0])
+    alone = _isolated(guard, record.dims[0]) or _scanned(guard, record.dims[0], user.roots.get(record.dims[0]))
     if alone and alone != requirement:  # ``seq + 1 <= 16``, i.e. ``seq <= 15``
         requirement += f"`, i.e. `{alone}"
     return replace(record, requirement=requirement, guard=guard, frame=event.frame)
@@ -240,6 +240,45 @@ def _isolated(guard: Any, dim: str) -> str:
         op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
     bound = -b / a
     return f"{dim} {op} {bound}"
+
+
+SCAN_LIMIT = 4096  # sizes tried one by one where sympy cannot solve a guard (floor division, modulo)
+
+
+def scanned_interval(guard: Any, lo: int, hi: int | None, around: int | None) -> tuple[int, int] | None:
+    """Where sympy gives up (``seq // 8 != 1``): the run of sizes in ``[lo, hi]`` where the
+    guard over one symbol holds that holds ``around`` (the first such run without it), by
+    trying each size; None for a range too large to try, or a guard that holds nowhere."""
+    if hi is None or hi - lo > SCAN_LIMIT or len(guard.free_symbols) != 1:
+        return None
+    (sym,) = guard.free_symbols
+    try:
+        holds = [bool(guard.subs(sym, v)) for v in range(lo, hi + 1)]
+    except TypeError:
+        return None
+    runs, start = [], None
+    for v, ok in zip(range(lo, hi + 2), holds + [False]):
+        if ok and start is None:
+            start = v
+        elif not ok and start is not None:
+            runs.append((start, v - 1))
+            start = None
+    for a, b in runs:
+        if around is None or a <= around <= b:
+            return a, b
+    return None
+
+
+def _scanned(guard: Any, dim: str, root: Any) -> str:
+    """The sizes of the dim's declared range where the guard holds, said as bounds (``seq >= 16``)."""
+    lo, hi = getattr(root, "min", None), getattr(root, "max", None)
+    found = scanned_interval(guard, int(lo) if finite(lo) else 0, int(hi) if finite(hi) else None, None) if root else None
+    if found is None or {str(x) for x in guard.free_symbols} != {dim}:
+        return ""
+    a, b = found
+    if b == hi:
+        return f"{dim} >= {a}"
+    return f"{dim} <= {b}" if a == (lo if finite(lo) else 0) else f"{a} <= {dim} <= {b}"
 
 
 def _frame(event: Event | None) -> Frame | None:

@@ -192,6 +192,19 @@ def insert_check(text: str, line: int, condition: str) -> str | None:
     return new if _imports_torch(idx.module) else _add_import_torch(new)
 
 
+def assert_async(text: str, line: int, test: str, message: str | None) -> str | None:
+    """The ``assert`` on ``line`` as ``torch._assert_async(test, message)``: the same check,
+    made by the exported program when it runs instead of by Python while tracing."""
+    idx = index(text)
+    found = [n.body[0] for p, n in (idx.statements if idx else ()) if p.line == line and isinstance(n, cst.SimpleStatementLine)]
+    if not found or not isinstance(found[0], cst.Assert):
+        return None
+    args = f"{test}, {message}" if message else test
+    call = cst.Expr(cst.parse_expression(f"torch._assert_async({args})"))
+    new = idx.module.deep_replace(found[0], call).code  # the line's comment and the rest stay as written
+    return new if _imports_torch(idx.module) else _add_import_torch(new)
+
+
 def _imports_torch(module: cst.Module) -> bool:
     for stmt in module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
@@ -250,6 +263,60 @@ def set_dim_call(text: str, name: str, **bounds: int | None) -> str | None:
 
     new = module.visit(Rewrite())
     return new.code if Rewrite.changed else None
+
+
+def substitute_dim_call(text: str, name: str, value: str) -> str | None:
+    """``Dim("b", ...)`` in user code replaced by ``value`` over the other dims' own calls:
+    ``b = a`` writes ``Dim("a", max=64)`` there, as ``a`` is written (torch takes two Dims of
+    one name and the same bounds as one dim), ``b = 2*a`` writes ``2 * Dim("a", max=64)``.
+    None when a dim of ``value`` has no ``Dim(...)`` call to copy."""
+    module = cst.parse_module(text)
+    calls: dict[str, list[cst.Call]] = {}
+
+    class Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            dim = _dim_name(module, node)
+            if dim is not None:
+                calls.setdefault(dim, []).append(node)
+
+    module.visit(Find())
+    if name not in calls:
+        return None
+    written = {r: module.code_for_node(calls[r][0]) for r in set(re.findall(r"[A-Za-z_]\w*", value)) if r in calls}
+    if len(written) < len(set(re.findall(r"[A-Za-z_]\w*", value))):
+        new_root = _new_root_call(module, calls[name][0], value)  # ``seq = 8*_seq``: _seq is new
+        if new_root is None:
+            return None
+        written[new_root[0]] = new_root[1]
+    code = re.sub(r"[A-Za-z_]\w*", lambda m: written[m.group(0)], value)
+    replacement = cst.parse_expression(code)
+    for call in calls[name]:
+        module = module.deep_replace(call, replacement)
+    return module.code
+
+
+def _new_root_call(module: cst.Module, old: cst.Call, value: str) -> tuple[str, str] | None:
+    """``Dim("_seq", ...)`` for the new dim of ``seq = 8*_seq``, with the bounds of the old
+    call that it implies (as ``_carried`` does in a pyproject table)."""
+    bounds = {}
+    for arg in old.args[1:]:
+        if arg.keyword and arg.keyword.value in ("min", "max") and isinstance(arg.value, cst.Integer):
+            bounds[arg.keyword.value] = arg.value.evaluated_value
+    carried = _carried(bounds, value, {})
+    if carried is None and _LINEAR.match(value) is None:
+        return None
+    name = _LINEAR.match(value)[2]
+    keys = "".join(f", {k}={v}" for k, v in (carried[1].items() if carried else ()) if k in ("min", "max"))
+    func = module.code_for_node(old.func)
+    return name, f'{func}("{name}"{keys})'
+
+
+def _dim_name(module: cst.Module, call: cst.Call) -> str | None:
+    func = module.code_for_node(call.func)
+    first = call.args[0].value if call.args else None
+    if (func == "Dim" or func.endswith(".Dim")) and isinstance(first, cst.SimpleString):
+        return first.evaluated_value
+    return None
 
 
 # -- a size the code hard-codes ------------------------------------------------------

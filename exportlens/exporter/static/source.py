@@ -145,11 +145,54 @@ def item_operand(text: str, line: int) -> str | None:
     value that no variable holds is given in messages. None unless exactly one."""
     idx = index(text)
     tests = [n.test for p, n in (idx.statements if idx else ()) if p.line == line and isinstance(n, (cst.If, cst.While))]
-    if len(tests) != 1 or not isinstance(tests[0], cst.Comparison) or len(tests[0].comparisons) != 1:
-        return None
-    operands = [tests[0].left, tests[0].comparisons[0].comparator]
-    reads = [o for o in operands if _reads_item(o)]
+    if len(tests) == 1 and isinstance(tests[0], cst.Comparison) and len(tests[0].comparisons) == 1:
+        operands = [tests[0].left, tests[0].comparisons[0].comparator]
+        reads = [o for o in operands if _reads_item(o)]
+        return idx.code(reads[0]) if len(reads) == 1 else None
+    # elsewhere: the one value the line reads (``best = int(y.argmax())``)
+    reads = [n for p, n in (idx.expressions if idx else ()) if p.line == line and _reads_value(n)]
     return idx.code(reads[0]) if len(reads) == 1 else None
+
+
+def _reads_value(node: cst.CSTNode) -> bool:
+    """``x.item()``, or ``int(x)`` / ``float(x)`` of one argument: one value read from a tensor."""
+    if not isinstance(node, cst.Call):
+        return False
+    if isinstance(node.func, cst.Attribute):
+        return node.func.attr.value == "item"
+    return isinstance(node.func, cst.Name) and node.func.value in ("int", "float") and len(node.args) == 1
+
+
+@dataclass(frozen=True)
+class TensorTest:
+    """A statement that asks Python for a tensor's truth: ``if h.sum() > 0:``, ``assert (x >= 0).all()``."""
+
+    keyword: str  # "if", "while", "assert" or "bool()"
+    test: str  # the condition as written
+    message: str | None  # an assert's message, as written
+
+
+def tensor_test(text: str, line: int) -> TensorTest | None:
+    """The condition of the ``if``/``while``/``assert`` (or the one ``bool(...)``) on ``line``
+    where it reads no value with ``.item()`` (so what Python converts to a bool is a
+    tensor). None for anything else."""
+    idx = index(text)
+    for place, node in idx.statements if idx else ():
+        if place.line != line:
+            continue
+        if isinstance(node, (cst.If, cst.While)) and not _reads_item(node.test):
+            return TensorTest("while" if isinstance(node, cst.While) else "if", idx.code(node.test), None)
+        small = node.body[0] if isinstance(node, cst.SimpleStatementLine) else None
+        if isinstance(small, cst.Assert) and not _reads_item(small.test):
+            return TensorTest("assert", idx.code(small.test), idx.code(small.msg) if small.msg else None)
+    calls = [n for p, n in (idx.expressions if idx else ()) if p.line == line and _is_bool_call(n)]
+    if len(calls) == 1 and not _reads_item(calls[0]):  # ``big = bool(y.max() > 0.99)``
+        return TensorTest("bool()", idx.code(calls[0].args[0].value), None)
+    return None
+
+
+def _is_bool_call(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "bool" and len(node.args) == 1
 
 
 def _reads_item(node: cst.CSTNode) -> bool:
@@ -255,7 +298,8 @@ class _Mutations(cst.CSTVisitor):
         if self.attribute and owner != self.attribute:
             return
         line = self.get_metadata(PositionProvider, self._statement).start.line
-        self.found.append(Mutation(line, self.module.code_for_node(self._statement).strip(), self._in[-1], owner))
+        code = "; ".join(self.module.code_for_node(small).strip() for small in self._statement.body)  # without its comment
+        self.found.append(Mutation(line, code, self._in[-1], owner))
 
 
 def _self_attribute(node: cst.BaseExpression) -> str | None:

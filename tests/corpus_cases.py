@@ -1,0 +1,115 @@
+"""The failure corpus in tests/corpus/: what each case expects, and how exportlens did on it.
+
+Each case is one file holding one module, ``Case``. The line that must break carries
+``# expect: EL201`` (in the case's file, or in its table in pyproject.toml) (with ``, fix exports`` when the preferred fix must make the module
+export); a negative control says ``Expect: clean.`` in its docstring instead. Shared by
+tests/test_corpus.py (each case) and bench/bench_corpus.py (the figures).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from exportlens.exporter.core.codes import BY_CODE
+from exportlens.exporter.core.report import Finding, ModuleReport, Status
+from exportlens.exporter.static.edits import apply_edits
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+MARK = re.compile(r"#\s*expect:\s*(EL\d{3})(,\s*fix exports)?")
+TABLE = re.compile(r'^\[tool\.exportlens\.modules\."([^"]+)"\]')
+
+
+@dataclass(frozen=True)
+class Case:
+    path: str  # relative to the corpus
+    line: int | None  # None: a negative control
+    code: str | None
+    fix_exports: bool
+    where: str = ""  # the file the line is in, when not the case's own (pyproject.toml)
+
+    @property
+    def target(self) -> str:
+        return f"{self.path}:Case"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    first: Finding | None  # the first finding the user sees
+    line_ok: bool
+    kind_ok: bool
+    fix_ok: bool | None  # None: no fix promised
+
+
+def cases() -> list[Case]:
+    marks = _marks_in_spec()
+    found = []
+    for file in sorted(CORPUS.glob("*.py")):
+        text = file.read_text(encoding="utf-8")
+        here = [(file.name, i, m) for i, line in enumerate(text.splitlines(), 1) if (m := MARK.search(line))]
+        here += marks.get(file.name, [])
+        if not here:
+            assert "Expect: clean." in text, f"{file.name}: no `# expect:` line and not a negative control"
+            found.append(Case(file.name, None, None, False))
+            continue
+        assert len(here) == 1, f"{file.name}: one `# expect:` line per case"
+        ((path, line, m),) = here
+        found.append(Case(file.name, line, m.group(1), bool(m.group(2)), path))
+    return found
+
+
+def _marks_in_spec() -> dict[str, list[tuple[str, int, re.Match]]]:
+    """``# expect:`` lines inside a module's table of pyproject.toml (a finding on the spec)."""
+    out: dict[str, list[tuple[str, int, re.Match]]] = {}
+    table = None
+    for i, line in enumerate((CORPUS / "pyproject.toml").read_text(encoding="utf-8").splitlines(), 1):
+        if header := TABLE.match(line):
+            table = header.group(1).split(":")[0]
+        elif (m := MARK.search(line)) and table:
+            out.setdefault(table, []).append(("pyproject.toml", i, m))
+    return out
+
+
+def copy_corpus(dest: Path) -> Path:
+    shutil.copytree(CORPUS, dest, ignore=shutil.ignore_patterns("__pycache__", ".exportlens"))
+    return dest
+
+
+def check(root: Path, only: str | None = None) -> dict[str, ModuleReport]:
+    """Every module of the corpus at ``root`` (or the one ``only`` names), in this process."""
+    from exportlens.exporter.runtime.check import check_plan
+    from exportlens.exporter.runtime.run import Options
+    from exportlens.exporter.static.plan import make_plan
+
+    plan = make_plan([root])
+    if only is not None:
+        plan = replace(plan, modules=[p for p in plan.modules if p.target == only])
+    return {m.target: m for m in check_plan(plan, Options(collect_all=True)).modules}
+
+
+def judge(case: Case, report: ModuleReport, scratch: Path) -> Outcome:
+    """How exportlens did on ``case``; a promised fix is applied in a copy under ``scratch`` and checked."""
+    errors = [f for f in report.findings if f.code != "EL007"]
+    first = errors[0] if errors else None
+    if case.line is None:
+        clean = report.status is Status.EXPORTED and first is None
+        return Outcome(case, first, clean, clean, None)
+    line_ok = first is not None and first.path == (case.where or case.path) and first.line == case.line
+    kind_ok = first is not None and first.kind is BY_CODE[case.code].kind
+    fix_ok = _fix_exports(case, first, scratch) if case.fix_exports else None
+    return Outcome(case, first, line_ok, kind_ok, fix_ok)
+
+
+def _fix_exports(case: Case, first: Finding | None, scratch: Path) -> bool:
+    preferred = [f for f in (first.fixes if first else ()) if f.preferred]
+    if not preferred:
+        return False
+    root = copy_corpus(scratch / case.path.removesuffix(".py"))
+    for path in {e.path for e in preferred[0].edits}:
+        file = root / path
+        file.write_text(apply_edits(file.read_text(encoding="utf-8"), [e for e in preferred[0].edits if e.path == path]))
+    after = check(root, only=case.target)[case.target]
+    return after.status is Status.EXPORTED
