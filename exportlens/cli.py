@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .exporter.core import codes
@@ -22,9 +23,10 @@ from .exporter.core.settings import Overrides, interpreter, jobs
 from .exporter.core.settings import check as check_setting
 from .exporter.core.sources import read_text
 from .exporter.core.targets import Target
-from .exporter.static.plan import Plan, make_plan
-from .exporter.workers.batch import check_in_workers
-from .exporter.workers.pool import Pool
+
+if TYPE_CHECKING:  # imported where used: `--help` and a mistyped option answer before libcst loads
+    from .exporter.static.plan import Plan
+    from .exporter.workers.pool import Pool
 
 USAGE, FOUND, OK = 2, 1, 0
 
@@ -135,14 +137,20 @@ def _pool(args: argparse.Namespace, jobs: int = 1) -> Pool:
     """Workers for this run. Every module runs in its own worker process: the user's code
     never runs in this one. The workers (and torch) start with the first module that no
     earlier run's verdict answers: an unchanged project never starts them."""
+    from .exporter.workers.pool import Pool
+
     return Pool(args.python, jobs, persist=not args.no_cache)
 
 
 def _run(args: argparse.Namespace, pool: Pool, plan: Plan, options: Options) -> Report:
+    from .exporter.workers.batch import check_in_workers
+
     return check_in_workers(plan, pool, options)
 
 
 def _plan(paths: list[Path], only: set[str] | None = None) -> Plan | None:
+    from .exporter.static.plan import make_plan
+
     missing = [p for p in paths if not p.exists()]
     if missing:
         print(f"exportlens: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)

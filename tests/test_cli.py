@@ -89,6 +89,7 @@ def test_a_second_check_of_an_unchanged_project_answers_from_the_cache_without_a
     assert (HERE / "examples/.exportlens/.gitignore").read_text().endswith("*\n")
 
 
+@pytest.mark.slow  # four whole CLI runs, each starting torch
 def test_an_edit_exports_again_only_what_it_changes_and_no_cache_ignores_the_cache(check_examples):
     router = HERE / "examples/models/router.py"
     text = router.read_text()
@@ -136,6 +137,7 @@ def test_sarif_lists_results_with_fixes():
     assert positional["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"] == "pyproject.toml"
 
 
+@pytest.mark.slow  # a whole CLI run that starts torch (the lens test saves a .pt2 too)
 def test_export_writes_a_pt2(tmp_path):
     out = tmp_path / "enc.pt2"
     result = exportlens("export", "examples/models/encoder.py:TinyEncoder", "-o", str(out))
@@ -144,6 +146,7 @@ def test_export_writes_a_pt2(tmp_path):
     assert "(ids: i64[batch, seq]) -> f32[batch, 32]" in result.stdout
 
 
+@pytest.mark.slow  # a whole CLI run that starts torch
 def test_export_of_a_failing_module_exits_1_with_its_finding(tmp_path):
     result = exportlens("export", "examples/models/head.py", "-o", str(tmp_path / "x.pt2"))
     assert result.returncode == 1

@@ -21,25 +21,41 @@ project, in the user's names.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import inspect
 import re
 import traceback
 from pathlib import Path
 
 import pytest
-import torch
-from torch._export.db.case import SupportLevel
-from torch._export.db.examples import all_examples
 
 from exportlens.exporter.core.report import Kind, ModuleReport, Status
-from exportlens.exporter.runtime.check import check_one
-from exportlens.exporter.runtime.run import Options
 from exportlens.exporter.static.plan import Plan, make_plan
 
-EXAMPLES = all_examples()
-SUPPORTED = sorted(n for n, c in EXAMPLES.items() if c.support_level == SupportLevel.SUPPORTED)
-NOT_SUPPORTED = sorted(n for n, c in EXAMPLES.items() if c.support_level != SupportLevel.SUPPORTED)
+
+def _example_files() -> dict[str, str]:
+    """name -> text of torch's ExportDB example files, read without importing torch: collecting
+    the suite (in every xdist process) then costs no torch import; ``test_exportdb_is_there``
+    checks this reading against torch's own list."""
+    torch_folder = Path(importlib.util.find_spec("torch").submodule_search_locations[0])
+    files = sorted((torch_folder / "_export" / "db" / "examples").glob("*.py"))
+    return {p.stem: p.read_text(encoding="utf-8") for p in files if p.stem != "__init__"}
+
+
+FILES = _example_files()
+NOT_SUPPORTED = sorted(n for n, text in FILES.items() if "SupportLevel.NOT_SUPPORTED_YET" in text)
+SUPPORTED = sorted(set(FILES) - set(NOT_SUPPORTED))
 VARIANTS = ("written", "subclassed")
+
+
+@functools.cache
+def examples() -> dict:
+    """torch's own ExportDB cases (imports torch: when a test first needs them)."""
+    from torch._export.db.examples import all_examples
+
+    return all_examples()
+
 
 # torch's names the user never wrote: backed/unbacked symbols, guard sources, its sympy functions
 TORCH_SYMBOL = re.compile(r"\b[su]\d+\b")
@@ -54,7 +70,7 @@ TORCH_SYMPY_FUNCTION = re.compile(
 
 
 def _example_module(name: str):
-    case = EXAMPLES[name]
+    case = examples()[name]
     module = inspect.getmodule(type(case.model))
     cls = type(case.model).__name__
     assert module is not None and getattr(module, cls, None) is type(case.model), f"{name}: {cls} is not top-level in its file"
@@ -97,7 +113,7 @@ def subclassed_source(name: str) -> str:
         f"        case = all_examples()[{name!r}]\n"
         "        return copy.deepcopy((case.example_args, case.example_kwargs))\n"
     )
-    if EXAMPLES[name].dynamic_shapes is not None:
+    if examples()[name].dynamic_shapes is not None:
         text += f"\n    @staticmethod\n    def dynamic_shapes():\n        return all_examples()[{name!r}].dynamic_shapes\n"
     return text
 
@@ -114,7 +130,7 @@ class ExportDB:
         for variant, source in SOURCES.items():
             (root / variant).mkdir()
             (root / variant / "__init__.py").write_text("", encoding="utf-8")
-            for name in EXAMPLES:
+            for name in FILES:
                 (root / variant / f"{name}.py").write_text(source(name), encoding="utf-8")
         self.plan: Plan = make_plan([root])
         self.planned = {p.target: p for p in self.plan.modules}
@@ -125,7 +141,7 @@ class ExportDB:
         if target not in self._done:
             assert target in self.planned, f"{target} not discovered: {sorted(self.planned)[:5]}..."
             try:
-                self._done[target] = check_one(self.plan, self.planned[target], Options(collect_all=True))
+                self._done[target] = _check_one(self.plan, self.planned[target])
             except Exception as exc:
                 self._done[target] = exc
         done = self._done[target]
@@ -135,6 +151,13 @@ class ExportDB:
 
     def lines(self, path: str) -> list[str]:
         return (self.root / path).read_text(encoding="utf-8").splitlines()
+
+
+def _check_one(plan: Plan, planned) -> ModuleReport:
+    from exportlens.exporter.runtime.check import check_one  # torch
+    from exportlens.exporter.runtime.run import Options
+
+    return check_one(plan, planned, Options(collect_all=True))
 
 
 def _trace(exc: BaseException) -> str:
@@ -154,31 +177,35 @@ def _show(report: ModuleReport) -> str:
 
 
 def test_exportdb_is_there():
-    assert len(EXAMPLES) >= 30
+    from torch._export.db.case import SupportLevel
+
+    assert len(FILES) >= 30
     assert "dynamic_shape_round" in NOT_SUPPORTED
+    unsupported = sorted(n for n, c in examples().items() if c.support_level != SupportLevel.SUPPORTED)
+    assert (sorted(examples()), unsupported) == (sorted(FILES), NOT_SUPPORTED)  # the files read as torch lists them
 
 
 def test_every_example_is_found_with_its_inputs(db: ExportDB):
     assert db.plan.findings == []
     for variant in VARIANTS:
-        for name in EXAMPLES:
+        for name in FILES:
             planned = db.planned.get(f"{variant}/{name}.py:Case")
             assert planned is not None, f"{variant}/{name}.py:Case not discovered"
             assert planned.spec is not None and planned.spec.source == "code", planned
             assert planned.spec.example_method == "example_inputs"
-            assert planned.module.has_dynamic_shapes == (EXAMPLES[name].dynamic_shapes is not None)
+            assert planned.module.has_dynamic_shapes == (examples()[name].dynamic_shapes is not None)
 
 
 def test_written_file_reproduces_torchs_inputs(db: ExportDB):
     """The generated file's example_inputs() builds what torch's case holds (shapes, dtypes, structure)."""
-    import importlib.util
+    import torch
 
     for name in ("fn_with_kwargs", "cond_operands", "list_unpack", "optional_input"):
         spec = importlib.util.spec_from_file_location(f"_exportdb_{name}", db.root / "written" / f"{name}.py")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         args, kwargs = mod.Case.example_inputs()
-        case = EXAMPLES[name]
+        case = examples()[name]
         meta = lambda v: torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: (tuple(t.shape), t.dtype), v)  # noqa: E731
         assert meta((args, kwargs)) == meta((case.example_args, case.example_kwargs)), name
         assert str(getattr(mod, "dynamic_shapes", None)) == str(case.dynamic_shapes), name

@@ -3,11 +3,12 @@ through exportlens, and the summary speaks the spec's Dim names."""
 
 from __future__ import annotations
 
+from importlib.util import find_spec
+
 import pytest
 
-pytest.importorskip("transformers")
-
-pytestmark = pytest.mark.slow
+# slow: not even imported for `-m "not slow"` (transformers takes seconds to import)
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(find_spec("transformers") is None, reason="transformers is not installed")]
 
 SPEC = """
 [tool.exportlens.modules."models/bert.py:TinyBert"]

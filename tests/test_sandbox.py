@@ -92,6 +92,7 @@ def test_the_sandbox_refuses_reading_outside_writing_deleting_and_the_owner_s_st
     assert (tmp_path / "project" / "victim.py").read_text() == "# the user's work\n"
 
 
+@pytest.mark.slow  # the control of the sandbox test, starting torch again
 def test_without_the_sandbox_the_same_module_can_do_what_its_user_can(tmp_path: Path):
     """The control: the refusals above are the sandbox's, not the test's."""
     message = run(tmp_path, sandbox=False)

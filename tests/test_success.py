@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import torch
 from conftest import line_of
 
 from exportlens.exporter.core.report import Status
-from exportlens.exporter.runtime.check import check_one
-from exportlens.exporter.runtime.run import Options
 from exportlens.exporter.static.plan import make_plan
 
 
@@ -205,6 +202,11 @@ def test_saves_a_pt2_that_loads_and_runs(project, tmp_path):
                 return self.fc(x).softmax(-1)
     """,
     )
+    import torch  # here, not at the top: collecting the suite stays free of torch
+
+    from exportlens.exporter.runtime.check import check_one
+    from exportlens.exporter.runtime.run import Options
+
     plan = make_plan([project.root])
     artifact = tmp_path / "out" / "Net.pt2"
     report = check_one(plan, plan.modules[0], Options(artifact=artifact))

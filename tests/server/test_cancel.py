@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 from lsprotocol import types
 
@@ -76,6 +77,7 @@ async def test_cancel_request_kills_the_export(slow):
     request.cancel()
 
 
+@pytest.mark.slow  # a server of its own (cancel by request stays in the quick loop)
 async def test_progress_cancel_kills_the_export(slow):
     request = export_slow(slow)
     kids = await running_job(slow)

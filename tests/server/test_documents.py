@@ -8,7 +8,7 @@ from lsprotocol import types
 ROUTER = "models/router.py"
 
 
-@pytest.mark.parametrize("export_on", ["save", "change"])
+@pytest.mark.parametrize("export_on", [pytest.param("save", marks=pytest.mark.slow), "change"])  # (one is enough for the quick loop)
 async def test_fifty_rapid_edits_export_the_final_text_once(editor, export_on):
     """Saves (exportOn = save) or unsaved edits (exportOn = change): one export, of the last text."""
     await editor.configure(exportOn=export_on, debounce=400)

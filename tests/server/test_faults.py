@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from lsprotocol import types
 
 from .conftest import start, stop
@@ -39,6 +40,7 @@ class Boom(torch.nn.Module):
 """
 
 
+@pytest.mark.slow  # waits out an export's timeout
 async def test_hang_and_segfault_become_diagnostics_while_hover_answers(workspace):
     (workspace / "models/stuck.py").write_text(HANGS)
     (workspace / "models/boom.py").write_text(CRASHES)

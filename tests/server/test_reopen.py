@@ -3,6 +3,8 @@ until the server has exported again (``.exportlens/cache``, workers/verdicts.py)
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import start, stop
 from .test_lenses_actions import lens_titles
 
@@ -13,6 +15,7 @@ def el201(diagnostics) -> bool:
     return any(d.code == "EL201" for d in diagnostics)
 
 
+@pytest.mark.slow  # a second server, starting torch again
 async def test_a_reopened_workspace_shows_the_last_verdicts_at_once_then_checks_them_again(editor):
     editor.open(POSITIONAL)
     before = await editor.diagnostics(POSITIONAL, el201)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 ENCODER = "models/encoder.py"
@@ -24,6 +25,7 @@ def exports_counts(editor) -> list[dict[str, int]]:
     return [plain(p) for p in editor.client.exports]
 
 
+@pytest.mark.slow  # exports every module of the workspace
 async def test_check_workspace_puts_problems_in_files_that_are_not_open(editor):
     summary = plain(await editor.client.protocol.send_request_async("exportlens/checkWorkspace", {}))
     assert summary == {"modules": 5, "exported": 1, "failed": 4, "findings": 4}, editor.client.log_messages[-12:]

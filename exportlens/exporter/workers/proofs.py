@@ -40,7 +40,7 @@ def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
     out, seen = [], set()
     for i, finding in enumerate(report.findings):
         for j, fix in enumerate(finding.fixes):
-            if not fix.preferred or fix.edits in seen:
+            if not fix.preferred or fix.verified != UNVERIFIED or fix.edits in seen:  # (a remembered report is proven already)
                 continue
             seen.add(fix.edits)
             texts = _applied(fix, sources)
