@@ -243,20 +243,8 @@ def test_not_supported_example_fails_on_a_project_line(db: ExportDB, name: str, 
         assert all("dim0_x" in f.message for f in errors), _show(report)
 
 
-# exportlens bugs (see the report that came with this file), in messages for dynamic_shape_round:
-# the guard printed with torch's sympy functions, `RoundToInt(IntTrueDiv(dim0_x, 2)) != 1`, where the
-# user wrote `round(x.shape[0] / 2)` (naming._Printer); both violations of the one dim reported as the
-# same finding (explain._cutting_guard picks a guard without looking at the violation's own); and
-# torch's sentence-ending period kept inside the quoted guard, `... <= dim0_x.` (explain._violation).
-USERS_WORDS_BUGS = "exportlens bugs: torch's sympy functions in guard text; one violation reported twice; period inside the quoted guard"
-SAID = [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=USERS_WORDS_BUGS)) if name == "dynamic_shape_round" else name
-    for name in NOT_SUPPORTED
-]
-
-
 @pytest.mark.parametrize("variant", VARIANTS)
-@pytest.mark.parametrize("name", SAID)
+@pytest.mark.parametrize("name", NOT_SUPPORTED)
 def test_not_supported_example_is_said_in_users_words(db: ExportDB, name: str, variant: str):
     """What the user wrote, ``round(x.shape[0] / 2)``, not torch's sympy (``RoundToInt(IntTrueDiv(...))``);
     each problem once; quoted code as code."""

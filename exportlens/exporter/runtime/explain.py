@@ -161,7 +161,7 @@ _VIOLATION_CODES = {
 def constraint_finding(record: Constraint, ctx: Context) -> Finding:
     """A violation or specialization, with the fixes it carries as edits of the spec."""
     fixes = spec_fixes(record.fixes, ctx)
-    in_code = size_in_code(record, ctx)
+    in_code = None if isinstance(record, Specialization) and record.by_guards else size_in_code(record, ctx)
     if in_code is not None:  # the code is what is wrong: the spec change comes second
         fixes = (in_code, *(replace(f, preferred=False) for f in fixes))
     if isinstance(record, Specialization):
@@ -172,6 +172,9 @@ def constraint_finding(record: Constraint, ctx: Context) -> Finding:
 
 def _specialized(record: Specialization) -> str:
     frame = record.frame
+    if record.by_guards:
+        where = f", the first on line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
+        return f"`{record.dim}` was declared dynamic, but what the code requires of it leaves only the size {record.value}{where}"
     where = f" by line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
     return f"`{record.dim}` was declared dynamic but was specialized to {record.value}{where}"
 

@@ -30,7 +30,8 @@ from ..static.edits import (
 from ..static.source import branch_conditions
 from .context import Context
 from .failures import DataDependent, Record
-from .violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind, failed_dims, finite, scanned_interval
+from .holds import finite, scanned_interval
+from .violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind, failed_dims
 
 TryExport = Callable[[Any], Exception | None]  # export again with other dynamic_shapes: what it raised, or None
 

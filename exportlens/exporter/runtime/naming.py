@@ -42,6 +42,35 @@ class _Printer(StrPrinter):
 
     _print_Mod = _print_PythonMod
 
+    # torch's own sympy functions, said as the Python that made them (``round(n / 2)``)
+    def _print_IntTrueDiv(self, expr: Any) -> str:
+        return f"{self.parenthesize(expr.args[0], 50)} / {self.parenthesize(expr.args[1], 50)}"
+
+    _print_FloatTrueDiv = _print_IntTrueDiv
+    _print_CleanDiv = _print_FloorDiv
+
+    def _print_Function(self, expr: Any) -> str:
+        name = type(expr).__name__
+        python = _PYTHON_CALLS.get(name) or (f"math.{name.removeprefix('OpaqueUnaryFn_')}" if name.startswith("OpaqueUnaryFn_") else None)
+        if python is None:
+            return super()._print_Function(expr)
+        return f"{python}({', '.join(self._print(a) for a in expr.args)})"
+
+    _print_Max = _print_Min = _print_Function
+
+
+_PYTHON_CALLS = {
+    "RoundToInt": "round",
+    "RoundDecimal": "round",
+    "FloorToInt": "math.floor",
+    "CeilToInt": "math.ceil",
+    "TruncToInt": "int",
+    "TruncToFloat": "math.trunc",
+    "ToFloat": "float",
+    "Max": "max",
+    "Min": "min",
+}
+
 
 @dataclass
 class Names:

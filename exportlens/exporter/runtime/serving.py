@@ -27,9 +27,10 @@ from ..static.spec import DimSpec, ExportSpec, TensorInput
 from .context import Context
 from .explain import at
 from .fixes import spec_fixes
+from .holds import finite
 from .inputs import Built, copied
 from .locate import ProjectFiles
-from .violations import Change, ChangeKind, finite, first_line
+from .violations import Change, ChangeKind, first_line
 
 MAX_ELEMENTS = 1 << 26  # of all inputs at one bound (256 MiB of float32): larger bounds are not run
 

@@ -21,6 +21,7 @@ from torch._dynamo.exc import UserError, UserErrorType
 from torch.export import Dim
 from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
 
+from .holds import finite, isolated, scanned
 from .inputs import Built
 from .locate import Event, Frame, GuardLog
 from .naming import Names, SymbolNames, from_shape_env, rename_sources
@@ -109,6 +110,7 @@ class Specialization:
     detail: str  # torch's own words: its bullet
     frame: Frame | None = None  # the user's line that pinned it
     fixes: tuple[Change, ...] = ()  # as Violation.fixes
+    by_guards: bool = False  # several guards together leave one size: no literal in the code to blame
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -168,7 +170,10 @@ def first_line(text: str) -> str:
     return next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
 
 
-_SPECIALIZED = re.compile(r"You marked (\w+) as dynamic but your code specialized it to be a constant \((\d+)\)")
+_SPECIALIZED = re.compile(
+    r"You marked (\w+) as dynamic but your code specialized it to be a constant \((\d+)\)"
+    r"|solving the guards generated for (\w+) = \S+ resulted in a specialized value of (\d+)"
+)
 _EQUAL = re.compile(r"The values of (\w+) = \S+ and (\w+) = \S+ must always be equal")
 _RELATED = re.compile(r"The values of (\w+) = \S+ must always be related to the values of (\w+) = \S+ by (.+?)\.?$")
 _RANGE = re.compile(r"Not all values of (\w+) = \S+ in the specified range(?: (.+?))? satisfy the generated guard (.+)$")
@@ -178,13 +183,13 @@ _NAMED = re.compile(r"\b(\w+) = L\[")
 def _parse(item: str) -> Constraint:
     """One bullet in torch's words: a RANGE requirement is still torch's guard, over its sources."""
     if m := _SPECIALIZED.search(item):
-        return Specialization(m[1], int(m[2]), item)
+        return Specialization(m[1] or m[3], int(m[2] or m[4]), item, by_guards=m[3] is not None)
     if m := _EQUAL.search(item):
         return Violation(ViolationKind.EQUALITY, (m[1], m[2]), item, requirement=f"{m[1]} = {m[2]}")
     if m := _RELATED.search(item):
         return Violation(ViolationKind.RELATION, (m[1], m[2]), item, requirement=m[3])
     if m := _RANGE.search(item):
-        return Violation(ViolationKind.RANGE, (m[1],), item, requirement=m[3], declared=m[2] or "")
+        return Violation(ViolationKind.RANGE, (m[1],), item, requirement=m[3].rstrip("."), declared=m[2] or "")  # torch's full stop
     return Violation(ViolationKind.OTHER, tuple(dict.fromkeys(_NAMED.findall(item))), item, requirement=item)
 
 
@@ -216,69 +221,10 @@ def _place_range(record: Violation, log: GuardLog, names: SymbolNames, user: Nam
     event, expr = found
     guard = expr.xreplace({s: sympy.Symbol(n) for s, n in names.message.items()})
     requirement = names.say(expr)
-    alone = _isolated(guard, record.dims[0]) or _scanned(guard, record.dims[0], user.roots.get(record.dims[0]))
+    alone = isolated(guard, record.dims[0]) or scanned(guard, record.dims[0], user.roots.get(record.dims[0]))
     if alone and alone != requirement:  # ``seq + 1 <= 16``, i.e. ``seq <= 15``
         requirement += f"`, i.e. `{alone}"
     return replace(record, requirement=requirement, guard=guard, frame=event.frame)
-
-
-def _isolated(guard: Any, dim: str) -> str:
-    """A linear inequality of one dim, said with the dim alone on the left (``seq <= 15``); "" otherwise."""
-    if not isinstance(guard, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan, sympy.GreaterThan)):
-        return ""
-    if {str(s) for s in guard.free_symbols} != {dim}:
-        return ""
-    (sym,) = guard.free_symbols
-    try:
-        a, b = sympy.Poly(guard.lhs - guard.rhs, sym).all_coeffs()
-    except (sympy.PolynomialError, ValueError):
-        return ""
-    if a == 0:
-        return ""
-    op = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">", sympy.GreaterThan: ">="}[type(guard)]
-    if a < 0:
-        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
-    bound = -b / a
-    return f"{dim} {op} {bound}"
-
-
-SCAN_LIMIT = 4096  # sizes tried one by one where sympy cannot solve a guard (floor division, modulo)
-
-
-def scanned_interval(guard: Any, lo: int, hi: int | None, around: int | None) -> tuple[int, int] | None:
-    """Where sympy gives up (``seq // 8 != 1``): the run of sizes in ``[lo, hi]`` where the
-    guard over one symbol holds that holds ``around`` (the first such run without it), by
-    trying each size; None for a range too large to try, or a guard that holds nowhere."""
-    if hi is None or hi - lo > SCAN_LIMIT or len(guard.free_symbols) != 1:
-        return None
-    (sym,) = guard.free_symbols
-    try:
-        holds = [bool(guard.subs(sym, v)) for v in range(lo, hi + 1)]
-    except TypeError:
-        return None
-    runs, start = [], None
-    for v, ok in zip(range(lo, hi + 2), holds + [False]):
-        if ok and start is None:
-            start = v
-        elif not ok and start is not None:
-            runs.append((start, v - 1))
-            start = None
-    for a, b in runs:
-        if around is None or a <= around <= b:
-            return a, b
-    return None
-
-
-def _scanned(guard: Any, dim: str, root: Any) -> str:
-    """The sizes of the dim's declared range where the guard holds, said as bounds (``seq >= 16``)."""
-    lo, hi = getattr(root, "min", None), getattr(root, "max", None)
-    found = scanned_interval(guard, int(lo) if finite(lo) else 0, int(hi) if finite(hi) else None, None) if root else None
-    if found is None or {str(x) for x in guard.free_symbols} != {dim}:
-        return ""
-    a, b = found
-    if b == hi:
-        return f"{dim} >= {a}"
-    return f"{dim} <= {b}" if a == (lo if finite(lo) else 0) else f"{a} <= {dim} <= {b}"
 
 
 def _frame(event: Event | None) -> Frame | None:
@@ -304,7 +250,8 @@ def _cutting_guard(log: GuardLog, symbols: set[sympy.Symbol], root: Any) -> tupl
     env = log.shape_env
     replacements = dict(getattr(env, "replacements", None) or {})
     hints = dict(getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {}) or {})
-    probes = [v for v in (lo, hi, 0, 1, 2, 10**6) if isinstance(v, int) and v < 2**62]
+    near = [v + d for v, d in ((lo, 1), (hi, -1)) if isinstance(v, int)]  # one past a bound: what a modulo guard breaks
+    probes = [v for v in (lo, hi, *near, 0, 1, 2, 10**6) if isinstance(v, int) and v < 2**62]
     probes = [v for v in probes if (lo is None or v >= lo) and (hi is None or v <= hi)]
     for event in log.events:
         if event.kind != "guard" or not event.frame:
@@ -363,11 +310,6 @@ def _tightened(name: str, old: Any, new: Any) -> Change:
     lo = new.min if finite(new.min) and new.min > old.min else None
     hi = new.max if finite(new.max) and (not finite(old.max) or new.max < old.max) else None
     return Change(name, ChangeKind.BOUNDS, min=lo, max=hi)
-
-
-def finite(v: Any) -> bool:
-    """A real bound: torch writes "no bound" as int_oo (a sympy number) or a huge int."""
-    return isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62
 
 
 def _pairs(old: Any, new: Any) -> Iterator[tuple[Any, Any]]:
