@@ -414,3 +414,80 @@ def test_a_value_read_inline_is_named_as_the_line_writes_it_not_by_torch_s_symbo
         "`probs.max().item() > 0.9` depends on the values inside a tensor (`probs.max().item()` is only known when the model runs)"
     )
     assert "zuf" not in finding.message
+
+
+SHIFTED = """
+    import torch
+    from torch import nn
+
+    class Shifted(nn.Module):
+        def forward(self, x, y):
+            h = x * 2
+            z = torch.cat([h, h])
+            return z + y
+"""
+
+
+def test_a_root_declared_only_through_derived_sizes_is_said_in_the_spec_s_expressions(project):
+    """``n - 6`` with no min used to fail in torch's own words (EL901 "Expected derived min value
+    of n - 6 to be >= 0"); the relation it needs is said and fixed in the spec's expressions."""
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."shifted.py:Shifted"]
+        inputs = { x = "f32[n - 6, 8]", y = "f32[m, 8]" }
+        dims = { n = { max = 64 } }
+        """,
+    )
+    project.write("shifted.py", SHIFTED)
+    finding = only(project.module("Shifted").findings, "EL203")
+    assert finding.line == line_of(project, "shifted.py", "return z + y")
+    assert finding.message == "`m` is declared independent, but this line needs m = 2*n - 12"
+    project.apply(finding.fixes[0])
+    assert 'y = "f32[2*n - 12, 8]"' in project.read("pyproject.toml")
+    assert project.module("Shifted").status is Status.EXPORTED
+
+
+def test_a_derived_root_without_a_max_is_told_to_declare_one_not_torch_s_key_error(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."shifted.py:Shifted"]
+        inputs = { x = "f32[n - 6, 8]", y = "f32[2*n - 12, 8]" }
+        """,
+    )
+    project.write("shifted.py", SHIFTED)
+    finding = only(project.module("Shifted").findings, "EL005")
+    assert finding.path == "pyproject.toml"
+    assert "the derived sizes of `n` need a max" in finding.message and "KeyError" in finding.message
+
+
+SLICED = """
+    import torch
+    from torch import nn
+
+    class Sliced(nn.Module):
+        def forward(self, x, y):
+            h = x * 2
+            return h[2:] + y
+"""
+
+
+def test_a_derived_size_torch_pins_is_said_on_its_line_with_its_root(project):
+    """torch names a pinned derived size by its expression ("You marked dimz + 1 as dynamic but
+    your code specialized it to be a constant (3)", EL205 on the pyproject line before)."""
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."sliced.py:Sliced"]
+        inputs = { x = "f32[dimz + 1, 8]", y = "f32[w, 8]" }
+        dims = { dimz = { example = 2 }, w = { example = 5 } }
+        """,
+    )
+    project.write("sliced.py", SLICED)
+    finding = only(project.module("Sliced").findings, "EL204")
+    assert finding.line == line_of(project, "sliced.py", "return h[2:] + y")
+    assert finding.message.startswith("`dimz + 1` was declared dynamic but was specialized to 3 (so `dimz` to 2) by line")
+    assert finding.fixes[0].title == "Make `dimz` static: size 2"
+    project.apply(finding.fixes[0])
+    assert project.module("Sliced").status is Status.EXPORTED

@@ -75,6 +75,12 @@ def spec_errors(project, table: str):
         ),
         ('inputs = { x = "f32[b]" }\ndims = { b = { min = 2, example = 1 } }\n', "EL004", "b = {", "dim 'b': example 1 is outside [2, ∞]"),
         (
+            'inputs = { x = "f32[n - 6]" }\ndims = { n = { min = 2 } }\n',
+            "EL004",
+            "n = {",
+            "dim 'n': `n - 6` would be negative at its min (2); its min must be at least 6",
+        ),
+        (
             'inputs = { x = { shape = "f32[3]", fill = "twos" } }\n',
             "EL005",
             "x = ",
@@ -192,3 +198,13 @@ def test_value_tables_build_the_described_tensors(project):
     assert report.summary.inputs == ("ids: i64[batch, seq]", "mask: f32[batch, seq]", "steps: i64[3]")
     spec = make_plan([project.root]).modules[0].spec
     assert isinstance(spec.inputs["ids"], TensorInput) and spec.inputs["ids"].high == 10
+
+
+def test_a_root_used_only_through_derived_sizes_gets_the_min_they_need(project):
+    """``n - 6`` cannot be negative: an undeclared min of ``n`` is 6, and every example size
+    (``n - 6`` twice, ``2*n - 12``) is at least 2, so torch specializes none of them."""
+    planned, _ = spec_errors(project, 'inputs = { x = "f32[n - 6]", mask = "f32[n - 6]", scale = "f32[2*n - 12]" }\n')
+    assert not planned.findings
+    n = planned.spec.dims["n"]
+    assert n.min == 6 and n.example - 6 >= 2
+

@@ -176,6 +176,9 @@ def _specialized(record: Specialization) -> str:
         where = f", the first on line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
         return f"`{record.dim}` was declared dynamic, but what the code requires of it leaves only the size {record.value}{where}"
     where = f" by line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
+    if record.derived:
+        size, value = record.derived
+        return f"`{size}` was declared dynamic but was specialized to {value} (so `{record.dim}` to {record.value}){where}"
     return f"`{record.dim}` was declared dynamic but was specialized to {record.value}{where}"
 
 

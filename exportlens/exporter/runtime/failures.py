@@ -19,6 +19,7 @@ from torch._dynamo.exc import Unsupported, UserError, UserErrorType
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ..static.source import branch_mutation, item_operand
+from .holds import finite
 from .inputs import Built
 from .locate import Frame, GuardLog, ProjectFiles
 from .mismatch import read_mismatch
@@ -117,6 +118,8 @@ def read_failure(exc: BaseException, log: GuardLog, built: Built) -> tuple[Recor
         return read_violations(exc.msg, log, built)
     if isinstance(exc, UserError) and exc.error_type == UserErrorType.INVALID_INPUT:
         return (SpecRejected(exc.msg),)
+    if (unbounded := _derived_without_max(exc, built)) is not None:
+        return (unbounded,)
     dde = _in_chain(exc, GuardOnDataDependentSymNode)
     if dde is not None:
         # non-strict: the user's frame is live in the traceback; strict: dynamo keeps it in real_stack
@@ -124,6 +127,35 @@ def read_failure(exc: BaseException, log: GuardLog, built: Built) -> tuple[Recor
         names = from_locals(frame.locals if frame else None, from_shape_env(log.shape_env, built.names))
         return (DataDependent(dde.cond, _inline_value(names, dde.cond, frame), frame, str(exc)),)
     return (_read_other(exc, log, built),)
+
+
+def _derived_without_max(exc: BaseException, built: Built) -> SpecRejected | None:
+    """torch 2.13's solver fails (``KeyError: 'max'``) on a relation between derived dims
+    whose root has no max: said as what the user can do about it."""
+    tb, where = exc.__traceback__, set()
+    while tb is not None:
+        where.add(tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    if not isinstance(exc, KeyError) or "_process_derived_dim_roots" not in where:
+        return None
+    roots = sorted({d.root.__name__ for d in _leaves(built.dynamic_shapes) if hasattr(d, "root") and not finite(d.root.max)})
+    named = ", ".join(f"`{n}`" for n in roots) or "the root dims"
+    return SpecRejected(
+        f"the derived sizes of {named} need a max, as torch's solver fails without one (KeyError 'max'): declare "
+        + ("one" if len(roots) == 1 else "one for each")
+        + " in dims"
+    )
+
+
+def _leaves(shapes: Any) -> Any:
+    """Every leaf of a dynamic_shapes structure (Dims, ints, None)."""
+    if isinstance(shapes, dict):
+        shapes = list(shapes.values())
+    if isinstance(shapes, (list, tuple)):
+        for s in shapes:
+            yield from _leaves(s)
+    else:
+        yield shapes
 
 
 _OUTPUT = re.compile(r"Found <class '([\w.]+)'> in output, which is not a known type")

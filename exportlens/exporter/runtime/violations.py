@@ -111,6 +111,7 @@ class Specialization:
     frame: Frame | None = None  # the user's line that pinned it
     fixes: tuple[Change, ...] = ()  # as Violation.fixes
     by_guards: bool = False  # several guards together leave one size: no literal in the code to blame
+    derived: tuple[str, int] | None = None  # torch named a derived size (``dimz + 1``, 3): ``dim`` is its root
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -140,7 +141,14 @@ def read_violations(msg: str, log: GuardLog, built: Built) -> tuple[Constraint, 
     items = _bullets(msg) or [first_line(msg)]
     placed = tuple(_place(_parse(item), log, names, built.names) for item in items)
     changes = suggested_changes(msg, built.dynamic_shapes)
-    return tuple(replace(r, fixes=tuple(c for c in changes if c.dim in r.fixable)) for r in placed)
+    return tuple(replace(r, fixes=tuple(c for c in changes if c.dim in r.fixable) or _static(r)) for r in placed)
+
+
+def _static(record: Constraint) -> tuple[Change, ...]:
+    """torch suggests nothing for a derived size it pinned: its root at the pinned size."""
+    if isinstance(record, Specialization) and record.derived:
+        return (Change(record.dim, ChangeKind.STATIC, value=str(record.value)),)
+    return ()
 
 
 def failed_dims(exc: BaseException | None) -> set[str]:
@@ -171,7 +179,7 @@ def first_line(text: str) -> str:
 
 
 _SPECIALIZED = re.compile(
-    r"You marked (\w+) as dynamic but your code specialized it to be a constant \((\d+)\)"
+    r"You marked (.+?) as dynamic but your code specialized it to be a constant \((\d+)\)"
     r"|solving the guards generated for (\w+) = \S+ resulted in a specialized value of (\d+)"
 )
 _EQUAL = re.compile(r"The values of (\w+) = \S+ and (\w+) = \S+ must always be equal")
@@ -183,7 +191,7 @@ _NAMED = re.compile(r"\b(\w+) = L\[")
 def _parse(item: str) -> Constraint:
     """One bullet in torch's words: a RANGE requirement is still torch's guard, over its sources."""
     if m := _SPECIALIZED.search(item):
-        return Specialization(m[1] or m[3], int(m[2] or m[4]), item, by_guards=m[3] is not None)
+        return _specialization(m[1] or m[3], int(m[2] or m[4]), item, by_guards=m[3] is not None)
     if m := _EQUAL.search(item):
         return Violation(ViolationKind.EQUALITY, (m[1], m[2]), item, requirement=f"{m[1]} = {m[2]}")
     if m := _RELATED.search(item):
@@ -191,6 +199,21 @@ def _parse(item: str) -> Constraint:
     if m := _RANGE.search(item):
         return Violation(ViolationKind.RANGE, (m[1],), item, requirement=m[3].rstrip("."), declared=m[2] or "")  # torch's full stop
     return Violation(ViolationKind.OTHER, tuple(dict.fromkeys(_NAMED.findall(item))), item, requirement=item)
+
+
+def _specialization(name: str, value: int, item: str, by_guards: bool) -> Specialization:
+    """torch names a derived size by its expression (``dimz + 1``): the record is on its root."""
+    if name.isidentifier():
+        return Specialization(name, value, item, by_guards=by_guards)
+    try:
+        expr = sympy.sympify(name)
+        (root,) = expr.free_symbols
+        (solved,) = sympy.solve(sympy.Eq(expr, value), root)
+    except (sympy.SympifyError, TypeError, ValueError):
+        return Specialization(name, value, item, by_guards=by_guards)
+    if not solved.is_integer:
+        return Specialization(name, value, item, by_guards=by_guards)
+    return Specialization(str(root), int(solved), item, by_guards=by_guards, derived=(name, value))
 
 
 # -- placing a record on the user's line --------------------------------------------------
@@ -203,7 +226,8 @@ def _place(record: Constraint, log: GuardLog, names: SymbolNames, user: Names) -
         symbols.setdefault(name, set()).add(sym)
     mine = [symbols.get(d, set()) for d in record.dims]
     if isinstance(record, Specialization):
-        return replace(record, frame=_frame(log.first(mine[0], ("replace", "guard"))))
+        mine = mine[0] | (symbols.get(record.derived[0], set()) if record.derived else set())
+        return replace(record, frame=_frame(log.first(mine, ("replace", "guard"))))
     if record.kind is ViolationKind.EQUALITY:
         event = _first_both(log, *mine) if mine[1] else log.first(mine[0])
         return replace(record, frame=_frame(event))

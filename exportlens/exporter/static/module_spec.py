@@ -174,8 +174,22 @@ def _dims(raw: Any, inputs: dict[str, Any], t: _Table) -> dict[str, DimSpec]:
             t.error(codes.SPEC_DIMS, problem, where)
         else:
             declared[name] = DimSpec(name, table.get("min"), table.get("max"), table.get("example"))
-    dims = {name: declared.get(name, DimSpec(name)) for name in used}
+    dims = {name: _implied_min(declared.get(name, DimSpec(name)), derived, t) for name in used}
     return choose_examples(dims, static, derived)
+
+
+def _implied_min(dim: DimSpec, derived: list[Derived], t: _Table) -> DimSpec:
+    """A root's min where its derived sizes need one (``n - 6`` needs ``n >= 6``): implied
+    when the spec gives none, as a shape cannot be negative; an error when it gives less."""
+    needed = max((-(d.offset // d.coeff) for d in derived if d.root == dim.name and d.coeff > 0), default=0)
+    if needed <= (dim.min or 0):
+        return dim
+    uses = ", ".join(f"`{d.text}`" for d in derived if d.root == dim.name and d.value(dim.min or 0) < 0)
+    if dim.min is not None or (dim.max is not None and dim.max < needed):
+        bound = f"min ({dim.min})" if dim.min is not None else f"max ({dim.max})"
+        message = f"dim '{dim.name}': {uses} would be negative at its {bound}; its min must be at least {needed}"
+        t.error(codes.SPEC_DIMS, message, t.locations.get(f"dims.{dim.name}") or t.at("inputs"))
+    return replace(dim, min=max(needed, dim.min or 0))
 
 
 def _dim_problem(name: str, table: Any) -> str | None:
@@ -205,7 +219,7 @@ def choose_examples(dims: dict[str, DimSpec], static: set[int], derived: list[De
         if dim.example is not None:
             out[name] = dim
             continue
-        mine = [d for d in derived if d.root == name]
+        mine = list({(d.coeff, d.offset): d for d in derived if d.root == name}.values())  # each size once
         lo = max(dim.min or 0, 2)
         hi = dim.max if dim.max is not None else lo + 64
         pick = None
