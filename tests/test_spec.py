@@ -207,4 +207,3 @@ def test_a_root_used_only_through_derived_sizes_gets_the_min_they_need(project):
     assert not planned.findings
     n = planned.spec.dims["n"]
     assert n.min == 6 and n.example - 6 >= 2
-

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..exporter.core.options import Options
-from ..exporter.core.report import ModuleReport
+from ..exporter.core.report import ModuleReport, Status
 from ..exporter.core.sources import Sources, read_text
 from ..exporter.static.deps import closure
 from ..exporter.static.plan import Plan, Planned
@@ -198,7 +198,9 @@ class Exports:
             return None
         # exportOn = change exports the editor's unsaved text
         sources = {planned.module.path: text} if s.export_on == "change" and text is not None else {}
-        options = Options(overrides=s.overrides)
+        # the program is run at the spec's bounds in a second job, after this verdict is shown
+        # (_serve); an artifact the user asked for is saved only once it has been run
+        options = Options(overrides=s.overrides, serve=artifacts is not None)
         if artifacts is not None:
             options = replace(options, artifact=artifacts / f"{planned.module.name}.pt2")
         job = job_for(plan, planned, options, environment=pool.environment, sources=sources)
@@ -275,6 +277,7 @@ class Exports:
         if report.cached and job.reason != REVERIFY:
             self._reverify(root, job.target)
         self._later(self._prove(root, job, self.session.results[key]))
+        self._later(self._serve(root, job, self.session.results[key]))
         return report
 
     async def _prove(self, root: Path, job: _Submitted, result: Result) -> None:
@@ -294,6 +297,29 @@ class Exports:
         pool.remember(job.job, proven_report)
         self.say(f"{job.target}: proved {len(tries)} fix(es) by exporting with each applied")
         self.landed(root, [job.target])
+
+    async def _serve(self, root: Path, job: _Submitted, result: Result) -> None:
+        """Run an exported program on the example inputs and at the spec's bounds (serving.py)
+        in a job of its own, once the verdict is shown; what it finds (EL206) lands as a new
+        verdict, with its fixes proven, unless a newer result landed meanwhile."""
+        report, pool = result.report, self.pool
+        if report.status is not Status.EXPORTED or report.cached or job.job.options.serve or pool is None:
+            return
+        served = replace(job.job, key="", options=replace(job.job.options, serve=True))
+        try:
+            after = await asyncio.wrap_future(pool.submit(served, supersede=False))
+        except Exception:
+            return  # cancelled, or the worker went away: the next export runs it again
+        key = (root, job.target)
+        if self.session.results.get(key) is not result:
+            return
+        after = replace(after, seconds=report.seconds)  # the verdict's own time, not the run's
+        self.session.results[key] = replace(result, report=after)
+        pool.remember(job.job, after)
+        self.say(f"{job.target}: ran the exported program at the spec's bounds: {after.status.value}")
+        if after.status is not Status.EXPORTED:
+            self.landed(root, [job.target])
+            self._later(self._prove(root, job, self.session.results[key]))
 
     def _later(self, work: Awaitable[None]) -> None:
         task = asyncio.get_running_loop().create_task(work)

@@ -13,3 +13,6 @@ class Options:
     artifact: Path | None = None  # save the .pt2 here on success
     collect_all: bool = True  # on failure, run draft export to find every problem
     overrides: Overrides = Overrides()  # the editor's or the command line's settings over the project's
+    # after a successful export, run the program at the example and the declared bounds
+    # (runtime/serving.py); the server runs that as a second job, after the verdict is shown
+    serve: bool = True

@@ -324,8 +324,23 @@ def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
         edit = edit_between(path, old, new) if new else None
         if edit is None:
             continue
-        title = f"Assume `{code}` here: insert torch._check({code})"
+        title = f"Assume `{code}` here{_plainly(code)}: insert torch._check({code})"
         if held.get(code) is False:
             title += " (the example inputs do not)"
         fixes.append(Fix(title, (edit,), preferred=held.get(code) is True))
     return tuple(fixes)
+
+
+_EMPTINESS = re.compile(r"^(?:len\((\w+)\)|(\w+)\.(?:shape\[0\]|size\(0\)|numel\(\)))\s*(==|!=|>|>=)\s*([01])$")
+
+
+def _plainly(code: str) -> str:
+    """What a size test assumes, in words: ``keep.shape[0] != 0`` is "`keep` is never empty"."""
+    m = _EMPTINESS.match(code)
+    if m is None:
+        return ""
+    name, op, bound = m[1] or m[2], m[3], int(m[4])
+    empty = {("==", 0): True, ("!=", 0): False, (">", 0): False, (">=", 1): False}.get((op, bound))
+    if empty is None:
+        return ""
+    return f" (`{name}` is always empty)" if empty else f" (`{name}` is never empty)"

@@ -101,7 +101,9 @@ def export_module(
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
     except Exception as exc:
         return report(Status.FAILED, _failed(exc, log, model, ctx, strict, options.collect_all))
-    unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device)
+    unserved = []
+    if options.serve:
+        unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device)
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None))
     ep, artifact = _finish(ep, settings.ir, options.artifact)

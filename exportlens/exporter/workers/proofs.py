@@ -47,7 +47,7 @@ def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
             if texts is not None:
                 # the worker plans again from these texts (their digests differ from the plan's)
                 # and saves nothing: a proof is not the export the user asked for
-                options = replace(job.options, artifact=None)
+                options = replace(job.options, artifact=None, serve=True)  # a proof runs the program too
                 out.append(Proof(i, j, replace(job, key="", plan=None, options=options, sources={**job.sources, **texts})))
     return out
 

@@ -1,0 +1,61 @@
+"""The exported program is run at the spec's bounds after the verdict is shown, never before:
+torch proves the graph, not the model (an embedding table shorter than the declared ``seq``)."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+POSITIONS = """\
+import torch
+from torch import nn
+
+
+class Positions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(50, 8)
+        self.pos = nn.Embedding(64, 8)
+
+    def forward(self, ids):
+        h = self.tok(ids)
+        pos = torch.arange(ids.shape[1])
+        return h + self.pos(pos)
+"""
+
+TABLE = """
+[tool.exportlens.modules."models/positions.py:Positions"]
+inputs = { ids = { shape = "i64[batch, seq]", low = 0, high = 50 } }
+dims = { batch = { max = 8 }, seq = { min = 2, max = 256 } }
+"""
+
+
+async def test_a_range_the_program_cannot_serve_lands_after_the_verdict_with_a_proven_fix(editor):
+    rel = "models/positions.py"
+    (editor.root / rel).write_text(POSITIONS)
+    editor.open("pyproject.toml")
+    editor.save("pyproject.toml", (editor.root / "pyproject.toml").read_text() + TABLE)
+    editor.open(rel)
+    uri = editor.uri("pyproject.toml")
+    found = await editor.diagnostics("pyproject.toml", lambda ds: any(d.code == "EL206" for d in ds))
+    (el206,) = [d for d in found if d.code == "EL206"]
+    assert el206.range.start.line == editor.line_of("pyproject.toml", "dims = { batch = { max = 8 }, seq = { min = 2, max = 256 } }")
+    assert el206.message.startswith("`seq` is declared as [2, 256], but at seq = 256 forward fails")
+    # the export's own verdict was shown first: the program was run in a job of its own, afterwards
+    exported = await editor.logged("models/positions.py:Positions: exported in")
+    ran = await editor.logged("models/positions.py:Positions: ran the exported program at the spec's bounds: failed")
+    logs = [m.message for m in editor.client.log_messages]
+    assert logs.index(exported) < logs.index(ran)
+    # its fix lowers the max, and was proven by exporting and running with it applied
+    params = types.CodeActionParams(
+        types.TextDocumentIdentifier(uri), el206.range, types.CodeActionContext([el206], only=[types.CodeActionKind.QuickFix])
+    )
+
+    async def titles() -> list[str]:
+        actions = await editor.client.text_document_code_action_async(params)
+        return [a.title for a in actions or [] if isinstance(a, types.CodeAction)]
+
+    for _ in range(100):
+        if any("(module then exports)" in t for t in await titles()):
+            break
+        await editor.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert "Set `seq` to Dim('seq', max=64) (module then exports)" in await titles()
