@@ -411,7 +411,7 @@ def test_a_value_read_inline_is_named_as_the_line_writes_it_not_by_torch_s_symbo
     finding = only(project.module("Gate").findings, "EL101")
     assert finding.line == line_of(project, "gate.py", "if probs.max().item() > self.threshold")
     assert finding.message.startswith(
-        "`probs.max().item() > 0.9` depends on the values inside a tensor (`probs.max().item()` is only known when the model runs)"
+        "`probs.max().item() > self.threshold` depends on the values inside a tensor (`probs.max().item()` is only known when the model runs)"
     )
     assert "zuf" not in finding.message
 

@@ -1,8 +1,8 @@
 """A user's own `torch._check` that the sequence is a multiple of 8.
 
 From: torch's export tests (`torch._check` on backed sizes becomes a guard).
-Expect: the marked line (the view needs `seq // 8 != 1`, i.e. `seq >= 16`); the preferred fix declares
-`seq = 8*_seq` in the `Dim` call and exports.
+Expect: the marked line, the user's own check: the first line that requires `seq % 8 == 0`, which the
+declared range does not promise; the preferred fix declares `seq = 8*_seq` in the `Dim` call and exports.
 """
 
 import torch
@@ -22,5 +22,5 @@ class Case(nn.Module):
     def forward(self, x):
         x = x.relu()
         seq = x.shape[0]
-        torch._check(seq % 8 == 0)
-        return x.view(-1, 8, 4)  # expect: EL201, fix exports
+        torch._check(seq % 8 == 0)  # expect: EL201, fix exports
+        return x.view(-1, 8, 4)

@@ -12,7 +12,7 @@ from typing import Any
 from ..core import codes
 from ..core.report import Finding, Fix
 from ..static.edits import assert_async, edit_between
-from ..static.source import locate, tensor_test
+from ..static.source import branch_test, locate, tensor_test
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
 from .fixes import check_fixes, size_in_code, spec_fixes
@@ -114,12 +114,22 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
         return truth
     unbacked = sorted((s for s in cond.free_symbols if str(s).startswith(("u", "zuf"))), key=str)  # torch's ints, floats
     origin = ", ".join(f"`{names.say(s)}`" for s in unbacked) or "a value"
-    message = f"`{names.say(cond)}` depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
+    said = _as_written(record, ctx, [names.say(s) for s in unbacked]) or names.say(cond)
+    message = f"`{said}` depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
     fixes = check_fixes(record, ctx)
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
     # the condition as code is how the line most likely writes it: the finding's columns
     return at(ctx, codes.DATA_DEPENDENT, message, record.frame, names.write(cond), fixes=fixes, detail=record.detail)
+
+
+def _as_written(record: DataDependent, ctx: Context, values: list[str]) -> str | None:
+    """The branch's own condition where it reads each value inline (``probs.max().item() >
+    self.threshold``, where torch's guard holds the threshold's value, ``0.9``)."""
+    if record.frame is None or not values or not all("(" in v for v in values):
+        return None
+    written = branch_test(ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line)
+    return written if written is not None and all(v in written for v in values) else None
 
 
 def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:

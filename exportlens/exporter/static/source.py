@@ -113,11 +113,14 @@ _NEGATED = {
 }
 
 
-def branch_conditions(text: str, line: int) -> tuple[str, str] | None:
-    """The condition of the ``if``/``elif``/``while`` (or ``assert``) on ``line`` as the user
-    wrote it, and its negation (``conf > self.threshold``, ``conf <= self.threshold``): one
-    comparison of two operands, with no call in it (a call such as ``.item()`` written again
-    would be a new value, not the one the branch tested). None for anything else."""
+def branch_test(text: str, line: int) -> str | None:
+    """The condition of the ``if``/``elif``/``while`` (or ``assert``) on ``line``, as written,
+    when it is one comparison of two operands (``probs.max().item() > self.threshold``)."""
+    found = _branch_comparison(text, line)
+    return index(text).code(found) if found is not None else None
+
+
+def _branch_comparison(text: str, line: int) -> cst.Comparison | None:
     idx = index(text)
     found = None
     for place, node in idx.statements if idx else ():
@@ -127,10 +130,18 @@ def branch_conditions(text: str, line: int) -> tuple[str, str] | None:
             found = node.test
         elif isinstance(node, cst.SimpleStatementLine) and isinstance(node.body[0], cst.Assert):
             found = node.body[0].test
-    if not isinstance(found, cst.Comparison) or len(found.comparisons) != 1:
+    return found if isinstance(found, cst.Comparison) and len(found.comparisons) == 1 else None
+
+
+def branch_conditions(text: str, line: int) -> tuple[str, str] | None:
+    """The condition of the ``if``/``elif``/``while`` (or ``assert``) on ``line`` as the user
+    wrote it, and its negation (``conf > self.threshold``, ``conf <= self.threshold``): one
+    comparison of two operands, with no call in it (a call such as ``.item()`` written again
+    would be a new value, not the one the branch tested). None for anything else."""
+    found = _branch_comparison(text, line)
+    if found is None or _has_call(found):
         return None
-    if _has_call(found):
-        return None
+    idx = index(text)
     target = found.comparisons[0]
     flipped = _NEGATED.get(type(target.operator))
     if flipped is None:
