@@ -156,7 +156,12 @@ FAULTS = [
         r"^export needed more than the memory limit of 1GiB \(BigTensor\(\) failed: RuntimeError: .*can't allocate memory",
     ),
     # a MemoryError says nothing: the message ends with what raised it, not with "while exporting: )"
-    ("big_bytes", "EL503", r"^export needed more than the memory limit of 1GiB \(forward raised MemoryError while exporting\)$"),
+    (
+        "big_bytes",
+        "EL503",
+        r"^export needed more than the memory limit of 1GiB \(forward raised MemoryError while exporting\); `device = \"meta\"` in its table"
+        r" builds the module without allocating its weights, and checks that it exports$",
+    ),
 ]
 
 
@@ -469,6 +474,9 @@ def test_killing_the_owner_kills_the_warm_parent_and_its_jobs(root: Path):
     assert [pid for pid in (warm, *tree) if alive(pid)] == []
 
 
+META_HINT = '; `device = "meta"` in its table builds the module without allocating its weights, and checks that it exports'
+
+
 def test_the_memory_limit_holds_for_a_module_that_forks(pool: Pool, root: Path):
     """Four children of 300 MiB each: every process is under the 512 MiB limit, their sum
     is not. The job's process group is stopped and the finding says why."""
@@ -476,7 +484,7 @@ def test_the_memory_limit_holds_for_a_module_that_forks(pool: Pool, root: Path):
     report = pool.run(job(root, "faults/fork_hog.py:ForkHog", cache=False))
     (finding,) = report.findings
     assert finding.code == "EL503", finding
-    assert finding.message == "export needed more than the memory limit of 512MiB", finding.message
+    assert finding.message == "export needed more than the memory limit of 512MiB" + META_HINT, finding.message
     assert time.monotonic() - started < 15  # stopped when it crossed the limit, not at the 30 s timeout
     fine_again(pool, root)
 

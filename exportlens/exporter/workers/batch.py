@@ -47,6 +47,7 @@ def job_for(
         timeout=settings.timeout,
         memory_limit=parse_bytes(settings.memory_limit),
         sandbox=settings.sandbox,
+        device=settings.device,
         key=key,
         sources=files.relative(),
         plan=owner_plan(plan, planned),

@@ -44,7 +44,7 @@ def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) 
         report, converted = _memory_findings(e.report, job)
         return _sandbox_hint(report, job), not converted and not e.replanned
     if isinstance(e, OutOfMemory):
-        return failed(codes.MEMORY, f"export needed more than the memory limit of {_human(job.memory_limit)}{shown}")
+        return failed(codes.MEMORY, f"export needed more than the memory limit of {_human(job.memory_limit)}{_meta_hint(job)}{shown}")
     if isinstance(e, Exited):
         return failed(codes.CRASH, f"the module {e.message} while exporting{shown}")
     if isinstance(e, Internal):
@@ -92,11 +92,18 @@ def _memory_findings(report: ModuleReport, job: Job) -> tuple[ModuleReport, bool
     for f in report.findings:
         if f.kind.value != "spec-error" and any(m in f.message or m in f.detail for m in MEMORY_MESSAGES):
             said = f.message.rstrip(": ")  # a MemoryError says nothing: "... while exporting: "
-            message = f"export needed more than the memory limit of {_human(job.memory_limit)} ({said})"
+            message = f"export needed more than the memory limit of {_human(job.memory_limit)} ({said}){_meta_hint(job)}"
             f = codes.finding_at(codes.MEMORY, message, f.path, f.span, detail=f.detail)
         out.append(f)
     converted = tuple(out) != report.findings
     return (replace(report, findings=tuple(out)) if converted else report), converted
+
+
+def _meta_hint(job: Job) -> str:
+    """A model too big for the device can still be checked: its weights are not needed to export."""
+    if job.device == "meta":
+        return ""
+    return '; `device = "meta"` in its table builds the module without allocating its weights, and checks that it exports'
 
 
 SANDBOX_HINT = (

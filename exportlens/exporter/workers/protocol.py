@@ -55,6 +55,7 @@ class Job:
     class_column: int = 1
     class_end_column: int | None = None
     plan: OwnerPlan | None = None  # None: the worker plans
+    device: str = "cpu"  # the effective device: findings about memory suggest meta where it is not
 
     @property
     def path(self) -> str:
