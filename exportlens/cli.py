@@ -1,4 +1,4 @@
-"""``exportlens check | export | show``: the engine for terminals and CI.
+"""``exportlens check | export | show | merge``: the engine for terminals and CI.
 
 Exit codes: 0 everything checked exports, 1 a finding of severity error,
 2 a usage or configuration error.
@@ -21,8 +21,10 @@ from .exporter.core.program import program_text
 from .exporter.core.report import Finding, ModuleReport, Report, Status, to_dict
 from .exporter.core.settings import Overrides, interpreter, jobs
 from .exporter.core.settings import check as check_setting
+from .exporter.core.shards import Shard
 from .exporter.core.sources import read_text
 from .exporter.core.targets import Target
+from .merge import MergeError, in_target_order, merge, read_report
 
 if TYPE_CHECKING:  # imported where used: `--help` and a mistyped option answer before libcst loads
     from .exporter.static.plan import Plan
@@ -68,7 +70,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"exportlens {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    check = sub.add_parser("check", help="check every nn.Module under PATHs (default: .)")
+    _check_parser(sub.add_parser("check", help="check every nn.Module under PATHs (default: .)"))
+
+    export = sub.add_parser("export", help="export one module and save the .pt2")
+    export.add_argument("target", help="path.py:Class, or path.py holding one module")
+    export.add_argument("-o", "--output", type=Path, help="where to write the .pt2 (default: ./Class.pt2)")
+    _common(export)
+
+    show = sub.add_parser("show", help="signature, range constraints, per-line shapes and graph of one module")
+    show.add_argument("target", help="path.py:Class, or path.py holding one module")
+    show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
+    _common(show)
+
+    _merge_parser(sub.add_parser("merge", help="combine the JSON reports of `check --format json` (its shards) into one report"))
+    sub.add_parser("serve", help="run the language server over stdio (for editors)")
+    return p
+
+
+def _check_parser(check: argparse.ArgumentParser) -> None:
     check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
     check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     check.add_argument(
@@ -82,20 +101,26 @@ def _parser() -> argparse.ArgumentParser:
         default=os.cpu_count() or 1,
         help="exports at a time (default: the number of cores)",
     )
+    check.add_argument(
+        "--shard",
+        type=_checked("shard", check=Shard.parse),
+        metavar="K/N",
+        help="only shard K of N (like 2/3): a module's shard is a hash of its path.py:Class; `exportlens merge` joins the reports",
+    )
     _common(check)
 
-    export = sub.add_parser("export", help="export one module and save the .pt2")
-    export.add_argument("target", help="path.py:Class, or path.py holding one module")
-    export.add_argument("-o", "--output", type=Path, help="where to write the .pt2 (default: ./Class.pt2)")
-    _common(export)
 
-    show = sub.add_parser("show", help="signature, range constraints, per-line shapes and graph of one module")
-    show.add_argument("target", help="path.py:Class, or path.py holding one module")
-    show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
-    _common(show)
-
-    sub.add_parser("serve", help="run the language server over stdio (for editors)")
-    return p
+def _merge_parser(merged: argparse.ArgumentParser) -> None:
+    merged.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json")
+    merged.add_argument("--format", choices=("json", "sarif"), default="json")
+    merged.add_argument("-o", "--output", type=Path, metavar="OUT", help="write the report here (default: stdout)")
+    merged.add_argument(
+        "--root",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="the project root the reports' paths are relative to (SARIF; default: .)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
 
         serve()
         return OK
-    return {"check": _check, "export": _export, "show": _show}[args.command](args)
+    return {"check": _check, "export": _export, "show": _show, "merge": _merge}[args.command](args)
 
 
 def _checked(name: str, convert: Callable[[str], object] = str, check: Callable[..., object] | None = None) -> Callable[[str], object]:
@@ -174,15 +199,42 @@ def _check(args: argparse.Namespace) -> int:
         plan = _plan(args.paths, set(args.module) or None)
         if plan is None:
             return USAGE
-        report = _run(args, pool, plan, _options(args, collect_all=not args.first_only))
-    if args.format == "json":
-        print(json.dumps(to_dict(report), ensure_ascii=False, indent=2))
-    elif args.format == "sarif":
+        shard = (args.shard, len(plan.modules)) if args.shard else None
+        if args.shard:
+            plan.modules = [m for m in plan.modules if args.shard.holds(m.target)]
+        report = in_target_order(_run(args, pool, plan, _options(args, collect_all=not args.first_only)))
+    if args.format == "text":
+        _print_text(plan.root, report, shard)
+    else:
+        print(_rendered(report, args.format, plan.root))
+    return report.exit_code
+
+
+def _rendered(report: Report, format: str, root: Path) -> str:
+    """The report as ``check --format json`` or ``sarif`` prints it (``merge`` too)."""
+    if format == "sarif":
         from .sarif import to_sarif
 
-        print(json.dumps(to_sarif(report, plan.root.as_uri()), ensure_ascii=False, indent=2))
-    else:
-        _print_text(plan.root, report)
+        return json.dumps(to_sarif(report, root.resolve().as_uri()), ensure_ascii=False, indent=2)
+    return json.dumps(to_dict(report), ensure_ascii=False, indent=2)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    try:
+        report = merge((str(path), read_report(path)) for path in args.reports)
+    except MergeError as e:
+        print(f"exportlens: {e}", file=sys.stderr)
+        return USAGE
+    text = _rendered(report, args.format, args.root)
+    if args.output is None:
+        print(text)
+        return report.exit_code
+    try:
+        args.output.write_text(text + "\n", encoding="utf-8")
+    except OSError as e:
+        print(f"exportlens: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+        return USAGE
+    print(f"{args.output}: {_summary(report, len(report.all_findings))}")
     return report.exit_code
 
 
@@ -198,17 +250,26 @@ def _line(root: Path, f: Finding) -> str:
     return f"{_rel(root, f.path)}:{f.line}:{f.column}: {f.code} {f.message}"
 
 
-def _print_text(root: Path, report: Report) -> None:
+def _print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = None) -> None:
     findings = sorted(report.all_findings, key=lambda f: (f.path, f.line, f.column))
     for f in findings:
         print(_line(root, f))
         for fix in f.fixes:
             print(f"    fix: {fix.title}")
+    print(_summary(report, len(findings), shard))
+
+
+def _summary(report: Report, findings: int, shard: tuple[Shard, int] | None = None) -> str:
+    """``5 modules: 1 exported, 4 failed, 0 skipped; 4 findings``; for a shard and the
+    number of modules before it was taken, ``2 of 5 modules (shard 2/3): ...``."""
     counts = {s: sum(1 for m in report.modules if m.status is s) for s in Status}
     n, cached = len(report.modules), sum(m.cached for m in report.modules)
-    print(
-        f"{n} module{'s' if n != 1 else ''}: {counts[Status.EXPORTED]} exported, {counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped"
-        + (f"; {len(findings)} finding{'s' if len(findings) != 1 else ''}" if findings else "")
+    head = f"{n} module{'s' if n != 1 else ''}"
+    if shard:
+        head = f"{n} of {shard[1]} module{'s' if shard[1] != 1 else ''} (shard {shard[0]})"
+    return (
+        f"{head}: {counts[Status.EXPORTED]} exported, {counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped"
+        + (f"; {findings} finding{'s' if findings != 1 else ''}" if findings else "")
         + (f" ({cached} unchanged since an earlier run: from its cache)" if cached else "")
     )
 

@@ -31,7 +31,25 @@ def test_the_server_and_the_static_side_never_import_torch():
     statics = [f"exportlens.exporter.static.{m.name}" for m in pkgutil.iter_modules(static.__path__)]
     assert statics, "no static modules found"
     server = ["exportlens.server.app", "exportlens.server.indexer", "exportlens.exporter.workers.pool", "exportlens.exporter.workers.batch"]
-    assert imported_by(*server, *statics, "exportlens.exporter.core.report", "exportlens.cli") == []
+    assert imported_by(*server, *statics, "exportlens.exporter.core.report", "exportlens.cli", "exportlens.merge", "exportlens.sarif") == []
+
+
+MERGE = """
+import json, sys
+from exportlens.cli import main
+code = main(sys.argv[1:])
+print(code, json.dumps(sorted({m.split(".")[0] for m in sys.modules} & {"torch", "libcst", "tomlkit", "sympy"})))
+"""
+
+
+def test_merging_reports_imports_neither_torch_nor_libcst(tmp_path):
+    """The CI job that merges shards' reports needs only exportlens and the standard library."""
+    report = tmp_path / "shard.json"
+    report.write_text(json.dumps({"modules": [{"target": "m.py:M", "status": "exported", "findings": []}], "findings": []}))
+    args = ["merge", str(report), str(report), "--format", "sarif", "-o", str(tmp_path / "out.sarif")]
+    done = subprocess.run([sys.executable, "-c", MERGE, *args], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.splitlines()[-1] == "0 []", done.stdout + done.stderr
+    assert json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"] == []
 
 
 def _workers_modules(*modules: str) -> set[str]:

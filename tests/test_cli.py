@@ -137,6 +137,44 @@ def test_sarif_lists_results_with_fixes():
     assert positional["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"] == "pyproject.toml"
 
 
+@pytest.mark.slow  # run alone, its first check exports every example; the shards then answer from the cache
+def test_three_shards_merged_are_the_unsharded_check(check_examples, tmp_path):
+    whole = exportlens("check", "examples", "--format", "json")
+    started = workers_started()
+    reports = []
+    for k in (1, 2, 3):
+        shard = exportlens("check", "examples", "--shard", f"{k}/3", "--format", "json")
+        assert shard.returncode in (0, 1), shard.stderr
+        reports.append(tmp_path / f"shard-{k}.json")
+        reports[-1].write_text(shard.stdout)
+    shards = [[m["target"] for m in json.loads(r.read_text())["modules"]] for r in reports]
+    assert sorted(t for s in shards for t in s) == sorted(m["target"] for m in json.loads(whole.stdout)["modules"])
+    assert all(shards), shards  # the five examples fall 2, 2, 1: every shard has work
+    assert workers_started() == started  # each module was checked before: no shard started torch
+
+    merged = exportlens("merge", *map(str, reports))
+    assert merged.returncode == whole.returncode == 1, merged.stderr
+    assert json.loads(merged.stdout) == json.loads(whole.stdout)  # modules, statuses, findings, fixes, in one order
+
+    sarif = tmp_path / "exportlens.sarif"
+    written = exportlens("merge", *map(str, reversed(reports)), "--format", "sarif", "--root", "examples", "-o", str(sarif))
+    assert written.returncode == 1, written.stderr
+    assert (
+        written.stdout
+        == f"{sarif}: 5 modules: 1 exported, 4 failed, 0 skipped; 4 findings (5 unchanged since an earlier run: from its cache)\n"
+    )
+    unsharded = json.loads(exportlens("check", "examples", "--format", "sarif").stdout)
+    assert len(json.loads(sarif.read_text())["runs"][0]["results"]) == len(unsharded["runs"][0]["results"]) == 4
+    assert json.loads(sarif.read_text()) == unsharded
+
+
+def test_a_shard_says_which_it_is(check_examples):
+    result = exportlens("check", "examples", "--shard", "3/3")  # models/head.py:ClassifierHead alone
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[0].startswith("examples/models/head.py:")
+    assert result.stdout.splitlines()[-1].startswith("1 of 5 modules (shard 3/3): 0 exported, 1 failed, 0 skipped; 1 finding")
+
+
 @pytest.mark.slow  # a whole CLI run that starts torch (the lens test saves a .pt2 too)
 def test_export_writes_a_pt2(tmp_path):
     out = tmp_path / "enc.pt2"
@@ -180,6 +218,12 @@ def test_show_prints_signature_ranges_and_shapes_by_line():
         (("check", "examples", "--memory-limit", "1B"), "argument --memory-limit: '1B' is not a size like 8GiB, at least 256MiB"),
         (("check", "examples", "--python", "/nonexistent"), "argument --python: '/nonexistent' is not an interpreter: no such file"),
         (("check", "examples", "--module", "Nope"), "--module Nope names no nn.Module here (found: models/encoder.py:TinyEncoder"),
+        (("check", "examples", "--shard", "0/3"), "argument --shard: '0/3' is not K/N with 1 ≤ K ≤ N, like 2/3"),
+        (("check", "examples", "--shard", "4/3"), "argument --shard: '4/3' is not K/N with 1 ≤ K ≤ N, like 2/3"),
+        (("check", "examples", "--shard", "a/b"), "argument --shard: 'a/b' is not K/N with 1 ≤ K ≤ N, like 2/3"),
+        (("check", "examples", "--shard", "3"), "argument --shard: '3' is not K/N with 1 ≤ K ≤ N, like 2/3"),
+        (("merge",), "the following arguments are required: REPORT.json"),
+        (("merge", "no/such.json"), "cannot read no/such.json: No such file or directory"),
     ],
 )
 def test_usage_errors_exit_2(args, message):
@@ -187,6 +231,33 @@ def test_usage_errors_exit_2(args, message):
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_merge_refuses_what_is_not_a_report_or_disagrees(tmp_path):
+    module = {"target": "models/a.py:A", "status": "exported", "findings": [], "seconds": 0.5}
+    files = {
+        "text.json": "models/head.py:15:9: EL204 `batch` was declared dynamic",
+        "list.json": "[]",
+        "typo.json": json.dumps({"modules": [{**module, "status": "exportd"}]}),
+        "one.json": json.dumps({"modules": [module], "findings": []}),
+        "other.json": json.dumps({"modules": [{**module, "seconds": 2.0}], "findings": []}),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    expected = {
+        ("text.json",): "text.json is not JSON: Expecting value: line 1 column 1 (char 0)",
+        ("list.json",): 'list.json is not a report of `exportlens check --format json`: no "modules"',
+        (
+            "typo.json",
+        ): "typo.json is not a report of `exportlens check --format json`: modules[0].status: 'exportd' is not one of exported, failed, skipped",
+        ("one.json", "other.json"): "models/a.py:A is in one.json and in other.json with different results: reports of different runs?",
+    }
+    for names, message in expected.items():
+        result = exportlens("merge", *names, cwd=tmp_path)
+        assert (result.returncode, result.stdout) == (2, ""), result.stdout
+        assert result.stderr == f"exportlens: {message}\n"
+    again = exportlens("merge", "one.json", "one.json", cwd=tmp_path)  # the same shard twice: nothing disagrees
+    assert again.returncode == 0 and [m["target"] for m in json.loads(again.stdout)["modules"]] == ["models/a.py:A"]
 
 
 def test_broken_pyproject_is_a_configuration_error(tmp_path):

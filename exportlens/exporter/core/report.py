@@ -7,8 +7,9 @@ relative to the project root, in POSIX form. Nothing here imports torch.
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass
-from typing import Any
+import types
+from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from .targets import Span
 
@@ -177,3 +178,59 @@ def _plain(value: Any) -> Any:
 
 def to_dict(obj: Any) -> dict[str, Any]:
     return _plain(asdict(obj))
+
+
+T = TypeVar("T")
+
+
+def from_dict(cls: type[T], data: Any, where: str = "") -> T:
+    """The inverse of ``to_dict``: the documented JSON back into ``cls`` (``exportlens merge``
+    reads shards' reports with it). Anything that does not fit raises ``ValueError`` naming
+    where it is; an unknown field too, since what is kept must be what was read."""
+    if not isinstance(data, dict):
+        raise _unfit(where, f"expected an object, got {_json_type(type(data))}")
+    names = {f.name: f for f in fields(cls)}
+    unknown = sorted(data.keys() - names.keys())
+    missing = [n for n, f in names.items() if n not in data and f.default is MISSING and f.default_factory is MISSING]
+    if unknown or missing:
+        raise _unfit(where, f"unknown field {unknown[0]!r}" if unknown else f"no {missing[0]!r}")
+    hints = get_type_hints(cls)
+    given = {name: _typed(hints[name], value, f"{where}.{name}" if where else name) for name, value in data.items()}
+    try:
+        return cls(**given)
+    except ValueError as e:  # a record's own check (__post_init__)
+        raise _unfit(where, str(e)) from None
+
+
+def _typed(hint: Any, value: Any, where: str) -> Any:
+    """``value`` (JSON) as the field's type ``hint``: a dataclass, enum, tuple, optional or scalar."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (hint,) = (a for a in args if a is not type(None))
+        return _typed(hint, value, where)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise _unfit(where, f"expected a list, got {_json_type(type(value))}")
+        return tuple(_typed(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+    if is_dataclass(hint):
+        return from_dict(hint, value, where)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        if any(value == m.value for m in hint):
+            return hint(value)
+        raise _unfit(where, f"{value!r} is not one of {', '.join(m.value for m in hint)}")
+    if hint is float and type(value) in (int, float):
+        return float(value)
+    if type(value) is hint:  # not isinstance: JSON's true is no line number
+        return value
+    raise _unfit(where, f"expected {_json_type(hint)}, got {_json_type(type(value))}")
+
+
+def _unfit(where: str, problem: str) -> ValueError:
+    return ValueError(f"{where}: {problem}" if where else problem)
+
+
+def _json_type(cls: type) -> str:
+    names = {bool: "true or false", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
+    return names.get(cls, "null")

@@ -1,0 +1,52 @@
+"""``exportlens merge``: the JSON reports of ``check --shard K/N --format json`` as one
+report, equal to the unsharded check's. Standard library and core only: the job that
+merges needs neither torch nor libcst."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+
+from .exporter.core.report import Finding, ModuleReport, Report, from_dict
+
+
+class MergeError(ValueError):
+    """A report that cannot be read or merged: a usage error (exit 2)."""
+
+
+def read_report(path: Path) -> Report:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise MergeError(f"cannot read {path}: {e.strerror or e}") from None
+    except ValueError as e:  # not UTF-8, or not JSON
+        raise MergeError(f"{path} is not JSON: {e}") from None
+    try:
+        if not isinstance(data, dict) or "modules" not in data:
+            raise ValueError('no "modules"')
+        return from_dict(Report, data)
+    except ValueError as e:
+        raise MergeError(f"{path} is not a report of `exportlens check --format json`: {e}") from None
+
+
+def in_target_order(report: Report) -> Report:
+    """Modules sorted by target: the one order a check and a merge of its shards share."""
+    return replace(report, modules=tuple(sorted(report.modules, key=lambda m: m.target)))
+
+
+def merge(reports: Iterable[tuple[str, Report]]) -> Report:
+    """``(name, report)`` pairs as one report. A module in two reports must be the same in
+    both (a shard merged twice); top-level findings (files that do not parse, pyproject
+    problems) are the project's, in every shard's report: each is kept once, in the order
+    first seen."""
+    modules: dict[str, tuple[str, ModuleReport]] = {}
+    findings: dict[Finding, None] = {}
+    for name, report in reports:
+        for module in report.modules:
+            first, seen = modules.setdefault(module.target, (name, module))
+            if seen != module:
+                raise MergeError(f"{module.target} is in {first} and in {name} with different results: reports of different runs?")
+        findings.update(dict.fromkeys(report.findings))
+    return in_target_order(Report(tuple(m for _, m in modules.values()), tuple(findings)))
