@@ -1,0 +1,102 @@
+"""A 7-billion-parameter Llama (a transformers config, no weights) checked on ``meta``,
+against a plain ``torch.export.export`` of the same model on ``meta``, in one run.
+
+Writes a project with one module, ``LlamaForCausalLM`` built from a Llama-2-7B-sized
+config (hidden 4096, 32 layers; 6.7 B parameters) and declared ``device = "meta"``,
+then runs ``exportlens check`` on it as a user does, with no cache, and a plain
+export of the same module in a fresh interpreter. Each side's figures are its wall
+time and the peak resident memory of its largest process (``RUSAGE_CHILDREN``: the
+worker's child, for exportlens). Goals (issue 12): ≤ 30 s and ≤ 1.5 GB for exportlens.
+On ``cpu`` the same weights would need about 27 GB.
+
+    python bench/bench_meta.py
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+MODEL = """
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+
+class Llama7B(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        config = LlamaConfig(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                             num_attention_heads=32, num_key_value_heads=32, use_cache=False)
+        self.llama = LlamaForCausalLM(config)
+
+    def forward(self, input_ids):
+        return self.llama(input_ids=input_ids).logits
+"""
+
+SPEC = """
+[tool.exportlens]
+device = "meta"
+timeout = 300
+
+[tool.exportlens.modules."llama7b.py:Llama7B"]
+inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 32000 } }
+dims = { batch = { max = 8 }, seq = { min = 2, max = 4096 } }
+"""
+
+PLAIN = """
+import sys, time
+import torch
+sys.path.insert(0, sys.argv[1])
+from llama7b import Llama7B
+with torch.device("meta"):
+    model = Llama7B().eval()
+ids = torch.zeros(3, 16, dtype=torch.long, device="meta")
+started = time.perf_counter()
+batch, seq = torch.export.Dim("batch", max=8), torch.export.Dim("seq", min=2, max=4096)
+torch.export.export(model, (ids,), dynamic_shapes={"input_ids": {0: batch, 1: seq}})
+print(time.perf_counter() - started)
+"""
+
+
+def measured(cmd: list[str], cwd: Path) -> tuple[float, float, subprocess.CompletedProcess]:
+    """Wall seconds, the largest descendant's peak RSS in GB, and the process's result."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if peak <= before:
+        print("(peak RSS: an earlier process was larger; run this bench on its own)", file=sys.stderr)
+    return seconds, peak / 2**20, done
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "llama7b.py").write_text(textwrap.dedent(MODEL))
+        (root / "pyproject.toml").write_text(SPEC)
+        exportlens = str(Path(sys.executable).with_name("exportlens"))
+        ours_s, ours_gb, done = measured([exportlens, "check", ".", "--no-cache", "--format", "json"], root)
+        (module,) = json.loads(done.stdout)["modules"]
+        plain_s, plain_gb, plain = measured([sys.executable, "-c", PLAIN, str(root)], root)
+    if plain.returncode != 0:
+        sys.exit(f"the plain export failed:\n{plain.stderr[-2000:]}")
+    print(f"Llama, 6.7 B parameters, on meta; exportlens says: {module['status']}\n")
+    print("| | wall | peak RSS (largest process) | goal |")
+    print("|---|---|---|---|")
+    print(f"| plain torch.export (fresh interpreter, import included) | {plain_s:.1f} s | {plain_gb:.2f} GB | |")
+    print(
+        f"| `exportlens check` (CLI, worker, no cache) | {ours_s:.1f} s = {ours_s / plain_s:.2f}× | {ours_gb:.2f} GB | ≤ 30 s, ≤ 1.5 GB |"
+    )
+    met = module["status"] == "exported" and ours_s <= 30 and ours_gb <= 1.5
+    print(f"\ngoal {'met' if met else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
