@@ -19,7 +19,7 @@ from .exporter.core import codes
 from .exporter.core.options import Options
 from .exporter.core.program import program_text
 from .exporter.core.report import Finding, ModuleReport, Report, Status, to_dict
-from .exporter.core.settings import Overrides, interpreter, jobs
+from .exporter.core.settings import Overrides, effective, interpreter, jobs
 from .exporter.core.settings import check as check_setting
 from .exporter.core.shards import Shard
 from .exporter.core.sources import read_text
@@ -75,6 +75,9 @@ def _parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="export one module and save the .pt2")
     export.add_argument("target", help="path.py:Class, or path.py holding one module")
     export.add_argument("-o", "--output", type=Path, help="where to write the .pt2 (default: ./Class.pt2)")
+    export.add_argument(
+        "--allow-meta-weights", action="store_true", help="save the .pt2 of a module on meta, whose weights it does not hold"
+    )
     _common(export)
 
     show = sub.add_parser("show", help="signature, range constraints, per-line shapes and graph of one module")
@@ -313,6 +316,14 @@ def _export(args: argparse.Namespace) -> int:
     found = _one(args.target)
     if found is None:
         return USAGE
+    if found[1].spec is not None and _device(args, found[1].spec) == "meta" and not args.allow_meta_weights:
+        print(
+            f"exportlens: {found[1].target} is exported on meta, which holds no weights: its .pt2 would have none and fail"
+            " when run (Tensor device mismatch). Export with real weights with --device cpu (or cuda), or save it anyway"
+            " with --allow-meta-weights",
+            file=sys.stderr,
+        )
+        return USAGE
     output = (args.output or Path(f"{found[1].module.name}.pt2")).resolve()
     got = _single(args, output)
     if isinstance(got, int):
@@ -323,6 +334,10 @@ def _export(args: argparse.Namespace) -> int:
     print(f"exported {report.target} in {report.seconds:.2f} s: {report.summary.signature}")
     print(f"saved {os.path.relpath(report.summary.artifact)}")
     return OK
+
+
+def _device(args: argparse.Namespace, spec) -> str:
+    return effective(spec.settings, _options(args).overrides).device
 
 
 def _show(args: argparse.Namespace) -> int:

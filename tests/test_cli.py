@@ -185,6 +185,18 @@ def test_export_writes_a_pt2(tmp_path):
 
 
 @pytest.mark.slow  # a whole CLI run that starts torch
+def test_export_on_meta_saves_no_weightless_program_unless_asked(tmp_path):
+    out = tmp_path / "enc.pt2"
+    refused = exportlens("export", "examples/models/encoder.py:TinyEncoder", "--device", "meta", "-o", str(out))
+    assert refused.returncode == 2 and not out.exists()
+    assert "is exported on meta, which holds no weights" in refused.stderr and "--device cpu" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    allowed = exportlens("export", "examples/models/encoder.py:TinyEncoder", "--device", "meta", "--allow-meta-weights", "-o", str(out))
+    assert allowed.returncode == 0, allowed.stderr
+    assert out.is_file()
+
+
+@pytest.mark.slow  # a whole CLI run that starts torch
 def test_export_of_a_failing_module_exits_1_with_its_finding(tmp_path):
     result = exportlens("export", "examples/models/head.py", "-o", str(tmp_path / "x.pt2"))
     assert result.returncode == 1
