@@ -500,3 +500,16 @@ def test_a_module_that_kills_the_warm_parent_does_not_take_its_neighbour_s_verdi
     assert [f.code for f in killed.findings] == ["EL502"], killed.findings
     assert "the export worker process died" in killed.findings[0].message
     assert [f.code for f in looped.findings] == ["EL501"], looped.findings
+
+
+def test_third_party_imports_are_named_for_the_warm_worker_and_the_project_s_own_are_not(root: Path):
+    made = job(root, "faults/preloaded.py:Preloaded")
+    assert made.preload == ("hypothesis",)  # not faults.pid (the project's), sys (stdlib) or torch (always warm)
+
+
+def test_the_warm_worker_imports_a_module_s_third_party_packages_before_forking_its_child(pool: Pool, root: Path):
+    """Each job's child starts with transformers (here: hypothesis) already imported, instead
+    of importing it again; the module raises if its child had to import it itself."""
+    report = pool.run(job(root, "faults/preloaded.py:Preloaded", cache=False))
+    assert report.status is Status.EXPORTED, [str(f) for f in report.findings]
+

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import sys
 from pathlib import Path
 
 from ..core.sources import Sources
@@ -56,6 +57,29 @@ def imported_files(sources: Sources, file: Path) -> set[Path]:
                     out.add(found.resolve())
     out.discard(file)
     return out
+
+
+# already in every warm worker, or ours: never worth naming
+_WARM = frozenset({"torch", "exportlens", "__future__"})
+
+
+def third_party(sources: Sources, file: Path) -> tuple[str, ...]:
+    """Top-level packages outside the project and the standard library that ``file``'s
+    closure imports (``transformers``, ``timm``): a warm worker may import these once, so
+    that each job's child pays only for the user's own files."""
+    names: set[str] = set()
+    for path in closure(sources, file):
+        try:
+            tree = ast.parse(sources.bytes(path) or b"")
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names.add(node.module.split(".")[0])
+    local = {n for n in names if _module_file(sources.root, n, sources) is not None}
+    return tuple(sorted(names - local - _WARM - set(sys.stdlib_module_names)))
 
 
 def closure(sources: Sources, file: Path) -> list[Path]:

@@ -11,7 +11,7 @@ from ..core.options import Options
 from ..core.report import ModuleReport, Report, Status
 from ..core.settings import effective, parse_bytes
 from ..core.sources import Sources
-from ..static.deps import digest, fingerprint
+from ..static.deps import digest, fingerprint, third_party
 from ..static.plan import Plan, Planned, no_spec_finding
 from ..static.spec import PYPROJECT
 from .pool import Cancelled, Pool
@@ -48,6 +48,7 @@ def job_for(
         memory_limit=parse_bytes(settings.memory_limit),
         sandbox=settings.sandbox,
         device=settings.device,
+        preload=third_party(files, files.path(planned.module.path)),
         key=key,
         sources=files.relative(),
         plan=owner_plan(plan, planned),

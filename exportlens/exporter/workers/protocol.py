@@ -56,6 +56,7 @@ class Job:
     class_end_column: int | None = None
     plan: OwnerPlan | None = None  # None: the worker plans
     device: str = "cpu"  # the effective device: findings about memory suggest meta where it is not
+    preload: tuple[str, ...] = ()  # third-party packages the module imports: the warm worker imports them once
 
     @property
     def path(self) -> str:

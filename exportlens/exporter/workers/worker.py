@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import torch  # before our own imports: what an interpreter given by mistake most often lacks
 
 from .child import PRIMED, child_end, forked, warm_up, write_all
+from .preload import preload
 from .processctl import PR_SET_CHILD_SUBREAPER, children, group_private_bytes, killpg, limit_memory, prctl, readable
 from .protocol import CodecError, Died, Done, End, Exited, Internal, OutOfMemory, Ready, Reported, Run, Shutdown, Started, decode, encode
 
@@ -162,6 +163,8 @@ class Parent:
         return child
 
     def start(self, request: Run) -> None:
+        if preload(request.job.preload, request.job.root):
+            self.retire_primed()  # forked before the new import: the next job's child should have it
         child = next((c for c in self.children.values() if c.primed and c.job is None), None)
         if child is not None:
             assert child.req is not None
@@ -178,6 +181,12 @@ class Parent:
         child.job = request.id
         child.memory_limit = request.job.memory_limit
         self.send(Started(request.id, child.pid))
+
+    def retire_primed(self) -> None:
+        """Stop the children waiting for a job (an idle moment primes new ones)."""
+        for child in list(self.children.values()):
+            if child.job is None:
+                killpg(child.pid)
 
     def check_memory(self) -> None:
         """The memory limit holds for a job's whole process group: RLIMIT_AS caps each
