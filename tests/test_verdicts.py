@@ -67,3 +67,29 @@ def test_the_environment_is_what_the_interpreter_has_installed(tmp_path: Path):
     make.create(venv, with_pip=False, system_site_packages=False)
     assert environment(str(venv / "bin/python")) not in ("", here)
     assert environment(str(tmp_path / "not-a-python")) == ""
+
+
+def test_the_import_graph_follows_buffers_and_the_disk_and_forgets_on_a_new_file(tmp_path):
+    """The server's graph of which file imports which, as a save sees it: an edit in a buffer
+    or on disk changes it; a file created where an import pointed at nothing is found after
+    ``forget``."""
+    from exportlens.exporter.core.sources import Sources
+    from exportlens.exporter.static.deps import ImportGraph
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("from . import b\n")
+    (tmp_path / "pkg" / "b.py").write_text("x = 1\n")
+    a, b, c = (tmp_path / "pkg" / f"{n}.py" for n in "abc")
+    init = (tmp_path / "pkg" / "__init__.py").resolve()  # `from . import b` imports the package too
+    graph = ImportGraph()
+    disk = Sources.of(tmp_path)
+    assert graph.closure(disk, a) == {a.resolve(), init, b.resolve()}
+    edited = Sources.of(tmp_path, {a: "from . import c\n"})  # unsaved: c does not exist yet
+    assert graph.closure(edited, a) == {a.resolve(), init}
+    c.write_text("y = 2\n")
+    assert graph.closure(edited, a) == {a.resolve(), init}  # kept: a's text did not change
+    graph.forget()
+    assert graph.closure(edited, a) == {a.resolve(), init, c.resolve()}
+    b.write_text("from . import c\n# longer now\n")  # saved on disk: its size and time changed
+    assert graph.closure(disk, b) == {b.resolve(), init, c.resolve()}

@@ -59,6 +59,7 @@ _PY_FILES = types.FileOperationRegistrationOptions(filters=[types.FileOperationF
 
 
 def _deleted(ls: ExportLensServer, path: Path) -> None:
+    ls.exports.graph.forget()
     root = ls.session.root_of(path)
     for p, entry in list(ls.session.index.files.items()):
         if p == path or path in p.parents:
@@ -72,6 +73,7 @@ def _deleted(ls: ExportLensServer, path: Path) -> None:
 
 
 def _created(ls: ExportLensServer, path: Path) -> None:
+    ls.exports.graph.forget()
     paths = [path] if path.is_file() else sorted(path.rglob("*.py")) if path.is_dir() else []
     for p in paths:
         ls.rescan(p)

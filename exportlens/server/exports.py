@@ -20,7 +20,7 @@ from typing import Protocol
 from ..exporter.core.options import Options
 from ..exporter.core.report import ModuleReport, Status
 from ..exporter.core.sources import Sources, read_text
-from ..exporter.static.deps import closure
+from ..exporter.static.deps import ImportGraph
 from ..exporter.static.plan import Plan, Planned
 from ..exporter.static.spec import PYPROJECT
 from ..exporter.workers.batch import job_for
@@ -90,6 +90,7 @@ class Exports:
         self._debounce: dict[Path, asyncio.Task] = {}
         self._commanded: dict[tuple[Path, str], str] = {}  # running exports the user asked for -> the text
         self._verifying: set[asyncio.Task] = set()  # re-exports of cached verdicts, proofs of fixes (kept referenced)
+        self.graph = ImportGraph()  # which files import which: parsed again only where a text changed
 
     # -- the pool ------------------------------------------------------------------
 
@@ -150,7 +151,7 @@ class Exports:
         for other in open_files:
             if other == path:
                 continue
-            if path.name == PYPROJECT or path.resolve() in closure(files, other):
+            if path.name == PYPROJECT or path.resolve() in self.graph.closure(files, other):
                 targets += [m.target for m in self._modules(other)]
         return list(dict.fromkeys(targets))
 

@@ -95,6 +95,47 @@ def closure(sources: Sources, file: Path) -> list[Path]:
     return sorted(seen)
 
 
+class ImportGraph:
+    """Each project file's direct imports, kept between calls (the server's, to know which
+    open modules a save affects): a file is parsed again only when its text changed, known
+    by its buffer, or by its size and modification time on disk."""
+
+    def __init__(self) -> None:
+        self._edges: dict[tuple[Path, Path], tuple[object, frozenset[Path]]] = {}
+
+    def imports(self, sources: Sources, file: Path) -> frozenset[Path]:
+        stamp, key = _stamp(sources, file), (sources.root, file)
+        kept = self._edges.get(key)
+        if kept is None or kept[0] != stamp:
+            kept = self._edges[key] = (stamp, frozenset(imported_files(sources, file)))
+        return kept[1]
+
+    def closure(self, sources: Sources, file: Path) -> set[Path]:
+        """``file`` and every project file it imports, transitively."""
+        seen: set[Path] = set()
+        todo = [file.resolve()]
+        while todo:
+            current = todo.pop()
+            if current not in seen:
+                seen.add(current)
+                todo.extend(self.imports(sources, current) - seen)
+        return seen
+
+    def forget(self) -> None:
+        """A file was created, deleted or renamed: an import may now resolve elsewhere."""
+        self._edges.clear()
+
+
+def _stamp(sources: Sources, file: Path) -> object:
+    if file in sources.buffers:
+        return hashlib.sha1(sources.buffers[file].encode("utf-8")).hexdigest()
+    try:
+        stat = file.stat()
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size)
+
+
 def fingerprint(sources: Sources, file: Path, *extra: str) -> str:
     """A hash of the contents of ``file``'s closure (unsaved text where given) and ``extra`` strings."""
     h = hashlib.sha256()
