@@ -523,3 +523,18 @@ def test_the_preferred_check_after_nonzero_says_what_it_assumes_and_keeps_the_to
     assert other.title.endswith("(the example inputs do not)")
     project.apply(preferred)
     assert project.module("Keep").status is Status.EXPORTED
+
+
+def test_on_meta_a_data_dependent_branch_says_the_example_s_way_is_unknown_and_prefers_no_check(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."keep.py:Keep"]
+        device = "meta"
+        inputs = { scores = "f32[4]" }
+        """,
+    )
+    project.write("keep.py", KEEP)
+    finding = only(project.module("Keep").findings, "EL101")
+    assert finding.message.endswith("on meta the example inputs hold no values, so which way they go is not known: check on cpu for that")
+    assert finding.fixes and not any(f.preferred for f in finding.fixes)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import torch.utils._pytree as pytree
+
 from ..core import codes
 from ..core.report import Finding, Fix
 from ..static.edits import assert_async, edit_between
@@ -119,8 +121,14 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     fixes = check_fixes(record, ctx)
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
+    elif _on_meta(ctx):
+        message += "; on meta the example inputs hold no values, so which way they go is not known: check on cpu for that"
     # the condition as code is how the line most likely writes it: the finding's columns
     return at(ctx, codes.DATA_DEPENDENT, message, record.frame, names.write(cond), fixes=fixes, detail=record.detail)
+
+
+def _on_meta(ctx: Context) -> bool:
+    return any(getattr(t, "is_meta", False) for t in pytree.tree_leaves((ctx.built.args, ctx.built.kwargs)))
 
 
 def _as_written(record: DataDependent, ctx: Context, values: list[str]) -> str | None:
