@@ -96,7 +96,7 @@ async def create_spec(ls: ExportLensServer, args: Any) -> bool:
     if module is None:
         return False
     try:
-        edit = actions.create_spec_edit(module, root, path, ls.session.folders, ls.snapshot())
+        edit = actions.create_spec_edit(module, root, path, ls.snapshot())
     except Exception as e:
         ls.say(f"cannot scaffold a spec for {module.target}: {e}")
         return False

@@ -20,7 +20,7 @@ from ..exporter.static.spec import find_root
 
 @dataclass(frozen=True)
 class FileEntry:
-    root: Path  # the project root: the folder holding pyproject.toml
+    root: Path  # the project root: the folder holding pyproject.toml, else the workspace folder (spec.find_root)
     modules: tuple[ModuleClass, ...] = ()
     findings: tuple[Finding, ...] = ()  # syntax errors
     text: str | None = field(default=None, repr=False, compare=False)  # the editor's text it came from
@@ -29,6 +29,7 @@ class FileEntry:
 @dataclass
 class ModuleIndex:
     files: dict[Path, FileEntry] = field(default_factory=dict)
+    folders: list[Path] = field(default_factory=list)  # the workspace folders: a project without pyproject.toml is the one holding it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def scan(self, path: Path, overrides: Mapping[Path, str]) -> FileEntry:
@@ -44,7 +45,7 @@ class ModuleIndex:
         old = self.files.get(path)
         if old is not None and text is not None and old.text == text:
             return old
-        root = find_root(path)
+        root = find_root(path, self.folders)
         found = discover(root, [path], sources=overrides)
         return FileEntry(root, tuple(found.modules), tuple(f for f in found.findings), text)
 

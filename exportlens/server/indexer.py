@@ -16,14 +16,14 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 from ..exporter.core.codec import Codec, CodecError
 from ..exporter.core.report import Edit, Finding, Fix, Kind, Related, Severity
 from ..exporter.core.targets import Forward, ModuleClass, Param, Span
-from ..exporter.static.discover import discover, python_files_under
+from ..exporter.static.discover import discover_batches, python_files_under
 from ..exporter.static.spec import find_root
 from .index import FileEntry
 
@@ -32,14 +32,19 @@ PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so the subprocess i
 CODEC = Codec(FileEntry, ModuleClass, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity)
 
 
-def scan(folder: Path) -> Iterator[tuple[Path, FileEntry]]:
-    files = sorted(python_files_under(folder.resolve()))
+def scan(folder: Path, files: Iterable[Path] | None = None) -> Iterator[tuple[Path, FileEntry]]:
+    """Each file's entry: all of ``folder``, or only ``files`` in it (its other files are
+    still read where the scanned ones import them). Without a pyproject.toml above a file,
+    its project is ``folder``."""
+    folder = folder.resolve()
+    roots: dict[Path, Path] = {}  # by a file's folder: the same for all its files
     by_root: dict[Path, list[Path]] = {}
-    for f in files:
-        by_root.setdefault(find_root(f), []).append(f)
+    for f in sorted(python_files_under(folder) if files is None else (p.resolve() for p in files)):
+        if f.parent not in roots:
+            roots[f.parent] = find_root(f, [folder])
+        by_root.setdefault(roots[f.parent], []).append(f)
     for root, paths in by_root.items():
-        for i in range(0, len(paths), BATCH):
-            found = discover(root, paths[i : i + BATCH])
+        for found in discover_batches(root, (paths[i : i + BATCH] for i in range(0, len(paths), BATCH))):
             per_file: dict[str, tuple[list[ModuleClass], list[Finding]]] = {}
             for m in found.modules:
                 per_file.setdefault(m.path, ([], []))[0].append(m)
@@ -50,12 +55,12 @@ def scan(folder: Path) -> Iterator[tuple[Path, FileEntry]]:
 
 
 def main() -> None:
-    if sys.argv[1] == "--one":
+    if sys.argv[1] == "--one":  # --one FILE [WORKSPACE_FOLDER ...]
         from .index import ModuleIndex
 
         path = Path(sys.argv[2])
         text = sys.stdin.buffer.read().decode("utf-8")
-        entry = ModuleIndex().compute(path, {path: text})
+        entry = ModuleIndex(folders=[Path(f) for f in sys.argv[3:]]).compute(path, {path: text})
         sys.stdout.write(CODEC.dumps({"path": path, "entry": replace(entry, text=None)}) + "\n")
         return
     for path, entry in scan(Path(sys.argv[1])):
@@ -63,11 +68,11 @@ def main() -> None:
         sys.stdout.flush()
 
 
-async def scan_one(path: Path, text: str) -> FileEntry | None:
+async def scan_one(path: Path, text: str, folders: Iterable[Path] = ()) -> FileEntry | None:
     """``path``'s entry for ``text``, parsed in a subprocess: its memory goes back to the
-    system when it exits. None if the scan failed."""
+    system when it exits. None if the scan failed. ``folders``: the workspace folders."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "exportlens.server.indexer", "--one", str(path),
+        sys.executable, "-m", "exportlens.server.indexer", "--one", str(path), *map(str, folders),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=_env(),
     )  # fmt: skip
     try:

@@ -64,5 +64,5 @@ class Rescans:
 
     async def _parse(self, path: Path, text: str) -> FileEntry | None:
         if len(text) > IN_PROCESS:
-            return await scan_one(path, text)
+            return await scan_one(path, text, self.index.folders)
         return await asyncio.to_thread(self.index.compute, path, {path: text})

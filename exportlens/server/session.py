@@ -47,7 +47,6 @@ class Result:
 class Session:
     settings: ServerSettings = ServerSettings()
     trusted: bool = True
-    folders: list[Path] = field(default_factory=list)
     index: ModuleIndex = field(default_factory=ModuleIndex)
     results: dict[tuple[Path, str], Result] = field(default_factory=dict)  # (root, target) -> latest
     running: dict[tuple[Path, str], int] = field(default_factory=dict)  # (root, target) -> job number
@@ -55,6 +54,15 @@ class Session:
     checked: set[Path] = field(default_factory=set)  # project roots a workspace check ran on: problems show in closed files too
     _numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
     _projects: dict[Path, tuple[bytes | None, ProjectSpecs]] = field(default_factory=dict)  # by the bytes read
+
+    @property
+    def folders(self) -> list[Path]:
+        """The workspace folders, kept by the index: it needs them for the roots of projects without pyproject.toml."""
+        return self.index.folders
+
+    @folders.setter
+    def folders(self, folders: list[Path]) -> None:
+        self.index.folders = folders
 
     def next_number(self) -> int:
         return next(self._numbers)
@@ -113,4 +121,4 @@ class Session:
 
     def root_of(self, path: Path) -> Path:
         entry = self.index.get(path)
-        return entry.root if entry is not None else find_root(path)
+        return entry.root if entry is not None else find_root(path, self.folders)

@@ -1,8 +1,9 @@
 """Which project files a module file depends on, for the result cache (no torch).
 
-Only imports that resolve to files under the project root count: editing an
-imported helper invalidates the verdict; site-packages are covered by the
-torch version and interpreter in the cache key. Unsaved editor buffers (in
+Only imports that resolve to project files count, looked for as discovery looks
+(``packages``: the root, its ``src/``, the file's package chain, its folder): editing
+an imported helper invalidates the verdict; site-packages are covered by the torch
+version and interpreter in the cache key. Unsaved editor buffers (in
 ``Sources``) stand in for the files on disk, and may be files not yet saved at all.
 """
 
@@ -14,19 +15,13 @@ import sys
 from pathlib import Path
 
 from ..core.sources import Sources
+from .packages import module_file, name_base
 
 
-def _module_file(root: Path, dotted: str, sources: Sources) -> Path | None:
-    base = root.joinpath(*dotted.split(".")) if dotted else root
-    for candidate in (base / "__init__.py", base.with_suffix(".py")):  # packages first, as Python does
-        if sources.exists(candidate):
-            return candidate
-    return None
-
-
-def _package(root: Path, file: Path) -> list[str]:
-    """The package a file's relative imports start from (``pkg/__init__.py`` and ``pkg/mod.py``: pkg)."""
-    return list(file.relative_to(root).with_suffix("").parts)[:-1]
+def _package(file: Path, sources: Sources) -> list[str]:
+    """The package a file's relative imports start from (``pkg/__init__.py`` and ``pkg/mod.py``: pkg),
+    named from its package chain as discovery names it."""
+    return list(file.relative_to(name_base(file, sources.root, sources.exists)).with_suffix("").parts)[:-1]
 
 
 def imported_files(sources: Sources, file: Path) -> set[Path]:
@@ -37,7 +32,7 @@ def imported_files(sources: Sources, file: Path) -> set[Path]:
     except (SyntaxError, ValueError):
         return set()
     out: set[Path] = set()
-    package = _package(root, file)
+    package = _package(file, sources)
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
@@ -52,7 +47,7 @@ def imported_files(sources: Sources, file: Path) -> set[Path]:
         for dotted in names:
             parts = dotted.split(".")
             for i in range(1, len(parts) + 1):  # `import a.b.c` imports a, a.b and a.b.c
-                found = _module_file(root, ".".join(parts[:i]), sources)
+                found = module_file(".".join(parts[:i]), root, file.parent, sources.exists)
                 if found is not None:
                     out.add(found.resolve())
     out.discard(file)
@@ -73,13 +68,14 @@ def third_party(sources: Sources, file: Path) -> tuple[str, ...]:
             tree = ast.parse(sources.bytes(path) or b"")
         except (SyntaxError, ValueError):
             continue
+        found: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
-                names.update(a.name.split(".")[0] for a in node.names)
+                found.update(a.name.split(".")[0] for a in node.names)
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                names.add(node.module.split(".")[0])
-    local = {n for n in names if _module_file(sources.root, n, sources) is not None}
-    return tuple(sorted(names - local - _WARM - set(sys.stdlib_module_names)))
+                found.add(node.module.split(".")[0])
+        names.update(n for n in found if module_file(n, sources.root, path.parent, sources.exists) is None)  # not the project's own
+    return tuple(sorted(names - _WARM - set(sys.stdlib_module_names)))
 
 
 def closure(sources: Sources, file: Path) -> list[Path]:

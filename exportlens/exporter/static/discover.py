@@ -3,6 +3,8 @@
 A class is a module when one of its bases resolves to ``torch.nn.Module`` or any
 class under ``torch.nn`` (``nn.Sequential``, ``nn.Linear``, ...), through any
 import alias, or to another class in the project that is one (across files).
+Bases resolve as Python would import them (``packages``): relative imports against
+the file's package chain, through re-exports, star imports and nested classes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..core import codes
 from ..core.report import Finding
 from ..core.sources import Sources, resolved
 from ..core.targets import Forward, ModuleClass
+from .packages import module_file, name_base
 from .pyfile import PyBase, PyClass, PyFile, decode_finding, python_syntax_error, syntax_finding
 
 
@@ -47,20 +50,21 @@ def discover(
 
     Relative ``paths`` are taken from the current directory, as ``Path`` does.
     ``sources`` overrides file text (unsaved editor buffers), keyed by absolute path.
-    Bases are resolved through the files under ``root`` that scanned files import,
-    parsed on demand; only scanned files report syntax errors.
+    Bases are resolved through the files that scanned files import (under ``root``, or
+    in their own packages), parsed on demand; only scanned files report syntax errors.
     """
     project = _Project(Sources.of(root, sources))
-    discovery = Discovery()
-    for path in _python_files(project.sources, paths):
-        file = project.scan(path)
-        if isinstance(file, Finding):
-            discovery.findings.append(file)
-        elif file is not None:
-            discovery.modules += project.modules_in(file)
-    discovery.modules.sort(key=lambda m: (m.path, m.span.line))
-    discovery.findings.sort(key=lambda f: (f.path, f.line))
-    return discovery
+    return project.discover(_python_files(project.sources, paths))
+
+
+def discover_batches(root: Path, batches: Iterable[Iterable[Path]]) -> Iterator[Discovery]:
+    """``discover`` over each batch of files in turn, for a scan too large to hold at once.
+    What the bases resolved to is kept between batches as plain data, parsed files are not:
+    memory stays flat, and a base file every batch imports (``modeling_utils.py``) is parsed once."""
+    project = _Project(Sources.of(root))
+    for batch in batches:
+        yield project.discover(_python_files(project.sources, batch))
+        project.forget_files()
 
 
 # -- positions -------------------------------------------------------------------
@@ -107,7 +111,8 @@ def _inside(path: Path, folder: Path) -> bool:
 # -- the project: files parsed on demand, bases resolved across them ------------------
 
 _CLASS = re.compile(r"^[ \t\f]*class\b", re.MULTILINE)  # a class statement starts its line
-_Target = tuple[PyFile, PyClass] | str | None  # a project class, a name outside the project, or nothing
+_Class = tuple[Path, str]  # a project class: its file and its dotted name there (``Outer.Inner``)
+_Target = _Class | str | None  # a project class, a name outside the project, or nothing
 
 
 class _Project:
@@ -115,9 +120,27 @@ class _Project:
         self.sources = sources
         self.root = sources.root
         self._files: dict[Path, PyFile | Finding] = {}
+        # plain data, kept by ``forget_files``
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
-        self._is_module: dict[tuple[Path, str], bool] = {}
-        self._forwards: dict[tuple[Path, str], Forward | None] = {}
+        self._members: dict[tuple[Path, tuple[str, ...]], _Target] = {}
+        self._is_module: dict[_Class, bool] = {}
+        self._forwards: dict[_Class, Forward | None] = {}
+
+    def discover(self, paths: list[Path]) -> Discovery:
+        discovery = Discovery()
+        for path in paths:
+            file = self.scan(path)
+            if isinstance(file, Finding):
+                discovery.findings.append(file)
+            elif file is not None:
+                discovery.modules += self.modules_in(file)
+        discovery.modules.sort(key=lambda m: (m.path, m.span.line))
+        discovery.findings.sort(key=lambda f: (f.path, f.line))
+        return discovery
+
+    def forget_files(self) -> None:
+        """Drop the parsed files (most of the memory); what was resolved stays."""
+        self._files.clear()
 
     def scan(self, path: Path) -> PyFile | Finding | None:
         """A file to report on; None when it defines no class and parses."""
@@ -133,69 +156,86 @@ class _Project:
             self._files[path] = self._parse(path, self._read(path) if text is None else text)
         return self._files[path]
 
-    def is_module(self, file: PyFile, cls: PyClass) -> bool:
-        key = (file.path, cls.name)
-        if key not in self._is_module:
-            self._is_module[key] = False  # a cycle through the bases (broken code) must end
-            targets = (self._resolve(file, q) for base in cls.bases for q in base.names)
-            self._is_module[key] = any(self._is_module_target(t) for t in targets)
-        return self._is_module[key]
+    def is_module(self, target: _Class) -> bool:
+        if target not in self._is_module:
+            self._is_module[target] = False  # a cycle through the bases (broken code) must end
+            found = self._class(target)
+            bases = (self._resolve(found[0], q) for base in found[1].bases for q in base.names) if found else ()
+            self._is_module[target] = any(self._is_module_target(t) for t in bases)
+        return self._is_module[target]
 
     def modules_in(self, file: PyFile) -> list[ModuleClass]:
-        return [self._module_class(file, c) for c in file.classes.values() if self.is_module(file, c)]
+        return [self._module_class(file, c) for c in file.classes.values() if self.is_module((file.path, c.qualname))]
 
     def _module_class(self, file: PyFile, cls: PyClass) -> ModuleClass:
         bases = tuple(self._base_name(file, b) for b in cls.bases)
-        return file.module_class(cls, bases, self._forward(file, cls))
+        return file.module_class(cls, bases, self._forward((file.path, cls.qualname)))
 
     # -- resolution
 
     def _resolve(self, file: PyFile, q: QualifiedName) -> _Target:
         if q.source is QualifiedNameSource.LOCAL:
-            cls = file.classes.get(q.name)
-            return (file, cls) if cls else None
+            return (file.path, q.name) if _nested(file, q.name) else None
         if q.source is QualifiedNameSource.IMPORT:
-            return self._follow(q.name, file.path.parent, frozenset())
+            return self._follow(q.name, file.path.parent)
         return None  # builtins such as ``object``
 
-    def _follow(self, name: str, near: Path, seen: frozenset[str]) -> _Target:
+    def _follow(self, name: str, near: Path) -> _Target:
         """The class an absolute name denotes, following re-exports (``__init__.py`` and the like)."""
-        module, _, attr = name.rpartition(".")
-        if name.startswith("torch.") or not module:
+        if name.startswith("torch.") or "." not in name:
             return name
-        if name in seen:
-            return None  # a re-export cycle
-        path = self._module_path(module, near)
-        if path is None:
-            return name
-        file = self.load(path)
-        if isinstance(file, Finding):
-            return None
-        if attr in file.classes:
-            return file, file.classes[attr]
-        for other in file.imports.get(attr, ()):
-            target = self._follow(other, path.parent, seen | {name})
-            if target is not None:
+        parts = name.split(".")
+        for i in range(len(parts) - 1, 0, -1):  # the longest prefix that is a project module; the rest is in it
+            path = self._module_path(".".join(parts[:i]), near)
+            if path is not None:
+                return self._member(path, tuple(parts[i:]))
+        return name  # outside the project
+
+    def _member(self, path: Path, attrs: tuple[str, ...]) -> _Target:
+        """The class ``attrs`` (``Outer.Inner``) names in a module: defined there, imported, or
+        star-imported. Each lookup is made once: a package's star imports can reach thousands of files."""
+        key = (path, attrs)
+        if key not in self._members:
+            self._members[key] = None  # a re-export cycle must end
+            file = self.load(path)
+            self._members[key] = None if isinstance(file, Finding) else self._lookup(file, attrs)
+        return self._members[key]
+
+    def _lookup(self, file: PyFile, attrs: tuple[str, ...]) -> _Target:
+        if attrs[0] in file.classes:
+            qualname = ".".join(attrs)
+            return (file.path, qualname) if _nested(file, qualname) else None
+        rest = "".join(f".{a}" for a in attrs[1:])
+        imported = (self._follow(other + rest, file.path.parent) for other in file.imports.get(attrs[0], ()))
+        found = next((t for t in imported if t is not None), None)
+        return found if found is not None else self._starred(file, attrs)
+
+    def _starred(self, file: PyFile, attrs: tuple[str, ...]) -> _Target:
+        """What the file's star imports bind to ``attrs``: the last that binds it wins, so the
+        first, from the end, that names a module class; a star module not there binds nothing."""
+        for module in reversed(file.stars):
+            path = self._module_path(module, file.path.parent)
+            target = self._member(path, attrs) if path else ".".join((module, *attrs))
+            if self._is_module_target(target):
                 return target
         return None
 
+    def _class(self, target: _Class) -> tuple[PyFile, PyClass] | None:
+        file = self.load(target[0])
+        cls = None if isinstance(file, Finding) else _nested(file, target[1])
+        return (file, cls) if cls else None
+
     def _module_path(self, module: str, near: Path) -> Path | None:
-        """The file of a dotted module name: under the root, its ``src/``, or beside the importer (script style)."""
+        """The file of a dotted module name, found where ``packages.search_folders`` says."""
         key = (module, near)
         if key not in self._module_paths:
-            *parents, last = module.split(".")
-            candidates = [
-                candidate
-                for folder in (self.root, self.root / "src", near)
-                for candidate in (folder.joinpath(*parents, last, "__init__.py"), folder.joinpath(*parents, last + ".py"))
-            ]  # a package before a module of the same name, as Python does
-            self._module_paths[key] = next((c for c in candidates if self.sources.exists(c)), None)
+            self._module_paths[key] = module_file(module, self.root, near, self.sources.exists)
         return self._module_paths[key]
 
     def _is_module_target(self, target: _Target) -> bool:
         if isinstance(target, str):
             return _is_torch_module(target)
-        return target is not None and self.is_module(*target)
+        return target is not None and self.is_module(target)
 
     def _base_name(self, file: PyFile, base: PyBase) -> str:
         """The qualified name shown for a base: the one that makes it a module, if any."""
@@ -206,18 +246,20 @@ class _Project:
             return f"{file.module}.{chosen.name}"
         return chosen.name
 
-    def _forward(self, file: PyFile, cls: PyClass) -> Forward | None:
+    def _forward(self, target: _Class) -> Forward | None:
         """The class's own forward, else the first project base's (depth-first, left to right)."""
-        key = (file.path, cls.name)
-        if key not in self._forwards:
-            self._forwards[key] = None  # a cycle through the bases (broken code) must end
-            self._forwards[key] = file.forward(cls) if "forward" in cls.defs else self._inherited_forward(file, cls)
-        return self._forwards[key]
+        if target not in self._forwards:
+            self._forwards[target] = None  # a cycle through the bases (broken code) must end
+            found = self._class(target)
+            self._forwards[target] = self._own_or_inherited_forward(*found) if found else None
+        return self._forwards[target]
 
-    def _inherited_forward(self, file: PyFile, cls: PyClass) -> Forward | None:
+    def _own_or_inherited_forward(self, file: PyFile, cls: PyClass) -> Forward | None:
+        if "forward" in cls.defs:
+            return file.forward(cls)
         for q in (q for base in cls.bases for q in base.names):
             target = self._resolve(file, q)
-            found = self._forward(*target) if isinstance(target, tuple) else None
+            found = self._forward(target) if isinstance(target, tuple) else None
             if found:
                 return found
         return None
@@ -241,8 +283,17 @@ class _Project:
             tree = cst.parse_module(text)
         except cst.ParserSyntaxError as e:
             return syntax_finding(self.sources.rel(path), python_syntax_error(text), e)
-        names = calculate_module_and_package(self.root if _inside(path, self.root) else path.parent, path)
+        names = calculate_module_and_package(name_base(path, self.root, self.sources.exists), path)
         return PyFile(path, self.sources.rel(path), names, tree)
+
+
+def _nested(file: PyFile, qualname: str) -> PyClass | None:
+    """A class of the file by its dotted name there (``Outer.Inner``)."""
+    first, *rest = qualname.split(".")
+    cls = file.classes.get(first)
+    for name in rest:
+        cls = cls.nested.get(name) if cls else None
+    return cls
 
 
 def _is_torch_module(name: str) -> bool:

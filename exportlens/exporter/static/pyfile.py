@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 import libcst as cst
-from libcst.helpers import ModuleNameAndPackage
+from libcst.helpers import ModuleNameAndPackage, get_full_name_for_node
 from libcst.metadata import (
     CodePosition,
     CodeRange,
@@ -43,7 +43,9 @@ EXAMPLE_METHODS = ("example_inputs", "get_example_inputs")  # in order of prefer
 @dataclass(frozen=True)
 class PyBase:
     text: str  # the base as written
-    names: tuple[QualifiedName, ...]  # IMPORT names absolute; LOCAL names relative to the file
+    # IMPORT names absolute; LOCAL names relative to the file (``Outer.Inner``); a name that
+    # only a star import can bind, one IMPORT name per star import, the last first
+    names: tuple[QualifiedName, ...]
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ class PyClass:
     bases: tuple[PyBase, ...]
     defs: Mapping[str, cst.FunctionDef]  # its methods; the last definition wins, as at runtime
     attributes: frozenset[str]  # names assigned in its body
+    nested: Mapping[str, PyClass]  # classes defined in its body: bases, never modules of their own
+    qualname: str  # ``Outer.Inner`` for a nested class
 
     @property
     def name(self) -> str:
@@ -68,12 +72,19 @@ class PyFile:
     def __init__(self, path: Path, rel: str, names: ModuleNameAndPackage, tree: cst.Module) -> None:
         self.path = path
         self.rel = rel
-        self.module = names.name  # dotted, relative to the project root
+        self.module = names.name  # dotted, from its package chain (packages.name_base)
         self.package = names.package
         self.tree = tree
         statements = list(_module_level(tree))
         scope = _module_scope(statements)
-        self.classes = {s.name.value: self._class(s, scope) for s in statements if isinstance(s, cst.ClassDef)}
+        # ``from x import *`` binds names libcst's scope cannot know: the modules, absolute, in order
+        stars = (
+            self._absolute(_star_module(s)) for s in statements if isinstance(s, cst.ImportFrom) and isinstance(s.names, cst.ImportStar)
+        )
+        self.stars = tuple(q.name for q in stars if q and q.name)
+        # bound by an assignment or a def, which the scope's outline leaves out: no star import binds these
+        self.assigned = frozenset(n for s in statements for n in ([s.name.value] if isinstance(s, cst.FunctionDef) else _assigned(s)))
+        self.classes = {s.name.value: self._class(s, scope, "") for s in statements if isinstance(s, cst.ClassDef)}
         imported = {a.name for a in scope.assignments if isinstance(a, ImportAssignment)}
         self.imports = {name: self._imported(scope, name) for name in imported}
 
@@ -110,17 +121,25 @@ class PyFile:
     def _positions(self) -> Mapping[cst.CSTNode, CodeRange]:
         return MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(PositionProvider)
 
-    def _class(self, node: cst.ClassDef, scope: Scope) -> PyClass:
+    def _class(self, node: cst.ClassDef, scope: Scope, outer: str) -> PyClass:
         defs, attributes = _members(node.body)
         bases = tuple(self._base(arg.value, scope) for arg in node.bases if not arg.star)
-        return PyClass(node, bases, defs, frozenset(attributes))
+        qualname = f"{outer}{node.name.value}"
+        inner = [s for s in node.body.body if isinstance(s, cst.ClassDef)]
+        nested = {s.name.value: self._class(s, scope, f"{qualname}.") for s in inner}
+        return PyClass(node, bases, defs, frozenset(attributes), nested, qualname)
 
     def _base(self, expr: cst.BaseExpression, scope: Scope) -> PyBase:
         text = self.tree.code_for_node(expr)
         if isinstance(expr, cst.Subscript):
             expr = expr.value  # a generic base, ``Base[T]``: the class is the subscripted one
-        qnames = (self._absolute(q) for q in scope.get_qualified_names_for(expr))
-        return PyBase(text, tuple(sorted((q for q in qnames if q), key=lambda q: q.name)))
+        qnames = [q for q in map(self._absolute, scope.get_qualified_names_for(expr)) if q]
+        if qnames:
+            return PyBase(text, tuple(sorted(qnames, key=lambda q: q.name)))
+        dotted = get_full_name_for_node(expr)  # unbound: a star import may bind it
+        bound = not dotted or dotted.partition(".")[0] in self.assigned
+        stars = () if bound else reversed(self.stars)  # the last star import binding a name wins
+        return PyBase(text, tuple(QualifiedName(f"{m}.{dotted}", QualifiedNameSource.IMPORT) for m in stars))
 
     def _imported(self, scope: Scope, name: str) -> tuple[str, ...]:
         qnames = (self._absolute(q) for q in scope.get_qualified_names_for(name))
@@ -137,20 +156,35 @@ class PyFile:
         bits = self.package.rsplit(".", dots - 1)  # as importlib resolves it
         if len(bits) < dots:
             return None
-        return replace(q, name=f"{bits[0]}.{rest}")
+        return replace(q, name=f"{bits[0]}.{rest}" if rest else bits[0])  # ``from . import *``: the package
 
     def _param(self, param: cst.Param, kind: str) -> Param:
         annotation = self.tree.code_for_node(param.annotation.annotation) if param.annotation else None
         return Param(param.name.value, kind, param.default is not None, annotation)
 
 
-def _module_level(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The statements run at import time: the module's own, and those in its if / try / with blocks."""
+def _module_level(node: cst.CSTNode, typing_only: bool = False) -> Iterator[cst.CSTNode]:
+    """The statements run at import time: the module's own, and those in its if / try / with
+    blocks. Under ``if TYPE_CHECKING:`` only the imports: they tell where a name comes from,
+    but a class defined there never exists at runtime."""
     for child in node.children:
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.BaseSmallStatement)):
-            yield child
+            if not typing_only or isinstance(child, (cst.Import, cst.ImportFrom)):
+                yield child
+        elif isinstance(child, cst.If) and get_full_name_for_node(child.test) in _TYPE_CHECKING:
+            yield from _module_level(child.body, True)
+            yield from _module_level(child.orelse, typing_only) if child.orelse else ()
         elif not isinstance(child, cst.BaseExpression):
-            yield from _module_level(child)
+            yield from _module_level(child, typing_only)
+
+
+_TYPE_CHECKING = frozenset({"TYPE_CHECKING", "typing.TYPE_CHECKING"})
+
+
+def _star_module(node: cst.ImportFrom) -> QualifiedName:
+    """The module a star import names, as written (``..x``: relative)."""
+    module = get_full_name_for_node(node.module) if node.module else None
+    return QualifiedName("." * len(node.relative) + (module or ""), QualifiedNameSource.IMPORT)
 
 
 def _module_scope(statements: list[cst.CSTNode]) -> Scope:
@@ -175,12 +209,17 @@ def _members(body: cst.BaseSuite) -> tuple[dict[str, cst.FunctionDef], set[str]]
         if isinstance(statement, cst.FunctionDef):
             defs[statement.name.value] = statement
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]:
-            if isinstance(small, cst.Assign):
-                targets = [t.target for t in small.targets]
-            else:
-                targets = [small.target] if isinstance(small, cst.AnnAssign) else []
-            attributes.update(t.value for t in targets if isinstance(t, cst.Name))
+            attributes.update(_assigned(small))
     return defs, attributes
+
+
+def _assigned(statement: cst.CSTNode) -> list[str]:
+    """The plain names an assignment binds (``x = ...``, ``x: T = ...``)."""
+    if isinstance(statement, cst.Assign):
+        targets = [t.target for t in statement.targets]
+    else:
+        targets = [statement.target] if isinstance(statement, cst.AnnAssign) else []
+    return [t.value for t in targets if isinstance(t, cst.Name)]
 
 
 def _params(p: cst.Parameters) -> Iterator[tuple[str, cst.Param]]:

@@ -7,8 +7,9 @@ Every problem with a spec becomes a spec-error Finding on the spec's own line.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,13 @@ from ..core.report import Finding
 from ..core.settings import NAMES, Settings, check
 from ..core.sources import Sources, resolved
 from ..core.targets import Location, Span, Target
+from .packages import package_base
 from .pyfile import decode_finding
 from .shapes import Shape
 
 PYPROJECT = "pyproject.toml"
+ROOT_MARKERS = ("setup.py", "setup.cfg", ".git")  # a project without pyproject.toml
+INSTALLS = frozenset({"site-packages", "dist-packages"})
 FILLS = ("randn", "rand", "ones", "zeros", "arange")
 
 
@@ -89,13 +93,24 @@ class ProjectSpecs:
 # -- project root and pyproject ------------------------------------------------
 
 
-def find_root(start: Path) -> Path:
-    """The nearest folder at or above ``start`` holding pyproject.toml, else ``start``'s folder."""
+def find_root(start: Path, folders: Iterable[Path] = ()) -> Path:
+    """The project root of a file or folder: where reports' paths start, pyproject.toml is read
+    and the cache lives. The nearest folder at or above ``start`` holding pyproject.toml; else
+    the innermost of ``folders`` (the workspace folders, the folder a scan was given; a folder
+    ``start`` is one) holding it; else the nearest holding setup.py, setup.cfg or .git, below
+    any site-packages; else the folder above ``start``'s package chain. Never a file's own
+    folder inside a package: its relative imports would climb out of the project."""
     here = resolved(start if start.is_dir() else start.parent)  # a file may be a link to nowhere, or to itself
-    for folder in (here, *here.parents):
-        if (folder / PYPROJECT).is_file():
-            return folder
-    return here
+    above = (here, *here.parents)
+    given = {resolved(Path(f)) for f in folders} | ({here} if start.is_dir() else set())
+    # an installed package is no checkout: pyenv's own .git above site-packages is not its project
+    checkout = itertools.takewhile(lambda f: f.name not in INSTALLS, above)
+    return (
+        next((f for f in above if (f / PYPROJECT).is_file()), None)
+        or next((f for f in above if f in given), None)
+        or next((f for f in checkout if any((f / m).exists() for m in ROOT_MARKERS)), None)
+        or package_base(here)
+    )
 
 
 def load_project(sources: Sources) -> ProjectSpecs:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from pathlib import Path
 
 from lsprotocol import types
@@ -96,7 +95,7 @@ def module_actions(
     """Actions on the module under the cursor, whatever its diagnostics. Raises where its
     spec cannot be scaffolded (the handler logs why)."""
     if not has_spec:
-        edit = create_spec_edit(module, session.root_of(doc.path), doc.path, session.folders, docs)
+        edit = create_spec_edit(module, session.root_of(doc.path), doc.path, docs)
         return [types.CodeAction(title=f"Create export spec for {module.name}", kind=types.CodeActionKind.QuickFix, edit=edit)]
     if not session.trusted:
         return []
@@ -105,15 +104,12 @@ def module_actions(
     return [types.CodeAction(title=f"Export {module.name} to .pt2", kind=EXPORT_KIND, command=export)]
 
 
-def create_spec_edit(module: ModuleClass, root: Path, path: Path, folders: list[Path], docs: WorkspaceSnapshot) -> types.WorkspaceEdit:
+def create_spec_edit(module: ModuleClass, root: Path, path: Path, docs: WorkspaceSnapshot) -> types.WorkspaceEdit:
     """Add ``module``'s scaffolded spec to its project's pyproject.toml; where there is none
-    above the file, create one in the workspace folder that holds it."""
+    above the file, create one at the project root (the workspace folder that holds it:
+    ``spec.find_root``), which the module's path is already relative to."""
     pyproject = root / PYPROJECT
     exists = pyproject.is_file() or pyproject in docs
-    if not exists:
-        folder = next((f for f in folders if f in path.parents), path.parent)
-        pyproject = folder / PYPROJECT
-        module = replace(module, path=path.relative_to(folder).as_posix())
     before = docs.get(pyproject) if exists else DocumentSnapshot(pyproject, "", None, docs.encoding)
     edit = spec_edit(module, docs.get(path).text, before.text if exists else None)
     lines = before.lines

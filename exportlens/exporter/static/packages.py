@@ -1,0 +1,57 @@
+"""Where a Python file sits among its packages, as the import system sees it (standard library only).
+
+A file's dotted name comes from its package chain, the folders above it that hold
+``__init__.py``; its relative imports resolve against that chain, and absolute ones
+are looked for from the folder above it too. Neither depends on the folder a scan
+started from nor on where the project root is: ``transformers/models/bert/modeling_bert.py``
+is ``transformers.models.bert.modeling_bert`` whether the scan starts at
+``transformers/`` or above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+Exists = Callable[[Path], bool]  # whether a file exists: the disk's answer, or the editor's buffers over it
+
+
+def package_base(folder: Path, exists: Exists = Path.is_file) -> Path:
+    """The folder above the top of ``folder``'s package chain: the ``sys.path`` entry its
+    modules import from by their dotted names (``folder`` itself when it is no package)."""
+    while exists(folder / "__init__.py") and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def name_base(path: Path, root: Path, exists: Exists = Path.is_file) -> Path:
+    """The folder ``path``'s dotted name counts from. The root where the package chain stays
+    inside it (a folder between the root and the chain is a namespace package: ``src.lib.net``);
+    the folder above the chain where the chain climbs to the root or past it, or the file lies
+    outside the root."""
+    base = package_base(path.parent, exists)
+    return root if base == root or root in base.parents else base
+
+
+def search_folders(module: str, root: Path, near: Path, exists: Exists = Path.is_file) -> tuple[Path, ...]:
+    """Where absolute import ``module`` in a file of folder ``near`` is looked for, in order: the
+    root, its ``src/``, the folder above ``near``'s package chain where ``module`` is in the
+    chain's own top package (the folder's other packages are another project's: site-packages),
+    and ``near`` itself (script style)."""
+    base = package_base(near, exists)
+    own = base != near and module.partition(".")[0] == near.relative_to(base).parts[0]
+    return tuple(dict.fromkeys((root, root / "src", *([base] if own else []), near)))
+
+
+def module_file(module: str, root: Path, near: Path, exists: Exists = Path.is_file) -> Path | None:
+    """The file of absolute import ``module`` in a file of folder ``near``, under the first of
+    ``search_folders`` that has it; a package before a module of the same name, as Python does
+    (``""``: the root's own package)."""
+    parts = module.split(".") if module else []
+    for folder in search_folders(module, root, near, exists):
+        base = folder.joinpath(*parts)
+        candidates = (base / "__init__.py", base.with_suffix(".py")) if parts else (base / "__init__.py",)
+        found = next((c for c in candidates if exists(c)), None)
+        if found is not None:
+            return found
+    return None
