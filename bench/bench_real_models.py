@@ -501,12 +501,17 @@ def main() -> None:
         verdict = plain_runs[-1]["verdicts"][m.target]
         print(f"| `{m.target}` | {p:.2f} s | {ours[m.target]['seconds']:.2f} s | torch {verdict}, exportlens {ours[m.target]['status']} |")
     expected = {m.target: "failed" if m.fails else "exported" for m in modules}
+    said = {key: {r["target"]: r for r in reports[key]["modules"]} for key in ("jobs1", "jobsN")}
     for side, verdicts in [("plain torch", plain_runs[-1]["verdicts"])] + [
-        (f"exportlens {key}", {r["target"]: r["status"] for r in reports[key]["modules"]}) for key in ("jobs1", "jobsN")
+        (f"exportlens {key}", {t: r["status"] for t, r in said[key].items()}) for key in ("jobs1", "jobsN")
     ]:
         for target, want in expected.items():
             if verdicts.get(target) != want:
-                print(f"unexpected: {side} says {verdicts.get(target)} for {target}, not {want}")
+                why = [
+                    f"{f['code']} {f['message']}"
+                    for f in said.get(side.removeprefix("exportlens "), {}).get(target, {}).get("findings", [])
+                ]
+                print(f"unexpected: {side} says {verdicts.get(target)} for {target}, not {want}: {why}")
     worst = max(statistics.median(runs[k]) for k in ("jobs1", "jobsN")) / plain
     print(f"\ngoal ≤ 1.1× plain torch: {'met' if worst <= 1.1 else 'NOT met'} (worst row {worst:.2f}×)")
 

@@ -512,4 +512,3 @@ def test_the_warm_worker_imports_a_module_s_third_party_packages_before_forking_
     of importing it again; the module raises if its child had to import it itself."""
     report = pool.run(job(root, "faults/preloaded.py:Preloaded", cache=False))
     assert report.status is Status.EXPORTED, [str(f) for f in report.findings]
-

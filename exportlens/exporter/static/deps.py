@@ -59,23 +59,31 @@ _WARM = frozenset({"torch", "exportlens", "__future__"})
 
 
 def third_party(sources: Sources, file: Path) -> tuple[str, ...]:
-    """Top-level packages outside the project and the standard library that ``file``'s
-    closure imports (``transformers``, ``timm``): a warm worker may import these once, so
-    that each job's child pays only for the user's own files."""
+    """What ``file``'s closure imports from packages outside the project and the standard
+    library: ``transformers.models.bert`` for an import, ``transformers:BertModel`` for a
+    name taken from one (a lazy package such as transformers loads its code only then).
+    A warm worker may import these once, so that each job's child pays only for the
+    user's own files."""
     names: set[str] = set()
     for path in closure(sources, file):
         try:
             tree = ast.parse(sources.bytes(path) or b"")
         except (SyntaxError, ValueError):
             continue
-        found: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
-                found.update(a.name.split(".")[0] for a in node.names)
+                found = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                found.add(node.module.split(".")[0])
-        names.update(n for n in found if module_file(n, sources.root, path.parent, sources.exists) is None)  # not the project's own
-    return tuple(sorted(names - _WARM - set(sys.stdlib_module_names)))
+                found = [f"{node.module}:{a.name}" for a in node.names if a.name != "*"] or [node.module]
+            else:
+                continue
+            top = {n: n.split(".")[0].split(":")[0] for n in found}
+            names.update(n for n, t in top.items() if t not in _WARM and t not in sys.stdlib_module_names and not _own(t, path, sources))
+    return tuple(sorted(names))
+
+
+def _own(top: str, path: Path, sources: Sources) -> bool:
+    return module_file(top, sources.root, path.parent, sources.exists) is not None
 
 
 def closure(sources: Sources, file: Path) -> list[Path]:

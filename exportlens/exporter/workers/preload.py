@@ -20,22 +20,24 @@ _refused: set[str] = set()  # failed, or the project's own: never tried again
 
 
 def preload(names: tuple[str, ...], root: str) -> bool:
-    """Import each of ``names`` not imported yet; True when one was (children forked
-    before then lack it)."""
-    added = False
+    """Import each of ``names`` (``transformers.models.bert``, or ``transformers:BertModel``:
+    a name taken from a package, which loads a lazy package's module) not imported yet;
+    True when anything was (children forked before then lack it)."""
+    before = len(sys.modules)
     for name in names:
-        if name in sys.modules or name in _refused:
+        module, _, attribute = name.partition(":")
+        if name in _refused or (not attribute and module in sys.modules):
             continue
-        if not _outside(name, root):
+        if not _outside(module.split(".")[0], root):
             _refused.add(name)
             continue
         try:
-            importlib.import_module(name)
+            imported = importlib.import_module(module)
+            if attribute and not hasattr(imported, attribute):  # a lazy package loads it here
+                importlib.import_module(f"{module}.{attribute}")  # else a submodule not imported yet
         except (Exception, SystemExit):
             _refused.add(name)  # the child imports it itself, and reports what goes wrong there
-            continue
-        added = True
-    return added
+    return len(sys.modules) > before
 
 
 def _outside(name: str, root: str) -> bool:
