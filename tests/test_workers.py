@@ -509,6 +509,9 @@ def test_third_party_imports_are_named_for_the_warm_worker_and_the_project_s_own
 
 def test_the_warm_worker_imports_a_module_s_third_party_packages_before_forking_its_child(pool: Pool, root: Path):
     """Each job's child starts with transformers (here: hypothesis) already imported, instead
-    of importing it again; the module raises if its child had to import it itself."""
+    of importing it again; the module raises if its child had to import it itself. Children
+    primed before the import are retired, never handed the job (a killed one was, once)."""
+    fine_again(pool, root)
+    time.sleep(1.0)  # idle: the warm parent primes children ahead of the next job
     report = pool.run(job(root, "faults/preloaded.py:Preloaded", cache=False))
     assert report.status is Status.EXPORTED, [str(f) for f in report.findings]

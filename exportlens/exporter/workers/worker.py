@@ -62,6 +62,7 @@ class _Child:
     req: int | None = None  # write end of a primed child's request pipe
     job: str | None = None  # None while priming or primed
     primed: bool = False
+    retired: bool = False  # killed while waiting (forked before a preload): never given a job
     output: bytearray = field(default_factory=bytearray)
     result: bytearray = field(default_factory=bytearray)
     parsed: tuple[End | None, str] | None = None  # the result line, once complete
@@ -165,7 +166,7 @@ class Parent:
     def start(self, request: Run) -> None:
         if preload(request.job.preload, request.job.root):
             self.retire_primed()  # forked before the new import: the next job's child should have it
-        child = next((c for c in self.children.values() if c.primed and c.job is None), None)
+        child = next((c for c in self.children.values() if c.primed and c.job is None and not c.retired), None)
         if child is not None:
             assert child.req is not None
             child.output.clear()  # anything the warm-up printed is not the user's
@@ -186,6 +187,7 @@ class Parent:
         """Stop the children waiting for a job (an idle moment primes new ones)."""
         for child in list(self.children.values()):
             if child.job is None:
+                child.retired = True  # until it is reaped it is still a child: not one to give a job to
                 killpg(child.pid)
 
     def check_memory(self) -> None:
@@ -202,7 +204,7 @@ class Parent:
 
     def top_up(self) -> None:
         """Keep ``want_primed`` children primed or priming, ready for the next jobs."""
-        waiting = sum(1 for c in self.children.values() if c.job is None)
+        waiting = sum(1 for c in self.children.values() if c.job is None and not c.retired)
         for _ in range(self.want_primed - waiting):
             self.fork(None)
 
