@@ -91,6 +91,7 @@ class Exports:
         self._commanded: dict[tuple[Path, str], str] = {}  # running exports the user asked for -> the text
         self._verifying: set[asyncio.Task] = set()  # re-exports of cached verdicts, proofs of fixes (kept referenced)
         self.graph = ImportGraph()  # which files import which: parsed again only where a text changed
+        self._served: set[str] = set()  # cache keys whose remembered verdict includes the serving run
 
     # -- the pool ------------------------------------------------------------------
 
@@ -306,6 +307,8 @@ class Exports:
         report, pool = result.report, self.pool
         if report.status is not Status.EXPORTED or report.cached or job.job.options.serve or pool is None:
             return
+        if job.job.key and job.job.key in self._served:
+            return  # the pool answered with the verdict a serving run already made
         served = replace(job.job, key="", options=replace(job.job.options, serve=True))
         try:
             after = await asyncio.wrap_future(pool.submit(served, supersede=False))
@@ -317,6 +320,7 @@ class Exports:
         after = replace(after, seconds=report.seconds)  # the verdict's own time, not the run's
         self.session.results[key] = replace(result, report=after)
         pool.remember(job.job, after)
+        self._served.add(job.job.key)
         self.say(f"{job.target}: ran the exported program at the spec's bounds: {after.status.value}")
         if after.status is not Status.EXPORTED:
             self.landed(root, [job.target])

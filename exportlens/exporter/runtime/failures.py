@@ -15,6 +15,7 @@ from typing import Any
 
 import sympy
 import torch
+import torch.utils._pytree as pytree
 from torch._dynamo.exc import Unsupported, UserError, UserErrorType
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
@@ -138,24 +139,14 @@ def _derived_without_max(exc: BaseException, built: Built) -> SpecRejected | Non
         tb = tb.tb_next
     if not isinstance(exc, KeyError) or "_process_derived_dim_roots" not in where:
         return None
-    roots = sorted({d.root.__name__ for d in _leaves(built.dynamic_shapes) if hasattr(d, "root") and not finite(d.root.max)})
+    leaves = pytree.tree_leaves(built.dynamic_shapes)
+    roots = sorted({d.root.__name__ for d in leaves if hasattr(d, "root") and not finite(d.root.max)})
     named = ", ".join(f"`{n}`" for n in roots) or "the root dims"
     return SpecRejected(
         f"the derived sizes of {named} need a max, as torch's solver fails without one (KeyError 'max'): declare "
         + ("one" if len(roots) == 1 else "one for each")
         + " in dims"
     )
-
-
-def _leaves(shapes: Any) -> Any:
-    """Every leaf of a dynamic_shapes structure (Dims, ints, None)."""
-    if isinstance(shapes, dict):
-        shapes = list(shapes.values())
-    if isinstance(shapes, (list, tuple)):
-        for s in shapes:
-            yield from _leaves(s)
-    else:
-        yield shapes
 
 
 _OUTPUT = re.compile(r"Found <class '([\w.]+)'> in output, which is not a known type")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import sys
+from collections.abc import Callable, Set
 from pathlib import Path
 
 from ..core.sources import Sources
@@ -86,8 +87,9 @@ def _own(top: str, path: Path, sources: Sources) -> bool:
     return module_file(top, sources.root, path.parent, sources.exists) is not None
 
 
-def closure(sources: Sources, file: Path) -> list[Path]:
-    """``file`` and every project file it imports, transitively, sorted."""
+def closure(sources: Sources, file: Path, imports: Callable[[Sources, Path], Set[Path]] = imported_files) -> list[Path]:
+    """``file`` and every project file it imports, transitively, sorted (``imports``: a
+    file's direct imports, parsed now or kept by an ``ImportGraph``)."""
     seen: set[Path] = set()
     todo = [file.resolve()]
     while todo:
@@ -95,7 +97,7 @@ def closure(sources: Sources, file: Path) -> list[Path]:
         if current in seen:
             continue
         seen.add(current)
-        todo.extend(imported_files(sources, current) - seen)
+        todo.extend(imports(sources, current) - seen)
     return sorted(seen)
 
 
@@ -114,16 +116,8 @@ class ImportGraph:
             kept = self._edges[key] = (stamp, frozenset(imported_files(sources, file)))
         return kept[1]
 
-    def closure(self, sources: Sources, file: Path) -> set[Path]:
-        """``file`` and every project file it imports, transitively."""
-        seen: set[Path] = set()
-        todo = [file.resolve()]
-        while todo:
-            current = todo.pop()
-            if current not in seen:
-                seen.add(current)
-                todo.extend(self.imports(sources, current) - seen)
-        return seen
+    def closure(self, sources: Sources, file: Path) -> list[Path]:
+        return closure(sources, file, self.imports)
 
     def forget(self) -> None:
         """A file was created, deleted or renamed: an import may now resolve elsewhere."""
