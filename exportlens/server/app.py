@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 import sys
 
-from . import commands, documents, folders, lifecycle, requests, stdio
+from . import commands, documents, folders, lifecycle, requests, spec_requests, stdio
 from .exports import PoolFactory, persistent_pool
 from .indexer import Indexer
 from .server import ExportLensServer, IndexerFactory
 
-HANDLERS = (lifecycle, folders, documents, requests, commands)  # each has register(server)
+HANDLERS = (lifecycle, folders, documents, requests, spec_requests, commands)  # each has register(server)
 
 
 def build(pool_factory: PoolFactory = persistent_pool, indexer_factory: IndexerFactory = Indexer) -> ExportLensServer:

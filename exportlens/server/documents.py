@@ -48,7 +48,7 @@ def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> N
 def did_close(ls: ExportLensServer, params: types.DidCloseTextDocumentParams) -> None:
     path = path_of(params.text_document.uri)
     if path is not None and path.name != PYPROJECT:
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(params.text_document.uri, []))
+        ls.clear(params.text_document.uri)
         if path.exists():
             ls.rescan(path)  # back to the text on disk
 
@@ -66,7 +66,7 @@ def _deleted(ls: ExportLensServer, path: Path) -> None:
             for m in entry.modules:
                 ls.exports.cancel(root, [m.target])
                 ls.session.forget(root, m.target)
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(p.as_uri(), []))
+            ls.clear(p.as_uri())
     ls.session.index.remove(path)
     ls.publish_project(root)
     ls.refresh()

@@ -34,6 +34,10 @@ class Lines:
         col = len(text) if column is None else min(max(column - 1, 0), len(text))
         return types.Position(line0, _codec(self.encoding).client_num_units(text[:col]))
 
+    def column(self, position: types.Position) -> int:
+        """An LSP position's 0-based code-point column in its line."""
+        return _codec(self.encoding).position_from_client_units(self.lines, position).character
+
     def range(self, line: int, column: int, end_line: int | None, end_column: int | None) -> types.Range:
         """A finding's span; with no end, from the column to the end of its line's code."""
         if end_line is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .features import actions, hover, inlay, lenses
+from .features import actions, hover, inlay, lenses, spec_nav
 from .methods import EXPORT_KIND
 from .server import ExportLensServer
 
@@ -24,7 +24,10 @@ def on_hover(ls: ExportLensServer, params: types.HoverParams) -> types.Hover | N
     if found is None:
         return None
     doc, docs = found
-    text = hover.hover(ls.session, doc, docs.texts, params.position.line + 1)
+    if doc.path.suffix == ".toml":
+        text = spec_nav.hover(ls.session, doc, docs.texts, params.position)
+    else:
+        text = hover.hover(ls.session, doc, docs.texts, params.position.line + 1)
     return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text)) if text else None
 
 

@@ -19,7 +19,7 @@ from ..exporter.static.spec import PYPROJECT
 from . import compat
 from . import settings as settings_mod
 from .exports import Exports, PoolFactory
-from .features import diagnostics
+from .features import diagnostics, pull
 from .index import FileEntry
 from .methods import EXPORTS_NOTIFICATION
 from .positions import UTF16
@@ -56,6 +56,7 @@ class ExportLensServer(LanguageServer):
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
         self.indexed = asyncio.Event()  # every workspace folder's first scan is done
         self._closed_with_problems: set[Path] = set()  # files not open whose diagnostics were published
+        self._pull_refresh = False  # a workspace/diagnostic/refresh is on its way
 
     def say(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         """A line in the client's log, as loud as the logLevel setting lets through."""
@@ -114,7 +115,35 @@ class ExportLensServer(LanguageServer):
 
     # -- what the client shows ---------------------------------------------------------
 
+    @property
+    def pulls(self) -> bool:
+        """The client pulls diagnostics (``textDocument/diagnostic``): none are pushed to it."""
+        return pull.pulls(self.client_capabilities)
+
+    def clear(self, uri: str) -> None:
+        """No diagnostics for ``uri`` any more."""
+        if self.pulls:
+            self._refresh_diagnostics()
+        else:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+
+    def _refresh_diagnostics(self) -> None:
+        """Ask a pulling client to pull again (once for many changes in one turn of the loop)."""
+        caps = self.client_capabilities.workspace
+        if self._pull_refresh or not (caps and caps.diagnostics and caps.diagnostics.refresh_support):
+            return
+        self._pull_refresh = True
+
+        def send() -> None:
+            self._pull_refresh = False
+            self.workspace_diagnostic_refresh(None)
+
+        asyncio.get_running_loop().call_soon(send)
+
     def publish(self, path: Path, docs: WorkspaceSnapshot | None = None) -> None:
+        if self.pulls:
+            self._refresh_diagnostics()
+            return
         docs = self.snapshot() if docs is None else docs
         doc = docs.get(path)
         found = diagnostics.diagnostics(self.session, doc, docs.texts)
@@ -147,7 +176,7 @@ class ExportLensServer(LanguageServer):
         """After a folder is removed: its closed files' problems go, its open files show what is left."""
         for path in [p for p in self._closed_with_problems if gone(p)]:
             self._closed_with_problems.discard(path)
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(path.as_uri(), []))
+            self.clear(path.as_uri())
         docs = self.snapshot()
         for path in [p for p in docs.documents if gone(p)]:
             self.publish(path, docs)

@@ -182,7 +182,7 @@ def workspace(tmp_path: Path) -> Path:
 def _client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     for method, handler in DEFAULT_CLIENT_FEATURES.items():
-        if method != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
+        if method not in (types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.WORKSPACE_DIAGNOSTIC_REFRESH):
             client.feature(method)(handler)
     client.published = []  # every publish, in order: (uri, version, diagnostics)
 
@@ -198,6 +198,12 @@ def _client() -> LanguageClient:
     def refresh(params: None) -> None:
         client.refreshes += 1
 
+    client.pull_requests = 0  # workspace/diagnostic/refresh: a pulling client is asked to pull again
+
+    @client.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)
+    def pull_again(params: None) -> None:
+        client.pull_requests += 1
+
     client.exports = []  # the status bar's counts, as the server sends them
 
     @client.feature("exportlens/exports")
@@ -211,11 +217,19 @@ def _client() -> LanguageClient:
     return client
 
 
-async def start(root: Path, *, server: list[str] = SERVER, encodings: list[str] | None = None, **options: Any) -> Editor:
-    """A client on ``server``, offering the position ``encodings`` (None: LSP's default, UTF-16)."""
+async def start(
+    root: Path,
+    *,
+    server: list[str] = SERVER,
+    encodings: list[str] | None = None,
+    caps: types.ClientCapabilities | None = None,
+    **options: Any,
+) -> Editor:
+    """A client on ``server`` with ``caps`` (None: VS Code's), offering the position ``encodings``
+    (None: LSP's default, UTF-16)."""
     client = _client()
     await client.start_io(*server, cwd=str(root))
-    caps = capabilities()
+    caps = caps or capabilities()
     if encodings is not None:
         caps.general = types.GeneralClientCapabilities(position_encodings=encodings)
     result = await client.initialize_session(

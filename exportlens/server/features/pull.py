@@ -1,0 +1,65 @@
+"""Pull diagnostics (``textDocument/diagnostic``, ``workspace/diagnostic``) for clients that
+ask for them: the same diagnostics a push would carry, each report with a result id, so a
+client that already holds a document's diagnostics is answered "unchanged"."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from lsprotocol import types
+
+from ..session import Session
+from ..snapshots import DocumentSnapshot
+from . import diagnostics
+
+IDENTIFIER = "exportlens"
+
+
+def pulls(caps: types.ClientCapabilities | None) -> bool:
+    """Whether the client pulls diagnostics: then none are pushed to it."""
+    return bool(caps and caps.text_document and caps.text_document.diagnostic is not None)
+
+
+def result_id(doc: DocumentSnapshot, found: list[types.Diagnostic]) -> str:
+    """The same for the same diagnostics of the same version."""
+    return hashlib.sha1(f"{doc.version}|{found!r}".encode()).hexdigest()[:16]
+
+
+def document_report(
+    session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], previous: str | None
+) -> types.RelatedFullDocumentDiagnosticReport | types.RelatedUnchangedDocumentDiagnosticReport:
+    found = diagnostics.diagnostics(session, doc, overrides)
+    rid = result_id(doc, found)
+    if rid == previous:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
+    return types.RelatedFullDocumentDiagnosticReport(items=found, result_id=rid)
+
+
+def workspace_report(
+    session: Session, docs: Iterable[DocumentSnapshot], overrides: Mapping[Path, str], previous: Mapping[str, str]
+) -> types.WorkspaceDiagnosticReport:
+    """Reports for files the editor has not open (its open ones it pulls one by one)."""
+    items: list[types.WorkspaceDocumentDiagnosticReport] = []
+    for doc in docs:
+        found = diagnostics.diagnostics(session, doc, overrides)
+        rid = result_id(doc, found)
+        if previous.get(doc.uri) == rid:
+            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=doc.uri, version=None, result_id=rid))
+        else:
+            items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=doc.uri, version=None, items=found, result_id=rid))
+    return types.WorkspaceDiagnosticReport(items=items)
+
+
+def problem_files(session: Session, open_paths: Iterable[Path]) -> list[Path]:
+    """The files not open that a workspace check put problems in (where a push client gets them too)."""
+    opened = set(open_paths)
+    out = {
+        root / f.path
+        for (root, _), result in session.results.items()
+        if root in session.checked
+        for f in result.report.findings
+        if f.path.endswith(".py")
+    }
+    return sorted(p for p in out if p not in opened)

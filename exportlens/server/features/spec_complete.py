@@ -1,0 +1,149 @@
+"""Completion in pyproject.toml's module tables: the project's module targets in a
+``[tool.exportlens.modules."`` header, a table's keys, forward's parameters in ``inputs``,
+dtypes and dim names in shape strings, dim names in ``dims``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from lsprotocol import types
+
+from ...exporter.static.module_spec import _TABLE_KEYS
+from ...exporter.static.shapes import DTYPES
+from ...exporter.static.spec import FILLS
+from ...exporter.static.spec_text import MODULES, VARIANTS, Context, context_at, family, module_of, uses
+from ..session import Session
+from ..snapshots import DocumentSnapshot
+from .spec_where import SpecDoc, signature, where_used
+
+TRIGGERS = ['"', "[", ",", " ", "."]
+_KEY_DOCS = {
+    "init": "constructor keyword arguments: `init = { hidden = 32 }`",
+    "factory": "a function that builds the module, instead of calling the class",
+    "inputs": 'forward\'s arguments by name: `inputs = { x = "f32[batch, 16]" }`',
+    "dims": "each dim's range: `dims = { batch = { min = 1, max = 64 } }`",
+    "device": "`cpu`, `cuda`, `cuda:N`, `mps` or `meta`",
+    "strict": "torch.export's strict (TorchDynamo) mode",
+    "ir": "`training` or `core-aten`",
+    "timeout": "seconds this module's export may take",
+    "memory_limit": 'memory its export may add: `"8GiB"`',
+    "sandbox": "confine the export's file access",
+    "name": 'this variant\'s name: `name = "small"`',
+}
+_DIM_KEYS = {"min": "the smallest size", "max": "the largest size", "example": "the size traced with"}
+
+
+def completions(session: Session, doc: DocumentSnapshot, position: types.Position) -> list[types.CompletionItem]:
+    spec = SpecDoc.of(doc)
+    if spec is None:
+        return []
+    offset = spec.offset(position)
+    ctx = context_at(doc.text, offset)
+    root = session.root_of(doc.path)
+    if ctx.kind == "header":
+        return _targets(session, root, spec, ctx, offset)
+    target = module_of(ctx.path)
+    if target is None:
+        return []
+    rel = ctx.path[len(MODULES) + 1 :]
+    variant = rel[:1] == (VARIANTS,)
+    rel = rel[1:] if variant else rel
+    edit = spec.range(ctx.start, offset)
+    if ctx.kind == "key":
+        return _keys(session, root, spec, target, rel, variant, ctx, edit)
+    if ctx.kind == "string" and rel[:1] == ("inputs",):
+        return _in_string(spec, target, rel, ctx, offset)
+    return []
+
+
+def _keys(session, root, spec: SpecDoc, target: str, rel, variant: bool, ctx: Context, edit) -> list[types.CompletionItem]:
+    present = {
+        t.value
+        for s in family(spec.scopes, target)
+        for t in s.tokens
+        if t.is_key and (t.start, t.end) != (ctx.start, ctx.start + len(ctx.text))
+    }
+    if rel == ():
+        keys = [*_TABLE_KEYS, *(["name"] if variant else [])]
+        return [_item(k, _KEY_DOCS.get(k, ""), f"{k} = ", edit, types.CompletionItemKind.Property) for k in keys if k not in present]
+    if rel == ("inputs",):
+        module = session.index.by_target(root, target)
+        params = module.forward.params if module and module.forward else ()
+        return [
+            _item(
+                p.name, p.annotation or ("optional" if p.has_default else "required"), f"{p.name} = ", edit, types.CompletionItemKind.Field
+            )
+            for p in params
+            if p.kind not in ("var_positional", "var_keyword") and p.name not in present
+        ]
+    if rel == ("dims",):
+        all_uses = [u for u in uses(family(spec.scopes, target)) if (u.start, u.end) != (ctx.start, ctx.start + len(ctx.text))]
+        declared = {u.name for u in all_uses if u.input is None}
+        names = dict.fromkeys(u.name for u in all_uses if u.input is not None and u.name not in declared)
+        return [
+            _item(n, "used by " + where_used([u for u in all_uses if u.name == n]), f"{n} = {{ ", edit, types.CompletionItemKind.Variable)
+            for n in names
+        ]
+    if len(rel) == 2 and rel[0] == "dims":
+        return [_item(k, doc, f"{k} = ", edit, types.CompletionItemKind.Property) for k, doc in _DIM_KEYS.items()]
+    return []
+
+
+def _in_string(spec: SpecDoc, target: str, rel, ctx: Context, offset: int) -> list[types.CompletionItem]:
+    if rel[-1] == "dtype":
+        return _dtypes(spec, ctx.start, offset)
+    if rel[-1] == "fill":
+        return [_item(f, "fill", f, spec.range(ctx.start, offset), types.CompletionItemKind.EnumMember) for f in FILLS]
+    head = re.fullmatch(r"(\s*)[A-Za-z0-9_]*", ctx.text)
+    if head is not None:
+        return _dtypes(spec, ctx.start + len(head.group(1)), offset)
+    word = re.search(r"\[[^\]]*[\[,*+\-]\s*([A-Za-z_]\w*)?$|\[\s*([A-Za-z_]\w*)?$", ctx.text)
+    if word is None:
+        return []
+    start = offset - len(word.group(1) or word.group(2) or "")
+    all_uses = [u for u in uses(family(spec.scopes, target)) if (u.start, u.end) != (start, offset) or start == offset]
+    names = dict.fromkeys(u.name for u in all_uses)
+    edit = spec.range(start, offset)
+    return [
+        _item(n, "used by " + where_used([u for u in all_uses if u.name == n]), n, edit, types.CompletionItemKind.Variable) for n in names
+    ]
+
+
+def _dtypes(spec: SpecDoc, start: int, offset: int) -> list[types.CompletionItem]:
+    edit = spec.range(start, offset)
+    return [_item(short, f"torch.{full}", short, edit, types.CompletionItemKind.EnumMember) for short, full in DTYPES.items()]
+
+
+def _targets(session: Session, root: Path, spec: SpecDoc, ctx: Context, offset: int) -> list[types.CompletionItem]:
+    """``[tool.exportlens.modules."`` -> each module of this project, those without a table first."""
+    if ctx.path != MODULES:
+        return []
+    quoted = ctx.text[:1] in "\"'"
+    line_end = spec.doc.text.find("\n", offset)
+    rest = spec.doc.text[offset : len(spec.doc.text) if line_end < 0 else line_end]
+    closing = rest.find(ctx.text[0]) if quoted else -1
+    end = offset + closing if closing >= 0 else offset
+    edit = spec.range(ctx.start + (1 if quoted else 0), end)
+    tail = "" if closing >= 0 else ('"]' if quoted else "")
+    written = {s.key[0] for s in spec.scopes}
+    items = []
+    for _, m in sorted(session.index.under(root), key=lambda pm: pm[1].target):
+        new = m.target + tail if quoted else f'"{m.target}"]'
+        has = m.target in written
+        doc = f"```python\nclass {m.name}\n    def {signature(m)}\n```\n\n" + ("has a table here" if has else "no table yet")
+        item = _item(m.target, f"class {m.name}" + (" (has a table)" if has else ""), new, edit, types.CompletionItemKind.Class, doc)
+        item.sort_text = ("1" if has else "0") + m.target
+        items.append(item)
+    return items
+
+
+def _item(label: str, detail: str, new_text: str, edit: types.Range, kind, doc: str | None = None) -> types.CompletionItem:
+    return types.CompletionItem(
+        label=label,
+        kind=kind,
+        detail=detail,
+        documentation=types.MarkupContent(types.MarkupKind.Markdown, doc) if doc else None,
+        filter_text=label,
+        text_edit=types.TextEdit(edit, new_text),
+    )

@@ -1,0 +1,104 @@
+"""Hover and go to definition in pyproject.toml's module tables: a target string leads to
+its class; a dim name tells where it is used, its declared range and what the last export
+found of it, and leads to the lines of code that constrain it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from lsprotocol import types
+
+from ...exporter.core.report import Finding, Status
+from ...exporter.core.sources import read_text
+from ...exporter.static.spec_text import DimUse, Scope, scope_at, use_at, uses
+from ..remap import remap
+from ..session import Session
+from ..snapshots import DocumentSnapshot
+from .hover import module_hover
+from .spec_where import SpecDoc, bounds, mentions, where_used
+
+
+def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], position: types.Position) -> str | None:
+    spec = SpecDoc.of(doc)
+    if spec is None:
+        return None
+    offset = spec.offset(position)
+    root = session.root_of(doc.path)
+    scope = scope_at(spec.scopes, offset)
+    if scope is not None and scope.header.start <= offset <= scope.header.end:
+        module = session.index.by_target(root, scope.key[0])
+        if module is None:
+            return f"`{scope.key[0]}`: no such class in this project's index"
+        spec_of, _ = session.spec_of(root, module, overrides)
+        return module_hover(session, root, module, spec_of.describe() if spec_of else None)
+    family = spec.family_at(offset)
+    use = use_at(family, offset)
+    if use is None:
+        return None
+    return dim_hover(session, root, spec, scope_at(spec.scopes, use.start) or family[0], use.name)
+
+
+def dim_hover(session: Session, root: Path, spec: SpecDoc, scope: Scope, name: str) -> str:
+    target = scope.key[0]
+    all_uses = [u for u in uses([s for s in spec.scopes if s.key[0] == target]) if u.name == name]
+    lines = [f"**`{name}`**: a dim of `{target}`", "Used by: " + where_used(all_uses)]
+    declared = bounds(spec.declared(scope, name))
+    lines.append(f"Declared: `{name}` ∈ {declared}" if declared else f"Declared: no bounds in `dims` (torch's default range for `{name}`)")
+    result = session.result(root, target)
+    if result is not None:
+        report = result.report
+        if report.status is Status.EXPORTED and report.summary:
+            s = report.summary
+            found = [c for c in (*s.range_constraints, *s.equalities) if mentions(f"`{c}`", name)]
+            lines.append("Last export: ✓ " + (", ".join(f"`{c}`" for c in found) or f"`{name}` left unconstrained"))
+        else:
+            found = [f for f in report.findings if mentions(f.message, name)]
+            said = "; ".join(f"{f.path}:{f.line}: {f.message}" for f in found[:3])
+            lines.append(f"Last export: ✗ {report.status.value}" + (f": {said}" if said else ""))
+    return "\n\n".join(lines)
+
+
+def definition(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], position: types.Position) -> list[types.Location]:
+    spec = SpecDoc.of(doc)
+    if spec is None:
+        return []
+    offset = spec.offset(position)
+    root = session.root_of(doc.path)
+    scope = scope_at(spec.scopes, offset)
+    if scope is not None and scope.header.start <= offset <= scope.header.end:
+        return _class_location(session, root, scope.key[0], doc.encoding)
+    use = use_at(spec.family_at(offset), offset)
+    return [] if use is None or scope is None else _constraints(session, root, scope.key[0], use, overrides, doc.encoding)
+
+
+def _class_location(session: Session, root: Path, target: str, encoding: str) -> list[types.Location]:
+    module = session.index.by_target(root, target)
+    if module is None:
+        return []
+    path = root / module.path
+    lines = DocumentSnapshot(path, read_text(path), None, encoding).lines
+    s = module.name_span
+    return [types.Location(path.as_uri(), lines.range(s.line, s.column, s.end_line, s.end_column))]
+
+
+def _constraints(
+    session: Session, root: Path, target: str, use: DimUse, overrides: Mapping[Path, str], encoding: str
+) -> list[types.Location]:
+    """The lines of code the last export found constraining the dim: its findings' lines
+    (carried into the text of now, as diagnostics are)."""
+    result = session.result(root, target)
+    if result is None:
+        return []
+    out = []
+    for f in result.report.findings:
+        if not f.path.endswith(".py") or not mentions(f.message, use.name):
+            continue
+        path = root / f.path
+        now = overrides.get(path)
+        now = read_text(path) if now is None else now
+        moved: Finding | None = remap(f, result.texts[path], now) if path in result.texts else f
+        if moved is not None:
+            lines = DocumentSnapshot(path, now, None, encoding).lines
+            out.append(types.Location(path.as_uri(), lines.range(moved.line, moved.column, moved.end_line, moved.end_column)))
+    return out

@@ -1,0 +1,187 @@
+"""Writing specs in pyproject.toml: completion of targets, keys, forward's parameters,
+dtypes and dim names; hover and go to definition on targets and dims; renaming a dim;
+spec errors of the unsaved text, pushed or pulled."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lsprotocol import types
+
+from .conftest import apply_text_edits, capabilities, start, stop
+
+PYPROJECT = "pyproject.toml"
+
+
+def position(text: str, needle: str, back: int = 0) -> types.Position:
+    """The position just after the first ``needle`` in ``text`` (``back`` characters before it)."""
+    offset = text.index(needle) + len(needle) - back
+    return types.Position(text.count("\n", 0, offset), offset - (text.rfind("\n", 0, offset) + 1))
+
+
+def original(editor) -> str:
+    return (editor.root / PYPROJECT).read_text()
+
+
+async def labels(editor, text: str, needle: str, back: int = 0) -> list[str]:
+    """Labels of the completion items after ``needle`` in ``text``, typed (not saved) into pyproject.toml."""
+    uri = editor.uri(PYPROJECT)
+    if uri not in editor.versions:
+        editor.open(PYPROJECT)
+    editor.change(PYPROJECT, text)
+    result = await editor.client.text_document_completion_async(
+        types.CompletionParams(types.TextDocumentIdentifier(uri), position(text, needle, back))
+    )
+    return [i.label for i in (result.items if isinstance(result, types.CompletionList) else result or [])]
+
+
+async def test_a_module_header_completes_this_projects_targets(editor):
+    text = original(editor) + '\n[tool.exportlens.modules."models/'
+    found = await labels(editor, text, 'modules."models/')
+    assert sorted(found) == [
+        "models/encoder.py:TinyEncoder",
+        "models/fusion.py:GatedFusion",
+        "models/head.py:ClassifierHead",
+        "models/positional.py:LearnedPositions",
+        "models/router.py:TokenRouter",
+    ]
+
+
+async def test_a_module_table_completes_the_keys_it_lacks(editor):
+    text = original(editor).replace(
+        "dims = { batch = { min = 1, max = 256, example = 4 } }\n", "dims = { batch = { min = 1, max = 256, example = 4 } }\nde\n"
+    )
+    found = await labels(editor, text, "example = 4 } }\nde")
+    assert {"device", "strict", "ir", "timeout", "memory_limit", "sandbox"} <= set(found)
+    assert not {"init", "inputs", "dims"} & set(found)  # already in the table
+
+
+async def test_inputs_complete_forwards_parameters(editor):
+    text = original(editor).replace('inputs = { text = "f32[batch, text_len, 16]", image', "inputs = { te")
+    text = text.replace('"f32[batch, image_len, 16]" }', "")
+    assert await labels(editor, text, "inputs = { te") == ["text", "image"]  # forward(self, text, image)
+
+
+async def test_shape_strings_complete_dtypes_then_dims(editor):
+    text = original(editor)
+    dtypes = await labels(editor, text, 'inputs = { x = "f32[tokens', back=len("32[tokens"))
+    assert {"f32", "i64", "bf16", "bool"} <= set(dtypes)
+    typed = text.replace('inputs = { x = "f32[batch, seq, 16]" }', 'inputs = { x = "f32[batch, s" }')
+    assert await labels(editor, typed, 'x = "f32[batch, s') == ["batch", "seq"]  # this table's dims only
+
+
+async def test_dims_complete_the_names_the_shapes_use(editor):
+    text = original(editor).replace("dims = { text_len = { example = 8 }, image_len", "dims = { te, image_len")
+    found = await labels(editor, text, "dims = { te, image_len", back=len(", image_len"))
+    assert found == ["batch", "text_len"]  # image_len is declared already
+
+
+async def hover(editor, needle: str, back: int = 0) -> str:
+    uri = editor.uri(PYPROJECT)
+    if uri not in editor.versions:
+        editor.open(PYPROJECT)
+    at = position(editor.texts[uri], needle, back)
+    result = await editor.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
+    return result.contents.value if result else ""
+
+
+async def definition(editor, needle: str, back: int = 0) -> list[types.Location]:
+    uri = editor.uri(PYPROJECT)
+    at = position(editor.texts[uri], needle, back)
+    result = await editor.client.text_document_definition_async(types.DefinitionParams(types.TextDocumentIdentifier(uri), at))
+    return list(result or [])
+
+
+async def test_hover_and_definition_on_a_dim_say_what_the_last_export_found(editor):
+    editor.open(PYPROJECT)
+    text = await hover(editor, 'x = "f32[batch, se')
+    assert "`x` axis 1" in text and "Declared: `seq` ∈ [2, 1024]" in text
+    assert "Last export" not in text and await definition(editor, 'x = "f32[batch, se') == []
+    editor.open("models/positional.py")
+    await editor.logged("models/positional.py:LearnedPositions: failed")
+    text = await hover(editor, 'x = "f32[batch, se')
+    assert "Last export: ✗ failed" in text and "`seq <= 128`" in text
+    (loc,) = await definition(editor, 'x = "f32[batch, se')
+    assert loc.uri == editor.uri("models/positional.py")
+    assert loc.range.start.line == editor.line_of("models/positional.py", "if seq > self.max_len")
+
+
+async def test_a_target_leads_to_its_class(editor):
+    editor.open(PYPROJECT)
+    (loc,) = await definition(editor, 'modules."models/enc')
+    assert loc.uri == editor.uri("models/encoder.py")
+    line = editor.line_of("models/encoder.py", "class TinyEncoder")
+    assert loc.range.start == types.Position(line, len("class "))
+    assert "**TinyEncoder**" in await hover(editor, 'modules."models/enc')
+
+
+async def rename(editor, needle: str, new_name: str) -> types.WorkspaceEdit:
+    uri = editor.uri(PYPROJECT)
+    params = types.RenameParams(types.TextDocumentIdentifier(uri), position(editor.texts[uri], needle), new_name)
+    return await editor.client.text_document_rename_async(params)
+
+
+async def test_renaming_a_dim_edits_its_table_and_nothing_else(editor):
+    uri = editor.open(PYPROJECT)
+    before = editor.texts[uri]
+    prepared = await editor.client.text_document_prepare_rename_async(
+        types.PrepareRenameParams(types.TextDocumentIdentifier(uri), position(before, 'text = "f32[batch, text'))
+    )
+    assert prepared.placeholder == "text_len"
+    edit = await rename(editor, 'text = "f32[batch, text', "words")
+    (change,) = edit.document_changes
+    assert change.text_document.version == editor.versions[uri]
+    expected = before.replace('"f32[batch, text_len, 16]"', '"f32[batch, words, 16]"').replace("{ text_len = {", "{ words = {")
+    assert apply_text_edits(before, change.edits) == expected
+
+
+@pytest.mark.parametrize(
+    ("new_name", "said"),
+    [("image_len", "'image_len' is already a dim of models/fusion.py:GatedFusion"), ("2x", "'2x' is not a dim name")],
+)
+async def test_a_rename_that_would_break_the_spec_is_refused(editor, new_name, said):
+    editor.open(PYPROJECT)
+    with pytest.raises(Exception, match=said):
+        await rename(editor, 'text = "f32[batch, text', new_name)
+
+
+UNUSED = "dims = { batch = { min = 1, max = 256, example = 4 }, extra = { max = 3 } }"
+
+
+def with_unused_dim(text: str) -> str:
+    return text.replace("dims = { batch = { min = 1, max = 256, example = 4 } }", UNUSED)
+
+
+async def test_spec_errors_follow_the_unsaved_text(editor):
+    uri = editor.open(PYPROJECT)
+    editor.change(PYPROJECT, with_unused_dim(editor.texts[uri]))
+    found = await editor.diagnostics(PYPROJECT, lambda ds: any("'extra'" in d.message for d in ds))
+    (unused,) = [d for d in found if "'extra'" in d.message]
+    assert unused.range.start == position(editor.texts[uri], "extra = { max = 3 }", back=len("extra = { max = 3 }"))
+    assert "is not used by any input shape" in unused.message
+
+
+async def test_a_client_that_pulls_diagnostics_gets_them_pulled_not_pushed(workspace):
+    caps = capabilities()
+    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(related_document_support=True)
+    caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    editor = await start(workspace, caps=caps, trusted=False)  # untrusted: spec errors, no exports
+    try:
+        await editor.logged(f"indexed {workspace.resolve()}")
+        uri = editor.open(PYPROJECT)
+        editor.change(PYPROJECT, with_unused_dim(editor.texts[uri]))
+        for _ in range(100):  # the server asks for a pull once it has read the change
+            if editor.client.pull_requests:
+                break
+            await asyncio.sleep(0.1)
+        report = await editor.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
+        assert [d.message for d in report.items if "'extra'" in d.message] == ["dim 'extra' is not used by any input shape"]
+        again = await editor.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri), previous_result_id=report.result_id)
+        )
+        assert again.kind == "unchanged"
+        assert editor.client.pull_requests  # the server asked for a pull when the text changed
+        assert not [p for p in editor.client.published if p[0] == uri]  # and pushed nothing
+    finally:
+        await stop(editor)
