@@ -15,9 +15,11 @@ PYPROJECT = "pyproject.toml"
 
 
 def position(text: str, needle: str, back: int = 0) -> types.Position:
-    """The position just after the first ``needle`` in ``text`` (``back`` characters before it)."""
+    """The position just after the first ``needle`` in ``text`` (``back`` characters before it),
+    its column in UTF-16 units, as the servers' clients here negotiate."""
     offset = text.index(needle) + len(needle) - back
-    return types.Position(text.count("\n", 0, offset), offset - (text.rfind("\n", 0, offset) + 1))
+    before = text[text.rfind("\n", 0, offset) + 1 : offset]
+    return types.Position(text.count("\n", 0, offset), len(before.encode("utf-16-le")) // 2)
 
 
 def original(editor) -> str:
@@ -185,3 +187,29 @@ async def test_a_client_that_pulls_diagnostics_gets_them_pulled_not_pushed(works
         assert not [p for p in editor.client.published if p[0] == uri]  # and pushed nothing
     finally:
         await stop(editor)
+
+
+VARIANT = '\n[[tool.exportlens.modules."models/fusion.py:GatedFusion".variants]]\nname = "long"\ndims = { text_len = { max = 64 } }\n'
+
+
+async def test_a_rename_reaches_the_variants_of_the_class(editor):
+    uri = editor.open(PYPROJECT)
+    before = editor.texts[uri] + VARIANT
+    editor.change(PYPROJECT, before)
+    (change,) = (await rename(editor, 'text = "f32[batch, text', "words")).document_changes
+    after = apply_text_edits(before, change.edits)
+    assert after.count("words") == 3 and "text_len" not in after  # the shape, the class's dims, the variant's dims
+
+
+async def test_positions_count_in_the_negotiated_encoding(editor):
+    """A dim after a character outside the BMP: LSP's UTF-16 counts it twice."""
+    uri = editor.open(PYPROJECT)
+    text = editor.texts[uri].replace('inputs = { x = "f32[batch, 16]" }', 'inputs = { "é😀" = "f32[batch, 16]", x = "f32[batch, 16]" }')
+    editor.change(PYPROJECT, text)
+    assert editor.encoding in (None, types.PositionEncodingKind.Utf16)
+    line = text.splitlines()[position(text, '"é😀" = "f32[').line]
+    (change,) = (await rename(editor, '"é😀" = "f32[batch', "b")).document_changes
+    first = min((e.range.start.line, e.range.start.character) for e in change.edits if e.range.start.line == position(text, "é😀").line)
+    assert first[1] == len(line[: line.index("batch")].encode("utf-16-le")) // 2
+    hovered = await hover(editor, '"é😀" = "f32[bat')
+    assert "`é😀` axis 0" in hovered
