@@ -11,9 +11,9 @@ from pathlib import Path
 
 from ..exporter.core.report import Finding, ModuleReport
 from ..exporter.core.sources import Sources
-from ..exporter.core.targets import ModuleClass
+from ..exporter.core.targets import ModuleClass, Target
 from ..exporter.static.module_spec import resolve
-from ..exporter.static.plan import Plan, Planned
+from ..exporter.static.plan import Plan, planned_of
 from ..exporter.static.spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project
 from .index import ModuleIndex
 from .settings import ServerSettings
@@ -104,9 +104,13 @@ class Session:
         # the texts the plan was made from: the worker re-plans if it imports other text
         plan = Plan(root, project, findings=list(project.findings), sources=Sources.of(root, overrides))
         for m in modules:
-            spec, problems = resolve(m, project)
-            plan.modules.append(Planned(m, spec, tuple(problems)))
+            plan.modules += planned_of(m, project)  # once per variant
         return plan
+
+    def variants(self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]) -> list[str]:
+        """The targets ``module`` is checked as: ``path.py:Class[name]`` for each of its variants, else its own."""
+        tables = self.project(root, overrides).tables
+        return [t for t in tables if Target.parse(t).module == module.target and Target.parse(t).variant] or [module.target]
 
     def spec_of(self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]) -> tuple[ExportSpec | None, list[Finding]]:
         return resolve(module, self.project(root, overrides))

@@ -69,11 +69,20 @@ class Target:
 
     path: str
     name: str
+    variant: str | None = None  # one of the class's [[...variants]]: "path.py:Class[small]"
 
     @classmethod
     def parse(cls, text: str) -> Target:
         path, _, name = text.rpartition(":")
-        return cls(path, name) if path else cls(name, "")  # "net.py" alone: a file, no class named
+        if not path:
+            return cls(name, "")  # "net.py" alone: a file, no class named
+        name, bracket, variant = name.partition("[")
+        return cls(path, name, variant[:-1] if bracket and variant.endswith("]") else None)
+
+    @property
+    def module(self) -> str:
+        """The class's own target, without the variant."""
+        return f"{self.path}:{self.name}" if self.name else self.path
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.name}" if self.name else self.path
+        return self.module + (f"[{self.variant}]" if self.variant is not None else "")

@@ -15,7 +15,6 @@ import logging
 import os
 import sys
 import time
-import traceback
 from collections.abc import Iterator
 from dataclasses import replace
 from inspect import Parameter as P
@@ -31,7 +30,13 @@ from ..core.settings import effective
 from ..core.sources import Sources
 from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
+from ..static.variants import named
 from .branch import truth_at
+from .construct import Stop as _Stop
+from .construct import construct, module_name
+from .construct import one_line as _one_line
+from .construct import trace_of as _trace
+from .construct import where_of as _where
 from .context import Context
 from .explain import explain
 from .failures import DataDependent, Raised, Record, read_draft, read_failure
@@ -67,13 +72,6 @@ def quiet() -> Iterator[None]:
             lg.setLevel(level)
 
 
-class _Stop(Exception):
-    """A stage failed; its finding is already recorded."""
-
-    def __init__(self, finding: Finding) -> None:
-        self.finding = finding
-
-
 def export_module(
     root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options(), sources: Sources | None = None
 ) -> ModuleReport:
@@ -87,7 +85,7 @@ def export_module(
 
     def report(status: Status, findings: list[Finding], summary=None) -> ModuleReport:
         return ModuleReport(
-            module.target, status, tuple(findings), summary, spec.describe(), time.perf_counter() - started, torch.__version__
+            spec.target, status, named(findings, spec.target), summary, spec.describe(), time.perf_counter() - started, torch.__version__
         )
 
     try:
@@ -209,28 +207,6 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
 # -- stages -----------------------------------------------------------------
 
 
-def module_name(path: str) -> str:
-    """``models/net.py`` -> ``models.net`` (a module of its package, so relative imports work)."""
-    parts = list(Path(path).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _where(exc: BaseException, files: ProjectFiles, fallback_path: str, fallback_line: int) -> tuple[str, int]:
-    if isinstance(exc, SyntaxError) and exc.filename and exc.filename in files:
-        return files.relative(exc.filename), exc.lineno or 1
-    frame = files.deepest_in_traceback(exc.__traceback__)
-    if frame is not None:
-        return files.relative(frame.filename), frame.line
-    return fallback_path, fallback_line
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
 # A worker's job runs in a fresh process, where nothing of the project is imported yet:
 # only a module of the same name as the user's packages can be in the way, and sweeping
 # all of sys.modules (thousands of entries) would only cost time.
@@ -261,11 +237,13 @@ def _forget_project_modules(root: Path, name: str) -> None:
 def prepare(root: Path, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> tuple[type, torch.nn.Module, Built]:
     """The class imported fresh, the module built as the spec says, and its example inputs:
     what ``torch.export.export`` is then called with. Raises ``_Stop`` with the finding."""
-    cls = _load_class(root, module, files)
-    return cls, _construct(cls, module, spec, device, files), _build_inputs(cls, module, spec, device, files)
+    cls = _load_class(root, module, files, declared=spec.factory is not None and module.forward is None)
+    model = construct(cls, module, spec, device, files)
+    cls = cls or type(model)  # a module the factory declares: its forward is the returned module's
+    return cls, model, _build_inputs(cls, module, spec, device, files)
 
 
-def _load_class(root: Path, module: ModuleClass, files: ProjectFiles) -> type:
+def _load_class(root: Path, module: ModuleClass, files: ProjectFiles, declared: bool = False) -> type | None:
     if str(root) in sys.path:
         sys.path.remove(str(root))
     sys.path.insert(0, str(root))
@@ -279,28 +257,13 @@ def _load_class(root: Path, module: ModuleClass, files: ProjectFiles) -> type:
             codes.finding(codes.IMPORT_FAILED, f"importing {name} failed: {_one_line(exc)}", path, line, detail=_trace(exc))
         ) from None
     cls = getattr(mod, module.name, None)
+    if declared and not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+        return None  # no class of the project: the factory makes the module
     if not isinstance(cls, type):
         raise _Stop(
             codes.finding(codes.IMPORT_FAILED, f"{name} has no class {module.name} after import", module.path, module.name_span.line)
         )
     return cls
-
-
-def _construct(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> torch.nn.Module:
-    torch.manual_seed(0)  # the same weights in every process, so the same verdict
-    try:
-        if device == "meta":
-            with torch.device("meta"):
-                model = cls(**spec.init)
-        else:
-            model = cls(**spec.init).to(device)
-        return model.eval()
-    except BaseException as exc:
-        path, line = _where(exc, files, module.path, module.name_span.line)
-        init = ", ".join(f"{k}={v!r}" for k, v in spec.init.items())
-        raise _Stop(
-            codes.finding(codes.CONSTRUCT_FAILED, f"{module.name}({init}) failed: {_one_line(exc)}", path, line, detail=_trace(exc))
-        ) from None
 
 
 def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> Built:
@@ -348,7 +311,3 @@ def _to(value: Any, device: str) -> Any:
     import torch.utils._pytree as pytree
 
     return pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), value)
-
-
-def _trace(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(exc))[-4000:]

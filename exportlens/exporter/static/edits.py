@@ -16,7 +16,7 @@ import tomlkit
 from tomlkit.items import InlineTable, String, Table
 
 from ..core.report import Edit
-from ..core.targets import Span
+from ..core.targets import Span, Target
 from .shapes import looks_like_shape, parse_shape
 from .source import index
 
@@ -60,13 +60,27 @@ def apply_edits(text: str, edits: list[Edit] | tuple[Edit, ...]) -> str:
 # -- pyproject.toml -------------------------------------------------------------
 
 
-def _module_table(doc: tomlkit.TOMLDocument, target: str) -> Any:
-    return doc["tool"]["exportlens"]["modules"][target]  # type: ignore[index]
+def _module_table(doc: tomlkit.TOMLDocument, target: str, inherit: tuple[str, ...] = ()) -> Any:
+    """The table of ``target``; for a variant (``path.py:Class[name]``) its own, first given
+    the class table's entries of ``inherit`` that it does not override, so that an edit of
+    them changes this variant alone and keeps what it inherited."""
+    t = Target.parse(target)
+    modules = doc["tool"]["exportlens"]["modules"]  # type: ignore[index]
+    if t.variant is None:
+        return modules[target]
+    base = modules[t.module]
+    table = next(v for v in base["variants"] if v.get("name") == t.variant)
+    for key in inherit:
+        if isinstance(base.get(key), dict):
+            merged = tomlkit.inline_table()
+            merged.update({**base[key].unwrap(), **(table[key].unwrap() if key in table else {})})
+            table[key] = merged
+    return table
 
 
-def edit_spec(text: str, target: str, change: Callable[[Any], None]) -> str:
+def edit_spec(text: str, target: str, change: Callable[[Any], None], inherit: tuple[str, ...] = ()) -> str:
     doc = tomlkit.parse(text)
-    change(_module_table(doc, target))
+    change(_module_table(doc, target, inherit))
     return tomlkit.dumps(doc)
 
 
@@ -89,7 +103,7 @@ def set_dim_bounds(text: str, target: str, name: str, **bounds: int | None) -> s
         if example is not None and not ((dim.get("min") or 0) <= example <= dim.get("max", example)):
             dim.pop("example")
 
-    return edit_spec(text, target, change)
+    return edit_spec(text, target, change, inherit=("dims",))
 
 
 def substitute_dim(text: str, target: str, name: str, replacement: str) -> str:
@@ -120,7 +134,7 @@ def substitute_dim(text: str, target: str, name: str, replacement: str) -> str:
             if not table["dims"]:
                 del table["dims"]
 
-    return _tidy(text, edit_spec(text, target, change))
+    return _tidy(text, edit_spec(text, target, change, inherit=("inputs", "dims")))
 
 
 def _tidy(old: str, new: str) -> str:

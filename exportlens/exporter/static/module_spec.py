@@ -8,16 +8,18 @@ from typing import Any
 
 from ..core import codes
 from ..core.report import Finding
-from ..core.targets import Location, ModuleClass, Span
+from ..core.targets import Location, ModuleClass, Span, Target
 from .shapes import AUTO, DTYPES, Derived, ShapeError, looks_like_shape, parse_shape
 from .spec import FILLS, PYPROJECT, DimSpec, ExportSpec, ProjectSpecs, TensorInput, TomlLines, ValueInput, table_settings
+from .values import construction
 
 
 def resolve(module: ModuleClass, project: ProjectSpecs) -> tuple[ExportSpec | None, list[Finding]]:
-    """The spec for ``module`` and the problems with it; (None, []) when it has none."""
-    entry = project.tables.get(module.target)
-    if entry is not None:
-        return _from_table(module, entry[0], entry[1], project)
+    """The spec for ``module`` and the problems with it; (None, []) when it has none.
+    A class with variants: its first variant's spec, and every variant's problems."""
+    specs = resolve_variants(module, project)
+    if specs:
+        return next((s for _, s, _ in specs if s is not None), None), [f for _, _, found in specs for f in found]
     if module.example_method and module.example_span:
         span = module.example_span
         loc = Location(module.path, span)
@@ -25,19 +27,32 @@ def resolve(module: ModuleClass, project: ProjectSpecs) -> tuple[ExportSpec | No
     return None, []
 
 
-_TABLE_KEYS = ("init", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit", "sandbox")
+def resolve_variants(module: ModuleClass, project: ProjectSpecs) -> list[tuple[str | None, ExportSpec | None, list[Finding]]]:
+    """(variant, spec, problems) of each pyproject table of ``module`` (variant None: the class's own)."""
+    out = []
+    for target, (table, loc) in project.tables.items():
+        t = Target.parse(target)
+        if t.module == module.target:
+            out.append((t.variant, *_from_table(module, table, loc, project, target)))
+    return out
+
+
+_TABLE_KEYS = ("init", "factory", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit", "sandbox")
 
 
 class _Table:
     """One module's pyproject table being read: where each key is written, and what is wrong."""
 
-    def __init__(self, module: ModuleClass, loc: Location, project: ProjectSpecs) -> None:
+    def __init__(self, module: ModuleClass, loc: Location, project: ProjectSpecs, target: str) -> None:
         self.module, self.loc, self.lines = module, loc, TomlLines(project.text)
         self.findings: list[Finding] = []
         self.locations: dict[str, Location] = {}
+        # a variant's key is in its own table, else inherited from the class's
+        self.starts = [loc.line] + ([self.lines.target_line(Target.parse(target).module)] if Target.parse(target).variant else [])
 
     def at(self, key: str, sub: str | None = None) -> Location:
-        line = self.lines.key_after(self.loc.line, key, inline=True) or self.loc.line
+        found = (self.lines.key_after(start, key, inline=True) for start in self.starts)
+        line = next((n for n in found if n), None) or self.loc.line
         if sub is not None:
             line = self.lines.key_after(line, sub, inline=True) or line
         cols = self.lines.column_of(line, sub or key)
@@ -66,22 +81,25 @@ class _Table:
         return inputs
 
 
-def _from_table(module: ModuleClass, table: Any, loc: Location, project: ProjectSpecs) -> tuple[ExportSpec | None, list[Finding]]:
-    t = _Table(module, loc, project)
+def _from_table(
+    module: ModuleClass, table: Any, loc: Location, project: ProjectSpecs, target: str
+) -> tuple[ExportSpec | None, list[Finding]]:
+    t = _Table(module, loc, project, target)
     if not isinstance(table, dict):
-        t.error(codes.SPEC_INVALID, f"the spec for {module.target} must be a table", loc)
+        t.error(codes.SPEC_INVALID, f"the spec for {target} must be a table", loc)
         return None, t.findings
     for key in sorted(set(table) - set(_TABLE_KEYS)):
-        t.error(codes.SPEC_INVALID, f"unknown key '{key}' in the spec for {module.target} (known: {', '.join(_TABLE_KEYS)})", t.at(key))
+        t.error(codes.SPEC_INVALID, f"unknown key '{key}' in the spec for {target} (known: {', '.join(_TABLE_KEYS)})", t.at(key))
     settings = table_settings(table, project.settings, t.at, t.findings)
-    init = t.table(table.get("init", {}), "init", "init must be a table of constructor keyword arguments")
+    raw_init = t.table(table.get("init", {}), "init", "init must be a table of constructor keyword arguments")
+    init, factory = construction(raw_init, table.get("factory"), t.at, t.locations, t.findings)
     raw_inputs = t.table(table.get("inputs", {}), "inputs", 'inputs must be a table: { x = "f32[batch, 3]" }')
     inputs = t.inputs(raw_inputs)
     t.findings += _check_signature(module, inputs, raw_inputs, t.at)
     dims = _dims(table.get("dims", {}), inputs, t)
     if any(f.severity.value == "error" for f in t.findings):
         return None, t.findings
-    spec = ExportSpec(module.target, "pyproject", loc, dict(init), _ordered(module, inputs), dims, settings, None, t.locations)
+    spec = ExportSpec(target, "pyproject", loc, init, _ordered(module, inputs), dims, settings, None, t.locations, factory)
     return spec, t.findings
 
 

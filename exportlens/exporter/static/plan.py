@@ -10,9 +10,11 @@ from ..core import codes
 from ..core.report import Finding
 from ..core.sources import Sources
 from ..core.targets import ModuleClass, Target
+from .declared import declared_module
 from .discover import discover
-from .module_spec import resolve
+from .module_spec import resolve, resolve_variants
 from .spec import ExportSpec, ProjectSpecs, find_root, load_project
+from .variants import named
 
 
 @dataclass(frozen=True)
@@ -20,10 +22,23 @@ class Planned:
     module: ModuleClass
     spec: ExportSpec | None
     findings: tuple[Finding, ...] = ()  # spec errors; with a spec of None, the module is skipped
+    variant: str | None = None  # one of the class's [[...variants]] (variants.py)
 
     @property
     def target(self) -> str:
-        return self.module.target
+        return str(Target(self.module.path, self.module.name, self.variant))
+
+
+def planned_of(module: ModuleClass, project: ProjectSpecs) -> list[Planned]:
+    """``module`` as it is checked: once per variant, or once."""
+    variants = resolve_variants(module, project)
+    if variants:
+        return [
+            Planned(module, spec, named(problems, str(Target.parse(module.target + f"[{v}]")) if v else ""), v)
+            for v, spec, problems in variants
+        ]
+    spec, problems = resolve(module, project)
+    return [Planned(module, spec, tuple(problems))]
 
 
 @dataclass
@@ -50,18 +65,30 @@ def make_plan(
     project = load_project(files)
     found = discover(root, paths, files)
     plan = Plan(root, project, findings=list(found.findings) + list(project.findings), sources=files)
-    for module in found.modules:
-        if only and module.target not in only and module.name not in only:
-            continue
-        spec, problems = resolve(module, project)
-        plan.modules.append(Planned(module, spec, tuple(problems)))
     known = {m.target for m in found.modules}
     unreadable = {f.path for f in found.findings}  # a syntax error hides its classes: it is the one problem to report
-    for target, (_, loc) in project.tables.items():
+    modules = list(found.modules)
+    for target, (table, loc) in project.tables.items():
         t = Target.parse(target)
-        if target not in known and t.path not in unreadable and _in_scope(root / t.path, paths):
-            plan.findings.append(codes.finding(codes.SPEC_INVALID, f"no nn.Module '{t.name}' in {t.path}", loc.path, loc.line))
+        if t.module in known or t.path in unreadable or not _in_scope(root / t.path, paths):
+            continue
+        declared = declared_module(target, table, files)
+        if declared is not None:
+            known.add(t.module)
+            modules.append(declared)
+        else:
+            plan.findings.append(codes.finding(codes.SPEC_INVALID, _not_found(t, table), loc.path, loc.line))
+    for module in modules:
+        for planned in planned_of(module, project):
+            if not only or only & {planned.target, module.target, module.name}:
+                plan.modules.append(planned)
     return plan
+
+
+def _not_found(t: Target, table: object) -> str:
+    if isinstance(table, dict) and "factory" in table:
+        return f"no file {t.path} in the project for {t.module}: a module built by a factory is keyed by the project file it belongs to"
+    return f"no nn.Module '{t.name}' in {t.path}"
 
 
 def _in_scope(file: Path, paths: list[Path]) -> bool:

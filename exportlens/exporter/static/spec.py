@@ -25,6 +25,8 @@ from ..core.targets import Location, Span, Target
 from .packages import package_base
 from .pyfile import decode_finding
 from .shapes import Shape
+from .values import Ref
+from .variants import expand as expand_variants
 
 PYPROJECT = "pyproject.toml"
 ROOT_MARKERS = ("setup.py", "setup.cfg", ".git")  # a project without pyproject.toml
@@ -61,13 +63,14 @@ class ExportSpec:
     target: str  # "path.py:Class"
     source: str  # "pyproject" | "code"
     location: Location  # the module's spec table, or the example_inputs method
-    init: dict[str, Any] = field(default_factory=dict)
+    init: dict[str, Any] = field(default_factory=dict)  # plain values and values.Call objects
     inputs: dict[str, Any] = field(default_factory=dict)  # forward param -> TensorInput | ValueInput | plain | nested
     dims: dict[str, DimSpec] = field(default_factory=dict)  # every root Dim used
     settings: Settings = Settings()
     example_method: str | None = None
     # where each input / dim is written, for findings and edits: "inputs.x" -> Location
     locations: dict[str, Location] = field(default_factory=dict)
+    factory: Ref | None = None  # what builds the module instead of its class: factory(**init)
 
     @property
     def path(self) -> str:
@@ -121,7 +124,8 @@ def load_project(sources: Sources) -> ProjectSpecs:
     lines = TomlLines(text)
     section = _section(doc, lines, findings)
     settings = table_settings(section, Settings(), lambda key: lines.at("tool.exportlens", key), findings)
-    return ProjectSpecs(sources.root, settings, _module_tables(section, lines, findings), findings, text)
+    tables = expand_variants(_module_tables(section, lines, findings), lines, findings)
+    return ProjectSpecs(sources.root, settings, tables, findings, text)
 
 
 def _read_toml(sources: Sources) -> tuple[str, dict[str, Any] | None, list[Finding]]:

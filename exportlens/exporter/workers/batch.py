@@ -14,6 +14,7 @@ from ..core.sources import Sources
 from ..static.deps import digest, fingerprint, third_party
 from ..static.plan import Plan, Planned, no_spec_finding
 from ..static.spec import PYPROJECT
+from ..static.values import spec_refs
 from .pool import Cancelled, Pool
 from .proofs import prove
 from .protocol import CODEC, Job, OwnerPlan
@@ -35,7 +36,11 @@ def job_for(
     settings = effective(spec.settings, options.overrides)
     files = Sources.of(plan.root, sources)
     # a saved artifact is a side effect: never answered from the cache
-    key = "" if options.artifact else fingerprint(files, files.path(planned.module.path), repr(spec), CODEC.dumps(options), environment)
+    called = spec_refs(spec.init, spec.factory)  # a factory in another project file is part of the module too
+    own = [fingerprint(files, files.path(r.where)) for r in called if r.in_project]
+    key = (
+        "" if options.artifact else fingerprint(files, files.path(planned.module.path), repr(spec), CODEC.dumps(options), environment, *own)
+    )
     name = planned.module.name_span
     return Job(
         root=str(plan.root),
@@ -48,7 +53,7 @@ def job_for(
         memory_limit=parse_bytes(settings.memory_limit),
         sandbox=settings.sandbox,
         device=settings.device,
-        preload=third_party(files, files.path(planned.module.path)),
+        preload=tuple(sorted({*third_party(files, files.path(planned.module.path)), *(str(r) for r in called if not r.in_project)})),
         key=key,
         sources=files.relative(),
         plan=owner_plan(plan, planned),

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from ..core import codes
 from ..core.report import Finding, ModuleReport, Status
+from ..static.variants import named
 from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported
 
 # what an allocation refused under the memory cap says, in torch's and Python's words
@@ -26,7 +27,10 @@ def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) 
     def failed(code: codes.Code, message: str, detail: str = "") -> tuple[ModuleReport, bool]:
         parts = [detail, f"last output:\n{output}" if output else "", f"Python stack at the crash:\n{fault}" if fault else ""]
         return ModuleReport(
-            job.target, Status.FAILED, (_on_class(job, code, message, "\n\n".join(p for p in parts if p)),), seconds=seconds
+            job.target,
+            Status.FAILED,
+            named([_on_class(job, code, message, "\n\n".join(p for p in parts if p))], job.target),
+            seconds=seconds,
         ), False
 
     if why_killed == "timeout":

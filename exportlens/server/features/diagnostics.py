@@ -13,6 +13,7 @@ from lsprotocol import types
 from ...exporter.core import codes
 from ...exporter.core.report import Finding, Kind, Severity
 from ...exporter.core.sources import read_text
+from ...exporter.core.targets import Target
 from ...exporter.static.spec import PYPROJECT
 from ..positions import Lines
 from ..remap import remap
@@ -56,7 +57,8 @@ def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) ->
     # so only those modules are resolved (this runs for every open file each time an export lands)
     if path.name == PYPROJECT:
         tables = session.project(root, overrides).tables
-        modules = [m for _, m in session.index.under(root) if m.target in tables]
+        classes = {Target.parse(t).module for t in tables}  # a class with variants: one table each
+        modules = [m for _, m in session.index.under(root) if m.target in classes]
     else:
         modules = list(entry.modules) if entry is not None else []
     plan = session.plan(root, modules, overrides)

@@ -8,6 +8,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from ...exporter.core.report import ModuleReport, Status
+from ...exporter.core.targets import Target
 from ..methods import CREATE_SPEC_COMMAND, EXPORT_COMMAND
 from ..session import Session, State
 from ..snapshots import DocumentSnapshot
@@ -45,9 +46,8 @@ def code_lenses(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path
         spec = has_spec.get(m.target, False)
         command = EXPORT_COMMAND if spec else CREATE_SPEC_COMMAND
         args = [{"uri": doc.uri, "target": m.target} | ({"save": True} if spec else {})]  # ▶ Export writes the .pt2
-        lenses.append(
-            types.CodeLens(
-                range=where, command=types.Command(title=title(session, entry.root, m.target, spec), command=command, arguments=args)
-            )
-        )
+        for target in session.variants(entry.root, m, overrides):  # one lens per variant: "[small] ✓ exported"
+            variant = Target.parse(target).variant
+            said = (f"[{variant}] " if variant else "") + title(session, entry.root, target, spec)
+            lenses.append(types.CodeLens(range=where, command=types.Command(title=said, command=command, arguments=args)))
     return lenses
