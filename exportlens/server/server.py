@@ -129,8 +129,7 @@ class ExportLensServer(LanguageServer):
 
     def _refresh_diagnostics(self) -> None:
         """Ask a pulling client to pull again (once for many changes in one turn of the loop)."""
-        caps = self.client_capabilities.workspace
-        if self._pull_refresh or not (caps and caps.diagnostics and caps.diagnostics.refresh_support):
+        if self._pull_refresh:
             return
         self._pull_refresh = True
 

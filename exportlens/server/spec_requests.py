@@ -51,13 +51,15 @@ def rename(ls: ExportLensServer, params: types.RenameParams) -> types.WorkspaceE
 
 def document_diagnostic(ls: ExportLensServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
     found = ls.document(params.text_document.uri)
-    if found is None:
+    if found is None or not ls.pulls:  # not pulling: its diagnostics are pushed
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     doc, docs = found
     return pull.document_report(ls.session, doc, docs.texts, params.previous_result_id)
 
 
 def workspace_diagnostic(ls: ExportLensServer, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
+    if not ls.pulls:
+        return types.WorkspaceDiagnosticReport(items=[])
     docs = ls.snapshot()
     previous = {p.uri: p.value for p in params.previous_result_ids}
     # the files a check put problems in, and those reported before (to clear them)

@@ -213,3 +213,18 @@ async def test_positions_count_in_the_negotiated_encoding(editor):
     assert first[1] == len(line[: line.index("batch")].encode("utf-16-le")) // 2
     hovered = await hover(editor, '"é😀" = "f32[bat')
     assert "`é😀` axis 0" in hovered
+
+
+async def test_a_client_that_pulls_but_cannot_be_asked_again_is_pushed_them_once(workspace):
+    caps = capabilities()
+    caps.text_document.diagnostic = types.DiagnosticClientCapabilities()  # no workspace.diagnostics.refresh_support
+    editor = await start(workspace, caps=caps, trusted=False)
+    try:
+        await editor.logged(f"indexed {workspace.resolve()}")
+        uri = editor.open(PYPROJECT)
+        editor.change(PYPROJECT, with_unused_dim(editor.texts[uri]))
+        await editor.diagnostics(PYPROJECT, lambda ds: any("'extra'" in d.message for d in ds))
+        report = await editor.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
+        assert not report.items
+    finally:
+        await stop(editor)

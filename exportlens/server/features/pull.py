@@ -18,8 +18,13 @@ IDENTIFIER = "exportlens"
 
 
 def pulls(caps: types.ClientCapabilities | None) -> bool:
-    """Whether the client pulls diagnostics: then none are pushed to it."""
-    return bool(caps and caps.text_document and caps.text_document.diagnostic is not None)
+    """Whether the client pulls diagnostics and can be asked to pull again when an export
+    lands (``workspace/diagnostic/refresh``): then none are pushed to it. A client that pulls
+    but cannot be asked again is pushed them, and its pulls are answered with none, so that
+    it shows each diagnostic once and a late export's too."""
+    if not (caps and caps.text_document and caps.text_document.diagnostic is not None):
+        return False
+    return bool(caps.workspace and caps.workspace.diagnostics and caps.workspace.diagnostics.refresh_support)
 
 
 def result_id(doc: DocumentSnapshot, found: list[types.Diagnostic]) -> str:
