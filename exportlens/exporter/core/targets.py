@@ -3,7 +3,7 @@ parameters. Plain frozen values every layer passes around (standard library only
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,11 @@ class Param:
     kind: str  # "positional_only" | "positional" | "var_positional" | "keyword_only" | "var_keyword"
     has_default: bool = False
     annotation: str | None = None  # source text of the annotation
+    # what a subscripted annotation's head resolves to through the file's imports
+    # (``F[Tensor, "b"]`` after ``from jaxtyping import Float as F``: "jaxtyping.Float"), and where
+    # the annotation is written; not part of equality, like a position
+    annotation_head: str | None = field(default=None, compare=False)
+    annotation_span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

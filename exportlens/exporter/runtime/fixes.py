@@ -27,6 +27,7 @@ from ..static.edits import (
     substitute_dim,
     substitute_dim_call,
 )
+from ..static.jaxtyping_edits import annotation_edits
 from ..static.source import branch_conditions
 from .context import Context
 from .failures import DataDependent, Record
@@ -250,6 +251,10 @@ def _as_fix(c: Change, ctx: Context, preferred: bool) -> Fix | None:
 def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred: bool = False) -> Fix | None:
     """One edit of the spec that makes every change (in code, the ``Dim(...)`` calls)."""
     spec = ctx.spec
+    if spec.source == "annotations":  # the annotations, and a range in pyproject.toml
+        plain = [(c.dim, {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}, c.value) for c in changes]
+        edits = annotation_edits(spec, plain, ctx.sources)
+        return Fix(title, edits, preferred=preferred) if edits else None
     in_toml = spec.source == "pyproject"
     path = spec.location.path if in_toml else spec.path
     old = new = ctx.read(path)

@@ -9,6 +9,7 @@ from typing import Any
 from ..core import codes
 from ..core.report import Finding
 from ..core.targets import Location, ModuleClass, Span, Target
+from .jaxtyping_spec import read_annotations
 from .shapes import AUTO, DTYPES, Derived, ShapeError, looks_like_shape, parse_shape
 from .spec import FILLS, PYPROJECT, DimSpec, ExportSpec, ProjectSpecs, TensorInput, TomlLines, ValueInput, table_settings
 from .values import construction
@@ -24,6 +25,9 @@ def resolve(module: ModuleClass, project: ProjectSpecs) -> tuple[ExportSpec | No
         span = module.example_span
         loc = Location(module.path, span)
         return ExportSpec(module.target, "code", loc, settings=project.settings, example_method=module.example_method), []
+    annotated = read_annotations(module)  # the last source: jaxtyping annotations on forward, no table needed
+    if annotated is not None:
+        return _from_table(module, {}, annotated.location, project, module.target)
     return None, []
 
 
@@ -94,12 +98,18 @@ def _from_table(
     raw_init = t.table(table.get("init", {}), "init", "init must be a table of constructor keyword arguments")
     init, factory = construction(raw_init, table.get("factory"), t.at, t.locations, t.findings)
     raw_inputs = t.table(table.get("inputs", {}), "inputs", 'inputs must be a table: { x = "f32[batch, 3]" }')
-    inputs = t.inputs(raw_inputs)
-    t.findings += _check_signature(module, inputs, raw_inputs, t.at)
+    annotated = None if "inputs" in table else read_annotations(module)  # a table's inputs win over annotations
+    if annotated is not None:
+        inputs, loc, source = dict(annotated.inputs), annotated.location, "annotations"
+        t.locations.update(annotated.locations)  # before _dims: a dim the table bounds is placed on the table
+        t.findings += annotated.findings
+    else:
+        inputs, source = t.inputs(raw_inputs), "pyproject"
+        t.findings += _check_signature(module, inputs, raw_inputs, t.at)
     dims = _dims(table.get("dims", {}), inputs, t)
     if any(f.severity.value == "error" for f in t.findings):
         return None, t.findings
-    spec = ExportSpec(target, "pyproject", loc, init, _ordered(module, inputs), dims, settings, None, t.locations, factory)
+    spec = ExportSpec(target, source, loc, init, _ordered(module, inputs), dims, settings, None, t.locations, factory)
     return spec, t.findings
 
 

@@ -76,7 +76,7 @@ class PyFile:
         self.package = names.package
         self.tree = tree
         statements = list(_module_level(tree))
-        scope = _module_scope(statements)
+        self._scope = scope = _module_scope(statements)
         # ``from x import *`` binds names libcst's scope cannot know: the modules, absolute, in order
         stars = (
             self._absolute(_star_module(s)) for s in statements if isinstance(s, cst.ImportFrom) and isinstance(s.names, cst.ImportStar)
@@ -159,8 +159,13 @@ class PyFile:
         return replace(q, name=f"{bits[0]}.{rest}" if rest else bits[0])  # ``from . import *``: the package
 
     def _param(self, param: cst.Param, kind: str) -> Param:
-        annotation = self.tree.code_for_node(param.annotation.annotation) if param.annotation else None
-        return Param(param.name.value, kind, param.default is not None, annotation)
+        node = param.annotation.annotation if param.annotation else None
+        annotation = self.tree.code_for_node(node) if node else None
+        if not isinstance(node, cst.Subscript):
+            return Param(param.name.value, kind, param.default is not None, annotation)
+        # a shape annotation (jaxtyping's ``Float[Tensor, "b 3"]``) is a spec: where its head comes from, and its place
+        heads = sorted(q.name for q in map(self._absolute, self._scope.get_qualified_names_for(node.value)) if q)
+        return Param(param.name.value, kind, param.default is not None, annotation, heads[0] if heads else None, self.span(node))
 
 
 def _module_level(node: cst.CSTNode, typing_only: bool = False) -> Iterator[cst.CSTNode]:

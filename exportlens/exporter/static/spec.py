@@ -61,7 +61,7 @@ class DimSpec:
 @dataclass(frozen=True)
 class ExportSpec:
     target: str  # "path.py:Class"
-    source: str  # "pyproject" | "code"
+    source: str  # "pyproject" | "code" | "annotations" (jaxtyping on forward, a table may add init and dims)
     location: Location  # the module's spec table, or the example_inputs method
     init: dict[str, Any] = field(default_factory=dict)  # plain values and values.Call objects
     inputs: dict[str, Any] = field(default_factory=dict)  # forward param -> TensorInput | ValueInput | plain | nested
@@ -81,7 +81,8 @@ class ExportSpec:
 
     def describe(self) -> str:
         loc = self.location
-        return f"{loc.path}:{loc.line}" + (f" ({self.example_method}())" if self.source == "code" else "")
+        how = {"code": f" ({self.example_method}())", "annotations": " (forward's jaxtyping annotations)"}.get(self.source, "")
+        return f"{loc.path}:{loc.line}{how}"
 
 
 @dataclass

@@ -16,7 +16,7 @@ from ..remap import remap
 from ..session import Session
 from ..snapshots import DocumentSnapshot
 from .hover import module_hover
-from .spec_where import SpecDoc, bounds, mentions, where_used
+from .spec_where import SpecDoc, bounds, mentions, reported, where_used
 
 
 def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], position: types.Position) -> str | None:
@@ -45,17 +45,19 @@ def dim_hover(session: Session, root: Path, spec: SpecDoc, scope: Scope, name: s
     lines = [f"**`{name}`**: a dim of `{target}`", "Used by: " + where_used(all_uses)]
     declared = bounds(spec.declared(scope, name))
     lines.append(f"Declared: `{name}` ∈ {declared}" if declared else f"Declared: no bounds in `dims` (torch's default range for `{name}`)")
-    result = session.result(root, target)
-    if result is not None:
-        report = result.report
+    for reported_as in reported(spec, scope):
+        result = session.result(root, reported_as)
+        if result is None:
+            continue
+        report, of = result.report, f" of `{reported_as}`" if reported_as != target else ""
         if report.status is Status.EXPORTED and report.summary:
             s = report.summary
             found = [c for c in (*s.range_constraints, *s.equalities) if mentions(f"`{c}`", name)]
-            lines.append("Last export: ✓ " + (", ".join(f"`{c}`" for c in found) or f"`{name}` left unconstrained"))
+            lines.append(f"Last export{of}: ✓ " + (", ".join(f"`{c}`" for c in found) or f"`{name}` left unconstrained"))
         else:
             found = [f for f in report.findings if mentions(f.message, name)]
             said = "; ".join(f"{f.path}:{f.line}: {f.message}" for f in found[:3])
-            lines.append(f"Last export: ✗ {report.status.value}" + (f": {said}" if said else ""))
+            lines.append(f"Last export{of}: ✗ {report.status.value}" + (f": {said}" if said else ""))
     return "\n\n".join(lines)
 
 
@@ -69,7 +71,9 @@ def definition(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path,
     if scope is not None and scope.header.start <= offset <= scope.header.end:
         return _class_location(session, root, scope.key[0], doc.encoding)
     use = use_at(spec.family_at(offset), offset)
-    return [] if use is None or scope is None else _constraints(session, root, scope.key[0], use, overrides, doc.encoding)
+    if use is None or scope is None:
+        return []
+    return [loc for t in reported(spec, scope) for loc in _constraints(session, root, t, use, overrides, doc.encoding)]
 
 
 def _class_location(session: Session, root: Path, target: str, encoding: str) -> list[types.Location]:

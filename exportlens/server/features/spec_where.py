@@ -79,6 +79,18 @@ class SpecDoc:
         return None
 
 
+def reported(spec: SpecDoc, scope: Scope) -> list[str]:
+    """The targets the reports of ``scope``'s table are under: the class's, or, where it has
+    variants, each variant's (``path.py:Class[name]``; in a variant's table, that one's)."""
+    table = spec.raw.get(scope.key[0], {})
+    variants = table.get(VARIANTS) if isinstance(table, dict) else None
+    if not isinstance(variants, list):
+        return [scope.key[0]]
+    if scope.key[1] is not None:
+        variants = variants[scope.key[1] : scope.key[1] + 1]
+    return [f"{scope.key[0]}[{v['name']}]" for v in variants if isinstance(v, dict) and isinstance(v.get("name"), str)]
+
+
 def where_used(uses: list[DimUse]) -> str:
     """``ids` axis 1, `mask` axis 1 (as `seq + 1`)``."""
     parts = []
