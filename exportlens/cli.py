@@ -29,6 +29,7 @@ from .merge import MergeError, in_target_order, merge, read_report
 if TYPE_CHECKING:  # imported where used: `--help` and a mistyped option answer before libcst loads
     from .exporter.static.plan import Plan
     from .exporter.workers.pool import Pool
+    from .projects import Project
 
 USAGE, FOUND, OK = 2, 1, 0
 
@@ -92,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _check_parser(check: argparse.ArgumentParser) -> None:
     check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
-    check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text", help="github: GitHub Actions annotations")
     check.add_argument(
         "--first-only", action="store_true", help="report the plain export's first problem only (skip the slower draft export)"
     )
@@ -115,7 +116,7 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
 
 def _merge_parser(merged: argparse.ArgumentParser) -> None:
     merged.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json")
-    merged.add_argument("--format", choices=("json", "sarif"), default="json")
+    merged.add_argument("--format", choices=("json", "sarif", "github"), default="json")
     merged.add_argument("-o", "--output", type=Path, metavar="OUT", help="write the report here (default: stdout)")
     merged.add_argument(
         "--root",
@@ -176,45 +177,59 @@ def _run(args: argparse.Namespace, pool: Pool, plan: Plan, options: Options) -> 
     return check_in_workers(plan, pool, options)
 
 
-def _plan(paths: list[Path], only: set[str] | None = None) -> Plan | None:
-    from .exporter.static.plan import make_plan
+def _plan(paths: list[Path]) -> Plan | None:
+    found = _projects(paths)
+    return found[0].plan if found else None
+
+
+def _projects(paths: list[Path], only: set[str] | None = None) -> list[Project] | None:
+    """The plan of each project the paths reach (a folder with its own pyproject.toml is its own: projects.py)."""
+    from .projects import projects
 
     missing = [p for p in paths if not p.exists()]
     if missing:
         print(f"exportlens: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
         return None
-    plan = make_plan(paths, only=only)
-    broken = [f for f in plan.findings if f.code == codes.SPEC_TOML.code]
-    if broken:
-        for f in broken:
-            print(_line(plan.root, f), file=sys.stderr)
-        return None
-    unmatched = sorted((only or set()) - {n for m in plan.modules for n in (m.target, m.module.name)})
-    if unmatched:
-        found = ", ".join(m.target for m in make_plan(paths).modules) or "none"
-        print(f"exportlens: --module {', '.join(unmatched)} names no nn.Module here (found: {found})", file=sys.stderr)
-        return None
-    return plan
+    found = projects(paths, only)
+    broken = [(p.plan.root, f) for p in found for f in p.plan.findings if f.code == codes.SPEC_TOML.code]
+    for root, f in broken:
+        print(_line(root, f), file=sys.stderr)
+    names = {n for p in found for m in p.plan.modules for n in (p.shown(m.target), m.target, m.module.name)}
+    unmatched = sorted((only or set()) - names)
+    if unmatched and not broken:
+        every = ", ".join(p.shown(m.target) for p in projects(paths) for m in p.plan.modules) or "none"
+        print(f"exportlens: --module {', '.join(unmatched)} names no nn.Module here (found: {every})", file=sys.stderr)
+    return None if broken or unmatched else found
 
 
 def _check(args: argparse.Namespace) -> int:
+    from .projects import check
+
     with _pool(args, args.jobs) as pool:
-        plan = _plan(args.paths, set(args.module) or None)
-        if plan is None:
+        found = _projects(args.paths, set(args.module) or None)
+        if found is None:
             return USAGE
-        shard = (args.shard, len(plan.modules)) if args.shard else None
-        if args.shard:
-            plan.modules = [m for m in plan.modules if args.shard.holds(m.target)]
-        report = in_target_order(_run(args, pool, plan, _options(args, collect_all=not args.first_only)))
+        shard = (args.shard, sum(len(p.plan.modules) for p in found)) if args.shard else None
+        for p in found if args.shard else ():
+            p.plan.modules = [m for m in p.plan.modules if args.shard.holds(p.shown(m.target))]
+        options = _options(args, collect_all=not args.first_only)
+        report, hidden = check(found, lambda plan: _run(args, pool, plan, options), judge=not args.first_only)
+        report = in_target_order(report)
+    root = found[0].plan.root
     if args.format == "text":
-        _print_text(plan.root, report, shard)
+        _print_text(root, report, shard, hidden)
     else:
-        print(_rendered(report, args.format, plan.root))
+        print(_rendered(report, args.format, root, hidden))
     return report.exit_code
 
 
-def _rendered(report: Report, format: str, root: Path) -> str:
-    """The report as ``check --format json`` or ``sarif`` prints it (``merge`` too)."""
+def _rendered(report: Report, format: str, root: Path, hidden: int = 0) -> str:
+    """The report as ``check --format json``, ``sarif`` or ``github`` prints it (``merge`` too)."""
+    if format == "github":
+        from .github import commands
+
+        found = commands(report.all_findings, lambda path: _rel(root, path))
+        return "\n".join([*found, _summary(report, len(found), hidden=hidden)])
     if format == "sarif":
         from .sarif import to_sarif
 
@@ -253,18 +268,19 @@ def _line(root: Path, f: Finding) -> str:
     return f"{_rel(root, f.path)}:{f.line}:{f.column}: {f.code} {f.message}"
 
 
-def _print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = None) -> None:
+def _print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> None:
     findings = sorted(report.all_findings, key=lambda f: (f.path, f.line, f.column))
     for f in findings:
         print(_line(root, f))
         for fix in f.fixes:
             print(f"    fix: {fix.title}")
-    print(_summary(report, len(findings), shard))
+    print(_summary(report, len(findings), shard, hidden))
 
 
-def _summary(report: Report, findings: int, shard: tuple[Shard, int] | None = None) -> str:
+def _summary(report: Report, findings: int, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> str:
     """``5 modules: 1 exported, 4 failed, 0 skipped; 4 findings``; for a shard and the
-    number of modules before it was taken, ``2 of 5 modules (shard 2/3): ...``."""
+    number of modules before it was taken, ``2 of 5 modules (shard 2/3): ...``; with
+    findings suppressed (suppressions.py), ``; 3 findings, 1 suppressed``."""
     counts = {s: sum(1 for m in report.modules if m.status is s) for s in Status}
     n, cached = len(report.modules), sum(m.cached for m in report.modules)
     head = f"{n} module{'s' if n != 1 else ''}"
@@ -273,6 +289,7 @@ def _summary(report: Report, findings: int, shard: tuple[Shard, int] | None = No
     return (
         f"{head}: {counts[Status.EXPORTED]} exported, {counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped"
         + (f"; {findings} finding{'s' if findings != 1 else ''}" if findings else "")
+        + ((", " if findings else "; ") + f"{hidden} suppressed" if hidden else "")
         + (f" ({cached} unchanged since an earlier run: from its cache)" if cached else "")
     )
 

@@ -27,6 +27,7 @@ SPEC_DIMS = Code("EL004", Kind.SPEC_ERROR, "bad dims table")
 SPEC_INVALID = Code("EL005", Kind.SPEC_ERROR, "invalid export spec")
 SPEC_TOML = Code("EL006", Kind.SPEC_ERROR, "pyproject.toml does not parse")
 SPEC_MISSING = Code("EL007", Kind.SPEC_ERROR, "no example inputs", Severity.INFO)
+UNUSED_SUPPRESSION = Code("EL008", Kind.SPEC_ERROR, "suppression hides nothing", Severity.WARNING)
 
 # data-dependent control flow (EL1xx)
 DATA_DEPENDENT = Code("EL101", Kind.DATA_DEPENDENT_GUARD, "guard on a data-dependent value")

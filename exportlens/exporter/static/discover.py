@@ -9,7 +9,6 @@ the file's package chain, through re-exports, star imports and nested classes.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +27,9 @@ from ..core.sources import Sources, resolved
 from ..core.targets import Forward, ModuleClass
 from .packages import module_file, name_base
 from .pyfile import PyBase, PyClass, PyFile, decode_finding, python_syntax_error, syntax_finding
+from .walk import python_files_under, scanned
+
+__all__ = ["Discovery", "discover", "discover_batches", "python_files_under"]  # the indexer walks with it too
 
 
 @dataclass
@@ -37,8 +39,6 @@ class Discovery:
 
 
 # -- public entry point ----------------------------------------------------------
-
-SKIP_DIRS = frozenset({"__pycache__", ".venv", "venv", "node_modules", "build", "dist", "site-packages"})
 
 
 def discover(
@@ -81,31 +81,12 @@ def _python_files(sources: Sources, paths: Iterable[Path] | None) -> list[Path]:
         path = resolved(Path(given))
         if path.is_dir():
             folders.append(path)
-            found.update(python_files_under(path))
+            found.update(python_files_under(path, nested=False))
         elif path.suffix == ".py" and sources.exists(path):
             found.add(path)
     # an unsaved new buffer inside a scanned folder is scanned too
-    found.update(p for p in sources.buffers if p.suffix == ".py" and any(_inside(p, f) for f in folders))
+    found.update(p for p in sources.buffers if p.suffix == ".py" and any(scanned(p, f) for f in folders))
     return sorted(found)
-
-
-def python_files_under(folder: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = [d for d in dirnames if not _skipped(d)]
-        yield from (Path(dirpath, name) for name in filenames if name.endswith(".py"))
-
-
-def _skipped(dirname: str) -> bool:
-    return dirname.startswith(".") or dirname in SKIP_DIRS
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    """``path`` lies under ``folder`` and in no folder the walk would skip."""
-    try:
-        parts = path.relative_to(folder).parts
-    except ValueError:
-        return False
-    return not any(_skipped(d) for d in parts[:-1])
 
 
 # -- the project: files parsed on demand, bases resolved across them ------------------

@@ -12,6 +12,7 @@ from ..core.targets import Location, ModuleClass, Span, Target
 from .jaxtyping_spec import read_annotations
 from .shapes import AUTO, DTYPES, Derived, ShapeError, looks_like_shape, parse_shape
 from .spec import FILLS, PYPROJECT, DimSpec, ExportSpec, ProjectSpecs, TensorInput, TomlLines, ValueInput, table_settings
+from .suppressions import ignore_problem
 from .values import construction
 
 
@@ -41,7 +42,7 @@ def resolve_variants(module: ModuleClass, project: ProjectSpecs) -> list[tuple[s
     return out
 
 
-_TABLE_KEYS = ("init", "factory", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit", "sandbox")
+_TABLE_KEYS = ("init", "factory", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit", "sandbox", "ignore")
 
 
 class _Table:
@@ -95,6 +96,8 @@ def _from_table(
     for key in sorted(set(table) - set(_TABLE_KEYS)):
         t.error(codes.SPEC_INVALID, f"unknown key '{key}' in the spec for {target} (known: {', '.join(_TABLE_KEYS)})", t.at(key))
     settings = table_settings(table, project.settings, t.at, t.findings)
+    if "ignore" in table and (problem := ignore_problem(table["ignore"])):
+        t.error(codes.SPEC_INVALID, problem, t.at("ignore"))  # suppressions.py reads it
     raw_init = t.table(table.get("init", {}), "init", "init must be a table of constructor keyword arguments")
     init, factory = construction(raw_init, table.get("factory"), t.at, t.locations, t.findings)
     raw_inputs = t.table(table.get("inputs", {}), "inputs", 'inputs must be a table: { x = "f32[batch, 3]" }')

@@ -25,6 +25,7 @@ from ..core.targets import Location, Span, Target
 from .packages import package_base
 from .pyfile import decode_finding
 from .shapes import Shape
+from .walk import exclude_problem
 from .values import Ref
 from .variants import expand as expand_variants
 
@@ -125,6 +126,9 @@ def load_project(sources: Sources) -> ProjectSpecs:
     lines = TomlLines(text)
     section = _section(doc, lines, findings)
     settings = table_settings(section, Settings(), lambda key: lines.at("tool.exportlens", key), findings)
+    problem = exclude_problem(section.get("exclude", []))  # the walk (walk.py) skips what it names
+    if problem:
+        findings.append(codes.finding_at(codes.SPEC_INVALID, problem, PYPROJECT, lines.at("tool.exportlens", "exclude").span))
     tables = expand_variants(_module_tables(section, lines, findings), lines, findings)
     return ProjectSpecs(sources.root, settings, tables, findings, text)
 

@@ -16,6 +16,7 @@ from ..methods import EXPORT_COMMAND, EXPORT_KIND
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
 from .diagnostics import SOURCE, Located, findings_for
+from .suppressed import ignore_action
 
 
 def workspace_edit(root: Path, edits: Iterable[Edit], docs: WorkspaceSnapshot, versions: Mapping[Path, int | None]) -> types.WorkspaceEdit:
@@ -71,6 +72,8 @@ def quick_fixes(
             if versions is not None:
                 edit = workspace_edit(root, fix.edits, docs, versions)
                 actions.append(_fix_action(fix, len(item.finding.fixes), d, edit))
+        ignore = ignore_action(root, doc, docs, d, workspace_edit)  # after the fixes: a fix is better
+        actions += [ignore] if ignore is not None else []
     return actions
 
 

@@ -19,6 +19,7 @@ from ..positions import Lines
 from ..remap import remap
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot
+from .suppressed import screened
 
 SOURCE = "exportlens"
 SEVERITY = {
@@ -122,7 +123,8 @@ def to_diagnostic(item: Located, lines: Lines, root: Path) -> types.Diagnostic:
 
 def diagnostics(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str]) -> list[types.Diagnostic]:
     root = session.root_of(doc.path)
-    found = findings_for(session, doc.path, overrides)
+    found, unused = screened(session, root, relative(root, doc.path), findings_for(session, doc.path, overrides), overrides)
+    found += [Located(f) for f in unused]  # suppressions that hide nothing (EL008)
     return [to_diagnostic(item, doc.lines, root) for item in found if item.finding.code != codes.SPEC_MISSING.code]
 
 

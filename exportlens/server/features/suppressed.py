@@ -1,0 +1,66 @@
+"""Suppressions in the editor: a finding the user has suppressed (``# exportlens:
+ignore[...]``, a module table's ``ignore``) is not published, one that hides nothing is
+(EL008), and each finding offers "Ignore EL204 on this line" (static/suppressions.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from lsprotocol import types
+
+from ...exporter.core import codes
+from ...exporter.core.report import Finding
+from ...exporter.core.sources import Sources
+from ...exporter.static.suppressions import Suppressor, ignore_edit, traced
+from ..session import Session
+from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
+
+
+class _Item(Protocol):  # diagnostics.Located
+    finding: Finding
+    target: str | None
+
+
+def screened(session: Session, root: Path, rel: str, found: Sequence[_Item], overrides: Mapping[Path, str]):
+    """The items of one file (``rel``) the user has not suppressed, in the text as it is
+    now, and EL008 on each suppression in that file that hid nothing: judged only for the
+    modules an export of this session ran to its verdict."""
+    project = session.project(root, overrides)
+    modules = {m.target: m for _, m in session.index.under(root)}
+    sources = Sources.of(root, overrides)
+    suppressor = Suppressor(sources.text, modules, project.tables, project.text)
+    kept = [item for item in found if suppressor.match(item.target, item.finding) is None]
+    judged = []
+    for (r, target), result in list(session.results.items()):
+        if r != root:
+            continue
+        # a verdict on another text of the module's file says nothing of the comments in this one
+        if traced(result.report) and all(sources.text(path) == text for path, text in result.texts.items()):
+            judged.append(target)
+            for f in result.report.findings:
+                if f.path != rel:  # this file's are matched above, at their lines of now
+                    suppressor.match(target, f)
+    unused = [f for _, f in suppressor.unused(judged) if f.path == rel]
+    return kept, unused
+
+
+def ignore_action(
+    root: Path, doc: DocumentSnapshot, docs: WorkspaceSnapshot, diagnostic: types.Diagnostic, workspace_edit
+) -> types.CodeAction | None:
+    """ "Ignore EL204 on this line": the comment added at the end of the diagnostic's line
+    of the text as it is now (merged into a suppression already there)."""
+    code = str(diagnostic.code or "")
+    if doc.path.suffix != ".py" or code not in codes.BY_CODE or code == codes.UNUSED_SUPPRESSION.code:
+        return None
+    rel = doc.path.relative_to(root).as_posix() if root in doc.path.parents else doc.path.as_posix()
+    edit = ignore_edit(doc.text, diagnostic.range.start.line + 1, code, rel)
+    if edit is None:
+        return None
+    return types.CodeAction(
+        title=f"Ignore {code} on this line",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        edit=workspace_edit(root, [edit], docs, {doc.path: doc.version}),
+    )
