@@ -25,9 +25,9 @@ from ..core.targets import Location, Span, Target
 from .packages import package_base
 from .pyfile import decode_finding
 from .shapes import Shape
-from .walk import exclude_problem
 from .values import Ref
 from .variants import expand as expand_variants
+from .walk import exclude_problem
 
 PYPROJECT = "pyproject.toml"
 ROOT_MARKERS = ("setup.py", "setup.cfg", ".git")  # a project without pyproject.toml
