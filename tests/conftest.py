@@ -63,3 +63,12 @@ def only(findings: tuple[Finding, ...] | list[Finding], code: str) -> Finding:
     hits = [f for f in findings if f.code == code]
     assert len(hits) == 1, f"expected one {code}, got {[str(f) for f in findings]}"
     return hits[0]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _index_cache(tmp_path_factory: pytest.TempPathFactory):
+    """The index cache of every server and indexer the tests start: theirs, not the user's."""
+    import os
+
+    os.environ["EXPORTLENS_INDEX_CACHE"] = str(tmp_path_factory.mktemp("index-cache"))
+    yield

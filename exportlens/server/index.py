@@ -1,4 +1,4 @@
-"""The module index: which nn.Module classes each Python file defines (libcst, no torch).
+"""The module index: which nn.Module classes each Python file defines (no torch).
 
 Open and changed files are rescanned here, at once; the rest of the workspace is
 scanned by ``indexer`` in a subprocess, so that parsing thousands of files never
@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exporter.core.report import Finding
+from ..exporter.core.sources import Sources
 from ..exporter.core.targets import ModuleClass, Target
-from ..exporter.static.discover import discover
+from ..exporter.static.discover import Project
+from ..exporter.static.index_cache import Stamp, stamp
+from ..exporter.static.outline import FileOutline
 from ..exporter.static.spec import find_root
 
 
@@ -31,6 +34,7 @@ class ModuleIndex:
     files: dict[Path, FileEntry] = field(default_factory=dict)
     folders: list[Path] = field(default_factory=list)  # the workspace folders: a project without pyproject.toml is the one holding it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _outlines: dict[Path, tuple[Stamp, FileOutline | Finding]] = field(default_factory=dict, repr=False)
 
     def scan(self, path: Path, overrides: Mapping[Path, str]) -> FileEntry:
         """Rescan one file (its text from ``overrides`` if open in the editor) into the index."""
@@ -46,8 +50,23 @@ class ModuleIndex:
         if old is not None and text is not None and old.text == text:
             return old
         root = find_root(path, self.folders)
-        found = discover(root, [path], sources=overrides)
+        project = Project(Sources.of(root, overrides), files=self._saved(overrides))
+        found = project.discover([path])
+        self._keep(project.files, overrides)
         return FileEntry(root, tuple(found.modules), tuple(f for f in found.findings), text)
+
+    def _saved(self, overrides: Mapping[Path, str]) -> dict[Path, FileOutline | Finding]:
+        """The outlines of files not open in the editor, where the disk still has what they were made from."""
+        with self._lock:
+            kept = list(self._outlines.items())
+        return {p: o for p, (at, o) in kept if p not in overrides and stamp(p) == at}
+
+    def _keep(self, files: Mapping[Path, FileOutline | Finding], overrides: Mapping[Path, str]) -> None:
+        """Keep the outlines of the files a scan read from disk (the bases an open file leads
+        through: ``modeling_utils.py`` is not parsed again on every keystroke)."""
+        stamps = {p: stamp(p) for p in files if p not in overrides}
+        with self._lock:
+            self._outlines.update({p: (at, files[p]) for p, at in stamps.items() if at is not None})
 
     def put(self, path: Path, entry: FileEntry, *, only_if_absent: bool = False) -> None:
         with self._lock:

@@ -3,7 +3,8 @@
 ``python -m exportlens.server.indexer FOLDER`` prints one JSON line per Python file
 that defines a module or does not parse: ``{"path", "entry": FileEntry}`` in the
 codec every process boundary uses (core.codec).
-Files are scanned in small batches, so memory stays flat however large the folder.
+Files are indexed by ``bulk.index_tree``: a text pre-filter, outlines without function
+bodies made by several processes, and an on-disk cache, so a reopened folder is only stat'ed.
 
 ``python -m exportlens.server.indexer --one FILE`` scans one file whose text comes on
 stdin (an open editor buffer too large to parse in the server: see ``rescans``).
@@ -22,36 +23,33 @@ from pathlib import Path
 
 from ..exporter.core.codec import Codec, CodecError
 from ..exporter.core.report import Edit, Finding, Fix, Kind, Related, Severity
+from ..exporter.core.sources import resolved
 from ..exporter.core.targets import Forward, ModuleClass, Param, Span
-from ..exporter.static.discover import discover_batches, python_files_under
+from ..exporter.static.bulk import index_tree
+from ..exporter.static.discover import python_files_under
+from ..exporter.static.index_cache import IndexCache, tree_stamp
 from ..exporter.static.spec import find_root
 from .index import FileEntry
 
-BATCH = 32
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so the subprocess imports this exportlens
 CODEC = Codec(FileEntry, ModuleClass, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity)
 
 
-def scan(folder: Path, files: Iterable[Path] | None = None) -> Iterator[tuple[Path, FileEntry]]:
-    """Each file's entry: all of ``folder``, or only ``files`` in it (its other files are
+def scan(folder: Path, files: Iterable[Path] | None = None, cache: IndexCache | None = None) -> Iterator[tuple[Path, FileEntry]]:
+    """Each module file's entry: all of ``folder``, or only ``files`` in it (its other files are
     still read where the scanned ones import them). Without a pyproject.toml above a file,
-    its project is ``folder``."""
+    its project is ``folder``. ``cache``: where sketches and outlines are kept between runs."""
     folder = folder.resolve()
     roots: dict[Path, Path] = {}  # by a file's folder: the same for all its files
     by_root: dict[Path, list[Path]] = {}
-    for f in sorted(python_files_under(folder) if files is None else (p.resolve() for p in files)):
+    for f in sorted(python_files_under(folder) if files is None else map(resolved, files)):
         if f.parent not in roots:
             roots[f.parent] = find_root(f, [folder])
         by_root.setdefault(roots[f.parent], []).append(f)
     for root, paths in by_root.items():
-        for found in discover_batches(root, (paths[i : i + BATCH] for i in range(0, len(paths), BATCH))):
-            per_file: dict[str, tuple[list[ModuleClass], list[Finding]]] = {}
-            for m in found.modules:
-                per_file.setdefault(m.path, ([], []))[0].append(m)
-            for f in found.findings:
-                per_file.setdefault(f.path, ([], []))[1].append(f)
-            for rel, (modules, findings) in per_file.items():
-                yield root / rel, FileEntry(root, tuple(modules), tuple(findings))
+        found = index_tree(root, paths, cache=cache)
+        for path in sorted({*found.modules, *found.findings}):
+            yield path, FileEntry(root, tuple(found.modules.get(path, ())), tuple(found.findings.get(path, ())))
 
 
 def main() -> None:
@@ -63,9 +61,19 @@ def main() -> None:
         entry = ModuleIndex(folders=[Path(f) for f in sys.argv[3:]]).compute(path, {path: text})
         sys.stdout.write(CODEC.dumps({"path": path, "entry": replace(entry, text=None)}) + "\n")
         return
-    for path, entry in scan(Path(sys.argv[1])):
-        sys.stdout.write(CODEC.dumps({"path": path, "entry": entry}) + "\n")
+    folder, cache = Path(sys.argv[1]).resolve(), IndexCache.default()
+    files = sorted(python_files_under(folder))
+    key = f"{folder}:{tree_stamp(folder, files)}"
+    answer = cache.get(key)  # the folder as it was at the last scan: its output as it was
+    if answer is not None:
+        sys.stdout.write(answer)
+        return
+    lines = []
+    for path, entry in scan(folder, files, cache):
+        lines.append(CODEC.dumps({"path": path, "entry": entry}) + "\n")
+        sys.stdout.write(lines[-1])
         sys.stdout.flush()
+    cache.put(key, "".join(lines))
 
 
 async def scan_one(path: Path, text: str, folders: Iterable[Path] = ()) -> FileEntry | None:

@@ -24,6 +24,8 @@ class CodecError(ValueError):
 class Codec:
     def __init__(self, *types: type) -> None:
         self.types = {t.__name__: t for t in types}
+        self._fields: dict[type, tuple[str, tuple[str, ...]]] = {}  # a dataclass carried: its name and fields
+        self._field_names: dict[type, frozenset[str]] = {}
         if len(self.types) != len(types):
             raise ValueError("two types of one name: the wire could not tell them apart")
 
@@ -43,8 +45,11 @@ class Codec:
             return {ENUM: self._known(type(value)), "value": value.value}
         if value is None or isinstance(value, (bool, int, float, str)):
             return value
-        if is_dataclass(value) and not isinstance(value, type):
-            return {TYPE: self._known(type(value)), **{f.name: self.plain(getattr(value, f.name)) for f in fields(value)}}
+        names = self._fields.get(type(value))
+        if names is None and is_dataclass(value) and not isinstance(value, type):
+            names = self._fields[type(value)] = (self._known(type(value)), tuple(f.name for f in fields(value)))
+        if names is not None:
+            return {TYPE: names[0], **{n: self.plain(getattr(value, n)) for n in names[1]}}
         if isinstance(value, Path):
             return {PATH: str(value)}
         if isinstance(value, tuple):
@@ -65,7 +70,7 @@ class Codec:
             return data
         if TYPE in data:
             cls = self._named(data[TYPE])
-            names = {f.name for f in fields(cls)}
+            names = self._names(cls)
             given = {k: self.value(v) for k, v in data.items() if k != TYPE}
             if not given.keys() <= names:
                 raise CodecError(f"{cls.__name__} has no field {sorted(given.keys() - names)}")
@@ -79,6 +84,11 @@ class Codec:
         if DICT in data:
             return {_hashable(self.value(k)): self.value(v) for k, v in data[DICT]}
         return {k: self.value(v) for k, v in data.items()}
+
+    def _names(self, cls: type) -> frozenset[str]:
+        if cls not in self._field_names:
+            self._field_names[cls] = frozenset(f.name for f in fields(cls))
+        return self._field_names[cls]
 
     def _known(self, cls: type) -> str:
         if self.types.get(cls.__name__) is not cls:

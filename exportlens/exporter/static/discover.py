@@ -1,4 +1,4 @@
-"""Find nn.Module classes statically (libcst, no torch import).
+"""Find nn.Module classes statically (``ast`` outlines, no torch import).
 
 A class is a module when one of its bases resolves to ``torch.nn.Module`` or any
 class under ``torch.nn`` (``nn.Sequential``, ``nn.Linear``, ...), through any
@@ -14,22 +14,17 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import libcst as cst
-from libcst.helpers import calculate_module_and_package
-from libcst.metadata import (
-    QualifiedName,
-    QualifiedNameSource,
-)
-
 from ..core import codes
 from ..core.report import Finding
 from ..core.sources import Sources, resolved
 from ..core.targets import Forward, ModuleClass
-from .packages import module_file, name_base
-from .pyfile import PyBase, PyClass, PyFile, decode_finding, python_syntax_error, syntax_finding
+from . import outline
+from .outline import BaseOutline, ClassOutline, FileOutline, Ref
+from .packages import dotted_names, module_file, name_base
+from .syntax import decode_finding, python_syntax_error, syntax_finding
 from .walk import python_files_under, scanned
 
-__all__ = ["Discovery", "discover", "discover_batches", "python_files_under"]  # the indexer walks with it too
+__all__ = ["Discovery", "Project", "discover", "discover_batches", "python_files_under"]  # the indexer walks with it too
 
 
 @dataclass
@@ -53,7 +48,7 @@ def discover(
     Bases are resolved through the files that scanned files import (under ``root``, or
     in their own packages), parsed on demand; only scanned files report syntax errors.
     """
-    project = _Project(Sources.of(root, sources))
+    project = Project(Sources.of(root, sources))
     return project.discover(_python_files(project.sources, paths))
 
 
@@ -61,7 +56,7 @@ def discover_batches(root: Path, batches: Iterable[Iterable[Path]]) -> Iterator[
     """``discover`` over each batch of files in turn, for a scan too large to hold at once.
     What the bases resolved to is kept between batches as plain data, parsed files are not:
     memory stays flat, and a base file every batch imports (``modeling_utils.py``) is parsed once."""
-    project = _Project(Sources.of(root))
+    project = Project(Sources.of(root))
     for batch in batches:
         yield project.discover(_python_files(project.sources, batch))
         project.forget_files()
@@ -96,13 +91,19 @@ _Class = tuple[Path, str]  # a project class: its file and its dotted name there
 _Target = _Class | str | None  # a project class, a name outside the project, or nothing
 
 
-class _Project:
-    def __init__(self, sources: Sources) -> None:
+class Project:
+    """Files parsed on demand, bases resolved across them. With ``skeletons`` (a bulk index)
+    files are parsed with their function bodies blanked: syntax errors inside bodies go
+    unseen. ``files``: outlines already made (an index cache), by path."""
+
+    def __init__(self, sources: Sources, *, skeletons: bool = False, files: Mapping[Path, FileOutline | Finding] = {}) -> None:  # read only
         self.sources = sources
         self.root = sources.root
-        self._files: dict[Path, PyFile | Finding] = {}
+        self.skeletons = skeletons
+        self._files: dict[Path, FileOutline | Finding] = dict(files)
         # plain data, kept by ``forget_files``
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
+        self._found: dict[Path, bool] = {}  # whether a file exists: asked thousands of times over
         self._members: dict[tuple[Path, tuple[str, ...]], _Target] = {}
         self._is_module: dict[_Class, bool] = {}
         self._forwards: dict[_Class, Forward | None] = {}
@@ -119,12 +120,19 @@ class _Project:
         discovery.findings.sort(key=lambda f: (f.path, f.line))
         return discovery
 
+    @property
+    def files(self) -> Mapping[Path, FileOutline | Finding]:
+        """Every file parsed so far."""
+        return self._files
+
     def forget_files(self) -> None:
         """Drop the parsed files (most of the memory); what was resolved stays."""
         self._files.clear()
 
-    def scan(self, path: Path) -> PyFile | Finding | None:
+    def scan(self, path: Path) -> FileOutline | Finding | None:
         """A file to report on; None when it defines no class and parses."""
+        if path in self._files:
+            return self._files[path]
         text = self._read(path)
         if isinstance(text, Finding) or _CLASS.search(text):
             return self.load(path, text)
@@ -132,7 +140,7 @@ class _Project:
         error = python_syntax_error(text)
         return syntax_finding(self.sources.rel(path), error) if error else None
 
-    def load(self, path: Path, text: str | Finding | None = None) -> PyFile | Finding:
+    def load(self, path: Path, text: str | Finding | None = None) -> FileOutline | Finding:
         if path not in self._files:
             self._files[path] = self._parse(path, self._read(path) if text is None else text)
         return self._files[path]
@@ -141,25 +149,23 @@ class _Project:
         if target not in self._is_module:
             self._is_module[target] = False  # a cycle through the bases (broken code) must end
             found = self._class(target)
-            bases = (self._resolve(found[0], q) for base in found[1].bases for q in base.names) if found else ()
+            bases = (self._resolve(found[0], r) for base in found[1].bases for r in base.refs) if found else ()
             self._is_module[target] = any(self._is_module_target(t) for t in bases)
         return self._is_module[target]
 
-    def modules_in(self, file: PyFile) -> list[ModuleClass]:
+    def modules_in(self, file: FileOutline) -> list[ModuleClass]:
         return [self._module_class(file, c) for c in file.classes.values() if self.is_module((file.path, c.qualname))]
 
-    def _module_class(self, file: PyFile, cls: PyClass) -> ModuleClass:
+    def _module_class(self, file: FileOutline, cls: ClassOutline) -> ModuleClass:
         bases = tuple(self._base_name(file, b) for b in cls.bases)
         return file.module_class(cls, bases, self._forward((file.path, cls.qualname)))
 
     # -- resolution
 
-    def _resolve(self, file: PyFile, q: QualifiedName) -> _Target:
-        if q.source is QualifiedNameSource.LOCAL:
-            return (file.path, q.name) if _nested(file, q.name) else None
-        if q.source is QualifiedNameSource.IMPORT:
-            return self._follow(q.name, file.path.parent)
-        return None  # builtins such as ``object``
+    def _resolve(self, file: FileOutline, ref: Ref) -> _Target:
+        if ref.local:
+            return (file.path, ref.name) if file.nested(ref.name) else None
+        return self._follow(ref.name, file.path.parent)
 
     def _follow(self, name: str, near: Path) -> _Target:
         """The class an absolute name denotes, following re-exports (``__init__.py`` and the like)."""
@@ -182,16 +188,16 @@ class _Project:
             self._members[key] = None if isinstance(file, Finding) else self._lookup(file, attrs)
         return self._members[key]
 
-    def _lookup(self, file: PyFile, attrs: tuple[str, ...]) -> _Target:
+    def _lookup(self, file: FileOutline, attrs: tuple[str, ...]) -> _Target:
         if attrs[0] in file.classes:
             qualname = ".".join(attrs)
-            return (file.path, qualname) if _nested(file, qualname) else None
+            return (file.path, qualname) if file.nested(qualname) else None
         rest = "".join(f".{a}" for a in attrs[1:])
         imported = (self._follow(other + rest, file.path.parent) for other in file.imports.get(attrs[0], ()))
         found = next((t for t in imported if t is not None), None)
         return found if found is not None else self._starred(file, attrs)
 
-    def _starred(self, file: PyFile, attrs: tuple[str, ...]) -> _Target:
+    def _starred(self, file: FileOutline, attrs: tuple[str, ...]) -> _Target:
         """What the file's star imports bind to ``attrs``: the last that binds it wins, so the
         first, from the end, that names a module class; a star module not there binds nothing."""
         for module in reversed(file.stars):
@@ -201,29 +207,34 @@ class _Project:
                 return target
         return None
 
-    def _class(self, target: _Class) -> tuple[PyFile, PyClass] | None:
+    def _class(self, target: _Class) -> tuple[FileOutline, ClassOutline] | None:
         file = self.load(target[0])
-        cls = None if isinstance(file, Finding) else _nested(file, target[1])
+        cls = None if isinstance(file, Finding) else file.nested(target[1])
         return (file, cls) if cls else None
 
     def _module_path(self, module: str, near: Path) -> Path | None:
         """The file of a dotted module name, found where ``packages.search_folders`` says."""
         key = (module, near)
         if key not in self._module_paths:
-            self._module_paths[key] = module_file(module, self.root, near, self.sources.exists)
+            self._module_paths[key] = module_file(module, self.root, near, self._exists)
         return self._module_paths[key]
+
+    def _exists(self, path: Path) -> bool:
+        if path not in self._found:
+            self._found[path] = self.sources.exists(path)
+        return self._found[path]
 
     def _is_module_target(self, target: _Target) -> bool:
         if isinstance(target, str):
             return _is_torch_module(target)
         return target is not None and self.is_module(target)
 
-    def _base_name(self, file: PyFile, base: PyBase) -> str:
+    def _base_name(self, file: FileOutline, base: BaseOutline) -> str:
         """The qualified name shown for a base: the one that makes it a module, if any."""
-        if not base.names:
+        if not base.refs:
             return base.text
-        chosen = next((q for q in base.names if self._is_module_target(self._resolve(file, q))), base.names[0])
-        if chosen.source is QualifiedNameSource.LOCAL and file.module:
+        chosen = next((r for r in base.refs if self._is_module_target(self._resolve(file, r))), base.refs[0])
+        if chosen.local and file.module:
             return f"{file.module}.{chosen.name}"
         return chosen.name
 
@@ -235,11 +246,11 @@ class _Project:
             self._forwards[target] = self._own_or_inherited_forward(*found) if found else None
         return self._forwards[target]
 
-    def _own_or_inherited_forward(self, file: PyFile, cls: PyClass) -> Forward | None:
-        if "forward" in cls.defs:
-            return file.forward(cls)
-        for q in (q for base in cls.bases for q in base.names):
-            target = self._resolve(file, q)
+    def _own_or_inherited_forward(self, file: FileOutline, cls: ClassOutline) -> Forward | None:
+        if "forward" in cls.methods:
+            return cls.forward
+        for ref in (r for base in cls.bases for r in base.refs):
+            target = self._resolve(file, ref)
             found = self._forward(target) if isinstance(target, tuple) else None
             if found:
                 return found
@@ -257,24 +268,15 @@ class _Project:
         except OSError as e:
             return codes.finding(codes.SYNTAX_ERROR, f"cannot read file: {e.strerror or e}", self.sources.rel(path), 1)
 
-    def _parse(self, path: Path, text: str | Finding) -> PyFile | Finding:
+    def _parse(self, path: Path, text: str | Finding) -> FileOutline | Finding:
         if isinstance(text, Finding):
             return text
+        rel = self.sources.rel(path)
+        module, package = dotted_names(name_base(path, self.root, self._exists), path)
         try:
-            tree = cst.parse_module(text)
-        except cst.ParserSyntaxError as e:
-            return syntax_finding(self.sources.rel(path), python_syntax_error(text), e)
-        names = calculate_module_and_package(name_base(path, self.root, self.sources.exists), path)
-        return PyFile(path, self.sources.rel(path), names, tree)
-
-
-def _nested(file: PyFile, qualname: str) -> PyClass | None:
-    """A class of the file by its dotted name there (``Outer.Inner``)."""
-    first, *rest = qualname.split(".")
-    cls = file.classes.get(first)
-    for name in rest:
-        cls = cls.nested.get(name) if cls else None
-    return cls
+            return (outline.parse_skeleton if self.skeletons else outline.parse)(text, path, rel, module, package)
+        except (SyntaxError, ValueError):
+            return syntax_finding(rel, python_syntax_error(text))
 
 
 def _is_torch_module(name: str) -> bool:

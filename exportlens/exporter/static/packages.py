@@ -55,3 +55,16 @@ def module_file(module: str, root: Path, near: Path, exists: Exists = Path.is_fi
         if found is not None:
             return found
     return None
+
+
+def dotted_names(base: Path, path: Path) -> tuple[str, str]:
+    """``path``'s dotted module name counted from ``base``, and its package's (``__init__.py``
+    names its package; a file at ``base`` has no package)."""
+    try:
+        parts = list(path.relative_to(base).with_suffix("").parts)
+    except ValueError:
+        parts = [path.stem]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+        return ".".join(parts), ".".join(parts)
+    return ".".join(parts), ".".join(parts[:-1])

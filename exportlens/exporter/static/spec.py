@@ -23,8 +23,8 @@ from ..core.settings import NAMES, Settings, check
 from ..core.sources import Sources, resolved
 from ..core.targets import Location, Span, Target
 from .packages import package_base
-from .pyfile import decode_finding
 from .shapes import Shape
+from .syntax import decode_finding
 from .values import Ref
 from .variants import expand as expand_variants
 from .walk import exclude_problem

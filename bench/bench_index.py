@@ -1,0 +1,167 @@
+"""The workspace index at scale: the installed ``transformers`` tree, beside ``ast.parse``
+of every file in the same run.
+
+The tree is copied to a temporary folder first (not timed), so the cache starts empty and
+a file can be edited without touching the installed package. Printed, then a table of goals:
+
+- **ast baseline**: read and ``ast.parse`` every file the index walks, in this process.
+- **cold**: ``python -m exportlens.server.indexer COPY`` with an empty index cache; its peak RSS
+  (the largest of it and its pool, from ``getrusage``).
+- **warm**: the same command again: the folder as it was, answered from the cache.
+- **one file changed on disk**: one modeling file gets a comment; the indexer again.
+- **one-file re-index p50**: the server's ``ModuleIndex.scan`` of an open file after each of
+  30 edits (what a keystroke costs the editor), bases read once and kept.
+- **modules found**, and whether the set equals a full scan (every file parsed whole by
+  ``discover``, no pre-filter, no skeletons) in this process.
+- **server RSS** once the workspace is indexed (``bench_lsp.py``'s measurement c, on the copy).
+
+    python bench/bench_index.py                 # about 1-2 minutes on 2 cores
+    python bench/bench_index.py --root PATH     # another tree
+    python bench/bench_index.py --no-full       # skip the full scan (its set is not compared)
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from exportlens.exporter.core.sources import Sources  # noqa: E402
+from exportlens.exporter.static.discover import Project  # noqa: E402
+from exportlens.exporter.static.walk import python_files_under  # noqa: E402
+from exportlens.server.index import ModuleIndex  # noqa: E402
+from exportlens.server.indexer import CODEC  # noqa: E402
+
+
+def ast_baseline(files: list[Path]) -> float:
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for f in files:
+            try:
+                ast.parse(f.read_bytes())
+            except (SyntaxError, ValueError):
+                pass
+    return time.perf_counter() - start
+
+
+def run_indexer(folder: Path, cache: Path) -> tuple[float, int, set[tuple[str, str]]]:
+    """Seconds, peak RSS in MB of the indexer (and its pool) and the modules it found."""
+    env = {**os.environ, "EXPORTLENS_INDEX_CACHE": str(cache), "PYTHONPATH": str(HERE.parent)}
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "exportlens.server.indexer", str(folder)], capture_output=True, env=env, check=True)
+    took = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    modules = set()
+    for line in out.stdout.splitlines():
+        item = CODEC.loads(line)
+        modules |= {(str(item["path"]), m.name) for m in item["entry"].modules}
+    return took, peak, modules
+
+
+def reindex_p50(folder: Path, edits: int = 30) -> float:
+    path = folder / "models" / "bert" / "modeling_bert.py"
+    text = path.read_text(encoding="utf-8")
+    index = ModuleIndex(folders=[folder])
+    index.scan(path, {path: text})  # the file opened: its bases are read once
+    times = []
+    for i in range(edits):
+        edited = f"{text}\n# edit {i}\n"
+        start = time.perf_counter()
+        index.scan(path, {path: edited})
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def full_scan(folder: Path, files: list[Path]) -> tuple[float, set[tuple[str, str]]]:
+    start = time.perf_counter()
+    found = Project(Sources.of(folder)).discover(files)  # transformers has no pyproject.toml: one root
+    modules = {(str(folder / m.path), m.name) for m in found.modules}
+    return time.perf_counter() - start, modules
+
+
+def server_rss(folder: Path, cache: Path) -> float | None:
+    os.environ["EXPORTLENS_INDEX_CACHE"] = str(cache)
+    try:
+        from bench_lsp import bench_index
+    except ImportError:
+        return None
+    result = asyncio.run(bench_index(folder, timeout=600))
+    return result["after"].get("VmHWM", 0) / 1024
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--root", help="the tree to index (default: the installed transformers package)")
+    p.add_argument("--no-full", action="store_true", help="skip the full scan")
+    p.add_argument("--no-server", action="store_true", help="skip the server's RSS")
+    args = p.parse_args()
+    if args.root:
+        source = Path(args.root).resolve()
+    else:
+        import transformers  # only to find it: its files are read as text
+
+        source = Path(transformers.__file__).resolve().parent
+    with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
+        folder = Path(tmp) / source.name
+        shutil.copytree(source, folder, ignore=shutil.ignore_patterns("__pycache__"))
+        return measure(folder, Path(tmp) / "cache", args)
+
+
+def measure(folder: Path, cache: Path, args: argparse.Namespace) -> int:
+    files = sorted(python_files_under(folder))
+    lines = sum(f.read_bytes().count(b"\n") for f in files)
+    print(f"tree: {folder.name}, {len(files)} files, {lines:,} lines (a copy, cache empty)")
+    baseline = ast_baseline(files)
+    print(f"ast baseline: {baseline:.2f} s")
+    cold, cold_rss, found = run_indexer(folder, cache)
+    print(f"cold index: {cold:.2f} s ({cold / baseline:.2f}x), indexer peak RSS {cold_rss} MB; {len(found):,} modules")
+    warm, _, again = run_indexer(folder, cache)
+    print(f"warm index: {warm:.2f} s ({warm / baseline:.2f}x); same modules: {again == found}")
+    edited = folder / "models" / "bert" / "modeling_bert.py"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    changed, _, after_edit = run_indexer(folder, cache)
+    print(f"one file changed on disk: {changed:.2f} s; same modules: {after_edit == found}")
+    p50 = reindex_p50(folder)
+    print(f"one-file re-index in the editor: p50 {p50 * 1000:.1f} ms")
+    same = None
+    if not args.no_full:
+        took, full = full_scan(folder, files)
+        same = full == found
+        print(f"full scan (every file parsed whole): {took:.2f} s, {len(full):,} modules; same set as the index: {same}")
+        for missing in sorted(full - found)[:5]:
+            print(f"  only in the full scan: {missing}")
+        for extra in sorted(found - full)[:5]:
+            print(f"  only in the index: {extra}")
+    rss = None if args.no_server else server_rss(folder, cache)
+    if rss is not None:
+        print(f"server peak RSS with the tree indexed: {rss:.1f} MB")
+    goals = [
+        ("cold index", "<= 0.3x ast", f"{cold / baseline:.2f}x", cold <= 0.3 * baseline),
+        ("warm index", "<= 0.5 s", f"{warm:.2f} s", warm <= 0.5),
+        ("one-file re-index p50", "<= 20 ms", f"{p50 * 1000:.1f} ms", p50 <= 0.020),
+        ("server RSS", "<= 150 MB", "-" if rss is None else f"{rss:.1f} MB", rss is not None and rss <= 150),
+        ("same module set as a full scan", "yes", "-" if same is None else str(same), bool(same)),
+    ]
+    print(f"\n{'goal':34} {'target':14} {'measured':12} met")
+    for name, target, measured, met in goals:
+        print(f"{name:34} {target:14} {measured:12} {'yes' if met else 'no'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""A Python file's syntax and encoding errors, as findings placed where Python puts them
+(standard library only)."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+
+from ..core import codes
+from ..core.report import Finding
+
+
+def python_syntax_error(text: str) -> SyntaxError | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes and the like: not ours to report
+            ast.parse(text)
+    except SyntaxError as e:
+        return e
+    except ValueError:  # null bytes
+        return SyntaxError("source code cannot contain null bytes")
+    return None
+
+
+def syntax_finding(rel: str, error: SyntaxError | None) -> Finding:
+    """Placed where Python's own parser puts it."""
+    line, column, message = 1, 1, "invalid syntax"
+    if error:
+        line, column, message = error.lineno or line, error.offset or column, error.msg
+    return codes.finding(codes.SYNTAX_ERROR, f"syntax error: {message}", rel, max(line, 1), column=max(column, 1))
+
+
+def decode_finding(error: UnicodeDecodeError, rel: str) -> Finding:
+    data = error.object
+    line = data.count(b"\n", 0, error.start) + 1
+    column = error.start - data.rfind(b"\n", 0, error.start)  # in bytes, 1-based
+    encoding = "UTF-8" if error.encoding.replace("-", "").startswith("utf8") else error.encoding
+    message = f"file is not valid {encoding}: {error.reason} (byte {data[error.start]:#04x})"
+    return codes.finding(codes.SYNTAX_ERROR, message, rel, line, column=column)
