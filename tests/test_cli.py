@@ -278,3 +278,21 @@ def test_broken_pyproject_is_a_configuration_error(tmp_path):
     result = exportlens("check", str(tmp_path))
     assert result.returncode == 2
     assert "EL006 pyproject.toml does not parse" in result.stderr
+
+
+def test_a_module_of_a_package_without_pyproject_imports_as_its_package_chain_names_it(tmp_path):
+    """Opened below the package's top, with no pyproject.toml: ``models/net.py`` is
+    ``pkg.models.net``, so its ``from ..base import Base`` works."""
+    (tmp_path / "pkg" / "models").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "models" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "base.py").write_text(
+        "from torch import nn\n\n\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(4, 4)\n"
+    )
+    (tmp_path / "pkg" / "models" / "net.py").write_text(
+        "import torch\n\nfrom ..base import Base\n\n\nclass Net(Base):\n    def forward(self, x):\n        return self.proj(x).relu()\n\n"
+        "    @staticmethod\n    def example_inputs():\n        return (torch.randn(2, 4),)\n"
+    )
+    done = exportlens("check", "--no-cache", "--format", "json", str(tmp_path / "pkg" / "models"))
+    (module,) = json.loads(done.stdout)["modules"]
+    assert (module["target"], module["status"]) == ("net.py:Net", "exported"), module["findings"]

@@ -6,6 +6,7 @@ raised there, else the spec's own entry in pyproject.toml."""
 from __future__ import annotations
 
 import importlib
+import sys
 import traceback
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import torch
 from ..core import codes
 from ..core.report import Finding
 from ..core.targets import Location, ModuleClass
+from ..static.packages import dotted_names, name_base
 from ..static.spec import ExportSpec
 from ..static.values import Call, Ref
 from .locate import ProjectFiles
@@ -76,7 +78,7 @@ def build(value: Any, where: Location, files: ProjectFiles) -> Any:
 
 def _resolve(ref: Ref, where: Location, files: ProjectFiles, what: str) -> Any:
     """What ``ref`` names, imported: a project file as a module of its package."""
-    name = module_name(ref.where) if ref.in_project else ref.where
+    name = module_name(ref.where, files.root) if ref.in_project else ref.where
 
     def stop(why: str) -> Stop:
         message = f"{what} '{ref}' does not exist: {why}"
@@ -112,12 +114,15 @@ def _a(value: Any) -> str:
     return "None" if value is None else f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
 
 
-def module_name(path: str) -> str:
-    """``models/net.py`` -> ``models.net`` (a module of its package, so relative imports work)."""
-    parts = list(Path(path).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+def module_name(path: str, root: Path | str) -> str:
+    """``models/net.py`` -> ``models.net``: the dotted name its package chain gives it, so that
+    relative imports work, and the folder that name counts from importable (a package with
+    no pyproject.toml, opened below its top: ``transformers/models/bert``)."""
+    file = Path(root) / path
+    base = name_base(file, Path(root))
+    if base != Path(root) and str(base) not in sys.path:
+        sys.path.insert(1, str(base))  # after the root: the project's own files come first
+    return dotted_names(base, file)[0]
 
 
 def where_of(exc: BaseException, files: ProjectFiles, fallback_path: str, fallback_line: int) -> tuple[str, int]:

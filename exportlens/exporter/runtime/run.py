@@ -247,7 +247,7 @@ def _load_class(root: Path, module: ModuleClass, files: ProjectFiles, declared: 
     if str(root) in sys.path:
         sys.path.remove(str(root))
     sys.path.insert(0, str(root))
-    name = module_name(module.path)
+    name = module_name(module.path, root)
     _forget_project_modules(root, name)
     try:
         mod = importlib.import_module(name)

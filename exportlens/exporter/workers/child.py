@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..core.sources import Sources
 from ..static.deps import digest
+from ..static.packages import package_base
 from ..static.plan import Plan, make_plan
 from .overlay import overlay
 from .processctl import die_with_parent, limit_memory
@@ -111,7 +112,9 @@ def _confined(job: Job) -> Path:
         job.options.artifact.parent.mkdir(parents=True, exist_ok=True)
         writable.append(job.options.artifact.parent)
     if job.sandbox:
-        confine(Path(job.root).resolve(), writable)
+        # read: the project, and where it is a package's inner folder (no pyproject.toml), the
+        # package, which its relative imports climb into
+        confine(package_base(Path(job.root).resolve()), writable)
     return scratch
 
 
