@@ -11,6 +11,8 @@ from lsprotocol import types
 
 from ..exporter.core.program import program_text
 from ..exporter.core.report import ModuleReport, Status
+from ..exporter.core.settings import effective
+from ..exporter.core.targets import Target
 from . import compat
 from .exports import COMMAND
 from .features import actions
@@ -57,6 +59,13 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
     root = ls.session.root_of(path)
     if ls.session.index.by_target(root, target) is None:
         ls.rescan(path)
+    if save and _on_meta(ls, root, target):
+        ls.show(
+            f"{target} is checked on meta, which holds no weights: a .pt2 saved from it would have none and fail when"
+            ' run. Set device = "cpu" (or "cuda") in its table to save one, or use `exportlens export --allow-meta-weights`.',
+            types.MessageType.Warning,
+        )
+        save = False  # the export still runs: its verdict is worth having
     artifacts = (root / ls.session.settings.artifact_folder) if save else None
     try:
         reports = await ls.exports.export(root, [target], COMMAND, artifacts=artifacts)
@@ -74,6 +83,12 @@ async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | Non
         "artifact": report.summary.artifact if report.summary else None,
         "findings": len(report.findings),
     }
+
+
+def _on_meta(ls: ExportLensServer, root: Path, target: str) -> bool:
+    module = ls.session.index.by_target(root, Target.parse(target).module)
+    spec = ls.session.spec_of(root, module, ls.snapshot().texts)[0] if module is not None else None
+    return spec is not None and effective(spec.settings, ls.session.settings.overrides).device == "meta"
 
 
 def _say_saved(ls: ExportLensServer, report: ModuleReport) -> None:

@@ -83,6 +83,16 @@ async def test_export_this_module_from_a_cursor_line(editor):
     assert await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", bad)) is None
 
 
+async def test_the_export_lens_on_meta_saves_no_weightless_pt2(editor):
+    await editor.configure(device="meta")
+    line = editor.line_of(ENCODER, "pooled = h.mean(dim=1)")
+    args = [{"uri": editor.uri(ENCODER), "line": line, "save": True}]
+    result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args))
+    assert result["status"] == "exported" and result["artifact"] is None
+    assert any("is checked on meta, which holds no weights" in m.message for m in editor.client.messages)
+    assert not (editor.root / ".exportlens/artifacts/TinyEncoder.pt2").exists()
+
+
 async def test_log_level_error_keeps_the_log_quiet(editor):
     await editor.configure(logLevel="error")
     quiet_from = len(editor.client.log_messages)
