@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import sys
-from collections.abc import Callable, Set
+from collections.abc import Callable, Iterable, Set
 from pathlib import Path
 
 from ..core.sources import Sources
@@ -59,14 +59,14 @@ def imported_files(sources: Sources, file: Path) -> set[Path]:
 _WARM = frozenset({"torch", "exportlens", "__future__"})
 
 
-def third_party(sources: Sources, file: Path) -> tuple[str, ...]:
+def third_party(sources: Sources, file: Path, paths: Iterable[Path] | None = None) -> tuple[str, ...]:
     """What ``file``'s closure imports from packages outside the project and the standard
     library: ``transformers.models.bert`` for an import, ``transformers:BertModel`` for a
     name taken from one (a lazy package such as transformers loads its code only then).
     A warm worker may import these once, so that each job's child pays only for the
-    user's own files."""
+    user's own files. ``paths``: the closure, where the caller has it already."""
     names: set[str] = set()
-    for path in closure(sources, file):
+    for path in closure(sources, file) if paths is None else paths:
         try:
             tree = ast.parse(sources.bytes(path) or b"")
         except (SyntaxError, ValueError):
@@ -134,10 +134,11 @@ def _stamp(sources: Sources, file: Path) -> object:
     return (stat.st_mtime_ns, stat.st_size)
 
 
-def fingerprint(sources: Sources, file: Path, *extra: str) -> str:
-    """A hash of the contents of ``file``'s closure (unsaved text where given) and ``extra`` strings."""
+def fingerprint(sources: Sources, file: Path, *extra: str, paths: Iterable[Path] | None = None) -> str:
+    """A hash of the contents of ``file``'s closure (unsaved text where given) and ``extra``
+    strings. ``paths``: the closure, where the caller has it already."""
     h = hashlib.sha256()
-    for path in closure(sources, file):
+    for path in closure(sources, file) if paths is None else paths:
         h.update(sources.rel(path).encode())
         h.update(sources.bytes(path) or b"<missing>")
     for item in extra:

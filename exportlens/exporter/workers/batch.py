@@ -11,7 +11,7 @@ from ..core.options import Options
 from ..core.report import ModuleReport, Report, Status
 from ..core.settings import effective, parse_bytes
 from ..core.sources import Sources
-from ..static.deps import digest, fingerprint, third_party
+from ..static.deps import closure, digest, fingerprint, third_party
 from ..static.plan import Plan, Planned, no_spec_finding
 from ..static.spec import PYPROJECT
 from ..static.values import spec_refs
@@ -38,9 +38,9 @@ def job_for(
     # a saved artifact is a side effect: never answered from the cache
     called = spec_refs(spec.init, spec.factory)  # a factory in another project file is part of the module too
     own = [fingerprint(files, files.path(r.where)) for r in called if r.in_project]
-    key = (
-        "" if options.artifact else fingerprint(files, files.path(planned.module.path), repr(spec), CODEC.dumps(options), environment, *own)
-    )
+    file = files.path(planned.module.path)
+    paths = closure(files, file)  # walked once: the key hashes it, the preload reads its imports
+    key = "" if options.artifact else fingerprint(files, file, repr(spec), CODEC.dumps(options), environment, *own, paths=paths)
     name = planned.module.name_span
     return Job(
         root=str(plan.root),
@@ -53,7 +53,7 @@ def job_for(
         memory_limit=parse_bytes(settings.memory_limit),
         sandbox=settings.sandbox,
         device=settings.device,
-        preload=tuple(sorted({*third_party(files, files.path(planned.module.path)), *(str(r) for r in called if not r.in_project)})),
+        preload=tuple(sorted({*third_party(files, file, paths), *(str(r) for r in called if not r.in_project)})),
         key=key,
         sources=files.relative(),
         plan=owner_plan(plan, planned),
