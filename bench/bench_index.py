@@ -5,8 +5,9 @@ The tree is copied to a temporary folder first (not timed), so the cache starts 
 a file can be edited without touching the installed package. Printed, then a table of goals:
 
 - **ast baseline**: read and ``ast.parse`` every file the index walks, in this process.
-- **cold**: ``python -m exportlens.server.indexer COPY`` with an empty index cache; its peak RSS
-  (the largest of it and its pool, from ``getrusage``).
+- **cold**: ``python -m exportlens.server.indexer COPY`` with an empty index cache, to its whole
+  answer (what the server waits for; the cache is written after it); its peak RSS (the largest
+  of it and its pool, from ``getrusage``).
 - **warm**: the same command again: the folder as it was, answered from the cache.
 - **one file changed on disk**: one modeling file gets a comment; the indexer again.
 - **one-file re-index p50**: the server's ``ModuleIndex.scan`` of an open file after each of
@@ -59,18 +60,23 @@ def ast_baseline(files: list[Path]) -> float:
     return time.perf_counter() - start
 
 
-def run_indexer(folder: Path, cache: Path) -> tuple[float, int, set[tuple[str, str]]]:
-    """Seconds, peak RSS in MB of the indexer (and its pool) and the modules it found."""
+def run_indexer(folder: Path, cache: Path) -> tuple[float, float, int, set[tuple[str, str]]]:
+    """Seconds to the whole answer (what the server waits for) and to the process's exit
+    (it writes its cache after answering), peak RSS in MB of the indexer, and the modules."""
     env = {**os.environ, "EXPORTLENS_INDEX_CACHE": str(cache), "PYTHONPATH": str(HERE.parent)}
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "exportlens.server.indexer", str(folder)], capture_output=True, env=env, check=True)
-    took = time.perf_counter() - start
+    proc = subprocess.Popen([sys.executable, "-m", "exportlens.server.indexer", str(folder)], stdout=subprocess.PIPE, env=env)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    answered = time.perf_counter() - start
+    proc.wait()
+    exited = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
     modules = set()
-    for line in out.stdout.splitlines():
+    for line in out.splitlines():
         item = CODEC.loads(line)
         modules |= {(str(item["path"]), m.name) for m in item["entry"].modules}
-    return took, peak, modules
+    return answered, exited, peak, modules
 
 
 def reindex_p50(folder: Path, edits: int = 30) -> float:
@@ -128,13 +134,14 @@ def measure(folder: Path, cache: Path, args: argparse.Namespace) -> int:
     print(f"tree: {folder.name}, {len(files)} files, {lines:,} lines (a copy, cache empty)")
     baseline = ast_baseline(files)
     print(f"ast baseline: {baseline:.2f} s")
-    cold, cold_rss, found = run_indexer(folder, cache)
-    print(f"cold index: {cold:.2f} s ({cold / baseline:.2f}x), indexer peak RSS {cold_rss} MB; {len(found):,} modules")
-    warm, _, again = run_indexer(folder, cache)
+    cold, cold_exit, cold_rss, found = run_indexer(folder, cache)
+    print(f"cold index: answered in {cold:.2f} s ({cold / baseline:.2f}x), cache written by {cold_exit:.2f} s;", end=" ")
+    print(f"indexer peak RSS {cold_rss} MB; {len(found):,} modules")
+    warm, _, _, again = run_indexer(folder, cache)
     print(f"warm index: {warm:.2f} s ({warm / baseline:.2f}x); same modules: {again == found}")
     edited = folder / "models" / "bert" / "modeling_bert.py"
     edited.write_text(edited.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
-    changed, _, after_edit = run_indexer(folder, cache)
+    changed, _, _, after_edit = run_indexer(folder, cache)
     print(f"one file changed on disk: {changed:.2f} s; same modules: {after_edit == found}")
     p50 = reindex_p50(folder)
     print(f"one-file re-index in the editor: p50 {p50 * 1000:.1f} ms")

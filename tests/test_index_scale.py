@@ -192,6 +192,7 @@ def test_a_second_run_reads_only_the_cache_and_an_edited_base_is_followed(tree: 
     cache = IndexCache(tmp_path / "cache")
     files = sorted(python_files_under(tree))
     first = index_tree(tree, files, cache=cache)
+    first.save()
     again = index_tree(tree, files, cache=cache)
     assert (again.sketched, again.parsed) == (0, 0)
     assert again.modules == first.modules

@@ -35,10 +35,13 @@ PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so the subprocess i
 CODEC = Codec(FileEntry, ModuleClass, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity)
 
 
-def scan(folder: Path, files: Iterable[Path] | None = None, cache: IndexCache | None = None) -> Iterator[tuple[Path, FileEntry]]:
+def scan(
+    folder: Path, files: Iterable[Path] | None = None, cache: IndexCache | None = None, saves: list[Callable[[], None]] | None = None
+) -> Iterator[tuple[Path, FileEntry]]:
     """Each module file's entry: all of ``folder``, or only ``files`` in it (its other files are
     still read where the scanned ones import them). Without a pyproject.toml above a file,
-    its project is ``folder``. ``cache``: where sketches and outlines are kept between runs."""
+    its project is ``folder``. ``cache``: where sketches and outlines are kept between runs,
+    written at once, or by the callables put in ``saves``."""
     folder = folder.resolve()
     roots: dict[Path, Path] = {}  # by a file's folder: the same for all its files
     by_root: dict[Path, list[Path]] = {}
@@ -48,6 +51,10 @@ def scan(folder: Path, files: Iterable[Path] | None = None, cache: IndexCache | 
         by_root.setdefault(roots[f.parent], []).append(f)
     for root, paths in by_root.items():
         found = index_tree(root, paths, cache=cache)
+        if saves is None:
+            found.save()
+        else:
+            saves.append(found.save)
         for path in sorted({*found.modules, *found.findings}):
             yield path, FileEntry(root, tuple(found.modules.get(path, ())), tuple(found.findings.get(path, ())))
 
@@ -68,11 +75,15 @@ def main() -> None:
     if answer is not None:
         sys.stdout.write(answer)
         return
-    lines = []
-    for path, entry in scan(folder, files, cache):
+    lines, saves = [], []
+    for path, entry in scan(folder, files, cache, saves):
         lines.append(CODEC.dumps({"path": path, "entry": entry}) + "\n")
         sys.stdout.write(lines[-1])
         sys.stdout.flush()
+    sys.stdout.close()
+    os.close(1)  # the answer is whole (end of file): the server goes on while the cache is written
+    for save in saves:
+        save()
     cache.put(key, "".join(lines))
 
 
@@ -126,8 +137,8 @@ class Indexer:
                 continue
             count += 1
             on_file(path, entry)
+        on_done(count)  # the output is whole; the subprocess may still be writing its cache
         self.proc.wait()
-        on_done(count)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

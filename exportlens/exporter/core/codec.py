@@ -41,15 +41,21 @@ class Codec:
 
     def plain(self, value: Any) -> Any:
         """``value`` as JSON-ready data."""
-        if isinstance(value, enum.Enum):  # first: a str-valued enum is a str too
-            return {ENUM: self._known(type(value)), "value": value.value}
-        if value is None or isinstance(value, (bool, int, float, str)):
-            return value
-        names = self._fields.get(type(value))
-        if names is None and is_dataclass(value) and not isinstance(value, type):
-            names = self._fields[type(value)] = (self._known(type(value)), tuple(f.name for f in fields(value)))
+        kind = type(value)
+        names = self._fields.get(kind)  # the common cases first, by exact type: an index is millions of values
         if names is not None:
             return {TYPE: names[0], **{n: self.plain(getattr(value, n)) for n in names[1]}}
+        if value is None or kind in _SCALARS:
+            return value
+        if kind is tuple:
+            return {TUPLE: [self.plain(v) for v in value]}
+        if isinstance(value, enum.Enum):  # before str: a str-valued enum is a str too
+            return {ENUM: self._known(kind), "value": value.value}
+        if isinstance(value, (bool, int, float, str)):
+            return value
+        if is_dataclass(value) and not isinstance(value, type):
+            self._fields[kind] = (self._known(kind), tuple(f.name for f in fields(value)))
+            return self.plain(value)
         if isinstance(value, Path):
             return {PATH: str(value)}
         if isinstance(value, tuple):
@@ -100,6 +106,9 @@ class Codec:
         if cls is None:
             raise CodecError(f"unknown type {name!r}")
         return cls
+
+
+_SCALARS = frozenset({bool, int, float, str})
 
 
 def _hashable(key: Any) -> Any:

@@ -45,10 +45,16 @@ class Indexed:
     findings: dict[Path, list[Finding]] = field(default_factory=dict)  # syntax errors outside function bodies
     sketched: int = 0  # files read in this run (the others came from the cache)
     parsed: int = 0
+    _save: Callable[[], None] = field(default=lambda: None, repr=False)
+
+    def save(self) -> None:
+        """Write what this run learned to the cache: after the answer, which need not wait for it."""
+        self._save()
 
 
 def index_tree(root: Path, files: Sequence[Path], *, jobs: int | None = None, cache: IndexCache | None = None) -> Indexed:
-    """The modules ``files`` (absolute paths, under ``root`` or in its packages) define."""
+    """The modules ``files`` (absolute paths, under ``root`` or in its packages) define. What
+    was learned goes to ``cache`` when the result's ``save`` is called."""
     with _no_gc():
         return _index_tree(root, files, jobs, cache)
 
@@ -56,7 +62,7 @@ def index_tree(root: Path, files: Sequence[Path], *, jobs: int | None = None, ca
 def _index_tree(root: Path, files: Sequence[Path], jobs: int | None, cache: IndexCache | None) -> Indexed:
     fresh = {f: e for f, e in (cache.load(root) if cache else {}).items() if e.stamp == stamp(f)}
     todo = [f for f in files if f not in fresh or fresh[f].sketch is None]
-    sketches = {f: fresh[f].sketch for f in files if f not in todo}
+    sketches = {f: fresh[f].sketch for f in files if f in fresh and fresh[f].sketch is not None}
     with _runner(jobs, len(todo)) as run:
         sketches.update(zip(todo, run(_sketch, todo)))
         maybe = candidates(sketches)  # type: ignore[arg-type]  # every file has its sketch now
@@ -72,7 +78,7 @@ def _index_tree(root: Path, files: Sequence[Path], jobs: int | None, cache: Inde
     for finding in found.findings:
         indexed.findings.setdefault(root / finding.path, []).append(finding)
     if cache is not None:
-        cache.save(root, dict(_entries(files, sketches, project.files, fresh)))
+        indexed._save = lambda: cache.save(root, dict(_entries(files, sketches, project.files, fresh)))
     return indexed
 
 

@@ -74,9 +74,10 @@ class IndexCache:
 
     def load(self, root: Path) -> dict[Path, Entry]:
         try:
-            data = CODEC.loads(self._file(root).read_bytes())
-            if data["version"] == _version() and data["root"] == str(root):
-                return dict(data["entries"])
+            with open(self._file(root), "rb") as f:
+                if CODEC.loads(f.readline()) != {"version": _version(), "root": str(root)}:
+                    return {}
+                return {path: entry for path, entry in map(CODEC.loads, f)}
         except FileNotFoundError:
             pass
         except (OSError, CodecError, KeyError, TypeError, ValueError) as e:  # a damaged or foreign cache is no cache
@@ -84,15 +85,16 @@ class IndexCache:
         return {}
 
     def save(self, root: Path, entries: Mapping[Path, Entry]) -> None:
-        data = {"version": _version(), "root": str(root), "entries": list(entries.items())}
-        self._write(self._file(root), CODEC.dumps(data).encode())
+        """One line per file, so that neither writing nor reading holds it all as one string."""
+        lines = (CODEC.dumps(item) + "\n" for item in [{"version": _version(), "root": str(root)}, *entries.items()])
+        self._write(self._file(root), lines)
 
-    def _write(self, file: Path, data: bytes) -> None:
+    def _write(self, file: Path, lines: Iterable[str]) -> None:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.writelines(lines)
             os.replace(tmp, file)  # readers see the old file or the new, whole
         except OSError as e:
             log.info("index cache %s not saved: %s", file, e)
@@ -107,13 +109,13 @@ class IndexCache:
             return None
 
     def put(self, key: str, answer: str) -> None:
-        self._write(self._answer(key), json.dumps({"version": list(_version()), "key": key, "answer": answer}).encode())
+        self._write(self._answer(key), [json.dumps({"version": list(_version()), "key": key, "answer": answer})])
 
     def _answer(self, key: str) -> Path:
         return self.folder / f"{hashlib.sha256(key.partition(':')[0].encode()).hexdigest()[:24]}.answer.json"
 
     def _file(self, root: Path) -> Path:
-        return self.folder / f"{hashlib.sha256(str(root).encode()).hexdigest()[:24]}.json"
+        return self.folder / f"{hashlib.sha256(str(root).encode()).hexdigest()[:24]}.jsonl"
 
 
 @cache
