@@ -253,3 +253,14 @@ def test_the_editor_rescan_follows_a_base_edited_on_disk(tree: Path):
     layers = tree / "pkg" / "layers.py"
     layers.write_text(layers.read_text().replace("class Block(N.Module):", "class Block:"), encoding="utf-8")
     assert index.scan(path, {path: text + "\n"}).modules == ()
+
+
+def test_the_indexer_lists_a_module_a_factory_table_declares(tmp_path: Path):
+    from exportlens.server.indexer import scan
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "build.py").write_text("from torch import nn\n\n\ndef build_mlp(width):\n    return nn.Linear(width, width)\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.exportlens.modules."models/build.py:mlp"]\nfactory = "models/build.py:build_mlp"\n')
+    ((path, entry),) = list(scan(tmp_path))
+    assert path == tmp_path / "models" / "build.py"
+    assert [(m.target, m.name_span.line) for m in entry.modules] == [("models/build.py:mlp", 4)]

@@ -110,6 +110,7 @@ def did_change_watched(ls: ExportLensServer, params: types.DidChangeWatchedFiles
         if change.type == types.FileChangeType.Deleted:
             _deleted(ls, path)
         elif path.name == PYPROJECT:
+            ls.rescan(path)  # the modules its factory tables declare
             ls.publish_project(path.parent)
         else:
             _created(ls, path)

@@ -11,14 +11,16 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..exporter.core.report import Finding
 from ..exporter.core.sources import Sources
 from ..exporter.core.targets import ModuleClass, Target
+from ..exporter.static.declared import declared_in
 from ..exporter.static.discover import Project
 from ..exporter.static.index_cache import Stamp, stamp
 from ..exporter.static.outline import FileOutline
-from ..exporter.static.spec import find_root
+from ..exporter.static.spec import PYPROJECT, find_root, load_project
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class ModuleIndex:
     folders: list[Path] = field(default_factory=list)  # the workspace folders: a project without pyproject.toml is the one holding it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _outlines: dict[Path, tuple[Stamp, FileOutline | Finding]] = field(default_factory=dict, repr=False)
+    _projects: dict[Path, tuple[bytes | None, dict[str, Any]]] = field(default_factory=dict, repr=False)
 
     def scan(self, path: Path, overrides: Mapping[Path, str]) -> FileEntry:
         """Rescan one file (its text from ``overrides`` if open in the editor) into the index."""
@@ -50,10 +53,24 @@ class ModuleIndex:
         if old is not None and text is not None and old.text == text:
             return old
         root = find_root(path, self.folders)
-        project = Project(Sources.of(root, overrides), files=self._saved(overrides))
+        files = Sources.of(root, overrides)
+        project = Project(files, files=self._saved(overrides))
         found = project.discover([path])
         self._keep(project.files, overrides)
+        if not found.findings:  # a module a factory table declares in this file (no class of its own)
+            found.modules += declared_in(files.rel(path), self._tables(files), (m.target for m in found.modules), files)
         return FileEntry(root, tuple(found.modules), tuple(f for f in found.findings), text)
+
+    def _tables(self, files: Sources) -> dict[str, Any]:
+        """The project's module tables, read again only when its pyproject.toml changed."""
+        text = files.bytes(PYPROJECT)
+        with self._lock:
+            kept = self._projects.get(files.root)
+        if kept is None or kept[0] != text:
+            kept = (text, load_project(files).tables)
+            with self._lock:
+                self._projects[files.root] = kept
+        return kept[1]
 
     def _saved(self, overrides: Mapping[Path, str]) -> dict[Path, FileOutline | Finding]:
         """The outlines of files not open in the editor, where the disk still has what they were made from."""

@@ -17,18 +17,19 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from ..exporter.core.codec import Codec, CodecError
 from ..exporter.core.report import Edit, Finding, Fix, Kind, Related, Severity
-from ..exporter.core.sources import resolved
+from ..exporter.core.sources import Sources, resolved
 from ..exporter.core.targets import Forward, ModuleClass, Param, Span
 from ..exporter.static.bulk import index_tree
+from ..exporter.static.declared import declared_in, declaring
 from ..exporter.static.discover import python_files_under
 from ..exporter.static.index_cache import IndexCache, tree_stamp
-from ..exporter.static.spec import find_root
+from ..exporter.static.spec import find_root, load_project
 from .index import FileEntry
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so the subprocess imports this exportlens
@@ -55,8 +56,21 @@ def scan(
             found.save()
         else:
             saves.append(found.save)
+        _add_declared(root, found.modules, found.findings)
         for path in sorted({*found.modules, *found.findings}):
             yield path, FileEntry(root, tuple(found.modules.get(path, ())), tuple(found.findings.get(path, ())))
+
+
+def _add_declared(root: Path, modules: dict[Path, list[ModuleClass]], findings: Mapping[Path, object]) -> None:
+    """The modules the project's factory tables declare in its files (no class of their own)."""
+    files = Sources.of(root)
+    tables = load_project(files).tables
+    for rel in declaring(tables):
+        path = root / rel
+        if path not in findings:
+            modules[path] = [*modules.get(path, ()), *declared_in(rel, tables, (m.target for m in modules.get(path, ())), files)]
+            if not modules[path]:
+                del modules[path]
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..exporter.core.report import Status
+from ..exporter.static.declared import declaring
 from ..exporter.static.spec import PYPROJECT
 from . import compat
 from . import settings as settings_mod
@@ -97,17 +98,38 @@ class ExportLensServer(LanguageServer):
         return self.snapshot().get(path).text
 
     def rescan(self, path: Path) -> None:
-        """Index ``path``'s text now; a large one in the background (``rescans``), published when done."""
+        """Index ``path``'s text now; a large one in the background (``rescans``), published when done.
+        A pyproject.toml: the files its factory tables name, whose modules it declares."""
+        if path.name == PYPROJECT:
+            self._rescan_declared(path.parent)
+            return
         if path.suffix != ".py":
             return
         text = self.text_of(path)
         if len(text) > IN_PROCESS:
             self.rescans.request(path)
         else:
-            self.session.index.scan(path, {path: text})
+            self.session.index.scan(path, self._buffers(path, text))
+
+    def _rescan_declared(self, root: Path) -> None:
+        """The files that hold modules a factory table declares, after and before the change."""
+        tables = self.session.project(root, self.snapshot().texts).tables
+        before = {p for p, m in self.session.index.under(root) if not m.bases}  # a declared module has no class bases
+        for path in before | {root / rel for rel in declaring(tables)}:
+            if path.is_file() or path in self.snapshot():
+                self.session.index.remove(path)  # its text is unchanged: not answered from the last scan
+                self.session.index.scan(path, self._buffers(path, self.text_of(path)))
+
+    def _buffers(self, path: Path, text: str) -> dict[Path, str]:
+        """What a scan of ``path`` reads from the editor: its text, and its project's
+        pyproject.toml where open (the modules its factory tables declare)."""
+        spec = self.session.root_of(path) / PYPROJECT
+        docs = self.snapshot().texts
+        return {path: text, **({spec: docs[spec]} if spec in docs else {})}
 
     def _rescanned(self, path: Path) -> None:
         if path.name == PYPROJECT:
+            self._rescan_declared(path.parent)
             self.publish_project(path.parent)
         elif path in self.snapshot():
             self.publish(path)

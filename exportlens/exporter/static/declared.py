@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..core.sources import Sources
@@ -38,3 +39,24 @@ def _definition(lines: list[str], names: list[str]) -> Span:
                 group = 2 if m.group(2) else 3
                 return Span(i, m.start(group) + 1, i, m.end(group) + 1)
     return Span(1)
+
+
+def declared_in(rel: str, tables: Mapping[str, tuple[Any, Any]], known: Iterable[str], sources: Sources) -> list[ModuleClass]:
+    """The modules factory tables declare in project file ``rel`` (POSIX, from the root),
+    but those of a class already found there (``known``: their targets); once each, however
+    many variants its table has."""
+    seen = set(known)
+    out = []
+    for target, (table, _) in tables.items():
+        t = Target.parse(target)
+        if t.path == rel and t.module not in seen:
+            found = declared_module(target, table, sources)
+            if found is not None:
+                seen.add(t.module)
+                out.append(found)
+    return out
+
+
+def declaring(tables: Mapping[str, tuple[Any, Any]]) -> set[str]:
+    """The project files (POSIX, from the root) that factory tables name."""
+    return {Target.parse(t).path for t, (table, _) in tables.items() if isinstance(table, dict) and "factory" in table}

@@ -1,0 +1,54 @@
+"""A module a factory table declares (no class of the project behind it) is a module in
+the editor too: exported when its file is opened, with a CodeLens on the factory."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+BUILD = "models/build.py"
+
+FACTORY = """
+[tool.exportlens.modules."models/build.py:tiny_mlp"]
+factory = "models/build.py:build_mlp"
+init = { width = 8 }
+inputs = { input = "f32[batch, 8]" }
+dims = { batch = { max = 64 } }
+"""
+
+
+@pytest.fixture
+def workspace(workspace: Path) -> Path:
+    (workspace / BUILD).write_text(
+        "from torch import nn\n\n\ndef build_mlp(width):\n    return nn.Sequential(nn.Linear(width, width), nn.ReLU())\n"
+    )
+    spec = workspace / "pyproject.toml"
+    spec.write_text(spec.read_text() + FACTORY)
+    return workspace
+
+
+async def test_a_factory_module_exports_when_its_file_opens_and_has_a_lens_on_the_factory(editor):
+    editor.open(BUILD)
+    await editor.logged(f"{BUILD}:tiny_mlp: exported")
+    (lens,) = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(BUILD))))
+    assert lens.range.start.line == editor.line_of(BUILD, "def build_mlp")
+    assert lens.command.title.startswith("✓ exported")
+
+
+async def test_a_factory_table_removed_in_the_editor_takes_its_module_with_it(editor):
+    editor.open(BUILD)
+    await editor.logged(f"{BUILD}:tiny_mlp: exported")
+    editor.open("pyproject.toml")
+    editor.change("pyproject.toml", (editor.root / "pyproject.toml").read_text().replace(FACTORY, ""))
+
+    async def lenses() -> list:
+        return await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(BUILD))))
+
+    for _ in range(50):  # the pyproject.toml is re-read after the typing pause
+        if not await lenses():
+            break
+        await asyncio.sleep(0.1)
+    assert not await lenses()
