@@ -151,9 +151,13 @@ def forked(parent: int, request: Run | None, inherited: list[int | None], out: i
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
+        own = {out, res, req}
         for fd in inherited:
-            if fd is not None:
-                os.close(fd)
+            if fd is not None and fd not in own:  # a number the parent reused for this child's pipes
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass  # closed in the parent already
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(out, 1)
         os.dup2(out, 2)

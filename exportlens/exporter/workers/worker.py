@@ -57,8 +57,8 @@ MEMORY_EVERY = 0.2  # seconds between checks of a running job's memory
 @dataclass
 class _Child:
     pid: int
-    out: int  # read end of the child's stdout and stderr
-    res: int  # read end of its result (and of faulthandler's report)
+    out: int | None  # read end of the child's stdout and stderr; None once closed (at its end of file)
+    res: int | None  # read end of its result (and of faulthandler's report); None once closed
     req: int | None = None  # write end of a primed child's request pipe
     job: str | None = None  # None while priming or primed
     primed: bool = False
@@ -214,6 +214,8 @@ class Parent:
         if child is None:
             return False
         fd = child.out if kind == "out" else child.res
+        if fd is None:
+            return False
         try:
             chunk = os.read(fd, 1 << 16)
         except BlockingIOError:
@@ -221,7 +223,10 @@ class Parent:
         except OSError:
             chunk = b""
         if not chunk:
+            # closed now, and forgotten: the number is free for the next pipe, which a stale
+            # copy here would close again (another child's) or hand a new child to close (its own)
             self._close(fd)
+            setattr(child, kind, None)
             return False
         if kind == "out":
             child.output += chunk
@@ -273,11 +278,15 @@ class Parent:
         """The job is over: its result is in (``status`` None) or its process has exited."""
         killpg(child.pid)  # whatever it forked goes with it, and lets go of the pipes
         self.kill_orphans()
-        for fd, kind in ((child.res, "res"), (child.out, "out")):
+        for kind in ("res", "out"):
             # after the killpg nothing holds the write ends: end of file comes at once
-            while readable(fd, 1.0 if status is not None else 0.0) and self.pump(child.pid, kind):
-                pass
-            self._close(fd)
+            while getattr(child, kind) is not None and readable(getattr(child, kind), 1.0 if status is not None else 0.0):
+                if not self.pump(child.pid, kind):
+                    break
+            fd = getattr(child, kind)
+            if fd is not None:
+                self._close(fd)
+                setattr(child, kind, None)
         if child.req is not None:
             os.close(child.req)
         del self.children[child.pid]
