@@ -287,6 +287,8 @@ class Parent:
             if fd is not None:
                 self._close(fd)
                 setattr(child, kind, None)
+        if self.children.get(child.pid) is not child:
+            return  # its result line, read just now, finished it already
         if child.req is not None:
             os.close(child.req)
         del self.children[child.pid]
