@@ -16,13 +16,13 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..core.report import Finding
 from ..core.sources import Sources, read_text
@@ -83,8 +83,12 @@ def _index_tree(root: Path, files: Sequence[Path], jobs: int | None, cache: Inde
 
 
 def _entries(
-    files: Iterable[Path], sketches: dict[Path, Sketch | None], outlines: dict[Path, FileOutline | Finding] | Any, fresh: dict[Path, Entry]
+    files: Iterable[Path],
+    sketches: Mapping[Path, Sketch | None],
+    outlines: Mapping[Path, FileOutline | Finding],
+    fresh: Mapping[Path, Entry],
 ) -> Iterator[tuple[Path, Entry]]:
+    """What the cache keeps: every file's sketch, and the outline of every file parsed."""
     for f in {*files, *outlines}:
         at = fresh[f].stamp if f in fresh else stamp(f)
         if at is not None:
