@@ -96,10 +96,7 @@ def _entries(
 
 
 def _sketch(path: Path) -> Sketch:
-    try:
-        return sketch(read_text(path))
-    except (OSError, UnicodeDecodeError, SyntaxError):
-        return Sketch((), ())  # unreadable: the editor says so when the file is opened
+    return sketch(read_text(path))  # "" where unreadable: the editor says so when the file is opened
 
 
 def _outline(job: tuple[Path, Path]) -> FileOutline | Finding:

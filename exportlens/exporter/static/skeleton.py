@@ -4,8 +4,10 @@ outline needs: imports, class statements and their methods' signatures.
 Most of a model file is function bodies, and parsing them is most of the cost. A body is
 the lines after its ``def`` up to the first line indented no deeper than the ``def``;
 such a line inside a triple-quoted string or brackets does not end it, which the counts
-of quotes and brackets before it tell. Where the counts cannot tell (a quote inside
-another string, a line continued by a backslash) the body is kept as it is. Blanked
+of quotes and brackets before it tell. A quote inside another string can fool the
+counts, so a body that passes over such a line is confirmed by Python's parser; where
+the counts cannot tell at all (more closed than opened, a line continued by a
+backslash) the body is kept as it is. Blanked
 lines become empty lines, so every line and column after them stays where it was.
 What an outline reports of a body, its first and last lines and where it ends, is kept
 beside the text for each blanked function.
@@ -100,7 +102,7 @@ def _header_end(text: str, pos: int) -> int | None:
         newline = text.find("\n", at)
         if newline < 0:
             return None
-        if _balanced(text, pos, newline):
+        if _open(text, pos, newline) == 0:
             line = text[text.rfind("\n", 0, newline) + 1 : newline].rstrip("\r")
             return newline + 1 if _COLON_END.search(line) and not line.endswith("\\") else None
         at = newline + 1
@@ -152,10 +154,6 @@ def _dedent(indent: int) -> re.Pattern[str]:
 
 def _odd(text: str, start: int, end: int, quote: str) -> bool:
     return text.count(quote, start, end) % 2 == 1
-
-
-def _balanced(text: str, start: int, end: int) -> bool:
-    return all(text.count(o, start, end) == text.count(c, start, end) for o, c in zip(_OPEN, _CLOSE, strict=True))
 
 
 def _open(text: str, start: int, end: int) -> int:
