@@ -264,3 +264,22 @@ def test_the_indexer_lists_a_module_a_factory_table_declares(tmp_path: Path):
     ((path, entry),) = list(scan(tmp_path))
     assert path == tmp_path / "models" / "build.py"
     assert [(m.target, m.name_span.line) for m in entry.modules] == [("models/build.py:mlp", 4)]
+
+
+def test_the_indexer_answers_again_when_pyproject_toml_declares_a_new_factory_module(tmp_path: Path):
+    """An edit of pyproject.toml changes no Python file, but may declare a module in one."""
+    project = tmp_path / "project"
+    (project / "models").mkdir(parents=True)
+    (project / "models" / "build.py").write_text("from torch import nn\n\n\ndef build_mlp(width):\n    return nn.Linear(width, width)\n")
+    spec = project / "pyproject.toml"
+    spec.write_text("[project]\nname = 'p'\n")
+    env = {**os.environ, "EXPORTLENS_INDEX_CACHE": str(tmp_path / "cache")}
+
+    def paths() -> list[str]:
+        done = subprocess.run([sys.executable, "-m", "exportlens.server.indexer", str(project)], capture_output=True, text=True, env=env, check=True)
+        return [json.loads(line)["path"]["$path"] for line in done.stdout.splitlines()]
+
+    assert paths() == []
+    with spec.open("a") as f:  # written in place: the folder's own stamp does not change
+        f.write('\n[tool.exportlens.modules."models/build.py:mlp"]\nfactory = "models/build.py:build_mlp"\n')
+    assert paths() == [str(project / "models" / "build.py")]

@@ -84,8 +84,8 @@ def main() -> None:
         return
     folder, cache = Path(sys.argv[1]).resolve(), IndexCache.default()
     files = sorted(python_files_under(folder))
-    key = f"{folder}:{tree_stamp(folder, files)}"
-    answer = cache.get(key)  # the folder as it was at the last scan: its output as it was
+    tree = tree_stamp(folder, files)
+    answer = cache.answer(folder, tree)  # the folder as it was at the last scan: its output as it was
     if answer is not None:
         sys.stdout.write(answer)
         return
@@ -98,7 +98,7 @@ def main() -> None:
     os.close(1)  # the answer is whole (end of file): the server goes on while the cache is written
     for save in saves:
         save()
-    cache.put(key, "".join(lines))
+    cache.keep_answer(folder, tree, "".join(lines))
 
 
 async def scan_one(path: Path, text: str, folders: Iterable[Path] = ()) -> FileEntry | None:

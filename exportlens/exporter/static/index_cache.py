@@ -12,7 +12,6 @@ empty cache.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import sys
@@ -27,6 +26,7 @@ from ..core.report import Edit, Finding, Fix, Kind, Related, Severity
 from ..core.targets import Forward, Param, Span
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
 from .prefilter import Sketch
+from .walk import PYPROJECT
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +45,18 @@ CODEC = Codec(Entry, Sketch, FileOutline, ClassOutline, BaseOutline, Ref, Forwar
 
 
 def tree_stamp(folder: Path, files: Iterable[Path]) -> str:
-    """A digest of the files' stamps and of their folders' (a file added or removed, a
-    pyproject.toml that moves a project's root, changes a folder's)."""
+    """A digest of the files' stamps, their folders' (a file added or removed changes a
+    folder's) and the stamps of the pyproject.toml in each folder from ``folder`` down to
+    them (edited in place it changes no folder's, and its tables declare modules)."""
     files = list(files)
+    folders = {folder}
+    for f in files:
+        up = f.parent
+        while up not in folders and up != up.parent:  # up to ``folder``, or a folder seen already
+            folders.add(up)
+            up = up.parent
     digest = hashlib.sha256()
-    for path in sorted({folder, *files, *(f.parent for f in files)}):
+    for path in sorted({*files, *folders, *(p / PYPROJECT for p in folders)}):
         digest.update(f"{path}\0{stamp(path)}\n".encode())
     return digest.hexdigest()
 
@@ -74,7 +81,7 @@ class IndexCache:
 
     def load(self, root: Path) -> dict[Path, Entry]:
         try:
-            with open(self._file(root), "rb") as f:
+            with open(self._file(root, "jsonl"), "rb") as f:
                 if CODEC.loads(f.readline()) != {"version": _version(), "root": str(root)}:
                     return {}
                 return {path: entry for path, entry in map(CODEC.loads, f)}
@@ -87,7 +94,7 @@ class IndexCache:
     def save(self, root: Path, entries: Mapping[Path, Entry]) -> None:
         """One line per file, so that neither writing nor reading holds it all as one string."""
         lines = (CODEC.dumps(item) + "\n" for item in [{"version": _version(), "root": str(root)}, *entries.items()])
-        self._write(self._file(root), lines)
+        self._write(self._file(root, "jsonl"), lines)
 
     def _write(self, file: Path, lines: Iterable[str]) -> None:
         try:
@@ -99,23 +106,20 @@ class IndexCache:
         except OSError as e:
             log.info("index cache %s not saved: %s", file, e)
 
-    def get(self, key: str) -> str | None:
-        """A whole scan's answer, kept under ``key``."""
+    def answer(self, folder: Path, tree: str) -> str | None:
+        """A whole scan's answer for ``folder``, if it was made when the tree's stamp was ``tree``."""
         try:
-            data = json.loads(self._answer(key).read_bytes())
-            data["version"] = tuple(data["version"])
-            return data["answer"] if data.get("version") == _version() and data.get("key") == key else None
-        except (OSError, ValueError, KeyError, TypeError):
+            data = CODEC.loads(self._file(folder, "answer.json").read_bytes())
+            return data["answer"] if (data["version"], data["tree"]) == (_version(), tree) else None
+        except (OSError, CodecError, KeyError, TypeError):
             return None
 
-    def put(self, key: str, answer: str) -> None:
-        self._write(self._answer(key), [json.dumps({"version": list(_version()), "key": key, "answer": answer})])
+    def keep_answer(self, folder: Path, tree: str, answer: str) -> None:
+        data = {"version": _version(), "tree": tree, "answer": answer}
+        self._write(self._file(folder, "answer.json"), [CODEC.dumps(data)])
 
-    def _answer(self, key: str) -> Path:
-        return self.folder / f"{hashlib.sha256(key.partition(':')[0].encode()).hexdigest()[:24]}.answer.json"
-
-    def _file(self, root: Path) -> Path:
-        return self.folder / f"{hashlib.sha256(str(root).encode()).hexdigest()[:24]}.jsonl"
+    def _file(self, path: Path, kind: str) -> Path:
+        return self.folder / f"{hashlib.sha256(str(path).encode()).hexdigest()[:24]}.{kind}"
 
 
 @cache
