@@ -1,7 +1,8 @@
 """The workspace index's on-disk cache: each file's sketch and outline, under its
 modification time and size (no torch).
 
-One file of entries per indexed root, and one of the last answer per scanned folder, in the user's cache folder (``$EXPORTLENS_INDEX_CACHE``, else
+One file of entries per indexed root, and one of the last answer per scanned folder, in
+the user's cache folder (``$EXPORTLENS_INDEX_CACHE``, else
 ``$XDG_CACHE_HOME/exportlens/index``, else ``~/.cache/exportlens/index``): never in
 the workspace, which may be read only (an installed package) and is not ours to write.
 The entries are plain data in the codec every process boundary uses (``CODEC``); an
