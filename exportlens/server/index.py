@@ -11,7 +11,6 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..exporter.core.report import Finding
 from ..exporter.core.sources import Sources
@@ -20,7 +19,7 @@ from ..exporter.static.declared import declared_in
 from ..exporter.static.discover import Project
 from ..exporter.static.index_cache import Stamp, stamp
 from ..exporter.static.outline import FileOutline
-from ..exporter.static.spec import PYPROJECT, find_root, load_project
+from ..exporter.static.spec import PYPROJECT, ProjectSpecs, find_root, load_project
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class ModuleIndex:
     folders: list[Path] = field(default_factory=list)  # the workspace folders: a project without pyproject.toml is the one holding it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _outlines: dict[Path, tuple[Stamp, FileOutline | Finding]] = field(default_factory=dict, repr=False)
-    _projects: dict[Path, tuple[bytes | None, dict[str, Any]]] = field(default_factory=dict, repr=False)
+    _projects: dict[Path, tuple[bytes | None, ProjectSpecs]] = field(default_factory=dict, repr=False)
 
     def scan(self, path: Path, overrides: Mapping[Path, str]) -> FileEntry:
         """Rescan one file (its text from ``overrides`` if open in the editor) into the index."""
@@ -58,16 +57,17 @@ class ModuleIndex:
         found = project.discover([path])
         self._keep(project.files, overrides)
         if not found.findings:  # a module a factory table declares in this file (no class of its own)
-            found.modules += declared_in(files.rel(path), self._tables(files), (m.target for m in found.modules), files)
+            found.modules += declared_in(files.rel(path), self.project(files).tables, (m.target for m in found.modules), files)
         return FileEntry(root, tuple(found.modules), tuple(f for f in found.findings), text)
 
-    def _tables(self, files: Sources) -> dict[str, Any]:
-        """The project's module tables, read again only when its pyproject.toml changed."""
+    def project(self, files: Sources) -> ProjectSpecs:
+        """The project's pyproject.toml as ``files`` has it (the editor's buffer, else the
+        disk), parsed once per text: for the index's factory modules and the session's specs."""
         text = files.bytes(PYPROJECT)
         with self._lock:
             kept = self._projects.get(files.root)
         if kept is None or kept[0] != text:
-            kept = (text, load_project(files).tables)
+            kept = (text, load_project(files))
             with self._lock:
                 self._projects[files.root] = kept
         return kept[1]
@@ -92,9 +92,11 @@ class ModuleIndex:
             self.files[path] = entry
 
     def remove(self, path: Path) -> None:
+        """Forget a file, or everything under a folder (its projects' specs too)."""
         with self._lock:
-            for p in [p for p in self.files if p == path or path in p.parents]:
-                del self.files[p]
+            for kept in (self.files, self._projects):
+                for p in [p for p in kept if p == path or path in p.parents]:
+                    del kept[p]
 
     def get(self, path: Path) -> FileEntry | None:
         return self.files.get(path)

@@ -14,7 +14,7 @@ from ..exporter.core.sources import Sources
 from ..exporter.core.targets import ModuleClass, Target
 from ..exporter.static.module_spec import resolve
 from ..exporter.static.plan import Plan, planned_of
-from ..exporter.static.spec import PYPROJECT, ExportSpec, ProjectSpecs, find_root, load_project
+from ..exporter.static.spec import ExportSpec, ProjectSpecs, find_root
 from .index import ModuleIndex
 from .settings import ServerSettings
 
@@ -53,7 +53,6 @@ class Session:
     exports_started: int = 0
     checked: set[Path] = field(default_factory=set)  # project roots a workspace check ran on: problems show in closed files too
     _numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
-    _projects: dict[Path, tuple[bytes | None, ProjectSpecs]] = field(default_factory=dict)  # by the bytes read
 
     @property
     def folders(self) -> list[Path]:
@@ -76,12 +75,11 @@ class Session:
         return self.results.get((root, target))
 
     def drop(self, gone: Callable[[Path], bool]) -> None:
-        """Forget every project whose root is ``gone``: results, running exports, parsed specs."""
+        """Forget every project whose root is ``gone``: results and running exports (the index
+        forgets its files and parsed specs)."""
         for table in (self.results, self.running):
             for key in [k for k in table if gone(k[0])]:
                 del table[key]
-        for root in [r for r in self._projects if gone(r)]:
-            del self._projects[root]
         self.checked = {r for r in self.checked if not gone(r)}
 
     def forget(self, root: Path, target: str) -> None:
@@ -92,12 +90,7 @@ class Session:
 
     def project(self, root: Path, overrides: Mapping[Path, str]) -> ProjectSpecs:
         """The project's pyproject.toml, as the editor has it (parsed once per text)."""
-        files = Sources.of(root, overrides)
-        raw = files.bytes(PYPROJECT)
-        cached = self._projects.get(root)
-        if cached is None or cached[0] != raw:
-            cached = self._projects[root] = (raw, load_project(files))
-        return cached[1]
+        return self.index.project(Sources.of(root, overrides))
 
     def plan(self, root: Path, modules: list[ModuleClass], overrides: Mapping[Path, str]) -> Plan:
         project = self.project(root, overrides)
