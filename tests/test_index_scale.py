@@ -276,7 +276,9 @@ def test_the_indexer_answers_again_when_pyproject_toml_declares_a_new_factory_mo
     env = {**os.environ, "EXPORTLENS_INDEX_CACHE": str(tmp_path / "cache")}
 
     def paths() -> list[str]:
-        done = subprocess.run([sys.executable, "-m", "exportlens.server.indexer", str(project)], capture_output=True, text=True, env=env, check=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "exportlens.server.indexer", str(project)], capture_output=True, text=True, env=env, check=True
+        )
         return [json.loads(line)["path"]["$path"] for line in done.stdout.splitlines()]
 
     assert paths() == []

@@ -1,25 +1,32 @@
 """Rescanning open files as they change, without ever blocking the server: one parse per
 file at a time, off the event loop, always of the newest text. A text longer than
-``IN_PROCESS`` characters is parsed in a subprocess (``indexer --one``): libcst holds
-hundreds of MiB for a 20,000-line file, which a subprocess gives back when it exits and
-the server's heap would not."""
+``IN_PROCESS`` characters is parsed in a subprocess (``indexer --one``): the tree of a
+20,000-line file is memory a subprocess gives back when it exits and the server's heap
+would not."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .index import FileEntry, ModuleIndex
 from .indexer import scan_one
 
-IN_PROCESS = 100_000  # characters: about 2,500 lines; libcst parses that in well under a second
+IN_PROCESS = 100_000  # characters: about 2,500 lines; ast parses that in some 20 ms
 
 
 class Rescans:
-    def __init__(self, index: ModuleIndex, text_of: Callable[[Path], str], done: Callable[[Path], None]) -> None:
+    def __init__(
+        self,
+        index: ModuleIndex,
+        text_of: Callable[[Path], str],
+        done: Callable[[Path], None],
+        buffers: Callable[[Path, str], Mapping[Path, str]] = lambda path, text: {path: text},
+    ) -> None:
         self.index = index
         self.text_of = text_of  # a file's text now: the editor's, else the disk's
+        self.buffers = buffers  # what a scan of a file with that text reads from the editor
         self.done = done  # called on the event loop once a file's entry is current
         self.running: dict[Path, asyncio.Task] = {}
         self.parsing: set[Path] = set()  # past their delay: a newer text waits for them
@@ -65,4 +72,4 @@ class Rescans:
     async def _parse(self, path: Path, text: str) -> FileEntry | None:
         if len(text) > IN_PROCESS:
             return await scan_one(path, text, self.index.folders)
-        return await asyncio.to_thread(self.index.compute, path, {path: text})
+        return await asyncio.to_thread(self.index.compute, path, self.buffers(path, text))

@@ -53,7 +53,7 @@ class ExportLensServer(LanguageServer):
         self.indexer_factory = indexer_factory
         self.indexers: dict[Path, Indexer] = {}  # a background scan per workspace folder
         self.indexing: set[Path] = set()  # the folders whose scan has not finished
-        self.rescans = Rescans(self.session.index, self.text_of, self._rescanned)
+        self.rescans = Rescans(self.session.index, self.text_of, self._rescanned, self._buffers)
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
         self.indexed = asyncio.Event()  # every workspace folder's first scan is done
         self._closed_with_problems: set[Path] = set()  # files not open whose diagnostics were published
@@ -113,12 +113,13 @@ class ExportLensServer(LanguageServer):
 
     def _rescan_declared(self, root: Path) -> None:
         """The files that hold modules a factory table declares, after and before the change."""
-        tables = self.session.project(root, self.snapshot().texts).tables
+        docs = self.snapshot()
+        tables = self.session.project(root, docs.texts).tables
         before = {p for p, m in self.session.index.under(root) if not m.bases}  # a declared module has no class bases
         for path in before | {root / rel for rel in declaring(tables)}:
-            if path.is_file() or path in self.snapshot():
+            if path.is_file() or path in docs:
                 self.session.index.remove(path)  # its text is unchanged: not answered from the last scan
-                self.session.index.scan(path, self._buffers(path, self.text_of(path)))
+                self.session.index.scan(path, self._buffers(path, docs.get(path).text))
 
     def _buffers(self, path: Path, text: str) -> dict[Path, str]:
         """What a scan of ``path`` reads from the editor: its text, and its project's

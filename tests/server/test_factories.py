@@ -30,6 +30,10 @@ def workspace(workspace: Path) -> Path:
     return workspace
 
 
+async def lenses(editor) -> list:
+    return await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(BUILD))))
+
+
 async def test_a_factory_module_exports_when_its_file_opens_and_has_a_lens_on_the_factory(editor):
     editor.open(BUILD)
     await editor.logged(f"{BUILD}:tiny_mlp: exported")
@@ -43,12 +47,24 @@ async def test_a_factory_table_removed_in_the_editor_takes_its_module_with_it(ed
     await editor.logged(f"{BUILD}:tiny_mlp: exported")
     editor.open("pyproject.toml")
     editor.change("pyproject.toml", (editor.root / "pyproject.toml").read_text().replace(FACTORY, ""))
-
-    async def lenses() -> list:
-        return await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(BUILD))))
-
     for _ in range(50):  # the pyproject.toml is re-read after the typing pause
-        if not await lenses():
+        if not await lenses(editor):
             break
         await asyncio.sleep(0.1)
-    assert not await lenses()
+    assert not await lenses(editor)
+
+
+async def test_typing_in_the_factory_s_file_reads_the_unsaved_pyproject_toml(editor):
+    """The table is gone from the editor's pyproject.toml, not from the disk's: an edit of
+    build.py is indexed against the editor's."""
+    editor.open(BUILD)
+    await editor.logged(f"{BUILD}:tiny_mlp: exported")
+    editor.open("pyproject.toml")
+    editor.change("pyproject.toml", (editor.root / "pyproject.toml").read_text().replace(FACTORY, ""))
+    for _ in range(50):
+        if not await lenses(editor):
+            break
+        await asyncio.sleep(0.1)
+    editor.change(BUILD, (editor.root / BUILD).read_text() + "# an edit\n")
+    await asyncio.sleep(1.0)  # past the typing pause: build.py is indexed again
+    assert not await lenses(editor)
