@@ -1,9 +1,9 @@
 """A 7-billion-parameter Llama (a transformers config, no weights) checked on ``meta``,
 against a plain ``torch.export.export`` of the same model on ``meta``, in one run.
 
-Writes a project with one module, ``LlamaForCausalLM`` built from a Llama-2-7B-sized
-config (hidden 4096, 32 layers; 6.7 B parameters) and declared ``device = "meta"``,
-then runs ``exportlens check`` on it as a user does, with no cache, and a plain
+Copies ``tests/data/llama7b`` (the project ``tests/test_real_models.py`` checks): one
+module, ``LlamaForCausalLM`` built from a Llama-2-7B-sized config (hidden 4096, 32
+layers; 6.7 B parameters) and declared ``device = "meta"``, then runs ``exportlens check`` on it as a user does, with no cache, and a plain
 export of the same module in a fresh interpreter. Each side's figures are its wall
 time and the peak resident memory of its largest process (``RUSAGE_CHILDREN``: the
 worker's child, for exportlens). Goals (issue 12): ≤ 30 s and ≤ 1.5 GB for exportlens.
@@ -16,38 +16,14 @@ from __future__ import annotations
 
 import json
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
-MODEL = """
-import torch
-from transformers import LlamaConfig, LlamaForCausalLM
-
-
-class Llama7B(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        config = LlamaConfig(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
-                             num_attention_heads=32, num_key_value_heads=32, use_cache=False)
-        self.llama = LlamaForCausalLM(config)
-
-    def forward(self, input_ids):
-        return self.llama(input_ids=input_ids).logits
-"""
-
-SPEC = """
-[tool.exportlens]
-device = "meta"
-timeout = 300
-
-[tool.exportlens.modules."llama7b.py:Llama7B"]
-inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 32000 } }
-dims = { batch = { max = 8 }, seq = { min = 2, max = 4096 } }
-"""
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "llama7b"  # the model and its spec, as the test checks them
 
 PLAIN = """
 import sys, time
@@ -79,8 +55,7 @@ def measured(cmd: list[str], cwd: Path) -> tuple[float, float, subprocess.Comple
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / "llama7b.py").write_text(textwrap.dedent(MODEL))
-        (root / "pyproject.toml").write_text(SPEC)
+        shutil.copytree(DATA, root, dirs_exist_ok=True)
         exportlens = str(Path(sys.executable).with_name("exportlens"))
         ours_s, ours_gb, done = measured([exportlens, "check", ".", "--no-cache", "--format", "json"], root)
         (module,) = json.loads(done.stdout)["modules"]

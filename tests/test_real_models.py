@@ -3,7 +3,9 @@ through exportlens, and the summary speaks the spec's Dim names."""
 
 from __future__ import annotations
 
+import shutil
 from importlib.util import find_spec
+from pathlib import Path
 
 import pytest
 
@@ -126,36 +128,13 @@ def test_a_gpt2_declared_past_its_positions_is_told_the_range_it_can_serve(proje
     assert "seq ∈ [2, 128]" in after.summary.range_constraints
 
 
-LLAMA_7B = """
-import torch
-from transformers import LlamaConfig, LlamaForCausalLM
-
-
-class Llama7B(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        config = LlamaConfig(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
-                             num_attention_heads=32, num_key_value_heads=32, use_cache=False)
-        self.llama = LlamaForCausalLM(config)
-
-    def forward(self, input_ids):
-        return self.llama(input_ids=input_ids).logits
-"""
+LLAMA_7B = Path(__file__).parent / "data" / "llama7b"  # its spec puts it on meta; bench/bench_meta.py checks the same
 
 
 def test_a_7b_llama_checks_on_meta_without_its_weights(project):
     """6.7 B parameters would need about 27 GB on cpu; on meta none are allocated
     (bench/bench_meta.py measures the time and memory)."""
-    project.write(
-        "pyproject.toml",
-        """
-        [tool.exportlens.modules."llama7b.py:Llama7B"]
-        device = "meta"
-        inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 32000 } }
-        dims = { batch = { max = 8 }, seq = { min = 2, max = 4096 } }
-        """,
-    )
-    project.write("llama7b.py", LLAMA_7B)
+    shutil.copytree(LLAMA_7B, project.root, dirs_exist_ok=True)
     report = project.module("Llama7B")
     assert report.status.value == "exported", [str(f) for f in report.findings]
     assert "batch" in report.summary.signature and "seq" in report.summary.signature
