@@ -11,6 +11,7 @@ forward" is never the answer."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 from conftest import line_of, only
@@ -493,48 +494,33 @@ def test_a_derived_size_torch_pins_is_said_on_its_line_with_its_root(project):
     assert project.module("Sliced").status is Status.EXPORTED
 
 
-KEEP = """
-    import torch
-    from torch import nn
-
-    class Keep(nn.Module):
-        @staticmethod
-        def example_inputs():
-            return (torch.tensor([0.2, 0.9, 0.7, 0.1]),)
-
-        def forward(self, scores):
-            scores = scores.float()
-            keep = torch.nonzero(scores > 0.5).squeeze(-1)
-            if keep.shape[0] == 0:
-                return scores.new_zeros(1)
-            return scores[keep]
-"""
+KEEP = (Path(__file__).parent / "corpus" / "data_nonzero_empty.py").read_text()  # an early return when no token is kept
 
 
 def test_the_preferred_check_after_nonzero_says_what_it_assumes_and_keeps_the_tokens(project):
     """The issue's case: ``torch._check(keep.shape[0] == 0)`` was preferred, and its program
     returned zeros for every input; the example keeps two tokens, so the other way is preferred."""
     project.write("keep.py", KEEP)
-    finding = only(project.module("Keep").findings, "EL101")
+    finding = only(project.module("Case").findings, "EL101")
     assert finding.line == line_of(project, "keep.py", "if keep.shape[0] == 0")
     preferred, other = finding.fixes
     assert preferred.preferred and not other.preferred
     assert preferred.title == "Assume `keep.shape[0] != 0` here (`keep` is never empty): insert torch._check(keep.shape[0] != 0)"
     assert other.title.endswith("(the example inputs do not)")
     project.apply(preferred)
-    assert project.module("Keep").status is Status.EXPORTED
+    assert project.module("Case").status is Status.EXPORTED
 
 
 def test_on_meta_a_data_dependent_branch_says_the_example_s_way_is_unknown_and_prefers_no_check(project):
     project.write(
         "pyproject.toml",
         """
-        [tool.exportlens.modules."keep.py:Keep"]
+        [tool.exportlens.modules."keep.py:Case"]
         device = "meta"
         inputs = { scores = "f32[4]" }
         """,
     )
     project.write("keep.py", KEEP)
-    finding = only(project.module("Keep").findings, "EL101")
+    finding = only(project.module("Case").findings, "EL101")
     assert finding.message.endswith("on meta the example inputs hold no values, so which way they go is not known: check on cpu for that")
     assert finding.fixes and not any(f.preferred for f in finding.fixes)
