@@ -78,7 +78,7 @@ def build(value: Any, where: Location, files: ProjectFiles) -> Any:
 
 def _resolve(ref: Ref, where: Location, files: ProjectFiles, what: str) -> Any:
     """What ``ref`` names, imported: a project file as a module of its package."""
-    name = module_name(ref.where, files.root) if ref.in_project else ref.where
+    name = importable_name(ref.where, files.root) if ref.in_project else ref.where
 
     def stop(why: str) -> Stop:
         message = f"{what} '{ref}' does not exist: {why}"
@@ -114,10 +114,10 @@ def _a(value: Any) -> str:
     return "None" if value is None else f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
 
 
-def module_name(path: str, root: Path | str) -> str:
+def importable_name(path: str, root: Path | str) -> str:
     """``models/net.py`` -> ``models.net``: the dotted name its package chain gives it, so that
-    relative imports work, and the folder that name counts from importable (a package with
-    no pyproject.toml, opened below its top: ``transformers/models/bert``)."""
+    relative imports work. Puts the folder that name counts from on ``sys.path`` where it is
+    not the root (a package with no pyproject.toml, opened below its top: ``transformers/models/bert``)."""
     file = Path(root) / path
     base = name_base(file, Path(root))
     if base != Path(root) and str(base) not in sys.path:

@@ -33,7 +33,7 @@ from ..static.spec import ExportSpec
 from ..static.variants import named
 from .branch import truth_at
 from .construct import Stop as _Stop
-from .construct import construct, module_name
+from .construct import construct, importable_name
 from .construct import one_line as _one_line
 from .construct import trace_of as _trace
 from .construct import where_of as _where
@@ -247,7 +247,7 @@ def _load_class(root: Path, module: ModuleClass, files: ProjectFiles, declared: 
     if str(root) in sys.path:
         sys.path.remove(str(root))
     sys.path.insert(0, str(root))
-    name = module_name(module.path, root)
+    name = importable_name(module.path, root)
     _forget_project_modules(root, name)
     try:
         mod = importlib.import_module(name)
