@@ -27,9 +27,9 @@ from ..exporter.core.sources import Sources, resolved
 from ..exporter.core.targets import Forward, ModuleClass, Param, Span
 from ..exporter.static.bulk import index_tree
 from ..exporter.static.declared import declared_in, declaring
-from ..exporter.static.discover import python_files_under
 from ..exporter.static.index_cache import IndexCache, tree_stamp
 from ..exporter.static.spec import find_root, load_project
+from ..exporter.static.walk import python_files_under
 from .index import FileEntry
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so the subprocess imports this exportlens

@@ -10,7 +10,7 @@ the file's package chain, through re-exports, star imports and nested classes.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from .packages import dotted_names, module_file, name_base
 from .syntax import decode_finding, python_syntax_error, syntax_finding
 from .walk import python_files_under, scanned
 
-__all__ = ["Discovery", "Project", "discover", "discover_batches", "python_files_under"]  # the indexer walks with it too
+__all__ = ["Discovery", "Project", "discover"]
 
 
 @dataclass
@@ -50,19 +50,6 @@ def discover(
     """
     project = Project(Sources.of(root, sources))
     return project.discover(_python_files(project.sources, paths))
-
-
-def discover_batches(root: Path, batches: Iterable[Iterable[Path]]) -> Iterator[Discovery]:
-    """``discover`` over each batch of files in turn, for a scan too large to hold at once.
-    What the bases resolved to is kept between batches as plain data, parsed files are not:
-    memory stays flat, and a base file every batch imports (``modeling_utils.py``) is parsed once."""
-    project = Project(Sources.of(root))
-    for batch in batches:
-        yield project.discover(_python_files(project.sources, batch))
-        project.forget_files()
-
-
-# -- positions -------------------------------------------------------------------
 
 
 # -- which files -----------------------------------------------------------------
@@ -101,7 +88,6 @@ class Project:
         self.root = sources.root
         self.skeletons = skeletons
         self._files: dict[Path, FileOutline | Finding] = dict(files)
-        # plain data, kept by ``forget_files``
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
         self._found: dict[Path, bool] = {}  # whether a file exists: asked thousands of times over
         self._members: dict[tuple[Path, tuple[str, ...]], _Target] = {}
@@ -124,10 +110,6 @@ class Project:
     def files(self) -> Mapping[Path, FileOutline | Finding]:
         """Every file parsed so far."""
         return self._files
-
-    def forget_files(self) -> None:
-        """Drop the parsed files (most of the memory); what was resolved stays."""
-        self._files.clear()
 
     def scan(self, path: Path) -> FileOutline | Finding | None:
         """A file to report on; None when it defines no class and parses."""
