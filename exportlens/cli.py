@@ -4,12 +4,18 @@ Exit codes: 0 everything checked exports, 1 a finding of severity error,
 2 a usage or configuration error.
 """
 
-from __future__ import annotations
+import sys
+
+# First, before any other import: `python -m exportlens.cli` (and a PYTHONPATH with an empty
+# entry) put the current folder first on sys.path, where an editor starting the server puts
+# the workspace. No `from __future__` here either: that too is an import. (docs/server.md)
+from .isolation import forget_current_folder
+
+forget_current_folder()
 
 import argparse
 import json
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -162,7 +168,7 @@ def _options(args: argparse.Namespace, **kwargs) -> Options:
     return Options(overrides=overrides, **kwargs)
 
 
-def _pool(args: argparse.Namespace, jobs: int = 1) -> Pool:
+def _pool(args: argparse.Namespace, jobs: int = 1) -> "Pool":
     """Workers for this run. Every module runs in its own worker process: the user's code
     never runs in this one. The workers (and torch) start with the first module that no
     earlier run's verdict answers: an unchanged project never starts them."""
@@ -171,18 +177,18 @@ def _pool(args: argparse.Namespace, jobs: int = 1) -> Pool:
     return Pool(args.python, jobs, persist=not args.no_cache)
 
 
-def _run(args: argparse.Namespace, pool: Pool, plan: Plan, options: Options) -> Report:
+def _run(args: argparse.Namespace, pool: "Pool", plan: "Plan", options: Options) -> Report:
     from .exporter.workers.batch import check_in_workers
 
     return check_in_workers(plan, pool, options)
 
 
-def _plan(paths: list[Path]) -> Plan | None:
+def _plan(paths: list[Path]) -> "Plan | None":
     found = _projects(paths)
     return found[0].plan if found else None
 
 
-def _projects(paths: list[Path], only: set[str] | None = None) -> list[Project] | None:
+def _projects(paths: list[Path], only: set[str] | None = None) -> "list[Project] | None":
     """The plan of each project the paths reach (a folder with its own pyproject.toml is its own: projects.py)."""
     from .projects import projects
 
@@ -294,7 +300,7 @@ def _summary(report: Report, findings: int, shard: tuple[Shard, int] | None = No
     )
 
 
-def _one(target: str) -> tuple[Plan, object] | None:
+def _one(target: str) -> "tuple[Plan, object] | None":
     """Resolve ``path.py:Class`` (or a file with one module) to its planned module."""
     where = Target.parse(target)
     path_text, name = where.path, where.name
@@ -314,7 +320,7 @@ def _one(target: str) -> tuple[Plan, object] | None:
     return plan, matches[0]
 
 
-def _single(args: argparse.Namespace, artifact: Path | None) -> tuple[Plan, ModuleReport] | int:
+def _single(args: argparse.Namespace, artifact: Path | None) -> "tuple[Plan, ModuleReport] | int":
     with _pool(args) as pool:
         found = _one(args.target)
         if found is None:

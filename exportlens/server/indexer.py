@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from .. import isolation
 from ..exporter.core.codec import Codec, CodecError
 from ..exporter.core.report import Edit, Finding, Fix, Kind, Related, Severity
 from ..exporter.core.sources import Sources, resolved
@@ -32,7 +33,6 @@ from ..exporter.static.spec import find_root, load_project
 from ..exporter.static.walk import python_files_under
 from .index import FileEntry
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so the subprocess imports this exportlens
 CODEC = Codec(FileEntry, ModuleClass, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity)
 
 
@@ -105,8 +105,8 @@ async def scan_one(path: Path, text: str, folders: Iterable[Path] = ()) -> FileE
     """``path``'s entry for ``text``, parsed in a subprocess: its memory goes back to the
     system when it exits. None if the scan failed. ``folders``: the workspace folders."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "exportlens.server.indexer", "--one", str(path), *map(str, folders),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=_env(),
+        *isolation.command(sys.executable, "exportlens.server.indexer", "--one", str(path), *map(str, folders)),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=isolation.environment(),
     )  # fmt: skip
     try:
         out, _ = await proc.communicate(text.encode("utf-8", "surrogatepass"))
@@ -120,22 +120,19 @@ async def scan_one(path: Path, text: str, folders: Iterable[Path] = ()) -> FileE
         return None
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (PACKAGE_PARENT, os.environ.get("PYTHONPATH"))))}
-
-
 class Indexer:
     """Runs the scan subprocess for a folder; calls ``on_file(path, entry)`` per result."""
 
     def __init__(self, folder: Path, on_file: Callable[[Path, FileEntry], None], on_done: Callable[[int], None]) -> None:
         # the server's own interpreter, never the `python` setting: indexing runs in untrusted
-        # workspaces too, and a workspace must not choose what gets executed there
+        # workspaces too, and a workspace must not choose what gets executed there (nor, by
+        # being the current folder, what that interpreter imports: isolation)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "exportlens.server.indexer", str(folder)],
+            isolation.command(sys.executable, "exportlens.server.indexer", str(folder)),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
-            env=_env(),
+            env=isolation.environment(),
         )
         self._thread = threading.Thread(target=self._read, args=(on_file, on_done), daemon=True, name="exportlens-indexer")
         self._thread.start()

@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ... import isolation
 from .outcome import signal_name, tail
 from .protocol import VERSION, CodecError, Died, Done, Lost, Ready, Run, Started, decode, encode_run
 
 log = logging.getLogger(__name__)
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])
 STDERR_TAIL = 8 * 1024
 
 OnMessage = Callable[[Any, "Started | Done | Lost"], None]
@@ -34,13 +34,6 @@ def killpg(pid: int) -> None:
             return
         except (ProcessLookupError, PermissionError, OSError):
             continue
-
-
-def _worker_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH", "")) if p)
-    env["PYTHONUNBUFFERED"] = "1"  # a user's last prints before a crash must reach us
-    return env
 
 
 def _stamp(torch_file: str | None) -> float | None:
@@ -69,11 +62,13 @@ class Warm:
         self._outbox: queue.Queue[bytes | None] = queue.Queue()
         debug = bool(os.environ.get("EXPORTLENS_DEBUG"))
         self.proc = subprocess.Popen(
-            [python, "-m", "exportlens.exporter.workers.worker", *args],
+            # importing nothing from the current folder: the parent is not confined, and only
+            # a job's child, once confined, imports the project (isolation, sandbox)
+            isolation.command(python, "exportlens.exporter.workers.worker", *args),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if debug else subprocess.PIPE,
-            env=_worker_env(),
+            env=isolation.environment(PYTHONUNBUFFERED="1"),  # a user's last prints before a crash must reach us
             start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not theirs
             close_fds=True,
         )

@@ -25,6 +25,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from ... import isolation
 from ..core.codec import CodecError
 from ..core.report import ModuleReport
 from .protocol import CODEC
@@ -102,7 +103,14 @@ def environment(python: str) -> str:
         version, path = sys.version, sys.path  # this interpreter: no need to start another (60 ms)
     else:
         try:
-            probe = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+            probe = subprocess.run(
+                isolation.code_command(python, _PROBE),
+                env=isolation.environment(),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+            )
             version, path = json.loads(probe.stdout)
         except (OSError, ValueError, subprocess.SubprocessError):
             return ""
