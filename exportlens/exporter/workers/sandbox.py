@@ -11,7 +11,6 @@ makes the system calls.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -44,10 +43,10 @@ def confine(project: Path, writable: list[Path]) -> str | None:
 
 
 def _interpreter() -> list[Path]:
-    """What Python imports from: its prefixes and every folder on the import path."""
-    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    paths += [p for p in sys.path if p]
-    return [Path(p) for p in paths]
+    """What Python imports from (``readable``): never the current folder, ``/`` or a home."""
+    from .readable import interpreter_folders
+
+    return interpreter_folders()
 
 
 def available() -> str:
