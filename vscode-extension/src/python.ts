@@ -101,6 +101,19 @@ export function tooOld(version: string): boolean {
   return major < MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor < MIN_PYTHON[1]);
 }
 
+/**
+ * The server's command line after the interpreter. `-P` (Python 3.11+) keeps the folder it
+ * starts in off sys.path, so nothing there can stand in for a module the server imports;
+ * 3.10 has no such flag, and the server starts in the extension's own folder, which holds no
+ * Python files. Not `-I`: it also drops user site-packages and PYTHONPATH, where the probe may
+ * have found exportlens.
+ */
+export function serverArgs(version: string): string[] {
+  const [major, minor] = version.split('.').map(Number);
+  const safePath = major > 3 || (major === 3 && minor >= 11);
+  return [...(safePath ? ['-P'] : []), '-m', 'exportlens.cli', 'serve'];
+}
+
 /** What the interpreter lacks, in the words of the message the user sees; [] when nothing. */
 export function missing(probe: Probe): string[] {
   const out: string[] = [];

@@ -1,5 +1,5 @@
 // The language client's lifecycle: find the interpreter, check it has exportlens and torch,
-// start `python -m exportlens.cli serve` from it, keep its settings and trust current, and
+// start `python -P -m exportlens.cli serve` from it, keep its settings and trust current, and
 // restart it when the interpreter changes.
 
 import { execFile } from 'child_process';
@@ -20,6 +20,7 @@ import {
   missing,
   parseProbe,
   resolveInterpreter,
+  serverArgs,
   tooOld,
 } from './python';
 import { interpreterSetting, serverSettings } from './settings';
@@ -84,9 +85,10 @@ export class Server implements vscode.Disposable {
     const trusted = vscode.workspace.isTrusted;
     const serverOptions: ServerOptions = {
       command: interpreter.path,
-      args: ['-m', 'exportlens.cli', 'serve'],
-      // not the workspace: `python -m` puts the working folder first on sys.path, and a
-      // workspace folder named `exportlens` must never stand in for ours
+      args: serverArgs(probe.python),
+      // not the workspace: `python -m` puts the working folder first on sys.path (where -P
+      // does not keep it off), and a workspace's `exportlens/` or `json.py` must never stand
+      // in for ours
       options: { cwd: this.host.context.extensionPath },
     };
     const clientOptions: LanguageClientOptions = {

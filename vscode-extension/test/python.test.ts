@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import { test } from 'node:test';
 
-import { PythonEnvironments, expand, insideAny, installCommand, missing, parseProbe, resolveInterpreter, tooOld } from '../src/python';
+import { PythonEnvironments, expand, insideAny, installCommand, missing, parseProbe, resolveInterpreter, serverArgs, tooOld } from '../src/python';
 
 const selected = (path: string | undefined): PythonEnvironments => ({ activeExecutable: async () => path });
 
@@ -65,4 +65,11 @@ test('the install button runs pip from the same interpreter, quoted for the shel
   assert.equal(installCommand('/v/bin/python', ['exportlens', 'torch'], wheel), `/v/bin/python -m pip install ${wheel}`);
   assert.equal(installCommand('/v/bin/python', ['torch'], wheel), '/v/bin/python -m pip install torch');
   assert.equal(installCommand('/my envs/py', ['exportlens'], undefined), "'/my envs/py' -m pip install exportlens");
+});
+
+test('the server starts with -P where Python has it, so the folder it starts in is not on sys.path', () => {
+  assert.deepEqual(serverArgs('3.10.13'), ['-m', 'exportlens.cli', 'serve']);
+  assert.deepEqual(serverArgs('3.11.7'), ['-P', '-m', 'exportlens.cli', 'serve']);
+  assert.deepEqual(serverArgs('3.13.0'), ['-P', '-m', 'exportlens.cli', 'serve']);
+  assert.deepEqual(serverArgs('4.0'), ['-P', '-m', 'exportlens.cli', 'serve']);
 });
