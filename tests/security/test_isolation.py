@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,7 @@ SERVERS = {
 
 def test_the_indexer_and_the_large_file_parser_import_nothing_from_the_folder_they_start_in(shadowed: Shadowed, monkeypatch):
     monkeypatch.chdir(shadowed.root)  # as the server starts them: from its own current folder
+    monkeypatch.setenv("PYTHONPATH", os.pathsep + "/nonexistent")  # `export PYTHONPATH=$PYTHONPATH:...`: an empty entry is "."
     found, done = {}, asyncio.Event()
     loop = asyncio.new_event_loop()
     try:
