@@ -18,12 +18,13 @@ each; Ready, Started and Done on the original stdout (the parent's own stdout is
 pointed at stderr, so a stray print cannot corrupt it). A job's child writes its
 End on a pipe of its own, beside faulthandler's report of a crash.
 
-End of stdin (the owner is gone, even during warm-up) or Shutdown kills every
-process below this one and exits. A job's end kills its whole tree: what it forked, in its
-process group or in a session of its own. The parent is a subreaper: a process orphaned by
-a job's end comes back to it, and is killed, as is anything it did not fork itself. With ``--spare`` the process runs
-one job itself and exits: the owner keeps one such spare started, for
-platforms where fork after importing torch is not safe.
+A job's end kills its whole process tree: what it forked, in its process group or
+in a session of its own. The parent is a subreaper: a process orphaned inside a job
+comes back to it, and is killed, as is anything it did not fork itself. End of stdin
+(the owner is gone, even during warm-up) or Shutdown kills every process below this
+one and exits. With ``--spare`` the process runs one job itself and exits: the owner
+keeps one such spare started, for platforms where fork after importing torch is not
+safe.
 """
 
 from __future__ import annotations
