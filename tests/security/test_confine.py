@@ -5,8 +5,8 @@ behind in a session of its own (one that also tries to kill the warm parent), an
 memory in such processes past the limit. Each module says in the finding it raises what it
 managed; the test checks that against /proc and the files themselves.
 
-Where the kernel lacks what a test needs (Landlock's signal scoping, seccomp), the test is
-skipped with what ``available()`` says, never faked."""
+Where the machine lacks what a test needs (Landlock's signal scope, libseccomp), the test is
+skipped and says which, never faked; ``available()`` must say the same."""
 
 from __future__ import annotations
 
