@@ -35,7 +35,8 @@ METADATA_CALLS = (
 
 def confine(project: Path, writable: list[Path]) -> str | None:
     """Confine this process (and its future children) for good; None when all of it holds
-    here, else what does not."""
+    here, else what does not. Both Landlock and seccomp confine the calling thread and what
+    it starts: call it while the process has one thread (a job's child, just forked)."""
     if not sys.platform.startswith("linux"):
         return "Landlock and seccomp are Linux features"
     files = _landlock(project, writable)
