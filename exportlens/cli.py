@@ -55,7 +55,7 @@ def _common(q: argparse.ArgumentParser) -> None:
         "--sandbox",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="confine each export's file access (Linux Landlock; default: the spec's sandbox, else on)",
+        help="confine each export: files, other processes, file metadata (Linux Landlock and seccomp; default: the spec's sandbox, else on)",
     )
     q.add_argument(
         "--no-cache",

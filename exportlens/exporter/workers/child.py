@@ -22,7 +22,7 @@ from ..static.plan import Plan, make_plan
 from .overlay import overlay
 from .processctl import die_with_parent, limit_memory
 from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, decode, encode
-from .sandbox import confine
+from .sandbox import available, confine
 
 PRIMED = b"primed\n"  # a primed child's word that it is warm and waits for its job
 
@@ -58,6 +58,7 @@ def warm_up() -> None:
     """One whole job on the built-in module: torch, libcst, exportlens, all warmed."""
     import torch  # noqa: F401 - first: what an interpreter given by mistake most often lacks
 
+    available()  # the sandbox's bindings imported here, once, not in each job's child (about 60 ms there)
     report = run_job(Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", class_line=1, sources={WARM_FILE: WARM_SOURCE})).report
     if report.status.value != "exported":  # a broken environment: say so in the worker's stderr
         print(f"exportlens worker: the warm-up export failed: {report.findings}", file=sys.stderr)

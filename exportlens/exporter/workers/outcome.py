@@ -111,8 +111,9 @@ def _meta_hint(job: Job) -> str:
 
 
 SANDBOX_HINT = (
-    " (the export runs sandboxed: it reads only the project, the interpreter and the system's folders, and writes"
-    " only its scratch folder; `sandbox = false` in this module's table runs it unconfined)"
+    " (the export runs sandboxed: it reads only the project, the interpreter and the system's folders, writes"
+    " only its scratch folder, changes no file's mode, owner or times, and signals no process outside it;"
+    " `sandbox = false` in this module's table runs it unconfined)"
 )
 
 

@@ -1,5 +1,6 @@
 """Process control the workers need from Linux: die with the parent, adopt orphans, cap
-memory, find and kill children. Each degrades to nothing where the call is missing."""
+memory, find and kill a process's whole tree. Each degrades to nothing where the call is
+missing."""
 
 from __future__ import annotations
 
@@ -42,11 +43,30 @@ def limit_memory(limit: int | None) -> None:
 
 
 def children(pid: int) -> set[int]:
+    """The children of ``pid``, forked by any of its threads."""
+    found: set[int] = set()
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return {int(p) for p in f.read().split()}
+        threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return set()
+        return found
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found.update(int(p) for p in f.read().split())
+        except (OSError, ValueError):
+            continue  # the thread ended meanwhile
+    return found
+
+
+def tree(pid: int) -> set[int]:
+    """``pid`` and every process below it, whatever session or group each moved to."""
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        if p not in found:
+            found.add(p)
+            todo.extend(children(p))
+    return found
 
 
 def readable(fd: int, timeout: float) -> bool:
@@ -60,21 +80,17 @@ def readable(fd: int, timeout: float) -> bool:
         sel.close()
 
 
-def group_private_bytes(pgid: int) -> int:
-    """Memory the processes of group ``pgid`` hold of their own (private pages, resident):
-    what a forked job added, not the warm parent's pages it shares until it writes them."""
+def tree_private_bytes(pid: int) -> int:
+    """Memory the processes of ``pid``'s tree hold of their own (private pages, resident):
+    what a forked job added, not the warm parent's pages it shares until it writes them.
+    A child that called ``setsid`` is still below the job, and counted."""
     total = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
+    for p in tree(pid):
         try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                if int(f.read().rsplit(b")", 1)[1].split()[2]) != pgid:
-                    continue
-            with open(f"/proc/{entry.name}/smaps_rollup", "rb") as f:
+            with open(f"/proc/{p}/smaps_rollup", "rb") as f:
                 total += sum(int(line.split()[1]) << 10 for line in f if line.startswith((b"Private_Clean:", b"Private_Dirty:")))
         except (OSError, ValueError, IndexError):
-            continue  # gone meanwhile, or not ours to read
+            continue  # gone meanwhile
     return total
 
 
@@ -83,3 +99,21 @@ def killpg(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid``'s process group and every process below it, ``setsid`` or not. The
+    tree is read before anything dies: a killed process's children are re-parented at once,
+    and lose their link to it. (What one forks meanwhile is re-parented to the subreaper
+    above, which kills what it did not fork itself.)"""
+    below = tree(pid)
+    killpg(pid)
+    for p in below:
+        kill(p)

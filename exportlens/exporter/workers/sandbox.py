@@ -1,44 +1,89 @@
-"""The sandbox an export runs in: on Linux with Landlock (kernel 5.13 or later), a job's
+"""The sandbox an export runs in. On Linux with Landlock (kernel 5.13 or later), a job's
 process and everything it starts may read only the project, the interpreter's prefix and
 import path, and the system's own folders; and write only its scratch folder and the
 artifact folder. Landlock also keeps it from reaching other processes through ``/proc``
-(another process's file descriptors, memory or environment), the server's included.
+or ``ptrace`` (another process's file descriptors, memory or environment), the server's
+included, and from ABI 6 (Linux 6.12) from signalling them or connecting to their abstract
+Unix sockets: it cannot stop the server, or kill the warm parent to orphan what it started.
+A seccomp filter (libseccomp, through ``pyseccomp``) refuses what Landlock does not cover:
+changing a file's mode, owner, times or extended attributes, anywhere.
 
-Elsewhere (another OS, an older kernel, a container that forbids it) the job runs
-unconfined and ``confine`` says why; the owner reports it once. The ``landlock`` package
-makes the system calls.
+Elsewhere (another OS, an older kernel, a container that forbids it) the job runs with what
+is left, and ``available`` says what that is. ``landlockpy`` makes the Landlock calls.
 """
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 
 # folders every program reads: libraries, configuration, devices, the kernel's views
 SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/opt", "/nix/store", "/proc", "/sys", "/dev")
 WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+SCOPES_ABI = 6  # signals and abstract Unix sockets confined to the sandbox (Linux 6.12)
+# what changes a file's metadata, which Landlock's write rights do not cover; a filter sees no
+# paths, so these fail everywhere, scratch included (an export never needs them)
+METADATA_CALLS = (
+    "chmod", "fchmod", "fchmodat", "fchmodat2",
+    "chown", "fchown", "lchown", "fchownat", "chown32", "fchown32", "lchown32",
+    "utime", "utimes", "utimensat", "futimesat", "utimensat_time64",
+    "setxattr", "lsetxattr", "fsetxattr", "setxattrat", "removexattr", "lremovexattr", "fremovexattr", "removexattrat",
+)  # fmt: skip
 
 
 def confine(project: Path, writable: list[Path]) -> str | None:
-    """Confine this process (and its future children) for good; None when done, else why not."""
+    """Confine this process (and its future children) for good; None when all of it holds
+    here, else what does not. Both Landlock and seccomp confine the calling thread and what
+    it starts: call it while the process has one thread (a job's child, just forked)."""
     if not sys.platform.startswith("linux"):
-        return "Landlock is a Linux feature"
-    try:
-        import landlock
-        from landlock.plumbing import FSAccess, landlock_abi_version
+        return "Landlock and seccomp are Linux features"
+    files = _landlock(project, writable)
+    metadata = _forbid_metadata_changes()
+    return "; ".join(why for why in (files, metadata) if why) or None
 
-        landlock_abi_version()  # raises where the kernel has no Landlock
-        ruleset = landlock.Ruleset()
-        read = FSAccess.READ_FILE | FSAccess.READ_DIR | FSAccess.EXECUTE
-        for path in _existing([project, *_interpreter(), *map(Path, SYSTEM)]):
-            ruleset.allow(path, rules=read if path.is_dir() else read & FSAccess.all_file())  # a file takes file rights only
-        ruleset.allow(*_existing(map(Path, WRITABLE_DEVICES)), rules=FSAccess.all_file())
-        ruleset.allow(*_existing(writable), rules=FSAccess.all())
-        ruleset.apply()
+
+def _landlock(project: Path, writable: list[Path]) -> str | None:
+    try:
+        from landlockpy import AccessFS, AccessNet, Ruleset, Scope, abi_version, fs_for_abi
+
+        abi = abi_version()
+        if not abi:
+            return "Landlock is not available here"
+        handled = fs_for_abi(abi)
+        file_rights = handled & (AccessFS.EXECUTE | AccessFS.READ_FILE | AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV)
+        read = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
+        # the network is not confined (handled_net empty); scopes the kernel lacks are dropped
+        with Ruleset(handled_fs=handled, handled_net=AccessNet.NONE, scoped=Scope.SIGNAL | Scope.ABSTRACT_UNIX_SOCKET) as ruleset:
+            for path in _existing([project, *_interpreter(), *map(Path, SYSTEM)]):
+                ruleset.allow_path(path, read if path.is_dir() else read & file_rights)  # a file takes file rights only
+            for path in _existing(map(Path, WRITABLE_DEVICES)):
+                ruleset.allow_path(path, file_rights)
+            for path in _existing(writable):
+                ruleset.allow_path(path, handled)
+            ruleset.restrict()
     except ImportError:
-        return "the landlock package is not installed"
+        return "the landlockpy package is not installed"
     except Exception as e:  # an old kernel, a seccomp profile that refuses the calls
         return f"Landlock is not available here: {e}"
+    return None
+
+
+def _forbid_metadata_changes() -> str | None:
+    """A seccomp filter: every call of ``METADATA_CALLS`` fails with EPERM (PermissionError)."""
+    try:
+        import pyseccomp as seccomp  # raises RuntimeError where libseccomp is missing
+
+        rules = seccomp.SyscallFilter(seccomp.ALLOW)
+        for name in METADATA_CALLS:
+            number = seccomp.resolve_syscall(seccomp.Arch.NATIVE, name)
+            if number >= 0:  # negative: not a call of this architecture, or unknown to this libseccomp
+                rules.add_rule(seccomp.ERRNO(errno.EPERM), number)
+        rules.load()
+    except ImportError:
+        return "the pyseccomp package is not installed"
+    except Exception as e:
+        return f"seccomp is not available here: {e}"
     return None
 
 
@@ -50,17 +95,32 @@ def _interpreter() -> list[Path]:
 
 
 def available() -> str:
-    """What ``confine`` will enforce here, in words (for the status and the log)."""
+    """What ``confine`` will enforce here, in words (for the status, the log and the docs'
+    table); it starts with "landlock" where files are confined."""
     if not sys.platform.startswith("linux"):
-        return "none: Landlock is a Linux feature"
+        return "none: Landlock and seccomp are Linux features"
     try:
-        from landlock.plumbing import landlock_abi_version
+        from landlockpy import abi_version
 
-        return f"landlock (ABI {landlock_abi_version()})"
+        abi = abi_version()
+        files = f"landlock (ABI {abi}): files, /proc and ptrace" if abi else "none: Landlock is not available here"
+        if abi >= SCOPES_ABI:
+            files += ", signals and abstract sockets"
+        elif abi:
+            files += f"; signals to other processes not confined (Landlock ABI {SCOPES_ABI}, Linux 6.12, confines them)"
     except ImportError:
-        return "none: the landlock package is not installed"
+        files = "none: the landlockpy package is not installed"
     except Exception as e:
-        return f"none: Landlock is not available here ({e})"
+        files = f"none: Landlock is not available here ({e})"
+    try:
+        import pyseccomp  # noqa: F401 - raises RuntimeError where libseccomp is missing
+
+        metadata = "seccomp: file modes, owners, times and attributes"
+    except ImportError:
+        metadata = "file metadata not confined (the pyseccomp package is not installed)"
+    except Exception as e:
+        metadata = f"file metadata not confined ({e})"
+    return f"{files}; {metadata}"
 
 
 def _existing(paths) -> list[Path]:

@@ -18,10 +18,13 @@ each; Ready, Started and Done on the original stdout (the parent's own stdout is
 pointed at stderr, so a stray print cannot corrupt it). A job's child writes its
 End on a pipe of its own, beside faulthandler's report of a crash.
 
-End of stdin (the owner is gone, even during warm-up) or Shutdown kills every
-child's process group and exits. With ``--spare`` the process runs
-one job itself and exits: the owner keeps one such spare started, for
-platforms where fork after importing torch is not safe.
+A job's end kills its whole process tree: what it forked, in its process group or
+in a session of its own. The parent is a subreaper: a process orphaned inside a job
+comes back to it, and is killed, as is anything it did not fork itself. End of stdin
+(the owner is gone, even during warm-up) or Shutdown kills every process below this
+one and exits. With ``--spare`` the process runs one job itself and exits: the owner
+keeps one such spare started, for platforms where fork after importing torch is not
+safe.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import torch  # before our own imports: what an interpreter given by mistake mos
 
 from .child import PRIMED, child_end, forked, warm_up, write_all
 from .preload import preload
-from .processctl import PR_SET_CHILD_SUBREAPER, children, group_private_bytes, killpg, limit_memory, prctl, readable
+from .processctl import PR_SET_CHILD_SUBREAPER, children, kill, kill_tree, killpg, limit_memory, prctl, readable, tree, tree_private_bytes
 from .protocol import CodecError, Died, Done, End, Exited, Internal, OutOfMemory, Ready, Reported, Run, Shutdown, Started, decode, encode
 
 OUTPUT_TAIL = 64 * 1024  # bytes of the user's output kept per job
@@ -51,7 +54,8 @@ RESULT_MAX = 256 * 1024 * 1024  # a larger result is truncated, and reported as 
 # running job would wait behind, and in a burst of jobs (``exportlens check``) the
 # next request comes at once, and a fresh fork costs it less than priming would.
 PRIME_AFTER = 0.1
-MEMORY_EVERY = 0.2  # seconds between checks of a running job's memory
+MEMORY_EVERY = 0.2  # seconds between checks of a running job's memory and of orphans
+SHUTDOWN_WAIT = 2.0  # seconds to see everything below us gone before exiting anyway
 
 
 @dataclass
@@ -66,7 +70,7 @@ class _Child:
     output: bytearray = field(default_factory=bytearray)
     result: bytearray = field(default_factory=bytearray)
     parsed: tuple[End | None, str] | None = None  # the result line, once complete
-    memory_limit: int | None = None  # what its process group may hold of its own
+    memory_limit: int | None = None  # what its process tree may hold of its own
     over_limit: bool = False  # killed for holding more
 
     @property
@@ -91,7 +95,7 @@ class Parent:
         self.sel.register(0, selectors.EVENT_READ, "stdin")
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.inbox = b""
-        self.memory_checked = 0.0
+        self.checked = 0.0
         gc.freeze()  # keep the collector off the inherited heap: fewer pages copied per child
 
     def send(self, message: Ready | Started | Done) -> None:
@@ -104,12 +108,11 @@ class Parent:
         while True:
             running = sum(1 for c in self.children.values() if c.job is not None)
             short = not running and len(self.children) < self.want_primed
-            limited = any(c.memory_limit for c in self.children.values() if c.job is not None)
-            events = self.sel.select(PRIME_AFTER if short else MEMORY_EVERY if limited else None)
+            events = self.sel.select(PRIME_AFTER if short else MEMORY_EVERY if running else None)
             if not events and short:
                 self.top_up()
-            if limited:
-                self.check_memory()
+            if running:
+                self.check_jobs()
             for key, _ in events:
                 if key.data == "stdin":
                     chunk = os.read(0, 1 << 20)
@@ -190,17 +193,20 @@ class Parent:
                 child.retired = True  # until it is reaped it is still a child: not one to give a job to
                 killpg(child.pid)
 
-    def check_memory(self) -> None:
-        """The memory limit holds for a job's whole process group: RLIMIT_AS caps each
-        process, but a module that forks would get the limit once per process."""
-        if time.monotonic() - self.memory_checked < MEMORY_EVERY:
+    def check_jobs(self) -> None:
+        """While jobs run: kill what a job orphaned (a process that left its tree by
+        outliving its parent would escape the memory total), and hold each job's whole
+        tree to its memory limit. RLIMIT_AS caps each process, but a module that forks
+        would get the limit once per process."""
+        if time.monotonic() - self.checked < MEMORY_EVERY:
             return  # a job that floods its output wakes the loop far more often
-        self.memory_checked = time.monotonic()
+        self.checked = time.monotonic()
+        self.kill_orphans()
         for child in list(self.children.values()):
             if child.job is not None and child.memory_limit and not child.over_limit:
-                if group_private_bytes(child.pid) > child.memory_limit:
+                if tree_private_bytes(child.pid) > child.memory_limit:
                     child.over_limit = True
-                    killpg(child.pid)
+                    kill_tree(child.pid)
 
     def top_up(self) -> None:
         """Keep ``want_primed`` children primed or priming, ready for the next jobs."""
@@ -276,10 +282,10 @@ class Parent:
 
     def finish(self, child: _Child, status: int | None) -> None:
         """The job is over: its result is in (``status`` None) or its process has exited."""
-        killpg(child.pid)  # whatever it forked goes with it, and lets go of the pipes
+        kill_tree(child.pid)  # whatever it forked goes with it, and lets go of the pipes
         self.kill_orphans()
         for kind in ("res", "out"):
-            # after the killpg nothing holds the write ends: end of file comes at once
+            # after the kill nothing holds the write ends: end of file comes at once
             while getattr(child, kind) is not None and readable(getattr(child, kind), 1.0 if status is not None else 0.0):
                 if not self.pump(child.pid, kind):
                     break
@@ -305,19 +311,32 @@ class Parent:
         self.send(Done(child.job, end, child.output.decode("utf-8", "replace"), fault))
 
     def kill_orphans(self) -> None:
-        """Processes a job left behind in a session of their own were re-parented to us
-        (we are a subreaper): anything of ours that is not a known child goes."""
+        """Processes a job left behind were re-parented to us (we are a subreaper) when
+        their parent died: anything of ours that is not a known child goes, with its tree."""
         for pid in children(os.getpid()) - set(self.children):
-            killpg(pid)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill_tree(pid)
 
     def shutdown(self) -> None:
-        for pid in set(self.children) | children(os.getpid()):
-            killpg(pid)
+        """Everything below us goes before we do, ``setsid`` or not. What loses its parent
+        meanwhile is re-parented to us, and goes in the next round."""
+        me = os.getpid()
+        deadline = time.monotonic() + SHUTDOWN_WAIT
+        while (below := tree(me) - {me}) and time.monotonic() < deadline:
+            for pid in below:
+                killpg(pid)
+                kill(pid)
+            _reap_all()
+            time.sleep(0.005)
         os._exit(0)
+
+
+def _reap_all() -> None:
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
 
 
 def _parse_result(data: bytes) -> tuple[End | None, str]:
