@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
 from pygls.uris import to_fs_path
 
-from ..exporter.core.sources import read_text
+from ..exporter.core.sources import Resolved, read_text
 from .positions import UTF16, Lines
 
 
@@ -58,8 +58,9 @@ class WorkspaceSnapshot:
 
     @cached_property
     def texts(self) -> Mapping[Path, str]:
-        """The editor's text of each open document: it overrides the disk's."""
-        return MappingProxyType({p: d.text for p, d in self.documents.items()})
+        """The editor's text of each open document: it overrides the disk's. Its paths are
+        resolved already (``path_of``), which ``Sources.of`` need not do again."""
+        return Resolved({p: d.text for p, d in self.documents.items()})
 
     @cached_property
     def versions(self) -> Mapping[Path, int]:
@@ -67,7 +68,9 @@ class WorkspaceSnapshot:
         return MappingProxyType({p: d.version for p, d in self.documents.items() if d.version is not None})
 
 
+@lru_cache(maxsize=4096)
 def path_of(uri: str) -> Path | None:
-    """The resolved file path of a ``file:`` URI; None for any other scheme."""
+    """The resolved file path of a ``file:`` URI; None for any other scheme. Kept per URI: a
+    snapshot of two hundred open documents would otherwise resolve each one every time."""
     fs = to_fs_path(uri)
     return Path(fs).resolve() if fs else None

@@ -42,10 +42,10 @@ async def apply_preferred_fix(editor, rel: str, code: str) -> tuple[str, list[st
             seen.append(", ".join(f.title for f in fixes) or "no fix")
             if preferred:
                 try:
-                    return preferred[0].title, editor.apply(preferred[0].edit)
+                    return preferred[0].title, editor.apply(await editor.edit_of(preferred[0]))
                 except StaleEdit as e:
                     seen.append(str(e))
-            await editor.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            await editor.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)  # an export or a proof landed
 
     try:
         return await asyncio.wait_for(attempt(), 90)
