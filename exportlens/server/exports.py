@@ -27,7 +27,7 @@ from ..exporter.workers.batch import job_for
 from ..exporter.workers.pool import Cancelled, Pool
 from ..exporter.workers.proofs import proofs, proven
 from ..exporter.workers.protocol import Job
-from .session import Result, Session
+from .session import Result, Session, spec_key
 from .snapshots import WorkspaceSnapshot
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,7 @@ class _Submitted:
     read: str  # the module's file as the worker imports it: its findings are positions in this text
     reason: str  # why it runs: "save", "command", ...
     job: Job  # as handed to the pool (a fix's proof is this job, from other texts)
+    spec: str | None  # ``spec_key`` of the module's spec then
 
 
 class Exports:
@@ -246,7 +247,8 @@ class Exports:
         # what the worker imports: the editor's text it was sent, else the disk's (``seen`` where the file is not open)
         read = text if sources else seen if text is None else read_text(file)
         fresh = reason in (COMMAND, REVERIFY)
-        return _Submitted(planned.target, number, file, seen, docs.versions, disk, read, reason, job), pool.submit(job, fresh=fresh)
+        sub = _Submitted(planned.target, number, file, seen, docs.versions, disk, read, reason, job, spec_key(planned.spec))
+        return sub, pool.submit(job, fresh=fresh)
 
     async def _gather(
         self, root: Path, waits: list[tuple[str, Awaitable[ModuleReport | None]]], planned: list[str]
@@ -300,7 +302,11 @@ class Exports:
             self.say(f"dropped the result for {job.target} (job {job.number}): the file changed while it ran")
             self.landed(root, [job.target])
             return None
-        self.session.results[key] = Result(report, job.versions, job.disk, {job.file: job.read})
+        if self.session.spec_key(root, job.target, self.snapshot().texts) != job.spec:
+            self.say(f"dropped the result for {job.target} (job {job.number}): its spec changed while it ran")
+            self.landed(root, [job.target])
+            return None
+        self.session.results[key] = Result(report, job.versions, job.disk, {job.file: job.read}, job.spec)
         verdict = f"{report.status.value} in {report.seconds:.2f} s" + (f", {len(report.findings)} finding(s)" if report.findings else "")
         origin = ", from an earlier session's cache" if report.cached else ""
         self.say(f"{job.target}: {verdict} (job {job.number}{origin})")

@@ -114,6 +114,7 @@ class ExportLensServer(LanguageServer):
             self.rescans.request(path)
         else:
             self.session.index.scan(path, self._buffers(path, text))
+            self.forget_stale(self.session.root_of(path), [path])
 
     def _rescan_declared(self, root: Path) -> None:
         """The files that hold modules a factory table declares, after and before the change."""
@@ -124,6 +125,18 @@ class ExportLensServer(LanguageServer):
             if path.is_file() or path in docs:
                 self.session.index.remove(path)  # its text is unchanged: not answered from the last scan
                 self.session.index.scan(path, self._buffers(path, docs.get(path).text))
+        self.forget_stale(root)
+
+    def forget_stale(self, root: Path, files: list[Path] | None = None) -> None:
+        """Forget the results of modules (of ``files``, where given) exported with a spec that is
+        no longer theirs: a table changed, turned invalid or removed, a variant or class gone.
+        Their diagnostics go; the next export of the module, if any, brings new ones."""
+        stale = self.session.stale(root, self.snapshot().texts, files)
+        for target in stale:
+            del self.session.results[(root, target)]
+            self.say(f"{target}: its spec changed since it was exported: its findings are cleared")
+        if stale:
+            self._landed(root, stale)
 
     def _buffers(self, path: Path, text: str) -> dict[Path, str]:
         """What a scan of ``path`` reads from the editor: its text, and its project's
@@ -137,6 +150,7 @@ class ExportLensServer(LanguageServer):
             self._rescan_declared(path.parent)
             self.publish_project(path.parent)
         elif path in self.snapshot():
+            self.forget_stale(self.session.root_of(path), [path])
             self.publish(path)
         self.refresh()
 
