@@ -86,7 +86,7 @@ class ExportLensServer(LanguageServer):
         for uri, doc in list(self.workspace.text_documents.items()):
             path = path_of(uri)
             if path is not None:
-                docs[path] = DocumentSnapshot(path, doc.source, doc.version, encoding)
+                docs[path] = DocumentSnapshot.of_buffer(path, doc.source, doc.version, encoding)
         return WorkspaceSnapshot(docs, encoding)
 
     def document(self, uri: str) -> tuple[DocumentSnapshot, WorkspaceSnapshot] | None:

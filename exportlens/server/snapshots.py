@@ -12,7 +12,7 @@ from types import MappingProxyType
 from pygls.uris import to_fs_path
 
 from ..exporter.core.sources import Resolved, read_text
-from .positions import UTF16, Lines
+from .positions import BOM, UTF16, Lines
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,14 @@ class DocumentSnapshot:
     text: str = field(repr=False)
     version: int | None = None  # None: not open in the editor, the text is the disk's
     encoding: str = UTF16  # the position encoding negotiated with the client
+    bom: bool = False  # the editor's text starts with a byte-order mark, which ``text`` leaves out
+
+    @classmethod
+    def of_buffer(cls, path: Path, text: str, version: int | None, encoding: str) -> DocumentSnapshot:
+        """An editor's buffer: a byte-order mark kept at its start is no code (Python's and
+        TOML's parsers reject it there), so it is left out, and counted back in positions."""
+        bom = text.startswith(BOM)
+        return cls(path, text[1:] if bom else text, version, encoding, bom)
 
     def __str__(self) -> str:
         return f"{self.path.name} v{self.version if self.version is not None else '(disk)'}"
@@ -33,7 +41,7 @@ class DocumentSnapshot:
 
     @cached_property
     def lines(self) -> Lines:
-        return Lines(self.text, self.encoding)
+        return Lines(self.text, self.encoding, bom=self.bom)
 
 
 @dataclass(frozen=True)
