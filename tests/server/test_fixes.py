@@ -134,3 +134,21 @@ async def test_the_editor_shows_what_exporting_with_a_fix_gave_once_its_proof_la
     except asyncio.TimeoutError:
         raise AssertionError(f"the proof never reached the quick fix: {titles}") from None
     assert all(title.count("(module then") <= 1 for title, _ in titles), titles  # said once, not once per proof
+
+
+async def test_a_fix_for_a_closed_file_that_changed_on_disk_since_it_was_offered_is_refused(editor):
+    """pyproject.toml is not open, so the fix's edit can name no version for the editor to
+    check: the action comes without its edit, which the editor asks for when the user picks
+    it. Once the file changed on disk meanwhile, the edit is refused (empty, and the user
+    is told why) rather than written over the wrong lines."""
+    rel, title = "models/positional.py", "Set `seq` to Dim('seq', max=128)"
+    editor.open(rel)
+    found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL201" for d in ds))
+    diagnostic = next(d for d in found if d.code == "EL201")
+    (fix,) = [f for f in await quick_fixes(editor, rel, diagnostic) if f.title.startswith(title)]
+    pyproject = editor.root / "pyproject.toml"
+    changed = "# a line another tool added above every table\n" + pyproject.read_text()
+    pyproject.write_text(changed)
+    assert editor.apply(await editor.edit_of(fix)) == []
+    assert pyproject.read_text() == changed
+    assert any("pyproject.toml changed since this fix was offered" in m.message for m in editor.client.messages)
