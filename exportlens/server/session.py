@@ -129,8 +129,12 @@ class Session:
         its variant or its class. Their findings no longer say anything of the code."""
         out = []
         for (r, target), result in list(self.results.items()):
-            if r != root or (files is not None and root / Target.parse(target).path not in files):
+            file = root / Target.parse(target).path
+            if r != root or (files is not None and file not in files):
                 continue
+            entry = self.index.get(file)
+            if entry is not None and entry.findings:
+                continue  # a syntax error (a line being typed): what the file defines is not known now
             now = self.spec_key(root, target, overrides)
             if now is None or now != result.spec:
                 out.append(target)

@@ -57,3 +57,13 @@ async def test_removed_variants_leave_no_problem_behind(editor):
         POSITIONAL, lambda ds: [(d.code, d.message.startswith(variants)) for d in ds] == [("EL201", False)], timeout=30
     )
     assert not [d for d in await editor.diagnostics("pyproject.toml", lambda ds: True) if d.code in ("EL403", "EL901")]
+
+
+async def test_a_line_being_typed_that_breaks_the_syntax_keeps_the_modules_problems(editor):
+    """While the file does not parse, what it defines is not known: its modules' problems
+    stay (at their lines) beside the syntax error, rather than being taken for gone."""
+    uri = editor.open(HEAD)
+    await editor.diagnostics(HEAD, lambda ds: any(d.code == "EL204" for d in ds))
+    editor.change(HEAD, editor.texts[uri] + "\nbroken = (\n")
+    shown = await editor.diagnostics(HEAD, lambda ds: any(d.code == "EL401" for d in ds))
+    assert "EL204" in [d.code for d in shown]
