@@ -261,6 +261,22 @@ def test_cancel_kills_a_running_job(pool: Pool, root: Path):
     fine_again(pool, root)
 
 
+def test_a_verdict_queued_after_background_work_runs_before_it(root: Path):
+    """A fix's proof or a serving run (``background``) waits behind every verdict queued,
+    even one queued after it: opening many files never holds a verdict behind them."""
+    with Pool(jobs=1) as one:
+        started: list[str] = []
+        slow, _ = start_slow(one, root)  # holds the only slot while the others queue
+        proof = one.submit(job(root, "faults/fine.py:Fine", cache=False), lambda: started.append("proof"), background=True)
+        verdict = one.submit(job(root, "models/net.py:Net", cache=False), lambda: started.append("verdict"))
+        one.cancel("faults/slow.py:Slow")
+        assert verdict.result(timeout=60).status is Status.EXPORTED
+        assert proof.result(timeout=60).status is Status.EXPORTED
+        assert started == ["verdict", "proof"]
+        with pytest.raises(Cancelled):
+            slow.result(timeout=5)
+
+
 # -- the result cache ------------------------------------------------------------------
 
 

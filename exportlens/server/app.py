@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from . import commands, documents, folders, lifecycle, requests, spec_requests, stdio
+from . import commands, compat, documents, folders, lifecycle, requests, spec_requests, stdio
 from .exports import PoolFactory, persistent_pool
 from .indexer import Indexer
 from .server import ExportLensServer, IndexerFactory
@@ -23,6 +23,7 @@ def build(pool_factory: PoolFactory = persistent_pool, indexer_factory: IndexerF
     """A new server with every handler registered. ``pool_factory(python, jobs)`` makes the
     pool that runs exports; ``indexer_factory(folder, on_file, on_done)`` starts the scan of
     a workspace folder. Tests hand in their own."""
+    compat.fast_incremental_edits()
     server = ExportLensServer(pool_factory, indexer_factory)
     for module in HANDLERS:
         module.register(server)

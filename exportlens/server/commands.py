@@ -20,6 +20,8 @@ from .methods import CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_COMMAN
 from .server import ExportLensServer
 from .snapshots import path_of
 
+FIRST_SCAN_WAIT = 10.0  # seconds a request made right after start waits for the workspace's first scan
+
 
 def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | None:
     """(file, target, save) from ``{uri, target}``, or ``{uri, line}`` (0-based, as the
@@ -40,6 +42,17 @@ def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | N
     return path, target, save
 
 
+async def _first_scan(ls: ExportLensServer) -> None:
+    """Wait, a bounded time, for the workspace's first scan: a request sent right after
+    initialize would otherwise find no module, or none with a spec, where one is."""
+    if ls.indexed.is_set():
+        return
+    try:
+        await asyncio.wait_for(ls.indexed.wait(), FIRST_SCAN_WAIT)
+    except asyncio.TimeoutError:
+        ls.say(f"the workspace is still being indexed after {FIRST_SCAN_WAIT:.0f} s: answering from what is indexed")
+
+
 def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
     ls.say(f"{what} needs {{uri, target}} or {{uri, line}} inside an nn.Module class, got {args!r}", types.MessageType.Error)
     ls.show("put the cursor inside an nn.Module class")
@@ -47,6 +60,7 @@ def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
 
 async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | None:
     """Export one module now: from its CodeLens, a code action, or any client."""
+    await _first_scan(ls)
     parsed = _command_args(ls, args)
     if parsed is None:
         _no_module(ls, EXPORT_COMMAND, args)
@@ -123,6 +137,7 @@ async def create_spec(ls: ExportLensServer, args: Any) -> bool:
 async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] | None:
     """A module's exported program as text (what `exportlens show` prints), exporting it
     now; the result cache answers at once when nothing changed."""
+    await _first_scan(ls)
     parsed = _command_args(ls, params)
     if parsed is None:
         _no_module(ls, PROGRAM_REQUEST, params)
@@ -135,6 +150,8 @@ async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] 
             "text": f"{target}\n  not exported: this workspace is not trusted, so its code is not run.\n",
         }
     root = ls.session.root_of(path)
+    if ls.session.index.by_target(root, Target.parse(target).module) is None:
+        ls.rescan(path)  # a file the scan has not reached yet
     if not ls.session.has_spec(root, [target], ls.snapshot().texts)[target]:
         return {
             "target": target,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from lsprotocol import types
@@ -40,9 +39,13 @@ def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> N
     ls.rescan(path)
     if ls.session.settings.export_on != "manual":
         ls.exports.file_changed(path, "save")
-    # static diagnostics after the export has started: they are quick, the export is not
+    # a saved pyproject.toml can change every file of its project; a Python file, itself and
+    # the tables in pyproject.toml that name its classes (published at the end of this turn)
     root = ls.session.root_of(path)
-    asyncio.get_running_loop().call_soon(ls.publish_project, root)
+    if path.name == PYPROJECT:
+        ls.publish_project(root)
+    else:
+        ls.publish(path, *(p for p in [root / PYPROJECT] if p.is_file()))
 
 
 def did_close(ls: ExportLensServer, params: types.DidCloseTextDocumentParams) -> None:

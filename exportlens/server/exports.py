@@ -27,7 +27,7 @@ from ..exporter.workers.batch import job_for
 from ..exporter.workers.pool import Cancelled, Pool
 from ..exporter.workers.proofs import proofs, proven
 from ..exporter.workers.protocol import Job
-from .session import Result, Session
+from .session import Result, Session, spec_key
 from .snapshots import WorkspaceSnapshot
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,7 @@ Landed = Callable[[Path, list[str]], None]  # (root, targets whose result change
 PoolFactory = Callable[[str, int], Pool]  # (python, jobs) -> a pool; tests hand in their own
 COMMAND = "command"  # the user asked for this export
 REVERIFY = "re-verify"  # a verdict from an earlier session's cache is checked again
+GATHER = 0.02  # seconds: files whose debounce ends this close together are exported as one batch
 
 
 def persistent_pool(python: str, jobs: int) -> Pool:
@@ -68,6 +69,7 @@ class _Submitted:
     read: str  # the module's file as the worker imports it: its findings are positions in this text
     reason: str  # why it runs: "save", "command", ...
     job: Job  # as handed to the pool (a fix's proof is this job, from other texts)
+    spec: str | None  # ``spec_key`` of the module's spec then
 
 
 class Exports:
@@ -88,6 +90,8 @@ class Exports:
         self.pool_factory = pool_factory
         self.pool: Pool | None = None
         self._debounce: dict[Path, asyncio.Task] = {}
+        self._due: dict[Path, dict[Path, str]] = {}  # root -> files past their debounce -> why
+        self._batches: dict[Path, asyncio.Task] = {}  # root -> the task that exports its due files
         self._commanded: dict[tuple[Path, str], str] = {}  # running exports the user asked for -> the text
         self._verifying: set[asyncio.Task] = set()  # re-exports of cached verdicts, proofs of fixes (kept referenced)
         self.graph = ImportGraph()  # which files import which: parsed again only where a text changed
@@ -107,8 +111,9 @@ class Exports:
         return self.pool
 
     def close(self) -> None:
-        for task in [*self._debounce.values(), *self._verifying]:
+        for task in [*self._debounce.values(), *self._batches.values(), *self._verifying]:
             task.cancel()
+        self._due.clear()
         if self.pool is not None:
             self.pool.close()
             self.pool = None
@@ -117,6 +122,9 @@ class Exports:
         """Forget pending exports of files that are ``gone`` (their folder was removed)."""
         for path in [p for p in self._debounce if gone(p)]:
             self._debounce.pop(path).cancel()
+        for due in self._due.values():
+            for path in [p for p in due if gone(p)]:
+                del due[path]
 
     # -- when ------------------------------------------------------------------------
 
@@ -134,25 +142,47 @@ class Exports:
             await asyncio.sleep(self.session.settings.debounce_ms / 1000)
         self._debounce.pop(path, None)
         root = self.session.root_of(path)
+        self._due.setdefault(root, {})[path] = reason
+        if root not in self._batches:
+            self._batches[root] = asyncio.get_running_loop().create_task(self._export_due(root))
+
+    async def _export_due(self, root: Path) -> None:
+        """Export the modules the files due in ``root`` affect, in one batch: two hundred files
+        opened at once are one plan and one look at the import graph, not two hundred."""
         try:
-            await self.export(root, self.affected(root, path), reason)
+            await asyncio.sleep(GATHER)
+            due = self._due.pop(root, {})
+            del self._batches[root]  # files due from now on start the next batch
+        except asyncio.CancelledError:
+            self._due.pop(root, None)
+            self._batches.pop(root, None)
+            raise
+        if not due:
+            return
+        reason = ", ".join(dict.fromkeys(due.values()))
+        try:
+            await self.export(root, self.affected(root, due), reason)
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("exporting after a change to %s failed", path)
-            self.say(f"internal error while exporting after a change to {path.name}: {traceback.format_exc().strip().splitlines()[-1]}")
+            names = ", ".join(p.name for p in due)
+            log.exception("exporting after a change to %s failed", names)
+            self.say(f"internal error while exporting after a change to {names}: {traceback.format_exc().strip().splitlines()[-1]}")
 
-    def affected(self, root: Path, path: Path) -> list[str]:
-        """Modules a change to ``path`` can change: its own, and those of open files that import it
-        (a pyproject.toml change affects every open module of its project)."""
+    def affected(self, root: Path, paths: Iterable[Path]) -> list[str]:
+        """Modules a change to ``paths`` can change: their own, and those of open files that import
+        one of them (a pyproject.toml change affects every open module of its project)."""
+        paths = list(paths)
         docs = self.snapshot()
         files = Sources.of(root, docs.texts)
         open_files = [p for p in docs.documents if p.suffix == ".py" and self.session.root_of(p) == root]
-        targets = [m.target for m in self._modules(path)]
+        targets = [m.target for path in paths for m in self._modules(path)]
+        changed = {path.resolve() for path in paths}
+        every = any(path.name == PYPROJECT for path in paths)
         for other in open_files:
-            if other == path:
+            if other in changed:
                 continue
-            if path.name == PYPROJECT or path.resolve() in self.graph.closure(files, other):
+            if every or not changed.isdisjoint(self.graph.closure(files, other)):
                 targets += [m.target for m in self._modules(other)]
         return list(dict.fromkeys(targets))
 
@@ -217,7 +247,8 @@ class Exports:
         # what the worker imports: the editor's text it was sent, else the disk's (``seen`` where the file is not open)
         read = text if sources else seen if text is None else read_text(file)
         fresh = reason in (COMMAND, REVERIFY)
-        return _Submitted(planned.target, number, file, seen, docs.versions, disk, read, reason, job), pool.submit(job, fresh=fresh)
+        sub = _Submitted(planned.target, number, file, seen, docs.versions, disk, read, reason, job, spec_key(planned.spec))
+        return sub, pool.submit(job, fresh=fresh)
 
     async def _gather(
         self, root: Path, waits: list[tuple[str, Awaitable[ModuleReport | None]]], planned: list[str]
@@ -271,7 +302,11 @@ class Exports:
             self.say(f"dropped the result for {job.target} (job {job.number}): the file changed while it ran")
             self.landed(root, [job.target])
             return None
-        self.session.results[key] = Result(report, job.versions, job.disk, {job.file: job.read})
+        if self.session.spec_key(root, job.target, self.snapshot().texts) != job.spec:
+            self.say(f"dropped the result for {job.target} (job {job.number}): its spec changed while it ran")
+            self.landed(root, [job.target])
+            return None
+        self.session.results[key] = Result(report, job.versions, job.disk, {job.file: job.read}, job.spec)
         verdict = f"{report.status.value} in {report.seconds:.2f} s" + (f", {len(report.findings)} finding(s)" if report.findings else "")
         origin = ", from an earlier session's cache" if report.cached else ""
         self.say(f"{job.target}: {verdict} (job {job.number}{origin})")
@@ -289,7 +324,7 @@ class Exports:
         if not tries or self.pool is None:
             return
         pool = self.pool
-        waits = [asyncio.wrap_future(pool.submit(p.job, supersede=False)) for p in tries]
+        waits = [asyncio.wrap_future(pool.submit(p.job, supersede=False, background=True)) for p in tries]
         after = await asyncio.gather(*waits, return_exceptions=True)
         key = (root, job.target)
         if self.session.results.get(key) is not result:
@@ -311,7 +346,7 @@ class Exports:
             return  # the pool answered with the verdict a serving run already made
         served = replace(job.job, key="", options=replace(job.job.options, serve=True))
         try:
-            after = await asyncio.wrap_future(pool.submit(served, supersede=False))
+            after = await asyncio.wrap_future(pool.submit(served, supersede=False, background=True))
         except Exception:
             return  # cancelled, or the worker went away: the next export runs it again
         key = (root, job.target)

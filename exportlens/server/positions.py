@@ -10,6 +10,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 UTF16 = types.PositionEncodingKind.Utf16  # LSP's default, where the client offers no other
+BOM = "\ufeff"
 
 
 @cache
@@ -18,11 +19,14 @@ def _codec(encoding: str) -> PositionCodec:
 
 
 class Lines:
-    """A document's lines, for column conversion in one position encoding."""
+    """A document's lines, for column conversion in one position encoding. ``bom``: the
+    client's text starts with a byte-order mark that ``text`` leaves out (it is no code); the
+    client counts it, so a column of the first line is one character further there."""
 
-    def __init__(self, text: str, encoding: str = UTF16) -> None:
+    def __init__(self, text: str, encoding: str = UTF16, *, bom: bool = False) -> None:
         self.lines = text.splitlines() or [""]
         self.encoding = encoding
+        self._bom = _codec(encoding).client_num_units(BOM) if bom else 0
 
     def line(self, line0: int) -> str:
         return self.lines[line0] if 0 <= line0 < len(self.lines) else ""
@@ -32,10 +36,12 @@ class Lines:
         line0 = max(line - 1, 0)
         text = self.line(line0)
         col = len(text) if column is None else min(max(column - 1, 0), len(text))
-        return types.Position(line0, _codec(self.encoding).client_num_units(text[:col]))
+        return types.Position(line0, _codec(self.encoding).client_num_units(text[:col]) + (self._bom if line0 == 0 else 0))
 
     def column(self, position: types.Position) -> int:
         """An LSP position's 0-based code-point column in its line."""
+        if position.line == 0 and self._bom:
+            position = types.Position(0, max(position.character - self._bom, 0))
         return _codec(self.encoding).position_from_client_units(self.lines, position).character
 
     def range(self, line: int, column: int, end_line: int | None, end_column: int | None) -> types.Range:

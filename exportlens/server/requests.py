@@ -4,11 +4,16 @@ hands it to its feature."""
 
 from __future__ import annotations
 
-from lsprotocol import types
+from typing import Any
 
-from .features import actions, hover, inlay, lenses, spec_nav
-from .methods import EXPORT_KIND
+from lsprotocol import converters, types
+
+from . import compat
+from .features import actions, guarded, hover, inlay, lenses, spec_nav
+from .methods import APPLY_FIX_COMMAND, EXPORT_KIND
 from .server import ExportLensServer
+
+_converter = converters.get_converter()
 
 
 def code_lens(ls: ExportLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
@@ -46,14 +51,43 @@ def code_action(ls: ExportLensServer, params: types.CodeActionParams) -> list[ty
     doc, docs = found
     out = actions.quick_fixes(ls.session, doc, docs, params.context.diagnostics)
     module = ls.session.index.module_at(doc.path, params.range.start.line + 1) if doc.path.suffix == ".py" else None
-    if module is None:
-        return out
-    has_spec = ls.session.has_spec(ls.session.root_of(doc.path), [module.target], docs.texts)[module.target]
-    try:
-        return out + actions.module_actions(ls.session, doc, docs, module, has_spec)
-    except Exception as e:
-        ls.say(f"cannot scaffold a spec for {module.target}: {e}")
-        return out
+    if module is not None:
+        has_spec = ls.session.has_spec(ls.session.root_of(doc.path), [module.target], docs.texts)[module.target]
+        try:
+            out += actions.module_actions(ls.session, doc, docs, module, has_spec)
+        except Exception as e:
+            ls.say(f"cannot scaffold a spec for {module.target}: {e}")
+    resolves = _resolves_edits(ls.client_capabilities)
+    return [guarded.guard(a, docs, resolves, _converter.unstructure) for a in out]
+
+
+def _resolves_edits(caps: types.ClientCapabilities) -> bool:
+    action = caps.text_document.code_action if caps.text_document else None
+    support = action.resolve_support if action else None
+    return bool(action and action.data_support and support and "edit" in support.properties)
+
+
+def resolve_code_action(ls: ExportLensServer, action: types.CodeAction) -> types.CodeAction:
+    """The edit of an action whose files were not open when it was offered, if they have not
+    changed since; else an empty edit, and the user is told why."""
+    edit, refused = guarded.checked_edit(action.data, ls.snapshot(), _converter.structure)
+    if refused is not None:
+        ls.say(f"{action.title}: {refused}", types.MessageType.Warning)
+        ls.show(refused)
+    action.edit = edit or types.WorkspaceEdit(document_changes=[])
+    return action
+
+
+async def apply_fix(ls: ExportLensServer, args: Any) -> bool:
+    """``exportlens.applyFix``: what ``resolve_code_action`` does, for a client that cannot resolve edits."""
+    data = args[0] if isinstance(args, list) and args else args
+    edit, refused = guarded.checked_edit(data, ls.snapshot(), _converter.structure)
+    if refused is not None:
+        ls.say(f"{APPLY_FIX_COMMAND}: {refused}", types.MessageType.Warning)
+        ls.show(refused)
+        return False
+    result = await compat.client_reply(ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit)))
+    return bool(result and result.applied)
 
 
 def register(server: ExportLensServer) -> None:
@@ -61,4 +95,6 @@ def register(server: ExportLensServer) -> None:
     server.feature(types.TEXT_DOCUMENT_HOVER)(on_hover)
     server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))(inlay_hint)
     kinds = [types.CodeActionKind.QuickFix, EXPORT_KIND]
-    server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=kinds))(code_action)
+    server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=kinds, resolve_provider=True))(code_action)
+    server.feature(types.CODE_ACTION_RESOLVE)(resolve_code_action)
+    server.command(APPLY_FIX_COMMAND)(apply_fix)

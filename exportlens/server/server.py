@@ -15,6 +15,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..exporter.core.report import Status
+from ..exporter.core.targets import Target
 from ..exporter.static.declared import declaring
 from ..exporter.static.spec import PYPROJECT
 from . import compat
@@ -25,6 +26,7 @@ from .index import FileEntry
 from .methods import EXPORTS_NOTIFICATION
 from .positions import UTF16
 from .progress import Progress
+from .publisher import Publisher
 from .rescans import IN_PROCESS, Rescans
 from .session import Session
 from .snapshots import DocumentSnapshot, WorkspaceSnapshot, path_of
@@ -56,8 +58,10 @@ class ExportLensServer(LanguageServer):
         self.rescans = Rescans(self.session.index, self.text_of, self._rescanned, self._buffers)
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
         self.indexed = asyncio.Event()  # every workspace folder's first scan is done
-        self._closed_with_problems: set[Path] = set()  # files not open whose diagnostics were published
+        self.publisher = Publisher(self.snapshot, self._diagnostics, self.text_document_publish_diagnostics)
+        self._located: dict[tuple[Path, str], set[Path]] = {}  # (root, target) -> the files its findings were published in
         self._pull_refresh = False  # a workspace/diagnostic/refresh is on its way
+        self._shown_changed = False  # a CodeLens refresh and the status bar's counts are on their way
 
     def say(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         """A line in the client's log, as loud as the logLevel setting lets through."""
@@ -82,7 +86,7 @@ class ExportLensServer(LanguageServer):
         for uri, doc in list(self.workspace.text_documents.items()):
             path = path_of(uri)
             if path is not None:
-                docs[path] = DocumentSnapshot(path, doc.source, doc.version, encoding)
+                docs[path] = DocumentSnapshot.of_buffer(path, doc.source, doc.version, encoding)
         return WorkspaceSnapshot(docs, encoding)
 
     def document(self, uri: str) -> tuple[DocumentSnapshot, WorkspaceSnapshot] | None:
@@ -110,6 +114,7 @@ class ExportLensServer(LanguageServer):
             self.rescans.request(path)
         else:
             self.session.index.scan(path, self._buffers(path, text))
+            self.forget_stale(self.session.root_of(path), [path])
 
     def _rescan_declared(self, root: Path) -> None:
         """The files that hold modules a factory table declares, after and before the change."""
@@ -120,6 +125,18 @@ class ExportLensServer(LanguageServer):
             if path.is_file() or path in docs:
                 self.session.index.remove(path)  # its text is unchanged: not answered from the last scan
                 self.session.index.scan(path, self._buffers(path, docs.get(path).text))
+        self.forget_stale(root)
+
+    def forget_stale(self, root: Path, files: list[Path] | None = None) -> None:
+        """Forget the results of modules (of ``files``, where given) exported with a spec that is
+        no longer theirs: a table changed, turned invalid or removed, a variant or class gone.
+        Their diagnostics go; the next export of the module, if any, brings new ones."""
+        stale = self.session.stale(root, self.snapshot().texts, files)
+        for target in stale:
+            del self.session.results[(root, target)]
+            self.say(f"{target}: its spec changed since it was exported: its findings are cleared")
+        if stale:
+            self._landed(root, stale)
 
     def _buffers(self, path: Path, text: str) -> dict[Path, str]:
         """What a scan of ``path`` reads from the editor: its text, and its project's
@@ -133,6 +150,7 @@ class ExportLensServer(LanguageServer):
             self._rescan_declared(path.parent)
             self.publish_project(path.parent)
         elif path in self.snapshot():
+            self.forget_stale(self.session.root_of(path), [path])
             self.publish(path)
         self.refresh()
 
@@ -148,7 +166,7 @@ class ExportLensServer(LanguageServer):
         if self.pulls:
             self._refresh_diagnostics()
         else:
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+            self.publisher.clear(uri)
 
     def _refresh_diagnostics(self) -> None:
         """Ask a pulling client to pull again (once for many changes in one turn of the loop)."""
@@ -162,18 +180,17 @@ class ExportLensServer(LanguageServer):
 
         asyncio.get_running_loop().call_soon(send)
 
-    def publish(self, path: Path, docs: WorkspaceSnapshot | None = None) -> None:
+    def publish(self, *paths: Path) -> None:
+        """Diagnostics for ``paths``, sent at the end of this turn of the loop where they changed (``publisher``)."""
+        if not paths:
+            return
         if self.pulls:
             self._refresh_diagnostics()
-            return
-        docs = self.snapshot() if docs is None else docs
-        doc = docs.get(path)
-        found = diagnostics.diagnostics(self.session, doc, docs.texts)
-        if doc.version is None and found:
-            self._closed_with_problems.add(path)
         else:
-            self._closed_with_problems.discard(path)
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(doc.uri, found, doc.version))
+            self.publisher.mark(paths)
+
+    def _diagnostics(self, doc: DocumentSnapshot, docs: WorkspaceSnapshot) -> list[types.Diagnostic]:
+        return diagnostics.diagnostics(self.session, doc, docs.texts)
 
     def publish_project(self, root: Path) -> None:
         """Diagnostics for every open file of a project, and its pyproject.toml; after a
@@ -181,7 +198,7 @@ class ExportLensServer(LanguageServer):
         docs = self.snapshot()
         paths = {p for p in docs.documents if p.suffix == ".py" and self.session.root_of(p) == root}
         if root in self.session.checked:
-            paths |= {p for p in self._closed_with_problems if self.session.root_of(p) == root}  # to clear them
+            paths |= {p for p in self.publisher.closed_with_problems if self.session.root_of(p) == root}  # to clear them
             paths |= {
                 root / f.path
                 for (r, _), result in self.session.results.items()
@@ -189,19 +206,33 @@ class ExportLensServer(LanguageServer):
                 for f in result.report.findings
                 if f.path.endswith(".py")
             }
-        for path in sorted(paths):
-            self.publish(path, docs)
         if (root / PYPROJECT).is_file() or (root / PYPROJECT) in docs:
-            self.publish(root / PYPROJECT, docs)
+            paths.add(root / PYPROJECT)
+        self.publish(*paths)
+
+    def publish_results(self, root: Path, targets: list[str]) -> None:
+        """Diagnostics for the files new results of ``targets`` can change: each module's own
+        file, and every file its findings are in, now or before (open ones, pyproject.toml,
+        and after a workspace check, closed ones too)."""
+        docs = self.snapshot()
+        paths: set[Path] = set()
+        for target in targets:
+            result = self.session.result(root, target)
+            now = {root / f.path for f in result.report.findings} if result is not None else set()
+            now.add(root / Target.parse(target).path)
+            paths |= now | self._located.get((root, target), set())
+            self._located[(root, target)] = now
+        checked = root in self.session.checked
+        self.publish(*(p for p in paths if p in docs or checked or (p.name == PYPROJECT and p.is_file())))
 
     def unpublish(self, gone: Callable[[Path], bool]) -> None:
         """After a folder is removed: its closed files' problems go, its open files show what is left."""
-        for path in [p for p in self._closed_with_problems if gone(p)]:
-            self._closed_with_problems.discard(path)
+        for path in [p for p in self.publisher.closed_with_problems if gone(p)]:
+            self.publisher.closed_with_problems.discard(path)
             self.clear(path.as_uri())
-        docs = self.snapshot()
-        for path in [p for p in docs.documents if gone(p)]:
-            self.publish(path, docs)
+        for key in [k for k in self._located if gone(k[0])]:
+            del self._located[key]
+        self.publish(*(p for p in self.snapshot().documents if gone(p)))
 
     def refresh(self) -> None:
         caps = self.client_capabilities.workspace
@@ -226,9 +257,19 @@ class ExportLensServer(LanguageServer):
             pass
 
     def _landed(self, root: Path, targets: list[str]) -> None:
-        self.publish_project(root)
-        self.refresh()
-        self.notify_exports()
+        """Exports of ``targets`` started (none: a batch began) or landed: their diagnostics,
+        then once per turn of the loop, the CodeLenses and the status bar's counts."""
+        self.publish_results(root, targets)
+        if self._shown_changed:
+            return
+        self._shown_changed = True
+
+        def send() -> None:
+            self._shown_changed = False
+            self.refresh()
+            self.notify_exports()
+
+        asyncio.get_running_loop().call_soon(send)
 
     def _progress(self, root: Path, targets: list[str]) -> Progress:
         token = f"exportlens-{self.session.next_number()}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..exporter.core.report import Finding, ModuleReport
@@ -38,9 +38,16 @@ class Result:
     versions: Mapping[Path, int] = field(default_factory=dict)
     disk: Mapping[Path, str] = field(default_factory=dict, repr=False)
     texts: Mapping[Path, str] = field(default_factory=dict, repr=False)
+    spec: str | None = None  # ``spec_key`` of the spec it was exported with: one that is no longer the module's is stale
 
     def __str__(self) -> str:
         return f"{self.report.target}: {self.report.status.value}"
+
+
+def spec_key(spec: ExportSpec | None) -> str | None:
+    """What an export depends on in a spec: all of it but where it is written (a line added
+    above a table changes no verdict)."""
+    return None if spec is None else repr(replace(spec, location=None, locations={}))
 
 
 @dataclass
@@ -115,6 +122,30 @@ class Session:
             m = self.index.by_target(root, t)
             out[t] = m is not None and self.spec_of(root, m, overrides)[0] is not None
         return out
+
+    def stale(self, root: Path, overrides: Mapping[Path, str], files: Collection[Path] | None = None) -> list[str]:
+        """Targets of ``root`` (of ``files`` only, where given) whose result was exported with a
+        spec that is not the module's now: changed, turned invalid, or gone with its table,
+        its variant or its class. Their findings no longer say anything of the code."""
+        out = []
+        for (r, target), result in list(self.results.items()):
+            file = root / Target.parse(target).path
+            if r != root or (files is not None and file not in files):
+                continue
+            entry = self.index.get(file)
+            if entry is not None and entry.findings:
+                continue  # a syntax error (a line being typed): what the file defines is not known now
+            now = self.spec_key(root, target, overrides)
+            if now is None or now != result.spec:
+                out.append(target)
+        return out
+
+    def spec_key(self, root: Path, target: str, overrides: Mapping[Path, str]) -> str | None:
+        """``spec_key`` of ``target``'s spec now; None where it has none (no table, variant or
+        class of that name, or a spec error)."""
+        module = self.index.by_target(root, Target.parse(target).module)
+        planned = planned_of(module, self.project(root, overrides)) if module is not None else []
+        return next((spec_key(p.spec) for p in planned if p.target == target), None)
 
     def root_of(self, path: Path) -> Path:
         entry = self.index.get(path)

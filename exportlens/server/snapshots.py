@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
 from pygls.uris import to_fs_path
 
-from ..exporter.core.sources import read_text
-from .positions import UTF16, Lines
+from ..exporter.core.sources import Resolved, read_text
+from .positions import BOM, UTF16, Lines
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,14 @@ class DocumentSnapshot:
     text: str = field(repr=False)
     version: int | None = None  # None: not open in the editor, the text is the disk's
     encoding: str = UTF16  # the position encoding negotiated with the client
+    bom: bool = False  # the editor's text starts with a byte-order mark, which ``text`` leaves out
+
+    @classmethod
+    def of_buffer(cls, path: Path, text: str, version: int | None, encoding: str) -> DocumentSnapshot:
+        """An editor's buffer: a byte-order mark kept at its start is no code (Python's and
+        TOML's parsers reject it there), so it is left out, and counted back in positions."""
+        bom = text.startswith(BOM)
+        return cls(path, text[1:] if bom else text, version, encoding, bom)
 
     def __str__(self) -> str:
         return f"{self.path.name} v{self.version if self.version is not None else '(disk)'}"
@@ -33,7 +41,7 @@ class DocumentSnapshot:
 
     @cached_property
     def lines(self) -> Lines:
-        return Lines(self.text, self.encoding)
+        return Lines(self.text, self.encoding, bom=self.bom)
 
 
 @dataclass(frozen=True)
@@ -58,8 +66,9 @@ class WorkspaceSnapshot:
 
     @cached_property
     def texts(self) -> Mapping[Path, str]:
-        """The editor's text of each open document: it overrides the disk's."""
-        return MappingProxyType({p: d.text for p, d in self.documents.items()})
+        """The editor's text of each open document: it overrides the disk's. Its paths are
+        resolved already (``path_of``), which ``Sources.of`` need not do again."""
+        return Resolved({p: d.text for p, d in self.documents.items()})
 
     @cached_property
     def versions(self) -> Mapping[Path, int]:
@@ -67,7 +76,9 @@ class WorkspaceSnapshot:
         return MappingProxyType({p: d.version for p, d in self.documents.items() if d.version is not None})
 
 
+@lru_cache(maxsize=4096)
 def path_of(uri: str) -> Path | None:
-    """The resolved file path of a ``file:`` URI; None for any other scheme."""
+    """The resolved file path of a ``file:`` URI; None for any other scheme. Kept per URI: a
+    snapshot of two hundred open documents would otherwise resolve each one every time."""
     fs = to_fs_path(uri)
     return Path(fs).resolve() if fs else None

@@ -77,6 +77,13 @@ class Editor:
         (self.root / rel).write_text(self.texts[uri])
         self.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
 
+    async def edit_of(self, action: types.CodeAction) -> types.WorkspaceEdit:
+        """A code action's edit as the editor gets it when the user picks the action: asked
+        for (``codeAction/resolve``) where the server sent the action without it."""
+        if action.edit is None and action.data is not None:
+            action = await self.client.code_action_resolve_async(action)
+        return action.edit
+
     def apply(self, edit: types.WorkspaceEdit) -> list[str]:
         """Apply a WorkspaceEdit to open buffers and save them; returns the files touched. As
         VS Code does, refuse all of it (StaleEdit) where an edit names a version of an open

@@ -4,6 +4,7 @@ emoji lands on the same characters under UTF-8, UTF-16 and UTF-32."""
 from __future__ import annotations
 
 import pytest
+from lsprotocol import types
 
 from .conftest import start, stop
 
@@ -53,5 +54,25 @@ async def test_a_problem_after_an_emoji_is_underlined_where_it_is(workspace, enc
         before = EMOJI_LINE[: EMOJI_LINE.index(CONDITION)]
         assert d.range.start.character == len(before.encode(CODECS[encoding])) // UNIT[encoding]  # utf-8: 26, not 22
         assert underlined(EMOJI_LINE, encoding, d.range.start.character, d.range.end.character) == CONDITION
+    finally:
+        await stop(editor)
+
+
+async def test_a_byte_order_mark_in_the_editors_buffer_is_no_code(workspace):
+    """An editor may keep a file's BOM in its buffer: it is no syntax error, and a problem
+    on the first line is underlined where it is, the BOM counted as the client counts it."""
+    editor = await start(workspace, exportOn="manual")
+    try:
+        rel = "models/bom.py"
+        (workspace / rel).write_text("\ufeffx = (\n")  # a real syntax error on line 1, after the BOM
+        uri = editor.open(rel)
+        found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL401" for d in ds))
+        (d,) = found
+        assert "U+FEFF" not in d.message and "never closed" in d.message
+        assert (d.range.start.line, d.range.start.character) == (0, len("\ufeffx = "))  # on the bracket
+        editor.change(rel, "\ufeffimport torch\n\n\nclass Fine(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+        await editor.diagnostics(rel, lambda ds: not ds)
+        lenses = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+        assert [lens.range.start.line for lens in lenses] == [3]  # the class is a module
     finally:
         await stop(editor)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from lsprotocol import types
 
-from .conftest import StaleEdit
+from .conftest import StaleEdit, capabilities, start, stop
 
 PROBLEMS = {
     "models/router.py": ("EL101", "TokenRouter"),
@@ -42,10 +43,10 @@ async def apply_preferred_fix(editor, rel: str, code: str) -> tuple[str, list[st
             seen.append(", ".join(f.title for f in fixes) or "no fix")
             if preferred:
                 try:
-                    return preferred[0].title, editor.apply(preferred[0].edit)
+                    return preferred[0].title, editor.apply(await editor.edit_of(preferred[0]))
                 except StaleEdit as e:
                     seen.append(str(e))
-            await editor.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            await editor.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)  # an export or a proof landed
 
     try:
         return await asyncio.wait_for(attempt(), 90)
@@ -134,3 +135,71 @@ async def test_the_editor_shows_what_exporting_with_a_fix_gave_once_its_proof_la
     except asyncio.TimeoutError:
         raise AssertionError(f"the proof never reached the quick fix: {titles}") from None
     assert all(title.count("(module then") <= 1 for title, _ in titles), titles  # said once, not once per proof
+
+
+async def test_a_fix_for_a_closed_file_that_changed_on_disk_since_it_was_offered_is_refused(editor):
+    """pyproject.toml is not open, so the fix's edit can name no version for the editor to
+    check: the action comes without its edit, which the editor asks for when the user picks
+    it. Once the file changed on disk meanwhile, the edit is refused (empty, and the user
+    is told why) rather than written over the wrong lines."""
+    rel, title = "models/positional.py", "Set `seq` to Dim('seq', max=128)"
+    editor.open(rel)
+    found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL201" for d in ds))
+    diagnostic = next(d for d in found if d.code == "EL201")
+    (fix,) = [f for f in await quick_fixes(editor, rel, diagnostic) if f.title.startswith(title)]
+    pyproject = editor.root / "pyproject.toml"
+    changed = "# a line another tool added above every table\n" + pyproject.read_text()
+    pyproject.write_text(changed)
+    assert editor.apply(await editor.edit_of(fix)) == []
+    assert pyproject.read_text() == changed
+    assert any("pyproject.toml changed since this fix was offered" in m.message for m in editor.client.messages)
+
+
+async def test_a_client_that_cannot_resolve_edits_gets_the_fix_by_command_while_the_file_is_unchanged(workspace):
+    """Without codeAction/resolve for edits, the action carries the command
+    exportlens.applyFix: run while pyproject.toml is as it was, the server sends the edit
+    (workspace/applyEdit); run after it changed on disk, it sends nothing."""
+    caps = capabilities()
+    caps.text_document.code_action.resolve_support = None
+    editor = await start(workspace, caps=caps)
+    _tell_code_actions_from_commands(editor.client.protocol._converter)
+    sent: list[types.WorkspaceEdit] = []
+
+    @editor.client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        sent.append(params.edit)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    try:
+        rel, title = "models/positional.py", "Set `seq` to Dim('seq', max=128)"
+        editor.open(rel)
+        found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL201" for d in ds))
+        diagnostic = next(d for d in found if d.code == "EL201")
+        (fix,) = [f for f in await quick_fixes(editor, rel, diagnostic) if f.title.startswith(title)]
+        assert fix.edit is None and fix.command.command == "exportlens.applyFix"
+        run = types.ExecuteCommandParams(command=fix.command.command, arguments=fix.command.arguments)
+
+        pyproject = editor.root / "pyproject.toml"
+        before = pyproject.read_text()
+        pyproject.write_text("# a line another tool added above every table\n" + before)
+        assert await editor.client.workspace_execute_command_async(run) is False
+        assert sent == []
+
+        pyproject.write_text(before)
+        assert await editor.client.workspace_execute_command_async(run) is True
+        (edit,) = sent
+        assert editor.apply(edit) == ["pyproject.toml"]
+        assert "seq = { min = 2, max = 128 }" in pyproject.read_text()
+    finally:
+        await stop(editor)
+
+
+def _tell_code_actions_from_commands(converter) -> None:
+    """As VS Code does: an item of a codeAction answer is a Command where its ``command`` is a
+    string, else a CodeAction (lsprotocol 2025's own hook takes any item with a ``command`` for
+    a Command, a CodeAction carrying one included)."""
+
+    def structure(obj: Any, _: Any) -> types.Command | types.CodeAction:
+        return converter.structure(obj, types.Command if isinstance(obj.get("command"), str) else types.CodeAction)
+
+    converter.register_structure_hook(types.Command | types.CodeAction, structure)

@@ -71,7 +71,7 @@ async def test_create_spec_scaffolds_a_pyproject_table_that_exports(editor):
     )
     actions = await editor.client.text_document_code_action_async(params)
     create = next(a for a in actions if a.title == "Create export spec for Scorer")
-    assert editor.apply(create.edit) == ["pyproject.toml"]
+    assert editor.apply(await editor.edit_of(create)) == ["pyproject.toml"]
     pyproject = (editor.root / "pyproject.toml").read_text()
     # the first layer tells the input size; constructor defaults become init; the rest is kept as it was
     assert (

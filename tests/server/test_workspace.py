@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from .conftest import start, stop
+
 ENCODER = "models/encoder.py"
 ROUTER = "models/router.py"
 
@@ -117,3 +119,16 @@ async def test_a_folder_removed_from_the_workspace_takes_its_problems_with_it(ed
     await editor.logged(f"serving {editor.root.resolve()} too")
     editor.open(ROUTER)
     await editor.diagnostics(ROUTER, lambda ds: [d.code for d in ds] == ["EL101"])
+
+
+async def test_the_program_asked_for_right_after_start_waits_for_the_first_scan(workspace):
+    """Asked before the workspace's first scan is done, the request waits for it (a bounded
+    time), rather than answering that a module with a spec needs example inputs."""
+    editor = await start(workspace)
+    try:
+        asked = {"uri": editor.uri(ENCODER), "target": "models/encoder.py:TinyEncoder"}
+        result = plain(await editor.client.protocol.send_request_async("exportlens/program", asked))
+        assert result["status"] == "exported", result["text"]
+        assert "signature: (ids: i64[batch, seq]) -> f32[batch, 32]" in result["text"]
+    finally:
+        await stop(editor)

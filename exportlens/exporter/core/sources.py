@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+class Resolved(dict):
+    """Buffers keyed by paths already resolved (absolute, no link, no ``..``): ``Sources.of``
+    takes them as they are."""
+
+
 @dataclass(frozen=True)
 class Sources:
     root: Path  # resolved
@@ -26,6 +31,8 @@ class Sources:
         root = Path(root).resolve()
         if isinstance(buffers, Sources):
             buffers = buffers.buffers
+        if isinstance(buffers, Resolved):
+            return cls(root, dict(buffers))  # no path to resolve: the server's open documents, many times a second
         return cls(root, {resolved(root / p): text for p, text in (buffers or {}).items()})
 
     def path(self, name: Path | str) -> Path:

@@ -55,6 +55,7 @@ class _Running:
     timer: threading.Timer | None = None
     why_killed: str | None = None  # "timeout" | "cancelled"
     alone: bool = False  # run with no other job beside it: it was lost with a neighbour once
+    background: bool = False  # waits behind every verdict queued (a fix's proof, a serving run)
 
 
 def fork_is_safe() -> bool:
@@ -94,11 +95,20 @@ class Pool:
 
     # -- public ----------------------------------------------------------------
 
-    def submit(self, job: Job, on_start: Callable[[], None] | None = None, *, fresh: bool = False, supersede: bool = True) -> Future:
+    def submit(
+        self,
+        job: Job,
+        on_start: Callable[[], None] | None = None,
+        *,
+        fresh: bool = False,
+        supersede: bool = True,
+        background: bool = False,
+    ) -> Future:
         """A Future of the job's ModuleReport. A newer job for the same target supersedes
         (kills) an older one, whose Future then raises Cancelled (``supersede=False``: runs
         beside it, as a fix's proof does). ``fresh``: run it even where a verdict of an
-        earlier run is on disk (which is then marked ``cached``)."""
+        earlier run is on disk (which is then marked ``cached``). ``background``: queued
+        behind every job that is not, so that work which follows a verdict never delays another's."""
         future: Future = Future()
         with self._lock:
             if self._closed:
@@ -110,7 +120,9 @@ class Pool:
                 future.set_result(known)
                 return future
             self._next_id += 1
-            self._pending.append(_Running(job, str(self._next_id), future, on_start))
+            entry = _Running(job, str(self._next_id), future, on_start, background=background)
+            later = [i for i, e in enumerate(self._pending) if e.background and not background]
+            self._pending.insert(later[0] if later else len(self._pending), entry)
             self._dispatch()
         return future
 
@@ -302,7 +314,9 @@ class Pool:
         self._running.pop(entry.id, None)
         if entry.timer:
             entry.timer.cancel()
-        self._pending.insert(0, _Running(entry.job, entry.id, entry.future, entry.on_start, alone=alone or entry.alone))
+        self._pending.insert(
+            0, _Running(entry.job, entry.id, entry.future, entry.on_start, alone=alone or entry.alone, background=entry.background)
+        )
 
     def _finish(self, entry: _Running, end: Done | Lost) -> None:
         self._running.pop(entry.id, None)

@@ -13,6 +13,8 @@ from lsprotocol import types
 from ...exporter.core import codes
 from ...exporter.core.report import Finding
 from ...exporter.core.sources import Sources
+from ...exporter.core.targets import Target
+from ...exporter.static.spec import PYPROJECT
 from ...exporter.static.suppressions import Suppressor, ignore_edit, traced
 from ..session import Session
 from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
@@ -34,7 +36,9 @@ def screened(session: Session, root: Path, rel: str, found: Sequence[_Item], ove
     kept = [item for item in found if suppressor.match(item.target, item.finding) is None]
     judged = []
     for (r, target), result in list(session.results.items()):
-        if r != root:
+        # only a module of this file (or, for pyproject.toml, any: its tables' ignore entries)
+        # can have an unused suppression here; this file's findings of others were matched above
+        if r != root or (rel != PYPROJECT and Target.parse(target).path != rel):
             continue
         # a verdict on another text of the module's file says nothing of the comments in this one
         if traced(result.report) and all(sources.text(path) == text for path, text in result.texts.items()):
