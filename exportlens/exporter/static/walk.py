@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pathspec
-import tomlkit
 import tomlkit.exceptions
+
+from . import toml_text
 
 SKIP_DIRS = frozenset({"__pycache__", ".venv", "venv", "node_modules", "build", "dist", "site-packages"})
 PYPROJECT = "pyproject.toml"  # spec.PYPROJECT (spec imports this module)
@@ -177,7 +178,7 @@ def _lines(path: Path) -> list[str]:
 def _exclude(pyproject: Path) -> list[str]:
     """The project's ``exclude``; nothing where it is not well formed (the spec reports that)."""
     try:
-        doc = tomlkit.parse(pyproject.read_text(encoding="utf-8")).unwrap()
+        doc = toml_text.parse(pyproject.read_text(encoding="utf-8")).unwrap()
     except (OSError, UnicodeDecodeError, tomlkit.exceptions.ParseError):
         return []
     section = doc.get("tool", {}).get("exportlens", {}) if isinstance(doc.get("tool"), dict) else {}
