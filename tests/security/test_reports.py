@@ -104,12 +104,15 @@ def fixes(out: dict) -> list[dict]:
     return [fix for module in out["modules"] for finding in module["findings"] for fix in finding["fixes"]]
 
 
+def class_line(root: Path) -> int:
+    return (root / "net.py").read_text().splitlines().index("class Net(nn.Module):") + 1
+
+
 def refusal(out: dict, root: Path) -> dict:
     (module,) = out["modules"]
     assert module["target"] == "net.py:Net" and module["status"] == "failed" and not module["cached"]
     (finding,) = module["findings"]
-    class_line = (root / "net.py").read_text().splitlines().index("class Net(nn.Module):") + 1
-    assert (finding["code"], finding["path"], finding["line"], finding["fixes"]) == ("EL504", "net.py", class_line, [])
+    assert (finding["code"], finding["path"], finding["line"], finding["fixes"]) == ("EL504", "net.py", class_line(root), [])
     return finding
 
 
@@ -138,6 +141,24 @@ def test_a_forged_report_is_refused_on_the_class_and_never_cached(tmp_path, body
     assert not (home / ".forged").exists()
 
 
+# a result line nested past any parser's depth: no report (EL502), and no traceback in the
+# warm parent that reads it, whose other jobs would go with it
+DEEP = """
+    return b'{"$type":"Reported","report":' + b"[" * 200000 + b"]" * 200000 + b"}\\n"
+"""
+
+
+@pytest.mark.slow
+def test_a_result_line_nested_past_any_depth_is_no_report_and_kills_nothing(tmp_path):
+    root, home = project(tmp_path, DEEP)
+    out, done = check(root, home)
+    (module,) = out["modules"]
+    (finding,) = module["findings"]
+    assert (finding["code"], finding["line"]) == ("EL502", class_line(root))
+    assert finding["message"] == "the export process exited with status 0 before reporting"
+    assert len(finding["detail"]) < 2 << 20
+
+
 @pytest.mark.slow
 def test_a_fix_is_verified_and_preferred_only_by_the_owner_s_own_proof(tmp_path):
     root, home = project(tmp_path, UNPROVEN)
@@ -148,3 +169,28 @@ def test_a_fix_is_verified_and_preferred_only_by_the_owner_s_own_proof(tmp_path)
     (fix,) = finding["fixes"]
     assert (fix["title"], fix["preferred"], fix["verified"]) == ("Import torch", False, "unverified")
     assert not (root / "gone.py").exists()
+
+
+@pytest.mark.slow
+def test_a_verdict_on_disk_that_edits_outside_the_project_is_not_used(tmp_path):
+    """``.exportlens/cache`` is in the project: an entry there is checked as a job's report is."""
+    from exportlens.exporter.core.options import Options
+    from exportlens.exporter.core.report import Edit, Finding, Fix, Kind, ModuleReport, Status
+    from exportlens.exporter.static.plan import make_plan
+    from exportlens.exporter.workers.batch import check_in_workers, job_for
+    from exportlens.exporter.workers.pool import Pool
+    from exportlens.exporter.workers.verdicts import Verdicts
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    (root / "net.py").write_text("from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x * 2\n")
+    plan = make_plan([root])
+    edit = Edit(str(tmp_path / ".bashrc"), 1, 1, 1, 1, "echo forged\n")
+    fix = Fix("Declare `n` (module then exports)", (edit,), preferred=True, verified="exports")
+    forged = ModuleReport("net.py:Net", Status.FAILED, (Finding("EL101", Kind.DATA_DEPENDENT_GUARD, "forged", "net.py", 6, fixes=(fix,)),))
+    with Pool(jobs=1, persist=True) as pool:
+        job = job_for(plan, plan.modules[0], Options(), environment=pool.environment, sources=plan.sources.relative())
+        Verdicts(root).put(job.key, forged)
+        (module,) = check_in_workers(plan, pool, Options()).modules
+    assert (module.status, module.cached, module.findings) == (Status.EXPORTED, False, ())

@@ -43,7 +43,8 @@ def accepted(job: Job, done: Done) -> Done:
         end = _typed(done.end)
         if isinstance(end, Reported):
             end = replace(end, report=checked_report(job, end.report))
-        return replace(done, end=end)
+        # what it printed, and what stood beside its result line: shown as they end
+        return replace(done, end=end, output=done.output[-MAX_TEXT:], fault=done.fault[-MAX_TEXT:])
     except RecursionError:
         raise Refused("it is nested too deeply") from None
 
