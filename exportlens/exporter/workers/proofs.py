@@ -6,9 +6,9 @@ the module is exported again in a worker of its own, from those texts (an unsave
 buffer, for the worker). What that gave is written on the fix: ``verified`` is
 ``"exports"`` or ``"partial"`` (fewer problems, and not this one), and its title
 says so; a fix that leaves its own problem (or a spec that no longer plans) is not
-offered. Fixes not tried stay ``"unverified"``, and none of them is preferred: only the
-owner's own proof makes a fix preferred (a job's report is untrusted: validate.py resets
-its ``verified``, and its ``preferred`` only names the fix to try).
+offered. Fixes not tried stay ``"unverified"``; once the proofs are done (``settled``)
+none of them is preferred: a job's report is untrusted (validate.py resets its
+``verified``), and its ``preferred`` only names the fix for the owner to try.
 """
 
 from __future__ import annotations
@@ -75,12 +75,13 @@ def proven(report: ModuleReport, results: list[tuple[Proof, ModuleReport | None]
         judged = _judged(tried, report.findings[proof.finding], after)
         # wherever the same fix is offered (a fix for all is on each finding it solves)
         findings = [replace(f, fixes=tuple(judged if x == tried else x for x in f.fixes if x != tried or judged)) for f in findings]
-    return settled(replace(report, findings=tuple(findings)))
+    return replace(report, findings=tuple(findings))
 
 
 def settled(report: ModuleReport) -> ModuleReport:
-    """``report`` with no fix preferred that the owner did not prove (one not tried, or
-    whose try did not finish)."""
+    """``report`` as it is shown once its proofs are done: no fix preferred that the owner
+    did not prove (one not tried, or whose try did not finish). What is remembered is the
+    report before this, so that a later run tries such a fix again."""
 
     def fix(f: Fix) -> Fix:
         return replace(f, preferred=False) if f.preferred and f.verified == UNVERIFIED else f
@@ -107,7 +108,7 @@ def prove(job: Job, report: ModuleReport, sources: Sources, submit: Callable[[Jo
     """Export with each preferred fix applied, and say on each what it gave (blocking)."""
     tries = proofs(job, report, sources)
     if not tries:
-        return settled(report)
+        return report
     futures = [(p, submit(p.job)) for p in tries]
     results = []
     for proof, future in futures:
