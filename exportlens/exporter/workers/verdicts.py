@@ -13,7 +13,7 @@ a ``.gitignore`` in a folder we create keeps it out of version control, and a
 cached; a damaged entry is a miss. The folder is in the project, whose files are not
 ours: a link anywhere in ``.exportlens/cache/verdicts`` means no cache at all (nothing
 read, written or pruned through it), an entry is read only if it is a regular file of a
-sane size (core/cachefiles.py), and pruning removes only entries we wrote: our name, our
+sane size (core/regular_files.py), and pruning removes only entries we wrote: our name, our
 content.
 """
 
@@ -30,8 +30,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from ..core.cachefiles import NotOurs, is_entry, plain_folders, read_entry
 from ..core.codec import CodecError
+from ..core.regular_files import NotRegular, is_regular, plain_folders, read_regular
 from ..core.report import ModuleReport
 from .protocol import CODEC
 
@@ -54,14 +54,14 @@ class Verdicts:
         self.folder = self.top / "cache" / "verdicts"
 
     def has(self, key: str) -> bool:
-        return self._ours() and is_entry(self.folder / f"{key}.json")
+        return self._ours() and is_regular(self.folder / f"{key}.json")
 
     def get(self, key: str) -> ModuleReport | None:
         file = self.folder / f"{key}.json"
         try:
             if not self._ours():
-                raise NotOurs(f"{self.folder} is reached through a link, or is not a folder")
-            report = _parsed(read_entry(file, MAX_ENTRY))
+                raise NotRegular(f"{self.folder} is reached through a link, or is not a folder")
+            report = _parsed(read_regular(file, MAX_ENTRY, follow=False))
             if report is not None:
                 os.utime(file, follow_symlinks=False)  # recently used: pruned last
                 return report
@@ -93,7 +93,7 @@ class Verdicts:
 
     def _make_folder(self) -> None:
         if not self._ours():
-            raise NotOurs(f"{self.folder} is reached through a link, or is not a folder: not using it")
+            raise NotRegular(f"{self.folder} is reached through a link, or is not a folder: not using it")
         if not self.top.exists():
             self.top.mkdir()
             _write_new(self.top / ".gitignore", "# made by exportlens: nothing in here belongs in version control\n*\n")
@@ -110,7 +110,7 @@ class Verdicts:
         entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime)
         for entry in entries[: len(entries) - MAX_ENTRIES]:
             try:
-                if _parsed(read_entry(Path(entry.path), MAX_ENTRY)) is not None:
+                if _parsed(read_regular(Path(entry.path), MAX_ENTRY, follow=False)) is not None:
                     os.unlink(entry.path)
             except (OSError, ValueError, KeyError, TypeError, AttributeError, CodecError, RecursionError):
                 continue  # not ours, or gone: left alone
