@@ -29,6 +29,11 @@ def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) 
             return ModuleReport(
                 job.target, Status.FAILED, named([_on_class(job, codes.REFUSED, message, "")], job.target), seconds=seconds
             ), False
+    return _ended(job, end, why_killed, seconds)
+
+
+def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -> tuple[ModuleReport, bool]:
+    """``outcome`` of an end the owner accepted."""
     output = tail(end.output) if isinstance(end, Done) else ""
     fault = end.fault if isinstance(end, Done) else ""
     shown = f"; it printed: {output.splitlines()[-1][:200]}" if output.strip() else ""
