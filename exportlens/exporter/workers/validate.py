@@ -82,6 +82,21 @@ def kept(job: Job, report: ModuleReport) -> ModuleReport | None:
         return None
 
 
+class _Root:
+    """The project root, with what ``inside`` said of each path asked about: a report names
+    a few files thousands of times (a shaped line each), and each answer costs a walk of
+    the path's links."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.known: dict[str, bool] = {}
+
+    def holds(self, path: str) -> bool:
+        if path not in self.known:
+            self.known[path] = inside(self.path, path)
+        return self.known[path]
+
+
 def checked_report(job: Job, report: ModuleReport, *, proven: bool = False) -> ModuleReport:
     """``report`` (its types already checked) as the owner keeps it; Refused where it is not
     ``job``'s or names a place outside the project. ``proven``: its fixes' ``verified`` is
@@ -90,7 +105,7 @@ def checked_report(job: Job, report: ModuleReport, *, proven: bool = False) -> M
         raise Refused(f"it reports on {report.target[:200]!r}, not on {job.target!r}")
     if not math.isfinite(report.seconds) or report.seconds < 0:
         raise Refused(f"it took {report.seconds} seconds")
-    root = Path(job.root).resolve()
+    root = _Root(Path(job.root).resolve())
     _sized("findings", report.findings)
     findings = tuple(_finding(f, root, proven) for f in report.findings)
     if report.summary is not None:
@@ -111,7 +126,7 @@ def checked_report(job: Job, report: ModuleReport, *, proven: bool = False) -> M
     return replace(report, findings=findings, cached=False)  # a verdict is marked cached by the owner only
 
 
-def _finding(finding: Finding, root: Path, proven: bool) -> Finding:
+def _finding(finding: Finding, root: _Root, proven: bool) -> Finding:
     _short(finding.code, finding.message, finding.detail)
     _place(root, finding.path, finding.line, finding.column, finding.end_line, finding.end_column)
     _sized("related places", finding.related)
@@ -125,7 +140,7 @@ def _finding(finding: Finding, root: Path, proven: bool) -> Finding:
     return replace(finding, fixes=fixes)
 
 
-def _fix(fix: Fix, root: Path, proven: bool) -> Fix:
+def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
     """The fix, not verified: only the owner's proof verifies one (proofs.py); a preferred
     one is the fix the owner tries."""
     _short(fix.title)
@@ -153,10 +168,10 @@ def inside(root: Path, path: str) -> bool:
         return False
 
 
-def _place(root: Path, path: str, *numbers: int | None) -> None:
+def _place(root: _Root, path: str, *numbers: int | None) -> None:
     if len(path) > MAX_PATH:
         raise Refused(f"it names a path of {len(path)} characters")
-    if not inside(root, path):
+    if not root.holds(path):
         raise Refused(f"it names {path[:200]!r}, which is not a file of the project")
     if any(n is not None and not 1 <= n <= MAX_LINE for n in numbers):
         raise Refused(f"it names a place in {path!r} no file has: {numbers}")
