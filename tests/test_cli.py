@@ -228,6 +228,14 @@ def test_show_prints_signature_ranges_and_shapes_by_line():
         (("check", "examples", "--jobs", "0"), "argument --jobs/-j: '0' is not a whole number ≥ 1"),
         (("check", "examples", "--jobs", "-3"), "argument --jobs/-j: '-3' is not a whole number ≥ 1"),
         (("check", "examples", "--memory-limit", "1B"), "argument --memory-limit: '1B' is not a size like 8GiB, at least 256MiB"),
+        (
+            ("check", "examples", "--memory-limit", "17TiB"),
+            "argument --memory-limit: '17TiB' is not a size like 8GiB, at least 256MiB and at most 16TiB",
+        ),
+        (
+            ("check", "examples", "--device", "cuda:1024"),
+            "argument --device: 'cuda:1024' is not one of cpu, cuda, cuda:N, mps, meta (N at most 1023)",
+        ),
         (("check", "examples", "--python", "/nonexistent"), "argument --python: '/nonexistent' is not an interpreter: no such file"),
         (("check", "examples", "--module", "Nope"), "--module Nope names no nn.Module here (found: models/encoder.py:TinyEncoder"),
         (("check", "examples", "--shard", "0/3"), "argument --shard: '0/3' is not K/N with 1 ≤ K ≤ N, like 2/3"),
@@ -278,6 +286,29 @@ def test_broken_pyproject_is_a_configuration_error(tmp_path):
     result = exportlens("check", str(tmp_path))
     assert result.returncode == 2
     assert "EL006 pyproject.toml does not parse" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "where", "key"),
+    [
+        ('[tool.exportlens]\ndevice = "cpu"\nstrict = false\ndevice = "meta"\n', "4:1", "device"),
+        ('[tool.exportlens.modules."m.py:M"]\ninputs = { x = "f32[4]", x = "f32[8]" }\n', "2:26", "x"),
+        ("[tool.exportlens]\nsandbox.x = 1\nsandbox.x = 2\n", "3:9", "x"),
+    ],
+    ids=["table", "inline-table", "dotted"],
+)
+def test_a_key_written_twice_is_el006_on_its_second_line(tmp_path, pyproject, where, key):
+    """tomlkit raises no ParseError for these (KeyAlreadyPresent, with no place): it was a traceback."""
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    (tmp_path / "m.py").write_text("from torch import nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x\n")
+    for fmt in ("text", "json"):
+        result = exportlens("check", "--format", fmt, str(tmp_path))
+        assert result.returncode == 2 and result.stdout == ""
+        message = (
+            f'pyproject.toml:{where}: EL006 pyproject.toml does not parse: Key "{key}" already exists at line {where.replace(":", " col ")}'
+        )
+        assert result.stderr.splitlines()[-1].endswith(message), result.stderr
+        assert "Traceback" not in result.stderr
 
 
 def test_a_module_of_a_package_without_pyproject_imports_as_its_package_chain_names_it(tmp_path):

@@ -92,6 +92,18 @@ def spec_errors(project, table: str):
             'device = "tpu"',
             "device 'tpu' is not one of cpu, cuda, cuda:N, mps, meta",
         ),
+        (
+            'inputs = { x = "f32[3]" }\ndevice = "cuda:99999999999999999999"\n',
+            "EL005",
+            "device = ",
+            "device 'cuda:99999999999999999999' is not one of cpu, cuda, cuda:N, mps, meta (N at most 1023)",
+        ),
+        (
+            'inputs = { x = "f32[3]" }\nmemory_limit = "99999999999999999999999GiB"\n',
+            "EL005",
+            "memory_limit = ",
+            "memory_limit '99999999999999999999999GiB' is not a size like 8GiB, at least 256MiB and at most 16TiB",
+        ),
         ('inputs = { x = "f32[3]" }\nshapes = 1\n', "EL005", "shapes", "unknown key 'shapes' in the spec for net.py:Net"),
     ],
 )
@@ -109,6 +121,17 @@ def test_spec_error_columns_cover_the_key(project):
     f = only(planned.findings, "EL001")
     line = project.read("pyproject.toml").splitlines()[f.line - 1]
     assert line[f.column - 1 : f.end_column - 1] == "extra"
+
+
+def test_a_key_written_twice_is_el006_on_the_line_that_writes_it_again(project):
+    project.write(
+        "pyproject.toml",
+        '[tool.exportlens]\ndevice = "cpu"\n\n[tool.exportlens.modules."net.py:Net"]\ninputs = { x = "f32[3]" }\n  inputs = 3\n',
+    )
+    project.write("net.py", NET)
+    f = only(make_plan([project.root]).findings, "EL006")
+    assert (f.path, f.line, f.column) == ("pyproject.toml", 6, 3)
+    assert f.message == 'pyproject.toml does not parse: Key "inputs" already exists at line 6 col 3'
 
 
 def test_broken_pyproject_is_a_finding_not_a_crash(project):
@@ -132,6 +155,24 @@ def test_broken_pyproject_is_a_finding_not_a_crash(project):
         ),
         ("[tool.exportlens]\n\nstrict = 'no'\n", "strict =", "strict 'no' is not true or false"),
         ("[tool.exportlens]\nmemory_limit = '1B'\n", "memory_limit", "memory_limit '1B' is not a size like 8GiB, at least 256MiB"),
+        # values past any machine: refused where they are written, not an EL502 on the class later
+        (
+            "[tool.exportlens]\ndevice = 'cpu'\nmemory_limit = '99999999999999999999999GiB'\n",
+            "memory_limit",
+            "memory_limit '99999999999999999999999GiB' is not a size like 8GiB, at least 256MiB and at most 16TiB",
+        ),
+        ("[tool.exportlens]\n\nmemory_limit = 17592186044417\n", "memory_limit", "memory_limit 17592186044417 is not a size like 8GiB"),
+        (
+            "[tool.exportlens]\ndevice = 'cuda:99999999999999999999'\n",
+            "device =",
+            "device 'cuda:99999999999999999999' is not one of cpu, cuda, cuda:N, mps, meta (N at most 1023)",
+        ),
+        ("[tool.exportlens]\ndevice = 'cuda:1024'\n", "device =", "device 'cuda:1024' is not one of cpu, cuda, cuda:N, mps, meta"),
+        (
+            "[tool.exportlens]\n\ntimeout = 99999999999999999999999\n",
+            "timeout =",
+            "timeout 99999999999999999999999 is not a number of seconds above 0 and at most 604800 (a week)",
+        ),
     ],
 )
 def test_project_settings_of_the_wrong_kind_are_findings_on_their_own_line(project, pyproject, needle, message):

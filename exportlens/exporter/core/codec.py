@@ -35,7 +35,7 @@ class Codec:
     def loads(self, text: str | bytes) -> Any:
         try:
             data = json.loads(text)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             raise CodecError(f"not JSON: {e}") from None
         return self.value(data)
 
@@ -69,15 +69,24 @@ class Codec:
         raise CodecError(f"cannot carry a {type(value).__name__} across the boundary")
 
     def value(self, data: Any) -> Any:
-        """The inverse of ``plain``."""
+        """The inverse of ``plain``; CodecError where ``data`` builds nothing this codec
+        carries (a missing field, an enum's unknown value, a record's own check failing)."""
+        try:
+            return self._value(data)
+        except CodecError:
+            raise
+        except (TypeError, ValueError, KeyError, RecursionError) as e:
+            raise CodecError(f"{type(e).__name__}: {str(e)[:200]}") from None
+
+    def _value(self, data: Any) -> Any:
         if isinstance(data, list):
-            return [self.value(v) for v in data]
+            return [self._value(v) for v in data]
         if not isinstance(data, dict):
             return data
         if TYPE in data:
             cls = self._named(data[TYPE])
             names = self._names(cls)
-            given = {k: self.value(v) for k, v in data.items() if k != TYPE}
+            given = {k: self._value(v) for k, v in data.items() if k != TYPE}
             if not given.keys() <= names:
                 raise CodecError(f"{cls.__name__} has no field {sorted(given.keys() - names)}")
             return cls(**given)
@@ -86,10 +95,10 @@ class Codec:
         if PATH in data:
             return Path(data[PATH])
         if TUPLE in data:
-            return tuple(self.value(v) for v in data[TUPLE])
+            return tuple(self._value(v) for v in data[TUPLE])
         if DICT in data:
-            return {_hashable(self.value(k)): self.value(v) for k, v in data[DICT]}
-        return {k: self.value(v) for k, v in data.items()}
+            return {_hashable(self._value(k)): self._value(v) for k, v in data[DICT]}
+        return {k: self._value(v) for k, v in data.items()}
 
     def _names(self, cls: type) -> frozenset[str]:
         if cls not in self._field_names:

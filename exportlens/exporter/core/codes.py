@@ -58,6 +58,7 @@ FORWARD_FAILED = Code("EL405", Kind.IMPORT_ERROR, "forward raises on the example
 TIMEOUT = Code("EL501", Kind.TIMEOUT, "export timed out")
 CRASH = Code("EL502", Kind.CRASH, "export process crashed")
 MEMORY = Code("EL503", Kind.CRASH, "export exceeded the memory limit")
+REFUSED = Code("EL504", Kind.CRASH, "export process's report refused")
 
 # anything torch said that we could not place (EL9xx)
 INTERNAL = Code("EL901", Kind.INTERNAL, "torch.export failed")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import types
 from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
+from functools import cache
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from .targets import Span
@@ -194,12 +195,17 @@ def from_dict(cls: type[T], data: Any, where: str = "") -> T:
     missing = [n for n, f in names.items() if n not in data and f.default is MISSING and f.default_factory is MISSING]
     if unknown or missing:
         raise _unfit(where, f"unknown field {unknown[0]!r}" if unknown else f"no {missing[0]!r}")
-    hints = get_type_hints(cls)
+    hints = _hints(cls)
     given = {name: _typed(hints[name], value, f"{where}.{name}" if where else name) for name, value in data.items()}
     try:
         return cls(**given)
     except ValueError as e:  # a record's own check (__post_init__)
         raise _unfit(where, str(e)) from None
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)  # (evaluates every annotation's text: once per class, not per record)
 
 
 def _typed(hint: Any, value: Any, where: str) -> Any:

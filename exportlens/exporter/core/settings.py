@@ -11,11 +11,13 @@ import shutil
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-DEVICES = re.compile(r"^(cpu|meta|mps|cuda(:\d+)?)$")
+DEVICES = re.compile(r"^(cpu|meta|mps|cuda(:(?P<index>\d{1,4}))?)$")
+MAX_DEVICE = 1023  # cuda:N: no machine has more devices; a longer index is a typo (and overflows torch's int)
 IRS = ("training", "core-aten")
 NAMES = ("device", "strict", "ir", "timeout", "memory_limit", "sandbox")
 MAX_TIMEOUT = 7 * 24 * 3600.0  # seconds: a week; longer is a typo, and past ~1e9 the clock overflows
 MIN_MEMORY = 256 << 20  # bytes: below this the export's process cannot even import torch
+MAX_MEMORY = 16 << 40  # bytes: more than any one machine holds; past ~8 EiB the cap overflows the kernel's limit
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ def check(name: str, value: Any) -> Any:
     """``value`` for setting ``name`` as it is used, or ValueError whose message is what is
     expected ("one of training, core-aten"), for each caller to put in its own sentence.
     Never reads a value as something else (``"no"`` is no boolean)."""
-    if name == "device" and isinstance(value, str) and DEVICES.match(value):
+    if name == "device" and isinstance(value, str) and (m := DEVICES.match(value)) and int(m["index"] or 0) <= MAX_DEVICE:
         return value
     if name in ("strict", "sandbox") and isinstance(value, bool):
         return value
@@ -58,15 +60,15 @@ def check(name: str, value: Any) -> Any:
         return value
     if name == "timeout" and isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_TIMEOUT:
         return float(value)  # NaN fails the comparison too
-    if name == "memory_limit" and (parse_bytes(value) or 0) >= MIN_MEMORY:
+    if name == "memory_limit" and MIN_MEMORY <= (parse_bytes(value) or 0) <= MAX_MEMORY:
         return str(value)
     expected = {
-        "device": "one of cpu, cuda, cuda:N, mps, meta",
+        "device": f"one of cpu, cuda, cuda:N, mps, meta (N at most {MAX_DEVICE})",
         "strict": "true or false",
         "sandbox": "true or false",
         "ir": f"one of {', '.join(IRS)}",
         "timeout": f"a number of seconds above 0 and at most {MAX_TIMEOUT:.0f} (a week)",
-        "memory_limit": "a size like 8GiB, at least 256MiB",
+        "memory_limit": "a size like 8GiB, at least 256MiB and at most 16TiB",
     }
     raise ValueError(expected[name])
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .regular_files import read_regular
+
 
 class Resolved(dict):
     """Buffers keyed by paths already resolved (absolute, no link, no ``..``): ``Sources.of``
@@ -57,7 +59,7 @@ class Sources:
         if path in self.buffers:
             return self.buffers[path].encode("utf-8")
         try:
-            return path.read_bytes()
+            return read_regular(path)
         except OSError:
             return None
 
@@ -67,7 +69,7 @@ class Sources:
         path = self.path(path)
         if path in self.buffers:
             return self.buffers[path]
-        return decode(path.read_bytes(), python=path.suffix == ".py")
+        return decode(read_regular(path), python=path.suffix == ".py")  # (a FIFO or a device named net.py: OSError)
 
     def text(self, path: Path | str) -> str:
         """The file's text; "" when it cannot be read or decoded."""

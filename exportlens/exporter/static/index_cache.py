@@ -7,7 +7,8 @@ the user's cache folder (``$EXPORTLENS_INDEX_CACHE``, else
 the workspace, which may be read only (an installed package) and is not ours to write.
 The entries are plain data in the codec every process boundary uses (``CODEC``); an
 entry of another format, exportlens or Python is a miss, and a damaged file is an
-empty cache.
+empty cache, as is anything but a regular file of a sane size in a cache file's place
+(a link, a FIFO, a device: core/regular_files.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from ..core.codec import Codec, CodecError
+from ..core.regular_files import open_regular, read_regular
 from ..core.report import Edit, Finding, Fix, Kind, Related, Severity
 from ..core.targets import Forward, Param, Span
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
@@ -32,6 +34,8 @@ from .walk import PYPROJECT
 log = logging.getLogger(__name__)
 
 FORMAT = 1
+MAX_FILE = 1 << 30  # bytes of one root's entries: about a million files' outlines
+MAX_ANSWER = 256 << 20  # bytes of one scan's answer
 Stamp = tuple[int, int]  # modification time (ns) and size: a file whose stamp is unchanged is not read again
 
 
@@ -82,7 +86,7 @@ class IndexCache:
 
     def load(self, root: Path) -> dict[Path, Entry]:
         try:
-            with open(self._file(root, "jsonl"), "rb") as f:
+            with open_regular(self._file(root, "jsonl"), MAX_FILE, follow=False) as f:
                 if CODEC.loads(f.readline()) != {"version": _version(), "root": str(root)}:
                     return {}
                 return {path: entry for path, entry in map(CODEC.loads, f)}
@@ -110,7 +114,7 @@ class IndexCache:
     def answer(self, folder: Path, tree: str) -> str | None:
         """A whole scan's answer for ``folder``, if it was made when the tree's stamp was ``tree``."""
         try:
-            data = CODEC.loads(self._file(folder, "answer.json").read_bytes())
+            data = CODEC.loads(read_regular(self._file(folder, "answer.json"), MAX_ANSWER, follow=False))
             return data["answer"] if (data["version"], data["tree"]) == (_version(), tree) else None
         except (OSError, CodecError, KeyError, TypeError):
             return None

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import tomlkit
 import tomlkit.exceptions
 
 from ..core import codes
@@ -22,6 +21,7 @@ from ..core.report import Finding
 from ..core.settings import NAMES, Settings, check
 from ..core.sources import Sources, resolved
 from ..core.targets import Location, Span, Target
+from . import toml_text
 from .packages import package_base
 from .shapes import Shape
 from .syntax import decode_finding
@@ -138,7 +138,7 @@ def _read_toml(sources: Sources) -> tuple[str, dict[str, Any] | None, list[Findi
     text = ""
     try:
         text = sources.decode(PYPROJECT) if sources.exists(PYPROJECT) else ""
-        return text, tomlkit.parse(text).unwrap(), []
+        return text, toml_text.parse(text).unwrap(), []
     except UnicodeDecodeError as e:
         return "", None, [decode_finding(e, PYPROJECT)]
     except OSError as e:

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pathspec
-import tomlkit
 import tomlkit.exceptions
+
+from ..core.regular_files import read_regular
+from . import toml_text
 
 SKIP_DIRS = frozenset({"__pycache__", ".venv", "venv", "node_modules", "build", "dist", "site-packages"})
 PYPROJECT = "pyproject.toml"  # spec.PYPROJECT (spec imports this module)
@@ -169,7 +171,7 @@ def _spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec | None:
 
 def _lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return read_regular(path).decode("utf-8", errors="replace").splitlines()
     except OSError:
         return []
 
@@ -177,7 +179,7 @@ def _lines(path: Path) -> list[str]:
 def _exclude(pyproject: Path) -> list[str]:
     """The project's ``exclude``; nothing where it is not well formed (the spec reports that)."""
     try:
-        doc = tomlkit.parse(pyproject.read_text(encoding="utf-8")).unwrap()
+        doc = toml_text.parse(read_regular(pyproject).decode("utf-8")).unwrap()
     except (OSError, UnicodeDecodeError, tomlkit.exceptions.ParseError):
         return []
     section = doc.get("tool", {}).get("exportlens", {}) if isinstance(doc.get("tool"), dict) else {}

@@ -16,7 +16,7 @@ from ..static.plan import Plan, Planned, no_spec_finding
 from ..static.spec import PYPROJECT
 from ..static.values import spec_refs
 from .pool import Cancelled, Pool
-from .proofs import prove
+from .proofs import prove, settled
 from .protocol import CODEC, Job, OwnerPlan
 
 
@@ -102,6 +102,8 @@ def check_in_workers(
             if proven_report is not report:
                 pool.remember(f[0], proven_report)  # a later run shows the proven titles too
             report = proven_report
+        if not isinstance(f, ModuleReport):
+            report = settled(report)  # what the job said: a fix the owner did not prove is not preferred
         if planned.findings and report.status is not Status.SKIPPED:
             report = replace(report, findings=planned.findings + report.findings)
         modules.append(report)

@@ -12,6 +12,7 @@ from ..core import codes
 from ..core.report import Finding, ModuleReport, Status
 from ..static.variants import named
 from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported
+from .validate import Refused, accepted
 
 # what an allocation refused under the memory cap says, in torch's and Python's words
 MEMORY_MESSAGES = ("can't allocate memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
@@ -19,7 +20,20 @@ MEMORY_MESSAGES = ("can't allocate memory", "MemoryError", "std::bad_alloc", "Ca
 
 def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -> tuple[ModuleReport, bool]:
     """The report for ``job``; the flag says whether it may be cached: only a report the
-    export itself wrote, under no limit it ran into."""
+    export itself wrote, under no limit it ran into, that the owner accepts (validate.py)."""
+    if isinstance(end, Done):
+        try:
+            end = accepted(job, end)
+        except Refused as e:
+            message = f"exportlens refused the report of the export process: {e}; the module's own code runs in that process"
+            return ModuleReport(
+                job.target, Status.FAILED, named([_on_class(job, codes.REFUSED, message, "")], job.target), seconds=seconds
+            ), False
+    return _ended(job, end, why_killed, seconds)
+
+
+def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -> tuple[ModuleReport, bool]:
+    """``outcome`` of an end the owner accepted."""
     output = tail(end.output) if isinstance(end, Done) else ""
     fault = end.fault if isinstance(end, Done) else ""
     shown = f"; it printed: {output.splitlines()[-1][:200]}" if output.strip() else ""

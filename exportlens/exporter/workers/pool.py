@@ -31,6 +31,7 @@ from ..core.report import ModuleReport
 from .outcome import outcome
 from .processes import Spares, Warm, killpg
 from .protocol import Done, Job, Lost, Run, Started
+from .validate import kept
 from .verdicts import Verdicts, environment
 
 log = logging.getLogger(__name__)
@@ -135,6 +136,7 @@ class Pool:
                 Verdicts(job.root).put(job.key, self.cache[job.key])  # known from another project's export
             return self.cache[job.key]
         stored = Verdicts(job.root).get(job.key) if self._on_disk() and not fresh else None
+        stored = kept(job, stored) if stored is not None else None  # a file on disk is checked as a job's report is
         return replace(stored, cached=True) if stored is not None else None
 
     def remember(self, job: Job, report: ModuleReport) -> None:

@@ -6,7 +6,9 @@ the module is exported again in a worker of its own, from those texts (an unsave
 buffer, for the worker). What that gave is written on the fix: ``verified`` is
 ``"exports"`` or ``"partial"`` (fewer problems, and not this one), and its title
 says so; a fix that leaves its own problem (or a spec that no longer plans) is not
-offered. Fixes not tried stay ``"unverified"``.
+offered. Fixes not tried stay ``"unverified"``; once the proofs are done (``settled``)
+none of them is preferred: a job's report is untrusted (validate.py resets its
+``verified``), and its ``preferred`` only names the fix for the owner to try.
 """
 
 from __future__ import annotations
@@ -74,6 +76,18 @@ def proven(report: ModuleReport, results: list[tuple[Proof, ModuleReport | None]
         # wherever the same fix is offered (a fix for all is on each finding it solves)
         findings = [replace(f, fixes=tuple(judged if x == tried else x for x in f.fixes if x != tried or judged)) for f in findings]
     return replace(report, findings=tuple(findings))
+
+
+def settled(report: ModuleReport) -> ModuleReport:
+    """``report`` as it is shown once its proofs are done: no fix preferred that the owner
+    did not prove (one not tried, or whose try did not finish). What is remembered is the
+    report before this, so that a later run tries such a fix again."""
+
+    def fix(f: Fix) -> Fix:
+        return replace(f, preferred=False) if f.preferred and f.verified == UNVERIFIED else f
+
+    findings = tuple(replace(f, fixes=tuple(map(fix, f.fixes))) for f in report.findings)
+    return replace(report, findings=findings) if findings != report.findings else report
 
 
 def _judged(fix: Fix, finding: Finding, after: ModuleReport) -> Fix | None:

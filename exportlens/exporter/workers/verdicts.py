@@ -10,7 +10,11 @@ it. Anything else that could change a verdict changes one of those, or is not ca
 The store is ``.exportlens/cache/`` in the project root, as ruff and mypy keep theirs:
 a ``.gitignore`` in a folder we create keeps it out of version control, and a
 ``CACHEDIR.TAG`` out of backups. A project folder we cannot write to is simply not
-cached; a damaged entry is a miss.
+cached; a damaged entry is a miss. The folder is in the project, whose files are not
+ours: a link anywhere in ``.exportlens/cache/verdicts`` means no cache at all (nothing
+read, written or pruned through it), an entry is read only if it is a regular file of a
+sane size (core/regular_files.py), and pruning removes only entries we wrote: our name, our
+content.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -27,6 +32,7 @@ from pathlib import Path
 
 from ... import isolation
 from ..core.codec import CodecError
+from ..core.regular_files import NotRegular, is_regular, plain_folders, read_regular
 from ..core.report import ModuleReport
 from .protocol import CODEC
 
@@ -35,6 +41,8 @@ log = logging.getLogger(__name__)
 FOLDER = ".exportlens"
 FORMAT = 1  # of an entry; an entry of another format is a miss
 MAX_ENTRIES = 2000  # per project: the oldest go first
+MAX_ENTRY = 256 << 20  # bytes: a report with the printed program of a large model is megabytes
+ENTRY = re.compile(r"[0-9a-f]{64}\.json")  # a cache key (a sha256) and our suffix: the names we write
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# exportlens's verdict cache: https://bford.info/cachedir/\n"
 _PROBE = "import json, sys; print(json.dumps([sys.version, sys.path]))"
 
@@ -47,51 +55,82 @@ class Verdicts:
         self.folder = self.top / "cache" / "verdicts"
 
     def has(self, key: str) -> bool:
-        return (self.folder / f"{key}.json").exists()
+        return self._ours() and is_regular(self.folder / f"{key}.json")
 
     def get(self, key: str) -> ModuleReport | None:
         file = self.folder / f"{key}.json"
         try:
-            data = json.loads(file.read_bytes())
-            if data.get("format") == FORMAT:
-                report = CODEC.value(data["report"])
-                if isinstance(report, ModuleReport):
-                    os.utime(file)  # recently used: pruned last
-                    return report
+            if not self._ours():
+                raise NotRegular(f"{self.folder} is reached through a link, or is not a folder")
+            report = _parsed(read_regular(file, MAX_ENTRY, follow=False))
+            if report is not None:
+                os.utime(file, follow_symlinks=False)  # recently used: pruned last
+                return report
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, CodecError) as e:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, CodecError, RecursionError) as e:
             log.info("ignoring the cached verdict %s: %s", file.name, e)
         return None
 
     def put(self, key: str, report: ModuleReport) -> None:
         try:
+            if not ENTRY.fullmatch(f"{key}.json"):
+                raise ValueError(f"{key!r} is not a cache key")
             self._make_folder()
             text = json.dumps({"format": FORMAT, "report": CODEC.plain(report)}, ensure_ascii=False)
             # written beside, then renamed: a reader never sees half an entry
             fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 out.write(text)
-            os.replace(temp, self.folder / f"{key}.json")
+            os.replace(temp, self.folder / f"{key}.json")  # (a link there is replaced, not followed)
             self._prune()
-        except (OSError, CodecError) as e:
+        except (OSError, ValueError, CodecError) as e:
             log.info("not caching the verdict for %s: %s", report.target, e)
 
+    def _ours(self) -> bool:
+        """Whether the store's folders are plain folders (or not made yet): no link leads
+        from the project into them."""
+        return plain_folders(self.top.parent, self.folder)
+
     def _make_folder(self) -> None:
+        if not self._ours():
+            raise NotRegular(f"{self.folder} is reached through a link, or is not a folder: not using it")
         if not self.top.exists():
             self.top.mkdir()
-            (self.top / ".gitignore").write_text("# made by exportlens: nothing in here belongs in version control\n*\n")
+            _write_new(self.top / ".gitignore", "# made by exportlens: nothing in here belongs in version control\n*\n")
         if not self.folder.exists():
             self.folder.mkdir(parents=True)
-            (self.folder.parent / "CACHEDIR.TAG").write_text(_TAG)
+            _write_new(self.folder.parent / "CACHEDIR.TAG", _TAG)
 
     def _prune(self) -> None:
-        entries = [e for e in os.scandir(self.folder) if e.name.endswith(".json")]
+        """The oldest entries past ``MAX_ENTRIES`` go; only files we wrote are counted or
+        removed: our names, as regular files, holding a verdict of ours."""
+        entries = [e for e in os.scandir(self.folder) if ENTRY.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
         if len(entries) <= MAX_ENTRIES:
             return
-        entries.sort(key=lambda e: e.stat().st_mtime)
+        entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime)
         for entry in entries[: len(entries) - MAX_ENTRIES]:
-            Path(entry.path).unlink(missing_ok=True)
+            try:
+                if _parsed(read_regular(Path(entry.path), MAX_ENTRY, follow=False)) is not None:
+                    os.unlink(entry.path)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, CodecError, RecursionError):
+                continue  # not ours, or gone: left alone
+
+
+def _parsed(data: bytes) -> ModuleReport | None:
+    """An entry's verdict, where the bytes are an entry of ours of this format."""
+    entry = json.loads(data)
+    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+        return None
+    report = CODEC.value(entry["report"])
+    return report if isinstance(report, ModuleReport) else None
+
+
+def _write_new(file: Path, text: str) -> None:
+    """A file made now, in a folder made now: nothing already there is written through."""
+    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
 
 
 def environment(python: str) -> str:

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-import tomlkit
 import tomlkit.exceptions
 from lsprotocol import types
 
 from ...exporter.core.targets import ModuleClass
+from ...exporter.static import toml_text
 from ...exporter.static.spec import PYPROJECT
 from ...exporter.static.spec_text import MODULES, VARIANTS, DimUse, Scope, family, scan, scope_at
 from ..snapshots import DocumentSnapshot
@@ -58,7 +58,7 @@ class SpecDoc:
     def raw(self) -> dict[str, Any]:
         """``[tool.exportlens.modules]`` as tomlkit reads it; {} where the text does not parse."""
         try:
-            doc = tomlkit.parse(self.doc.text).unwrap()
+            doc = toml_text.parse(self.doc.text).unwrap()
         except tomlkit.exceptions.ParseError:
             return {}
         for key in MODULES:
