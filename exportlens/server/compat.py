@@ -74,3 +74,14 @@ def forget_progress(server: LanguageServer, token: str) -> None:
     pygls 2.1.1 never removes a token from ``work_done_progress.tokens``: without this, one
     Future per export batch would stay there for the server's life."""
     server.work_done_progress.tokens.pop(token, None)
+
+
+def give_params(server: LanguageServer, message: dict[str, Any]) -> None:
+    """Give a request or notification of one of our own methods ``params: null`` where it
+    sent none (JSON-RPC lets a client leave them out).
+
+    pygls 2.1.1 reads a method lsprotocol does not know into ``JsonRPCRequestMessage`` or
+    ``JsonRPCNotification``, whose ``params`` has no default: without them,
+    ``exportlens/checkWorkspace`` failed as an internal error."""
+    if "params" not in message and server.protocol.get_message_type(message["method"]) is None:
+        message["params"] = None
