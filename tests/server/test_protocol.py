@@ -213,6 +213,45 @@ def test_the_end_of_the_input_ends_the_server_and_its_warm_worker_even_after_a_b
     assert gone(worker, 10), f"the warm worker {worker} outlived the server"
 
 
+LONG = "a" * 5000 + ".py"  # a name no file system allows: every call on it raises OSError
+
+
+@pytest.mark.parametrize(
+    "method, params, result",
+    [
+        ("textDocument/hover", {"textDocument": {"uri": f"file:///{LONG}"}, "position": {"line": 0, "character": 0}}, None),
+        (
+            "textDocument/inlayHint",
+            {
+                "textDocument": {"uri": f"file:///{LONG}"},
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}},
+            },
+            [],
+        ),
+        ("exportlens/program", {"uri": f"file:///{LONG}", "line": 3}, None),
+        ("workspace/executeCommand", {"command": "exportlens.exportModule", "arguments": [{"uri": f"file:///{LONG}", "line": 3}]}, None),
+        ("workspace/executeCommand", {"command": "exportlens.exportModule"}, None),
+        ("workspace/executeCommand", {"command": "exportlens.exportModule", "arguments": None}, None),
+        ("workspace/executeCommand", {"command": "exportlens.createSpec", "arguments": None}, False),
+    ],
+    ids=[
+        "hover-long-uri",
+        "inlay-long-uri",
+        "program-long-uri",
+        "export-long-uri",
+        "command-no-arguments",
+        "command-null-arguments",
+        "spec-null-arguments",
+    ],
+)
+def test_a_request_naming_no_file_or_nothing_is_answered_without_a_python_frame(served, method, params, result):
+    msg_id = random.randint(10**7, 10**8)
+    before = len(served.received)
+    served.request(msg_id, method, params)
+    assert served.reply(msg_id) == {"jsonrpc": "2.0", "id": msg_id, "result": result}
+    assert [python_frames(m) for m in served.received[before:] if python_frames(m)] == []
+
+
 def test_a_workspace_check_that_fails_inside_answers_without_a_python_frame(raw):
     """A key duplicated in pyproject.toml while the server runs once raised out of the spec
     reader, and the error's data carried the traceback."""
