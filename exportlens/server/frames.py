@@ -92,9 +92,10 @@ class Frames:
             return body
 
     def resync(self, body: bytes) -> None:
-        """``body`` did not parse: its length was wrong. If a header follows inside it, read on from there."""
+        """``body`` did not parse: its length was wrong. If a header is inside it, read on
+        from there (where the body starts with one, its own header is what was skipped)."""
         at = body.find(b"Content-Length:")
-        if at > 0:
+        if at >= 0:
             self._buf[:0] = body[at:]
 
     def _size(self, raw: bytes) -> int | None:

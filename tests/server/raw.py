@@ -49,13 +49,13 @@ class Raw:
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
-    def request(self, msg_id: int, method: str, params: object = None) -> None:
+    def request(self, msg_id: int | str, method: str, params: object = None) -> None:
         self.send(frame({"jsonrpc": "2.0", "id": msg_id, "method": method, **({"params": params} if params is not None else {})}))
 
     def notify(self, method: str, params: object) -> None:
         self.send(frame({"jsonrpc": "2.0", "method": method, "params": params}))
 
-    def reply(self, msg_id: int, timeout: float = 30) -> dict:
+    def reply(self, msg_id: int | str, timeout: float = 30) -> dict:
         deadline = time.monotonic() + timeout
         while True:
             for message in self.received:
