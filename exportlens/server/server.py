@@ -75,12 +75,13 @@ class ExportLensServer(LanguageServer):
         self.window_show_message(types.ShowMessageParams(kind, f"exportlens: {message}"))
 
     def report_server_error(self, error: Exception, source: type[Exception]) -> None:
-        """pygls's report of an exception in a handler: its traceback to our log (stderr),
-        which pygls leaves in the error's ``data`` for a notification; a line the user sees,
-        where no response carries the error."""
+        """pygls's report of an exception in a handler. The traceback it left in the error's
+        ``data`` (a notification's: pygls logs a request's itself) goes to our log (stderr);
+        the user sees a line where no response carries the error."""
         data = getattr(error, "data", None)
         frames = data.get("traceback") if isinstance(data, dict) else None
-        log.error("%s: %s%s", source.__name__, error, "\n" + "".join(frames) if isinstance(frames, list) else "")
+        if isinstance(frames, list):
+            log.error("%s\n%s", error, "".join(map(str, frames)))
         if source is not FeatureRequestError:
             self.show(f"internal error: {error} (the server's log has the details)", types.MessageType.Error)
 
