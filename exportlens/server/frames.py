@@ -2,10 +2,11 @@
 and no frame, however built, can stop the reader.
 
 A ``Content-Length`` is read only when it is a number of at most ``MAX_FRAME`` bytes (a
-length of 5,000 digits is not parsed at all), and a body is parsed only when its arrays
-and objects nest at most ``MAX_DEPTH`` deep: Python's ``json`` recurses once per level
-and raises RecursionError past about a thousand, and so would everything that walks the
-message after it (cattrs, ``repr``, ``json.dumps``).
+length of 5,000 digits is not converted at all: Python refuses more than 4,300), and a
+message is handed on only when its arrays and objects nest at most ``MAX_DEPTH`` deep:
+Python's ``json`` recurses once per level and raises RecursionError past about a
+thousand, and whatever walks the message after it (cattrs, ``repr``, ``json.dumps``)
+would do the same further on.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -25,24 +25,19 @@ MAX_DEPTH = 128  # levels of arrays and objects: LSP's own messages nest under 1
 _JUNK_KEPT = 1 << 16  # bytes kept while looking for a header in junk
 _HEADER_END = b"\r\n\r\n"
 _LENGTH = re.compile(rb"content-length:[ \t]*([^\r\n]*)", re.IGNORECASE)
-_TOP_SCANNED = 1 << 20  # bytes: a frame too deep is searched for its id up to this size
+_TOP_SCANNED = 1 << 20  # bytes: a frame too deep to parse is searched for its id up to this size
 # what gives JSON its depth: brackets outside strings (a string is matched whole, escapes and all)
-_JSON_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
-_STRINGS = re.compile(_JSON_STRING, re.DOTALL)
-_STRUCTURE = re.compile(_JSON_STRING + rb"|[\[{]+|[\]}]+", re.DOTALL)
-_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
-_STEP = [{ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}.get(c, 0) for c in range(256)]
-_CHUNK = 1 << 18  # brackets counted per C loop (about 20 ms)
+_STRUCTURE = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]+|[\]}]+', re.DOTALL)
 
 END = object()  # the end of the input (JSON's null is a message, if a useless one)
 
 
 @dataclass(frozen=True)
 class TooDeep:
-    """A frame nested deeper than ``MAX_DEPTH``, not parsed: its top-level scalars (``id``,
-    ``method``), read with every nested value replaced by null, so that it can be answered."""
+    """A frame nested deeper than ``MAX_DEPTH``, not handed on: only its top-level scalars
+    (``id``, ``method``), so that a request can be answered."""
 
-    top: dict[str, Any] | None  # None where that is no JSON object, or the frame is too large to look
+    top: dict[str, Any] | None  # None where they could not be read
 
 
 class Frames:
@@ -59,14 +54,19 @@ class Frames:
             body = self.next()
             if body is None:
                 return END
-            if _too_deep(body):
-                log.warning("refused a frame nested deeper than %d levels (%d bytes)", MAX_DEPTH, len(body))
-                return TooDeep(_top_level(body))
-            message = _parsed(body)
-            if message is not _NOT_JSON:
-                return message
-            log.warning("dropped a frame that is not JSON (%d bytes)", len(body))
-            self.resync(body)
+            try:
+                message = json.loads(body)
+            except RecursionError:  # nested past Python's recursion limit: read for its id alone
+                return _refused(body, _top_level(body))
+            except ValueError:
+                log.warning("dropped a frame that is not JSON (%d bytes)", len(body))
+                self.resync(body)
+                continue
+            # a body with fewer brackets than MAX_DEPTH cannot nest deeper: two counts, no walk
+            if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _deeper(message, MAX_DEPTH):
+                top = {k: v for k, v in message.items() if not isinstance(v, (dict, list))} if isinstance(message, dict) else None
+                return _refused(body, top)
+            return message
 
     def next(self) -> bytes | None:
         """The next frame's body; None at the end of the stream."""
@@ -119,35 +119,37 @@ class Frames:
         return True
 
 
-_NOT_JSON = object()
+def _refused(body: bytes, top: dict[str, Any] | None) -> TooDeep:
+    log.warning("refused a frame nested deeper than %d levels (%d bytes)", MAX_DEPTH, len(body))
+    return TooDeep(top)
 
 
-def _parsed(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):  # RecursionError: broken JSON that fooled the depth count
-        return _NOT_JSON
-
-
-def _too_deep(body: bytes) -> bool:
-    """Whether ``body``'s arrays and objects nest deeper than ``MAX_DEPTH``. Linear in its
-    brackets, counted a chunk at a time so that no C loop holds the GIL for long; a body
-    with few brackets costs two counts."""
-    if body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
+def _deeper(message: Any, limit: int) -> bool:
+    """Whether ``message``'s arrays and objects nest deeper than ``limit``: a depth-first walk
+    of its containers alone (a document's text is one string), holding one iterator a level."""
+    if not isinstance(message, (dict, list)):
         return False
-    brackets = _STRINGS.sub(b"", body).translate(None, _NOT_BRACKETS)
-    depth = 0
-    for at in range(0, len(brackets), _CHUNK):
-        chunk = brackets[at : at + _CHUNK]
-        if max(accumulate(map(_STEP.__getitem__, chunk), initial=depth)) > MAX_DEPTH:
-            return True
-        depth += 2 * (chunk.count(b"[") + chunk.count(b"{")) - len(chunk)
+    path = [iter(_values(message))]
+    while path:
+        for value in path[-1]:
+            if isinstance(value, (dict, list)):
+                if len(path) == limit:
+                    return True
+                path.append(iter(_values(value)))
+                break
+        else:
+            path.pop()
     return False
 
 
-def _top_level(body: bytes) -> Any:
+def _values(container: dict[str, Any] | list[Any]) -> Any:
+    return container.values() if isinstance(container, dict) else container
+
+
+def _top_level(body: bytes) -> dict[str, Any] | None:
     """A message's top level with each nested value read as null (None where that is no
-    JSON object): the ``id`` and ``method`` of a frame too deep to parse."""
+    JSON object, or the body is over ``_TOP_SCANNED``): the ``id`` and ``method`` of a
+    frame too deep for ``json`` to parse."""
     if len(body) > _TOP_SCANNED:
         return None
     depth = kept = 0
@@ -164,5 +166,8 @@ def _top_level(body: bytes) -> Any:
             if depth - run <= 1 < depth:  # the close that leaves it
                 kept = at + depth - 1
             depth -= run
-    message = _parsed(b"".join([*top, body[kept:]]))
+    try:
+        message = json.loads(b"".join([*top, body[kept:]]))
+    except (ValueError, RecursionError):
+        return None
     return message if isinstance(message, dict) else None
