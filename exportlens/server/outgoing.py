@@ -66,7 +66,8 @@ class Outgoing(StdoutWriter):
         if isinstance(message.get("error"), dict) and message["error"].get("data") == {}:
             del message["error"]["data"]  # it held only the traceback
         body = json.dumps(message).encode()
-        log.error("Python frames kept from the client:\n%s", "\n".join(cut))
+        if cut:
+            log.error("Python frames kept from the client:\n%s", "\n".join(cut))
         return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
 
 
