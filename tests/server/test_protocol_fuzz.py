@@ -143,7 +143,7 @@ def status(server: Raw, ids) -> dict:
     claimed more bytes than it had may have swallowed the question (the padding completes
     it, and the server finds the question inside), or the start of its header."""
     asked = []
-    for wait in (1, 2, 10):
+    for wait in (0.3, 2, 10):
         asked.append(f"status-{next(ids)}")
         server.send(b"\r\n\r\n")  # ends a header the garbage may have left open
         server.request(asked[-1], "exportlens/status", {})
@@ -160,7 +160,7 @@ def status(server: Raw, ids) -> dict:
 _ids_used = count()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_after_any_garbage_the_server_answers_and_never_shows_a_python_frame(served, data):
     batch = data.draw(st.lists(_frames(served.root), min_size=1, max_size=6), label="frames")
