@@ -58,8 +58,9 @@ def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
     ls.show("put the cursor inside an nn.Module class")
 
 
-async def export_module(ls: ExportLensServer, args: Any) -> dict[str, Any] | None:
-    """Export one module now: from its CodeLens, a code action, or any client."""
+async def export_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any] | None:
+    """Export one module now: from its CodeLens, a code action, or any client. (A command
+    sent with no ``arguments``, or null ones, is called with none: ``args`` is None.)"""
     await _first_scan(ls)
     parsed = _command_args(ls, args)
     if parsed is None:
@@ -114,7 +115,7 @@ def _say_saved(ls: ExportLensServer, report: ModuleReport) -> None:
         ls.show(f"{report.target} did not export: {why}", types.MessageType.Error)
 
 
-async def create_spec(ls: ExportLensServer, args: Any) -> bool:
+async def create_spec(ls: ExportLensServer, args: Any = None) -> bool:
     parsed = _command_args(ls, args)
     if parsed is None:
         _no_module(ls, CREATE_SPEC_COMMAND, args)

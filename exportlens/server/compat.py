@@ -142,3 +142,14 @@ def _offset(doc: Any, source: str, position: types.Position) -> int | None:
         n, character = len(text), position.character
         return start + (0 if n == 0 else character if character <= n else n - 1)
     return start + doc._position_codec.position_from_client_units([text], types.Position(0, position.character)).character
+
+
+def give_params(server: LanguageServer, message: dict[str, Any]) -> None:
+    """Give a request or notification of one of our own methods ``params: null`` where it
+    sent none (JSON-RPC lets a client leave them out).
+
+    pygls 2.1.1 reads a method lsprotocol does not know into ``JsonRPCRequestMessage`` or
+    ``JsonRPCNotification``, whose ``params`` has no default: without them,
+    ``exportlens/checkWorkspace`` failed as an internal error."""
+    if "params" not in message and server.protocol.get_message_type(message["method"]) is None:
+        message["params"] = None

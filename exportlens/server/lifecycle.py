@@ -63,9 +63,7 @@ def _watch_files(ls: ExportLensServer) -> None:
 
 def shutdown(ls: ExportLensServer, params: None) -> None:
     compat.cancel_requests_before_shutdown(ls)
-    ls.exports.close()
-    for i in ls.indexers.values():
-        i.stop()
+    ls.stop_work()
 
 
 def on_trust(ls: ExportLensServer, params: Any) -> None:

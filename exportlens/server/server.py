@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lsprotocol import types
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
@@ -76,6 +77,28 @@ class ExportLensServer(LanguageServer):
     def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
         """A message the user sees (a notification in VS Code)."""
         self.window_show_message(types.ShowMessageParams(kind, f"exportlens: {message}"))
+
+    def report_server_error(self, error: Exception, source: type[Exception]) -> None:
+        """pygls's report of an exception in a handler. The traceback it left in the error's
+        ``data`` (a notification's: pygls logs a request's itself) goes to our log (stderr);
+        the user sees a line where no response carries the error."""
+        data = getattr(error, "data", None)
+        frames = data.get("traceback") if isinstance(data, dict) else None
+        if isinstance(frames, list):
+            log.error("%s\n%s", error, "".join(map(str, frames)))
+        if source is not FeatureRequestError:
+            self.show(f"internal error: {error} (the server's log has the details)", types.MessageType.Error)
+
+    def stop_work(self) -> None:
+        """No export or scan runs from now on: the workers and the indexers end."""
+        self.exports.close()
+        for indexer in self.indexers.values():
+            indexer.stop()
+
+    def shutdown(self) -> None:
+        """The end of serving (``exit``, or the end of the input): the work ends with it."""
+        self.stop_work()
+        super().shutdown()
 
     # -- documents ---------------------------------------------------------------------
 

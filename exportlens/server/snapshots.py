@@ -3,6 +3,7 @@ once per request, so that no feature reads the live workspace or the server."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -13,6 +14,9 @@ from pygls.uris import to_fs_path
 
 from ..exporter.core.sources import Resolved, read_text
 from .positions import BOM, UTF16, Lines
+
+NAME_MAX = 255  # bytes in one name: the limit of ext4, APFS, and (in UTF-16 units) NTFS
+PATH_MAX = 4096  # bytes in a path, with its final NUL: Linux's
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,14 @@ class WorkspaceSnapshot:
 
 @lru_cache(maxsize=4096)
 def path_of(uri: str) -> Path | None:
-    """The resolved file path of a ``file:`` URI; None for any other scheme. Kept per URI: a
-    snapshot of two hundred open documents would otherwise resolve each one every time."""
+    """The resolved file path of a ``file:`` URI; None for any other scheme, and for a path
+    no file can have, which every call on it would refuse with an OSError or a ValueError:
+    one with a NUL, a name over ``NAME_MAX`` bytes or a length over ``PATH_MAX``. Kept per
+    URI: a snapshot of two hundred open documents would otherwise resolve each one every time."""
     fs = to_fs_path(uri)
-    return Path(fs).resolve() if fs else None
+    if not fs or "\0" in fs:
+        return None
+    path = Path(fs).resolve()
+    if len(os.fsencode(path)) >= PATH_MAX or any(len(os.fsencode(name)) > NAME_MAX for name in path.parts):
+        return None
+    return path

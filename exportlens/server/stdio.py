@@ -1,162 +1,93 @@
-"""The stdio transport: LSP frames read so that no input stops the server from answering.
+"""The stdio transport: LSP over stdin and stdout, so that no input stops the server from
+answering, and the end of the input always ends it.
 
 It replaces pygls 2.1.1's reader (``pygls.io_.run_async``), which reads exactly
 ``Content-Length`` bytes and trusts them: a length longer than its body waits forever, a
 giant one is allocated (MemoryError), a broken frame is never resynchronized, requests
 sent before ``initialize`` are handled, and a request whose params do not validate gets
-no response at all. Here, every frame that can be read is answered, a broken one is
-logged and skipped up to the next ``Content-Length`` header, and a length above
-``MAX_FRAME`` is refused without reading it.
+no response at all. pygls also trusts the message's shape: an object without
+``"jsonrpc"``, a response whose id is an array or a ``$/cancelRequest`` for the id
+``[]`` raises out of its loop, which ends the server.
+
+Here ``frames.Frames`` reads bounded frames, each message is checked against JSON-RPC
+and the LSP lifecycle before pygls sees it (a request that fails gets an error, a
+notification is dropped, both logged to stderr), an exception anywhere in handling one
+message is that message's error, and ``outgoing.Outgoing`` writes what goes out.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import re
 import sys
 import threading
-from collections.abc import Callable
-from threading import Event
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
+from . import compat
+from .frames import END, MAX_DEPTH, Frames, TooDeep
+from .outgoing import Outgoing
+
 log = logging.getLogger(__name__)
-
-MAX_FRAME = 64 << 20  # bytes: no LSP message is near this; a larger length is a broken frame
-_JUNK_KEPT = 1 << 16  # bytes kept while looking for a header in junk
-_HEADER_END = b"\r\n\r\n"
-_LENGTH = re.compile(rb"content-length:[ \t]*([^\r\n]*)", re.IGNORECASE)
-
-END = object()  # the end of the input (JSON's null is a message, if a useless one)
 
 # JSON-RPC and LSP error codes
 SERVER_NOT_INITIALIZED = -32002
 INVALID_REQUEST = -32600
-
-
-class Frames:
-    """A byte stream split into message bodies; what is not a frame is logged and skipped."""
-
-    def __init__(self, read: Callable[[], bytes]) -> None:
-        self._read = read  # the next bytes; b"" at the end of the stream
-        self._buf = bytearray()
-
-    def message(self) -> Any:
-        """The next frame's body as JSON (a body that is not JSON is skipped); END at the end."""
-        while True:
-            body = self.next()
-            if body is None:
-                return END
-            try:
-                return json.loads(body)
-            except ValueError:
-                log.warning("dropped a frame that is not JSON (%d bytes)", len(body))
-                self.resync(body)
-
-    def next(self) -> bytes | None:
-        """The next frame's body; None at the end of the stream."""
-        while True:
-            end = self._buf.find(_HEADER_END)
-            if end < 0:
-                if not self._fill():
-                    return None
-                continue
-            start = end + len(_HEADER_END)
-            lengths = list(_LENGTH.finditer(self._buf, 0, end))
-            size = self._size(lengths[-1].group(1).strip()) if lengths else None
-            if size is None:
-                if not lengths:
-                    log.warning("dropped %d bytes that are no LSP frame header", start)
-                del self._buf[:start]
-                continue
-            while len(self._buf) < start + size:
-                if not self._fill():
-                    return None
-            body = bytes(self._buf[start : start + size])
-            del self._buf[: start + size]
-            return body
-
-    def resync(self, body: bytes) -> None:
-        """``body`` did not parse: its length was wrong. If a header follows inside it, read on from there."""
-        at = body.find(b"Content-Length:")
-        if at > 0:
-            self._buf[:0] = body[at:]
-
-    def _size(self, raw: bytes) -> int | None:
-        if not raw.isdigit():
-            log.warning("dropped a frame whose Content-Length is %r", raw.decode("latin-1")[:40])
-            return None
-        size = int(raw)
-        if size > MAX_FRAME:
-            log.warning("refused a frame of %d bytes (the limit is %d): skipped to the next header", size, MAX_FRAME)
-            return None
-        return size
-
-    def _fill(self) -> bool:
-        data = self._read()
-        if not data:
-            return False
-        self._buf += data
-        if len(self._buf) > MAX_FRAME + _JUNK_KEPT and self._buf.find(_HEADER_END) < 0:
-            del self._buf[:-_JUNK_KEPT]  # junk without a header end: keep only its tail
-        return True
+INTERNAL_ERROR = -32603
 
 
 class Gate:
-    """What the protocol allows at each stage: before ``initialize`` only it (and ``exit``);
-    after ``shutdown`` only ``exit``. Everything else that wants an answer gets an error."""
+    """The LSP lifecycle: until ``initialize`` has been answered with a result, only it
+    (and ``exit``); ``initialize`` once; after ``shutdown``, only ``exit``. What it refuses
+    gets an error where it is a request, and is dropped where it is a notification."""
 
-    def __init__(self) -> None:
+    def __init__(self, writer: Outgoing) -> None:
+        self.writer = writer
+        self.initializing: int | str | None = None  # the id of the initialize not yet answered
         self.initialized = False
         self.shut_down = False
 
-    def refusal(self, method: str) -> tuple[int, str] | None:
-        if method == "exit":
+    @property
+    def exit_code(self) -> int:
+        """0 after ``shutdown``, 1 otherwise, as the protocol says of ``exit``."""
+        return 0 if self.shut_down else 1
+
+    def refusal(self, method: str, msg_id: int | str | None) -> tuple[int, str] | None:
+        """Why ``method`` may not be handled now (``msg_id`` None: a notification); None if it may."""
+        if method == types.EXIT:
             return None
+        if method in (types.INITIALIZE, types.SHUTDOWN) and msg_id is None:
+            return INVALID_REQUEST, f"{method} is a request: a notification of it is dropped"
         if self.shut_down:
             return INVALID_REQUEST, f"{method}: the server is shutting down"
-        if method == "initialize":
-            self.initialized = True
+        if method == types.INITIALIZE:
+            if self.initialized or self.initializing is not None:
+                return INVALID_REQUEST, "initialize: the server is initialized already (initialize is sent once)"
+            self.initializing = msg_id
+            self.writer.listener = self._sent  # initialized once its answer is a result
             return None
         if not self.initialized:
             return SERVER_NOT_INITIALIZED, f"{method}: the server is not initialized (send initialize first)"
-        if method == "shutdown":
+        if method == types.SHUTDOWN:
             self.shut_down = True
         return None
 
-
-class ScrubbedWriter(StdoutWriter):
-    """pygls 2.1.1 puts a Python traceback in an internal error's ``data``: the client would
-    show it. It goes to our log (stderr) instead."""
-
-    def write(self, data: bytes) -> None:
-        if b'"error"' in data and b"Traceback" in data:
-            data = _scrubbed(data)
-        super().write(data)
+    def _sent(self, message: dict[str, Any]) -> None:
+        if "method" in message or message.get("id") != self.initializing:
+            return
+        self.initialized = "result" in message  # an error leaves the client free to try again
+        self.initializing = None
+        self.writer.listener = None
 
 
-def _scrubbed(frame: bytes) -> bytes:
-    header, _, body = frame.partition(_HEADER_END)
-    try:
-        message = json.loads(body)
-        error = message.get("error") or {}
-        log.error("internal error answered to the client: %s", error.pop("data", ""))
-    except (ValueError, AttributeError):
-        return frame
-    body = json.dumps(message, separators=(",", ":")).encode()
-    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
-
-
-def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-    """Serve LSP over stdio until ``exit`` or the end of the input."""
-    server._stop_event = Event()  # pygls's shutdown() sets it
-    writer = ScrubbedWriter(stdout or sys.stdout.buffer)
+def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> NoReturn:
+    """Serve LSP over stdio until ``exit`` or the end of the input, then end the process."""
+    server._stop_event = threading.Event()  # pygls's shutdown() sets it
+    writer = Outgoing(stdout or sys.stdout.buffer)
     server.protocol.set_writer(writer)
     fd = (stdin or sys.stdin.buffer).fileno()
     try:
@@ -167,61 +98,125 @@ def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryI
         log.error("the client closed the connection")
     except (KeyboardInterrupt, SystemExit):
         pass
-    finally:
-        server.shutdown()
+    _end(server, 1)
 
 
-async def _loop(server: LanguageServer, frames: Frames, writer: StdoutWriter) -> None:
+async def _loop(server: LanguageServer, frames: Frames, writer: Outgoing) -> NoReturn:
+    """Handle messages until ``exit`` or the end of the input, then end the process."""
     loop = asyncio.get_running_loop()
     messages: asyncio.Queue[Any] = asyncio.Queue()
 
     def read() -> None:  # a daemon thread: blocked on stdin, it must not hold up the exit
-        while True:
-            message = frames.message()
-            loop.call_soon_threadsafe(messages.put_nowait, message)
-            if message is END:
-                return
+        try:
+            while (message := frames.message()) is not END:
+                loop.call_soon_threadsafe(messages.put_nowait, message)
+        except Exception:
+            log.exception("reading the input failed: the server ends as at its end")
+        finally:
+            loop.call_soon_threadsafe(messages.put_nowait, END)
 
     threading.Thread(target=read, name="exportlens-stdin", daemon=True).start()
-    gate = Gate()
-    while not server._stop_event.is_set():
+    gate = Gate(writer)
+    while True:
         message = await messages.get()
         if message is END:
-            return
-        _handle(server, gate, writer, message)
+            log.warning("the input ended: the server ends")
+            _end(server, gate.exit_code)
+        if _handle(server, gate, writer, message):
+            _end(server, gate.exit_code)
 
 
-def _handle(server: LanguageServer, gate: Gate, writer: StdoutWriter, raw: Any) -> None:
-    if not isinstance(raw, dict):
-        log.warning("dropped a frame that is not a JSON object")
-        return
-    method = raw.get("method")
-    refusal = gate.refusal(method) if isinstance(method, str) else None
-    if refusal is not None:
-        if "id" in raw:
-            _error(writer, raw["id"], *refusal)
-        return
+def _end(server: LanguageServer, code: int) -> NoReturn:
+    """End the process, the server's workers and indexers first (its ``shutdown()``), from
+    the event loop: ``os._exit``, so that no thread left waiting (an executor's, a pipe's)
+    keeps it alive."""
+    try:
+        server.shutdown()
+    except Exception:
+        log.exception("the server's teardown failed")
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _handle(server: LanguageServer, gate: Gate, writer: Outgoing, raw: Any) -> bool:
+    """Check one message and hand it to pygls; True when it was ``exit``."""
+    if isinstance(raw, TooDeep):
+        top = raw.top or {}
+        if "method" in top:
+            _error(writer, top.get("id"), INVALID_REQUEST, f"the message nests deeper than {MAX_DEPTH} levels")
+        return False
+    problem = _malformed(raw)
+    if problem is not None:
+        log.warning("dropped a message: %s", problem)
+        if isinstance(raw, dict) and "result" not in raw and "error" not in raw:  # a response is never answered
+            _error(writer, raw.get("id"), INVALID_REQUEST, problem)
+        return False
+    method, msg_id = raw.get("method"), raw.get("id")
+    if method is not None:
+        refusal = gate.refusal(method, msg_id)
+        if refusal is not None:
+            _error(writer, msg_id, *refusal)
+            return False
+        compat.give_params(server, raw)
     try:
         message = server.protocol.structure_message(raw)
     except JsonRpcException as e:  # params that do not validate: -32602
-        if "id" in raw and method:
-            _error(writer, raw["id"], e.code, f"{method}: {e.message}")
-        return
-    if method != "exit":
-        server.protocol.handle_message(message)
-        return
+        _error(writer, msg_id if method else None, e.code, f"{method}: {e.message}")
+        return False
+    if method == types.EXIT:
+        try:
+            server.protocol.handle_message(message)  # pygls closes the output and raises SystemExit
+        except SystemExit:
+            pass
+        return True
     try:
-        server.protocol.handle_message(message)  # pygls closes the output and raises SystemExit
-    except SystemExit:
-        pass
-    # end here, as the protocol says: a teardown that waits on a thread must not keep the process alive
-    sys.stderr.flush()
-    os._exit(0 if gate.shut_down else 1)
+        server.protocol.handle_message(message)
+    except Exception as e:
+        log.exception("handling %s failed", method or "a response")
+        _error(writer, msg_id if method else None, INTERNAL_ERROR, f"{method}: internal error ({type(e).__name__}: {e})")
+    return False
 
 
-def _error(writer: StdoutWriter, msg_id: Any, code: int, message: str) -> None:
-    if not isinstance(msg_id, (int, str)):
-        return  # a response needs an id the client can match
+def _malformed(raw: Any) -> str | None:
+    """What makes ``raw`` no JSON-RPC 2.0 request, notification or response; None if nothing."""
+    if not isinstance(raw, dict):
+        return "a frame that is not a JSON object"
+    if raw.get("jsonrpc") != "2.0":
+        return 'not JSON-RPC 2.0 (no "jsonrpc": "2.0")'
+    if "id" in raw and not _is_id(raw["id"]):
+        return f"the id {_short(raw['id'])} is not a number or a string"
+    if "method" in raw:
+        if not isinstance(raw["method"], str):
+            return f"the method {_short(raw['method'])} is not a string"
+        if not isinstance(raw.get("params"), (dict, list, type(None))):
+            return f"{raw['method']}: params must be an object or an array"
+        if raw["method"] == types.CANCEL_REQUEST and not _is_id(compat.field_of(raw.get("params"), "id")):
+            return f"{types.CANCEL_REQUEST} names no request id"
+        return None
+    if "id" not in raw or ("result" in raw) == ("error" in raw):
+        return "neither a request, a notification nor a response"
+    error = raw.get("error")
+    if "error" in raw and not (isinstance(error, dict) and _is_int(error.get("code")) and isinstance(error.get("message"), str)):
+        return f"a response to {raw['id']!r} whose error has no code and message"
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_id(value: Any) -> bool:
+    return _is_int(value) or isinstance(value, str)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _error(writer: Outgoing, msg_id: Any, code: int, message: str) -> None:
+    """Answer request ``msg_id`` with an error; nothing where there is no id the client can match."""
+    if not _is_id(msg_id):
+        return
     log.warning("answered %s with error %d: %s", msg_id, code, message)
-    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}).encode()
-    writer.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    writer.message({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})

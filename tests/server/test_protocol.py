@@ -4,102 +4,25 @@ its answer afterwards. No pytest-lsp here: it only sends well-formed frames."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
-import select
-import subprocess
 import sys
-import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lsprotocol import types
+from pygls.exceptions import FeatureNotificationError, JsonRpcInternalError
 
-NET = "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x * 2\n"
-PYPROJECT = '[tool.exportlens.modules."net.py:Net"]\ninputs = { x = "f32[4]" }\n'
+from exportlens.server.app import build
+from exportlens.server.outgoing import Outgoing
 
-
-def frame(message: object, length: int | None = None) -> bytes:
-    body = json.dumps(message).encode()
-    return f"Content-Length: {len(body) if length is None else length}\r\n\r\n".encode() + body
-
-
-class Raw:
-    """``exportlens serve`` on pipes; replies parsed from whatever comes back."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.log = tempfile.TemporaryFile()  # a file, not a pipe nobody reads: a full stderr would block the server
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "exportlens.cli", "serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            cwd=root,
-        )
-        self._out = b""
-
-    def send(self, data: bytes) -> None:
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def request(self, msg_id: int, method: str, params: object = None) -> None:
-        self.send(frame({"jsonrpc": "2.0", "id": msg_id, "method": method, **({"params": params} if params is not None else {})}))
-
-    def reply(self, msg_id: int, timeout: float = 30) -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for message in self._messages():
-                if message.get("id") == msg_id and ("result" in message or "error" in message):
-                    return message
-            ready, _, _ = select.select([self.proc.stdout], [], [], 0.1)
-            if ready:
-                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
-                if not chunk:
-                    break
-                self._out += chunk
-        raise AssertionError(f"no reply to {msg_id}")
-
-    def _messages(self) -> list[dict]:
-        out, found = self._out, []
-        while b"\r\n\r\n" in out:
-            header, _, rest = out.partition(b"\r\n\r\n")
-            size = int(header.split(b"Content-Length: ")[1].split(b"\r\n")[0])
-            if len(rest) < size:
-                break
-            found.append(json.loads(rest[:size]))
-            out = rest[size:]
-        return found
-
-    def initialize(self) -> None:
-        self.request(1, "initialize", {"capabilities": {}, "rootUri": self.root.as_uri(), "initializationOptions": {"exportOn": "manual"}})
-        assert "result" in self.reply(1)
-        self.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-        self.open()
-
-    def open(self) -> None:
-        """Open net.py as an editor does: indexed at once, the hover has its module."""
-        item = {"uri": (self.root / "net.py").as_uri(), "languageId": "python", "version": 1, "text": NET}
-        self.send(frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": item}}))
-
-    def hover(self, msg_id: int, timeout: float = 30) -> dict:
-        """Hover on the class name of net.py: a correct answer says it is not exported yet."""
-        self.request(
-            msg_id,
-            "textDocument/hover",
-            {"textDocument": {"uri": (self.root / "net.py").as_uri()}, "position": {"line": 3, "character": 7}},
-        )
-        return self.reply(msg_id, timeout)
-
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
+from .raw import NET, PYPROJECT, Raw, frame, framed, python_frames
 
 
 @pytest.fixture
@@ -218,3 +141,178 @@ def test_after_random_frames_headers_and_json_a_hover_is_answered_correctly(serv
     reply = hover_again(served, iter(range(random.randint(10**7, 10**8), 10**9)))
     assert "**Net**" in hovered(reply), reply
     assert served.proc.poll() is None
+
+
+def status_answered(raw: Raw, msg_id: int, timeout: float = 10) -> dict:
+    raw.request(msg_id, "exportlens/status", {})
+    return raw.reply(msg_id, timeout)["result"]
+
+
+@pytest.mark.parametrize(
+    "message, code",
+    [
+        ({}, None),
+        ({"id": 7}, -32600),
+        ({"id": 7, "method": "exportlens/status"}, -32600),  # no "jsonrpc"
+        ({"jsonrpc": "2.0", "id": [7], "result": 1}, None),  # a response to no request the server can have sent
+        ({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": []}}, None),
+        ({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": {}}}, None),
+        ({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": [1, "a"]}}, None),
+    ],
+)
+def test_a_message_of_the_wrong_shape_is_answered_or_dropped_and_the_server_stays(raw, message, code):
+    raw.initialize()
+    raw.send(frame(message))
+    assert status_answered(raw, 8)["files_indexed"] == 1
+    if code is not None:
+        assert raw.reply(7)["error"]["code"] == code
+    assert raw.proc.poll() is None
+
+
+DEEP = "".join(['{"jsonrpc": "2.0", "id": 7, "method": "exportlens/status", "params": ', '{"a": ' * 50_000, "1", "}" * 50_000, "}"])
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n{}",  # Python refuses to read a number that long
+        framed(b"[" * 200_000 + b"]" * 200_000),  # json recurses once per bracket
+        framed(DEEP.encode()),
+    ],
+    ids=["length-of-5000-digits", "200k-nested-brackets", "params-50k-objects-deep"],
+)
+def test_a_frame_too_long_or_too_deep_is_refused_and_the_server_reads_on(raw, broken):
+    raw.initialize()
+    raw.send(broken)
+    assert status_answered(raw, 8)["files_indexed"] == 1
+    if b'"id": 7' in broken:
+        error = raw.reply(7)["error"]
+        assert error["code"] == -32600 and "deeper than 128 levels" in error["message"]
+
+
+def gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_the_end_of_the_input_ends_the_server_and_its_warm_worker_even_after_a_broken_frame(raw):
+    raw.initialize(exportOn="save")  # trusted: the warm worker starts at once
+    deadline = time.monotonic() + 30
+    while not (worker := status_answered(raw, 10 + int(time.monotonic()))["worker_pid"]):
+        assert time.monotonic() < deadline, "the warm worker never started"
+        time.sleep(0.2)
+    raw.send(b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n")  # once, the reader died here and the server ignored EOF
+    raw.proc.stdin.close()
+    assert raw.proc.wait(30) == 1  # ended without shutdown: exit code 1
+    assert gone(worker, 10), f"the warm worker {worker} outlived the server"
+
+
+LONG = "a" * 5000 + ".py"  # a name no file system allows: every call on it raises OSError
+
+
+@pytest.mark.parametrize(
+    "method, params, result",
+    [
+        ("textDocument/hover", {"textDocument": {"uri": f"file:///{LONG}"}, "position": {"line": 0, "character": 0}}, None),
+        (
+            "textDocument/inlayHint",
+            {
+                "textDocument": {"uri": f"file:///{LONG}"},
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}},
+            },
+            [],
+        ),
+        ("exportlens/program", {"uri": f"file:///{LONG}", "line": 3}, None),
+        ("workspace/executeCommand", {"command": "exportlens.exportModule", "arguments": [{"uri": f"file:///{LONG}", "line": 3}]}, None),
+        ("workspace/executeCommand", {"command": "exportlens.exportModule"}, None),
+        ("workspace/executeCommand", {"command": "exportlens.exportModule", "arguments": None}, None),
+        ("workspace/executeCommand", {"command": "exportlens.createSpec", "arguments": None}, False),
+    ],
+    ids=[
+        "hover-long-uri",
+        "inlay-long-uri",
+        "program-long-uri",
+        "export-long-uri",
+        "command-no-arguments",
+        "command-null-arguments",
+        "spec-null-arguments",
+    ],
+)
+def test_a_request_naming_no_file_or_nothing_is_answered_without_a_python_frame(served, method, params, result):
+    msg_id = random.randint(10**7, 10**8)
+    before = len(served.received)
+    served.request(msg_id, method, params)
+    assert served.reply(msg_id) == {"jsonrpc": "2.0", "id": msg_id, "result": result}
+    assert [python_frames(m) for m in served.received[before:] if python_frames(m)] == []
+
+
+def test_a_workspace_check_that_fails_inside_answers_without_a_python_frame(raw):
+    """A key duplicated in pyproject.toml while the server runs once raised out of the spec
+    reader, and the error's data carried the traceback."""
+    raw.initialize()
+    assert status_answered(raw, 2)["files_indexed"] == 1
+    (raw.root / "pyproject.toml").write_text(PYPROJECT + 'inputs = { x = "f32[8]" }\n')
+    raw.request(3, "exportlens/checkWorkspace", {})
+    reply = raw.reply(3)
+    assert "result" in reply or reply["error"]["code"] == -32603
+    assert [python_frames(m) for m in raw.received if python_frames(m)] == []
+
+
+def test_documented_requests_answer_with_their_params_left_out_or_null(tmp_path):
+    raw = Raw(tmp_path)  # no module has a spec here: the check exports nothing
+    try:
+        raw.initialize()
+        raw.request(2, "exportlens/checkWorkspace")  # as docs/server.md shows it: no params
+        assert raw.reply(2)["result"] == {"modules": 0, "exported": 0, "failed": 0, "findings": 0}
+        for msg_id, method in enumerate(["exportlens/checkWorkspace", "exportlens/status", "exportlens/program"], start=3):
+            raw.send(frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": None}))
+            assert "result" in raw.reply(msg_id)
+        raw.request(6, "exportlens/program")
+        assert raw.reply(6)["result"] is None  # names no module: nothing to show
+    finally:
+        raw.stop()
+
+
+def test_initialize_counts_once_it_succeeds_and_only_once(raw):
+    raw.request(1, "initialize", {"capabilities": 5})
+    assert raw.reply(1)["error"]["code"] == -32602
+    raw.request(2, "exportlens/status", {})
+    assert raw.reply(2)["error"]["code"] == -32002  # the refused initialize opened nothing
+    raw.send(frame({"jsonrpc": "2.0", "method": "initialize", "params": {"capabilities": {}}}))  # a notification: dropped
+    raw.request(3, "exportlens/status", {})
+    assert raw.reply(3)["error"]["code"] == -32002
+    raw.request(4, "initialize", {"capabilities": {}, "rootUri": raw.root.as_uri()})
+    assert "capabilities" in raw.reply(4)["result"]
+    raw.request(5, "initialize", {"capabilities": {}, "rootUri": raw.root.as_uri()})
+    error = raw.reply(5)["error"]
+    assert error["code"] == -32600 and "once" in error["message"]
+    assert status_answered(raw, 6)["pid"] == raw.proc.pid
+
+
+def test_what_pygls_makes_of_an_exception_reaches_the_client_without_its_frames():
+    """pygls answers an exception in a handler with its frames in error.data.traceback and
+    reports a notification's in a message: none of that gets past the writer."""
+    out = io.BytesIO()
+    server = build()
+    server.protocol.set_writer(Outgoing(out))
+    try:
+        compile("def broken(:\n", "models/net.py", "exec")
+    except SyntaxError as e:
+        error = JsonRpcInternalError.of(sys.exc_info())
+        text = "".join(traceback.format_exception(e))
+    server.protocol._send_response(7, error=error.to_response_error())  # what a failing request handler gets
+    server.report_server_error(error, FeatureNotificationError)  # what a failing notification handler gets
+    server.window_log_message(types.LogMessageParams(types.MessageType.Log, f"exportlens: {text}"))
+    sent = []
+    for part in out.getvalue().split(b"Content-Length: ")[1:]:
+        sent.append(json.loads(part.partition(b"\r\n\r\n")[2]))
+    assert [m.get("method") for m in sent] == [None, "window/showMessage", "window/logMessage"]
+    assert [python_frames(m) for m in sent if python_frames(m)] == []
+    assert sent[0]["error"] == {"code": -32603, "message": "SyntaxError: invalid syntax"}
+    assert sent[2]["params"]["message"] == "exportlens: SyntaxError: invalid syntax\n"

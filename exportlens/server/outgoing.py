@@ -1,0 +1,100 @@
+"""What the server writes to the client: every message passes ``Outgoing.write``, the one
+place where no Python frame gets through.
+
+pygls 2.1.1 answers an exception in a handler with its traceback's frames in
+``error.data.traceback`` (``JsonRpcInternalError.of``), and a message built from an
+exception may quote one (a SyntaxError's text starts with ``File "...", line 1``). Each
+frame written is searched for the marks of a Python frame (one regular expression over
+its bytes); where one is found, the message is read, its ``traceback`` members are
+removed and the traceback lines of its strings are cut, and what was cut goes to the
+server's log (stderr) instead.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pygls.io_ import StdoutWriter
+
+log = logging.getLogger(__name__)
+
+_HEADER_END = b"\r\n\r\n"
+# as they look in JSON (a quote inside a string escaped); found by substring search, which is
+# ten times a regular expression's speed on a large frame (1 ms a megabyte)
+_MARKS = (b"Traceback (most recent call last)", b'"traceback"', b'\\", line ')
+_TRACEBACK_HEADER = re.compile(r"Traceback \(most recent call last\):\s*")  # and the first frame's indent
+# a frame's location (where a line starts, or inside one: a message that quotes an exception's
+# text), and the source and caret lines indented below it
+_FRAME = re.compile(r'(?:^[ \t]+)?File "[^\n]*", line \d+[^\n]*\n?(?:[ \t]{4,}[^\n]*\n?)*', re.MULTILINE)
+
+
+class Outgoing(StdoutWriter):
+    """The stdout writer: LSP frames, with no Python frame in them."""
+
+    def __init__(self, stdout: Any) -> None:
+        super().__init__(stdout)
+        self.listener: Callable[[dict[str, Any]], None] | None = None  # shown each message while set
+
+    def write(self, data: bytes) -> None:
+        if _marked(data) or self.listener is not None:
+            data = self._read(data)
+        super().write(data)
+
+    def message(self, message: dict[str, Any]) -> None:
+        """Write one message (a dict of JSON values) as a frame."""
+        body = json.dumps(message).encode()
+        self.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+    def _read(self, frame: bytes) -> bytes:
+        header, _, body = frame.partition(_HEADER_END)
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return frame
+        if not isinstance(message, dict):
+            return frame
+        if self.listener is not None:
+            self.listener(message)
+        if not _marked(body):
+            return frame
+        cut: list[str] = []
+        message = _scrubbed(message, cut)
+        if isinstance(message.get("error"), dict) and message["error"].get("data") == {}:
+            del message["error"]["data"]  # it held only the traceback
+        body = json.dumps(message).encode()
+        if cut:
+            log.error("Python frames kept from the client:\n%s", "\n".join(cut))
+        return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def _marked(data: bytes) -> bool:
+    return any(mark in data for mark in _MARKS)
+
+
+def without_frames(text: str) -> str:
+    """``text`` with the lines of any Python traceback in it cut: its header, and each
+    frame's location and source lines. The exception's own line stays."""
+    return _FRAME.sub("", _TRACEBACK_HEADER.sub("", text))
+
+
+def _scrubbed(value: Any, cut: list[str]) -> Any:
+    if isinstance(value, str):
+        clean = without_frames(value)
+        if clean != value:
+            cut.append(value)
+        return clean
+    if isinstance(value, list):
+        return [_scrubbed(v, cut) for v in value]
+    if isinstance(value, dict):
+        if "traceback" in value:
+            cut.append(_text(value["traceback"]))
+        return {k: _scrubbed(v, cut) for k, v in value.items() if k != "traceback"}
+    return value
+
+
+def _text(traceback: Any) -> str:
+    return "".join(traceback) if isinstance(traceback, list) and all(isinstance(t, str) for t in traceback) else repr(traceback)
