@@ -51,3 +51,20 @@ def test_a_module_cannot_read_the_home_exportlens_was_started_in(tmp_path: Path,
     (finding,) = module["findings"]
     assert "PermissionError" in finding["message"], finding["message"]
     assert "PRIVATE KEY" not in done.stdout + done.stderr
+
+
+def test_a_model_checked_alone_in_the_home_folder_is_not_exported_there(tmp_path: Path):
+    """Its project folder would be the home folder, all of which the sandbox lets a project
+    read: EL505 on the class, and the module's code never runs."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    secret = home / ".ssh" / "id_rsa"
+    secret.write_text("PRIVATE KEY")
+    (home / "snoop.py").write_text(SNOOP.format(secret=str(secret)))
+    command = [sys.executable, "-m", "exportlens.cli", "check", str(home / "snoop.py"), "--no-cache", "--format", "json"]
+    done = subprocess.run(command, cwd=home, env=dict(os.environ, HOME=str(home)), capture_output=True, text=True, timeout=300)
+    (module,) = json.loads(done.stdout)["modules"]
+    (finding,) = module["findings"]
+    assert (finding["code"], finding["line"], module["status"]) == ("EL505", 6, "failed"), finding
+    assert "holds your home folder" in finding["message"] and "pyproject.toml" in finding["message"]
+    assert "PRIVATE KEY" not in done.stdout + done.stderr and done.returncode == 1

@@ -7,11 +7,14 @@ import os
 import re
 import signal
 from dataclasses import replace
+from pathlib import Path
 
 from ..core import codes
 from ..core.report import Finding, ModuleReport, Status
+from ..static.packages import package_base
 from ..static.variants import named
 from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported
+from .readable import holds_a_home
 from .validate import Refused, accepted
 
 # what an allocation refused under the memory cap says, in torch's and Python's words
@@ -30,6 +33,20 @@ def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) 
                 job.target, Status.FAILED, named([_on_class(job, codes.REFUSED, message, "")], job.target), seconds=seconds
             ), False
     return _ended(job, end, why_killed, seconds)
+
+
+def too_wide(job: Job) -> ModuleReport | None:
+    """A sandboxed job whose project folder is ``/``, a home or above one is not run: the
+    sandbox reads the whole project, and that would be ``~/.ssh`` (a model file checked
+    alone in the home folder, with no pyproject.toml of its own)."""
+    if not job.sandbox or not holds_a_home(package_base(Path(job.root).resolve())):
+        return None
+    message = (
+        f"not exported: its project folder is {job.root}, which holds your home folder, and a sandboxed export may read"
+        " all of its project (your ~/.ssh too); put the model in a folder of its own with a pyproject.toml,"
+        " or set `sandbox = false` for it"
+    )
+    return ModuleReport(job.target, Status.FAILED, named([_on_class(job, codes.TOO_WIDE, message, "")], job.target))
 
 
 def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -> tuple[ModuleReport, bool]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.report import ModuleReport
-from .outcome import outcome
+from .outcome import outcome, too_wide
 from .processes import Spares, Warm, killpg
 from .protocol import Done, Job, Lost, Run, Started
 from .validate import kept
@@ -116,7 +116,7 @@ class Pool:
                 raise RuntimeError("pool is closed")
             if supersede:
                 self.cancel(job.target, job.root)
-            known = self._known(job, fresh)
+            known = too_wide(job) or self._known(job, fresh)
             if known is not None:
                 future.set_result(known)
                 return future
