@@ -10,6 +10,7 @@ from typing import Any
 from lsprotocol import types
 
 from ..exporter.core.program import program_text
+from ..exporter.core.regular_files import plain_folders
 from ..exporter.core.report import ModuleReport, Status
 from ..exporter.core.settings import effective
 from ..exporter.core.targets import Target
@@ -82,6 +83,11 @@ async def export_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any
         )
         save = False  # the export still runs: its verdict is worth having
     artifacts = (root / ls.session.settings.artifact_folder) if save else None
+    if artifacts is not None and artifacts.is_relative_to(root) and not plain_folders(root, artifacts):
+        # a link planted in the project (a cloned repo's .exportlens/artifacts -> ~/.ssh) would make
+        # the export write, unconfined by the sandbox, wherever it leads
+        ls.show(f"not saving a .pt2: {artifacts} leads through a link or a file; remove it to save", types.MessageType.Warning)
+        artifacts, save = None, False
     try:
         reports = await ls.exports.export(root, [target], COMMAND, artifacts=artifacts)
     except asyncio.CancelledError:  # $/cancelRequest: kill the job, not just the wait

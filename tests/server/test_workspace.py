@@ -95,6 +95,30 @@ async def test_the_export_lens_on_meta_saves_no_weightless_pt2(editor):
     assert not (editor.root / ".exportlens/artifacts/TinyEncoder.pt2").exists()
 
 
+async def test_an_artifact_folder_that_is_a_link_is_not_written_through(editor, tmp_path):
+    """A link planted in the project (a cloned repo's .exportlens/artifacts -> ~/.ssh) would have
+    the export write wherever it leads, and the sandbox make that folder writable."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = editor.root / ".exportlens/artifacts"
+    kept = folder.with_name("artifacts.kept")
+    if folder.exists():
+        folder.rename(kept)
+    folder.parent.mkdir(exist_ok=True)
+    folder.symlink_to(elsewhere, target_is_directory=True)
+    try:
+        line = editor.line_of(ENCODER, "pooled = h.mean(dim=1)")
+        args = [{"uri": editor.uri(ENCODER), "line": line, "save": True}]
+        result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args))
+        assert result["status"] == "exported" and result["artifact"] is None
+        assert any("not saving a .pt2" in m.message and "leads through a link" in m.message for m in editor.client.messages)
+        assert list(elsewhere.iterdir()) == []
+    finally:
+        folder.unlink()
+        if kept.exists():
+            kept.rename(folder)
+
+
 async def test_log_level_error_keeps_the_log_quiet(editor):
     await editor.configure(logLevel="error")
     quiet_from = len(editor.client.log_messages)
