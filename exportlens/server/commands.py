@@ -75,19 +75,8 @@ async def export_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any
     root = ls.session.root_of(path)
     if ls.session.index.by_target(root, target) is None:
         ls.rescan(path)
-    if save and _on_meta(ls, root, target):
-        ls.show(
-            f"{target} is checked on meta, which holds no weights: a .pt2 saved from it would have none and fail when"
-            ' run. Set device = "cpu" (or "cuda") in its table to save one, or use `exportlens export --allow-meta-weights`.',
-            types.MessageType.Warning,
-        )
-        save = False  # the export still runs: its verdict is worth having
-    artifacts = (root / ls.session.settings.artifact_folder) if save else None
-    if artifacts is not None and artifacts.is_relative_to(root) and not plain_folders(root, artifacts):
-        # a link planted in the project (a cloned repo's .exportlens/artifacts -> ~/.ssh) would make
-        # the export write, unconfined by the sandbox, wherever it leads
-        ls.show(f"not saving a .pt2: {artifacts} leads through a link or a file; remove it to save", types.MessageType.Warning)
-        artifacts, save = None, False
+    artifacts = _artifact_folder(ls, root, target) if save else None
+    save = artifacts is not None
     try:
         reports = await ls.exports.export(root, [target], COMMAND, artifacts=artifacts)
     except asyncio.CancelledError:  # $/cancelRequest: kill the job, not just the wait
@@ -104,6 +93,25 @@ async def export_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any
         "artifact": report.summary.artifact if report.summary else None,
         "findings": len(report.findings),
     }
+
+
+def _artifact_folder(ls: ExportLensServer, root: Path, target: str) -> Path | None:
+    """Where *Export to .pt2* saves ``target``'s program; None (and the user told why) where
+    it saves none: the export still runs, its verdict is worth having."""
+    if _on_meta(ls, root, target):
+        ls.show(
+            f"{target} is checked on meta, which holds no weights: a .pt2 saved from it would have none and fail when"
+            ' run. Set device = "cpu" (or "cuda") in its table to save one, or use `exportlens export --allow-meta-weights`.',
+            types.MessageType.Warning,
+        )
+        return None
+    artifacts = root / ls.session.settings.artifact_folder
+    if artifacts.is_relative_to(root) and not plain_folders(root, artifacts):
+        # a link planted in the project (a cloned repo's .exportlens/artifacts -> ~/.ssh) would make
+        # the export write, unconfined by the sandbox, wherever it leads
+        ls.show(f"not saving a .pt2: {artifacts} leads through a link or a file; remove it to save", types.MessageType.Warning)
+        return None
+    return artifacts
 
 
 def _on_meta(ls: ExportLensServer, root: Path, target: str) -> bool:

@@ -7,8 +7,12 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import select
 import selectors
 import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -117,3 +121,31 @@ def kill_tree(pid: int) -> None:
     killpg(pid)
     for p in below:
         kill(p)
+
+
+@contextmanager
+def exit_if_owner_goes() -> Iterator[None]:
+    """While warming up we read no requests, so watch stdin for its writer going away:
+    an owner killed during our start must not leave us running."""
+    stop_r, stop_w = os.pipe()
+
+    def watch() -> None:
+        poll = select.poll()
+        poll.register(0, select.POLLHUP)
+        poll.register(stop_r, select.POLLIN)
+        while True:
+            for fd, events in poll.poll():
+                if fd == stop_r:
+                    return
+                if events & (select.POLLHUP | select.POLLERR):
+                    os._exit(0)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        os.write(stop_w, b"x")
+        watcher.join()  # no thread of ours may live on into a fork
+        os.close(stop_r)
+        os.close(stop_w)

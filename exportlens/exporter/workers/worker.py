@@ -31,21 +31,29 @@ from __future__ import annotations
 
 import gc
 import os
-import select
 import selectors
 import signal
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch  # before our own imports: what an interpreter given by mistake most often lacks
 
 from .child import PRIMED, child_end, forked, warm_up, write_all
 from .preload import preload
-from .processctl import PR_SET_CHILD_SUBREAPER, children, kill, kill_tree, killpg, limit_memory, prctl, readable, tree, tree_private_bytes
+from .processctl import (
+    PR_SET_CHILD_SUBREAPER,
+    children,
+    exit_if_owner_goes,
+    kill,
+    kill_tree,
+    killpg,
+    limit_memory,
+    prctl,
+    readable,
+    tree,
+    tree_private_bytes,
+)
 from .protocol import CodecError, Died, Done, End, Exited, Internal, OutOfMemory, Ready, Reported, Run, Shutdown, Started, decode, encode
 
 OUTPUT_TAIL = 64 * 1024  # bytes of the user's output kept per job
@@ -356,34 +364,6 @@ def _parse_result(data: bytes) -> tuple[End | None, str]:
 # -- starting up ---------------------------------------------------------------------
 
 
-@contextmanager
-def _exit_if_owner_goes() -> Iterator[None]:
-    """While warming up we read no requests, so watch stdin for its writer going away:
-    an owner killed during our start must not leave us running."""
-    stop_r, stop_w = os.pipe()
-
-    def watch() -> None:
-        poll = select.poll()
-        poll.register(0, select.POLLHUP)
-        poll.register(stop_r, select.POLLIN)
-        while True:
-            for fd, events in poll.poll():
-                if fd == stop_r:
-                    return
-                if events & (select.POLLHUP | select.POLLERR):
-                    os._exit(0)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
-        yield
-    finally:
-        os.write(stop_w, b"x")
-        watcher.join()  # no thread of ours may live on into a fork
-        os.close(stop_r)
-        os.close(stop_w)
-
-
 def spare() -> None:
     """Run exactly one job in this process (platforms without a safe fork)."""
     proto = os.dup(1)
@@ -404,7 +384,7 @@ def _ready() -> Ready:
 
 
 def main() -> None:
-    with _exit_if_owner_goes():
+    with exit_if_owner_goes():
         warm_up()
     if "--spare" in sys.argv:
         spare()
