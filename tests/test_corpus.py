@@ -46,6 +46,25 @@ def test_the_corpus_holds_cases_from_users_reports():
         assert case.code is None or case.remedy, f"{case.path}: no `Remedy:`"
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c.reports], ids=lambda c: c.path.removesuffix(".py"))
+def test_probe_inputs_run_eagerly(case: Case):
+    """A probe set is inputs the model takes: every probe runs through eager forward, so a
+    program that rejects one rejects an input the user's model accepts."""
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location(f"corpus_{case.path.removesuffix('.py')}", CORPUS / case.path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.Case().eval()
+    probes = module.Case.probe_inputs()
+    assert len(probes) >= 2, "a probe set takes more than one side"
+    with torch.no_grad():
+        for args in probes:
+            model(*args)
+
+
 def _param(case: Case):
     """A known gap (``Known gap:`` in the case's docstring) is a strict xfail: when exportlens
     gets it right, the test says so and the docstring line is removed."""

@@ -4,9 +4,10 @@ From: pytorch/pytorch#146990 (how to export a model using `topk` with a variable
 of neighbours).
 Expect: the marked line: `topk` asks for `min(8, n) <= n`, true for every `n`, which torch
 cannot prove over the declared range and reports as a violation of `n`'s range.
-Remedy: `torch._check(k <= points.shape[0])`, a true invariant that torch then knows; or a
-spec change, `n` min 8, if fewer than eight points never occur.
-Probes: `n` 3 (fewer points than `k`) and 20.
+Remedy: a spec change, `n` min 8, where fewer than eight points never occur (checked:
+`torch._check(k <= n)`, `torch.sym_min` and slicing the sorted distances each fail the same
+way on torch 2.13); a model that must serve fewer points needs a second program for them.
+Probes: `n` 8 and 20 (and 3, which only the program for fewer points serves).
 """
 
 import torch
@@ -29,7 +30,7 @@ class Case(nn.Module):
 
     @staticmethod
     def probe_inputs():
-        return [(torch.randn(3, 3),), (torch.randn(20, 3),)]
+        return [(torch.randn(8, 3),), (torch.randn(20, 3),), (torch.randn(3, 3),)]
 
     def forward(self, points):
         dist = (points[:, None] - points[None]).pow(2).sum(-1)
