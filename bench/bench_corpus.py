@@ -3,7 +3,20 @@ beside plain torch.export of the same modules, in one run.
 
 Prints, over every case: the first finding on the expected line, its kind as expected,
 negative controls clean, preferred fixes that make the module export (each applied to a
-copy, as an editor would, and exported again). Then the time for the whole corpus:
+copy, as an editor would, and exported again), and the figures of issue 23 that can be
+measured today:
+
+- **findings with torch's symbols**: findings whose message or a fix's title shows torch's
+  names (``u0``, ``s77``, ``zuf0``, ``L['x']``, ``on node 'le_11'``, ``IntInfinity``, ``int_oo``);
+- **findings lost to internal errors**: modules where exportlens itself failed (an EL901
+  "exportlens failed", as when building or proving a fix raises) instead of saying the finding;
+- **fix applications to export**: for every failing case whose first finding has a preferred
+  fix, that fix is applied, the module checked again, and so on (at most ``ROUNDS`` times):
+  how many exported after one application, how many needed more, how many never did;
+- **preferred fixes that agree with eager on their probe sets**: ``agrees_with_eager`` is
+  the hook for it (each case's ``probe_inputs()``); until it is filled it says "not measured".
+
+Then the time for the whole corpus:
 
 - **torch.export**: a plain ``torch.export.export`` of each module on its example inputs
   and dynamic shapes, built once beforehand exactly as exportlens builds them;
@@ -12,12 +25,15 @@ copy, as an editor would, and exported again). Then the time for the whole corpu
 - **exportlens check** (the CLI): the same, as a user runs it, with its workers and no cache.
 
 Goals (issue 11): line and kind each ≥ 95 %, every control clean, every promised fix exports.
+Goals (issue 23): preferred fixes that export and agree with eager 100 %, findings lost to
+internal errors 0, findings with torch's symbols 0, modules needing more than one fix 0.
 
     python bench/bench_corpus.py
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -28,11 +44,16 @@ HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))
 
 import torch  # noqa: E402  (after the tests folder is on the path, for corpus_cases)
-from corpus_cases import cases, check, copy_corpus, judge  # noqa: E402
+from corpus_cases import Case, cases, check, copy_corpus, judge  # noqa: E402
 
+from exportlens.exporter.core.report import Finding, ModuleReport, Status  # noqa: E402
 from exportlens.exporter.runtime.locate import ProjectFiles  # noqa: E402
 from exportlens.exporter.runtime.run import prepare, quiet  # noqa: E402
+from exportlens.exporter.static.edits import apply_edits  # noqa: E402
 from exportlens.exporter.static.plan import make_plan  # noqa: E402
+
+TORCH_SYMBOLS = re.compile(r"\b[suz](?:uf)?\d+\b|L\[|on node '|IntInfinity|int_oo")  # s77, u0, zuf0, L['x'] ...
+ROUNDS = 3  # fix applications tried before a module counts as never exporting
 
 
 def plain_export(root: Path) -> tuple[float, int]:
@@ -58,7 +79,54 @@ def plain_export(root: Path) -> tuple[float, int]:
     return time.perf_counter() - started, failed
 
 
+def with_torch_symbols(reports: dict[str, ModuleReport]) -> list[Finding]:
+    """Findings whose message or a fix's title shows torch's names for things."""
+    return [
+        f
+        for r in reports.values()
+        for f in r.findings
+        if TORCH_SYMBOLS.search(f.message) or any(TORCH_SYMBOLS.search(x.title) for x in f.fixes)
+    ]
+
+
+def lost_to_internal_errors(reports: dict[str, ModuleReport]) -> list[Finding]:
+    """Modules where exportlens itself failed (EL901 "exportlens failed"), which loses the
+    finding the module had: what a failure while building or proving a fix does today."""
+    return [f for r in reports.values() for f in r.findings if f.code == "EL901" and f.message.startswith("exportlens failed")]
+
+
+def _first_error(report: ModuleReport) -> Finding | None:
+    return next((f for f in report.findings if f.code != "EL007"), None)
+
+
+def applications_to_export(case: Case, report: ModuleReport, scratch: Path) -> int | None:
+    """How many applications of the first finding's preferred fix (re-checking after each,
+    as a user would) make the module export; None: not within ``ROUNDS``, or no preferred fix.
+    The copy is left in ``scratch`` for ``agrees_with_eager``."""
+    root = copy_corpus(scratch / case.path.removesuffix(".py"))
+    for rounds in range(1, ROUNDS + 1):
+        first = _first_error(report)
+        preferred = [f for f in (first.fixes if first else ()) if f.preferred]
+        if not preferred:
+            return None
+        for path in {e.path for e in preferred[0].edits}:
+            file = root / path
+            file.write_text(apply_edits(file.read_text(encoding="utf-8"), [e for e in preferred[0].edits if e.path == path]))
+        report = check(root, only=case.target)[case.target]
+        if report.status is Status.EXPORTED:
+            return rounds
+    return None
+
+
+def agrees_with_eager(case: Case, fixed_root: Path) -> bool | None:
+    """Hook (issue 23, filled by the remedies work): whether the program exported from the
+    fixed copy at ``fixed_root`` agrees with eager on every input of the case's
+    ``probe_inputs()``. None: not measured yet."""
+    return None
+
+
 def main() -> None:
+    began = time.perf_counter()
     all_cases = cases()
     with tempfile.TemporaryDirectory() as tmp:
         root = copy_corpus(Path(tmp) / "corpus")
@@ -75,6 +143,11 @@ def main() -> None:
         )
         cli_s = time.perf_counter() - started
         outcomes = [judge(c, reports[c.target], Path(tmp)) for c in all_cases]
+        started = time.perf_counter()
+        fixable = [c for c in all_cases if c.code and (first := _first_error(reports[c.target])) and any(f.preferred for f in first.fixes)]
+        rounds = {c.path: applications_to_export(c, reports[c.target], Path(tmp) / "rounds") for c in fixable}
+        agree = {c.path: agrees_with_eager(c, Path(tmp) / "rounds" / c.path.removesuffix(".py")) for c in fixable if rounds[c.path]}
+        rounds_s = time.perf_counter() - started
 
     failing = [o for o in outcomes if o.case.code]
     controls = [o for o in outcomes if not o.case.code]
@@ -90,13 +163,37 @@ def main() -> None:
     print(f"| its kind as expected | {share(sum(o.kind_ok for o in failing), len(failing))} | ≥ 95 % |")
     print(f"| negative controls clean | {share(sum(o.line_ok for o in controls), len(controls))} | all |")
     print(f"| promised preferred fixes that export | {share(sum(bool(o.fix_ok) for o in promised), len(promised))} | all |")
+    once = [p for p, n in rounds.items() if n == 1]
+    more = [p for p, n in rounds.items() if n is not None and n > 1]
+    never = [p for p, n in rounds.items() if n is None]
+    measured = [v for v in agree.values() if v is not None]
+    agreeing = f"{share(sum(measured), len(measured))}" if measured else f"not measured ({len(agree)} to measure)"
+    symbols = with_torch_symbols(reports)
+    lost = lost_to_internal_errors(reports)
+    print(f"| preferred fixes that export, applied once | {share(len(once), len(rounds))} | |")
+    print(f"| … and agree with eager on their probe sets | {agreeing} | 100 % |")
+    print(f"| modules needing more than one fix application (never within {ROUNDS}) | {len(more)} ({len(never)}) | 0 |")
+    print(f"| findings lost to internal errors | {len(lost)} | 0 |")
+    print(
+        f"| findings with torch's symbols (message or fix title) | {len(symbols)} of {sum(len(r.findings) for r in reports.values())} | 0 |"
+    )
+    print(f"| known gaps (strict xfail in tests/test_corpus.py) | {sum(bool(c.gap) for c in all_cases)} | 0 |")
     print(f"| torch.export.export of every module (plain loop, {raised} raised) | {torch_s:.1f} s | |")
     print(f"| exportlens, in one process | {ours_s:.1f} s = {ours_s / torch_s:.1f}× torch.export | |")
     print(f"| `exportlens check` (CLI, workers, no cache; exit {cli.returncode}) | {cli_s:.1f} s = {cli_s / torch_s:.1f}× torch.export | |")
+    print(f"| fix applications, re-checked (the figures above) | {rounds_s:.1f} s | |")
+    print(f"\nwhole bench: {time.perf_counter() - began:.0f} s\n")
     misses = [o for o in failing if not (o.line_ok and o.kind_ok and o.fix_ok is not False)] + [o for o in controls if not o.line_ok]
     for o in misses:
         got = f"{o.first.path}:{o.first.line} {o.first.code}" if o.first else "no finding"
-        print(f"miss: {o.case.path}: expected {o.case.where or o.case.path}:{o.case.line} {o.case.code}, got {got}")
+        gap = " (known gap)" if o.case.gap else ""
+        print(f"miss{gap}: {o.case.path}: expected {o.case.where or o.case.path}:{o.case.line} {o.case.code}, got {got}")
+    for path in more + never:
+        print(f"fix rounds: {path}: {'never exported' if rounds[path] is None else f'{rounds[path]} applications'} within {ROUNDS}")
+    for f in lost:
+        print(f"lost: {f.path}:{f.line} {f.message}")
+    for f in symbols:
+        print(f"torch symbols: {f.path}:{f.line} {f.code} {f.message[:160]}")
 
 
 if __name__ == "__main__":

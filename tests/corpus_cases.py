@@ -4,10 +4,17 @@ Each case is one file holding one module, ``Case``. The line that must break car
 ``# expect: EL201`` (in the case's file, or in its table in pyproject.toml) (with ``, fix exports`` when the preferred fix must make the module
 export); a negative control says ``Expect: clean.`` in its docstring instead. Shared by
 tests/test_corpus.py (each case) and bench/bench_corpus.py (the figures).
+
+A case written from a user's report also says, in its docstring, where the report is
+(``From: pytorch/pytorch#113002``), the remedy that keeps the model's meaning
+(``Remedy:``), the inputs that take every side of each data-dependent branch (``Probes:``,
+built by the module's ``probe_inputs()``), and, where exportlens does not yet give the
+expected line and code, why (``Known gap:``; tests/test_corpus.py holds it as a strict xfail).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 from dataclasses import dataclass, replace
@@ -20,6 +27,8 @@ from exportlens.exporter.static.edits import apply_edits
 CORPUS = Path(__file__).resolve().parent / "corpus"
 MARK = re.compile(r"#\s*expect:\s*(EL\d{3})(,\s*fix exports)?")
 TABLE = re.compile(r'^\[tool\.exportlens\.modules\."([^"]+)"\]')
+REPORT = re.compile(r"\b[\w.-]+/[\w.-]+#\d+\b")  # owner/repo#123
+FIELD = re.compile(r"^(From|Expect|Remedy|Probes|Known gap):\s*", re.M)
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,10 @@ class Case:
     code: str | None
     fix_exports: bool
     where: str = ""  # the file the line is in, when not the case's own (pyproject.toml)
+    reports: tuple[str, ...] = ()  # the users' reports it was written from ("owner/repo#123")
+    remedy: str = ""  # the fix that keeps the model's meaning, in words
+    probes: str = ""  # the inputs that take every side of each data-dependent branch, in words
+    gap: str = ""  # why exportlens does not yet give the expected line and code ("": it does)
 
     @property
     def target(self) -> str:
@@ -51,14 +64,28 @@ def cases() -> list[Case]:
         text = file.read_text(encoding="utf-8")
         here = [(file.name, i, m) for i, line in enumerate(text.splitlines(), 1) if (m := MARK.search(line))]
         here += marks.get(file.name, [])
+        about = _about(text)
         if not here:
-            assert "Expect: clean." in text, f"{file.name}: no `# expect:` line and not a negative control"
-            found.append(Case(file.name, None, None, False))
+            assert "Expect: clean" in text, f"{file.name}: no `# expect:` line and not a negative control"
+            found.append(Case(file.name, None, None, False, **about))
             continue
         assert len(here) == 1, f"{file.name}: one `# expect:` line per case"
         ((path, line, m),) = here
-        found.append(Case(file.name, line, m.group(1), bool(m.group(2)), path))
+        found.append(Case(file.name, line, m.group(1), bool(m.group(2)), path, **about))
     return found
+
+
+def _about(text: str) -> dict:
+    """The docstring's fields: the reports cited in ``From:``, ``Remedy:``, ``Probes:``, ``Known gap:``."""
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    parts = FIELD.split(doc)[1:]  # name, body, name, body ...
+    fields = {name: " ".join(body.split()) for name, body in zip(parts[::2], parts[1::2])}
+    return {
+        "reports": tuple(REPORT.findall(fields.get("From", ""))),
+        "remedy": fields.get("Remedy", ""),
+        "probes": fields.get("Probes", ""),
+        "gap": fields.get("Known gap", ""),
+    }
 
 
 def _marks_in_spec() -> dict[str, list[tuple[str, int, re.Match]]]:
@@ -80,14 +107,29 @@ def copy_corpus(dest: Path) -> Path:
 
 def check(root: Path, only: str | None = None) -> dict[str, ModuleReport]:
     """Every module of the corpus at ``root`` (or the one ``only`` names), in this process."""
-    from exportlens.exporter.runtime.check import check_plan
-    from exportlens.exporter.runtime.run import Options
     from exportlens.exporter.static.plan import make_plan
 
     plan = make_plan([root])
     if only is not None:
         plan = replace(plan, modules=[p for p in plan.modules if p.target == only])
-    return {m.target: m for m in check_plan(plan, Options(collect_all=True)).modules}
+    return {p.target: _checked(plan, p) for p in plan.modules}
+
+
+def _checked(plan, planned) -> ModuleReport:
+    """``check_one``, where exportlens's own error is what the CLI shows for it (an EL901 on
+    the class line, see workers/outcome.py), so one module's error does not end the run."""
+    from exportlens.exporter.core import codes
+    from exportlens.exporter.runtime.check import check_one
+    from exportlens.exporter.runtime.run import Options
+
+    try:
+        return check_one(plan, planned, Options(collect_all=True))
+    except Exception as e:  # counted by the bench as a finding lost to an internal error
+        name = planned.module.name_span
+        lost = codes.finding(
+            codes.INTERNAL, f"exportlens failed: {type(e).__name__}: {e}", planned.module.path, name.line, column=name.column
+        )
+        return ModuleReport(planned.target, Status.FAILED, (lost,))
 
 
 def judge(case: Case, report: ModuleReport, scratch: Path) -> Outcome:
