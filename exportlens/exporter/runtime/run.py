@@ -101,7 +101,7 @@ def export_module(
         return report(Status.FAILED, _failed(exc, log, model, ctx, strict, options.collect_all))
     unserved = []
     if options.serve:
-        unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device)
+        unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device, log)
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None))
     ep, artifact = _finish(ep, settings.ir, options.artifact)
@@ -118,7 +118,7 @@ def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context,
     records = _with_example_branch(_with_eager(read_failure(exc, log, built), model, built), model, ctx)
     records = verified(records, ctx, try_export)
     findings = explain(records, ctx)
-    every = fix_all(records, ctx, try_export)
+    every = fix_all(records, ctx)
     if every is not None:  # offered on each finding it solves, after the finding's own
         findings = [replace(f, fixes=f.fixes + (every,)) if fixes_of(r) else f for r, f in zip(records, findings)]
     if collect_all:
