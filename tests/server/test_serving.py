@@ -55,7 +55,7 @@ async def test_a_range_the_program_cannot_serve_lands_after_the_verdict_with_a_p
         return [a.title for a in actions or [] if isinstance(a, types.CodeAction)]
 
     for _ in range(100):
-        if any("(module then exports)" in t for t in await titles()):
+        if any("(module then exports and serves its ranges)" in t for t in await titles()):
             break
         await editor.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)  # a proof's landing is logged
-    assert "Set `seq` to Dim('seq', max=64) (module then exports)" in await titles()
+    assert "Set `seq` to Dim('seq', max=64) (module then exports and serves its ranges)" in await titles()
