@@ -1,5 +1,6 @@
 """Fixes that converge: one application of a module's preferred fix, as `exportlens check`
-offers it, and the module exports and its program serves the declared ranges.
+offers it, and the module exports and its program serves the declared ranges; every
+data-dependent problem in one check; a size the program refuses on the line that made it.
 
 Each module is written as people write it; the check runs in a real CLI process with its
 workers (the owner proves each fix, round after round), the fix is applied to the files as
@@ -159,6 +160,51 @@ def test_dims_needing_new_roots_take_one_application(project):
     assert title.startswith("Declare `dy = dx + 1`; then declare `dz = dx + 3`; then set `dx` to Dim('dx', min=5)")
 
 
+MOE = """
+    import torch
+    from torch import nn
+
+
+    class MoE(nn.Module):
+        def __init__(self, hidden=16, experts=4, capacity_factor=1.25):
+            super().__init__()
+            self.gate = nn.Linear(hidden, experts)
+            self.experts = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(experts))
+            self.capacity_factor = capacity_factor
+
+        def forward(self, x):
+            weights, chosen = self.gate(x).softmax(dim=-1).topk(2, dim=-1)
+            out = torch.zeros_like(x)
+            for e, expert in enumerate(self.experts):
+                token, slot = torch.nonzero(chosen == e, as_tuple=True)
+                if token.numel() == 0:
+                    continue
+                capacity = int((chosen == e).sum().item() * self.capacity_factor)
+                token, slot = token[:capacity], slot[:capacity]
+                out.index_add_(0, token, expert(x[token]) * weights[token, slot, None])
+            return out
+"""
+
+
+def test_a_mixture_of_experts_shows_every_data_dependent_problem_in_one_check(project):
+    """torch 2.13's draft export fails on this forward (`nonzero(..., as_tuple=True)` in a
+    loop): each guard is then taken provisionally, and tracing goes on to the next."""
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."moe.py:MoE"]
+        inputs = { x = "f32[tokens, 16]" }
+        dims = { tokens = { min = 2, max = 256 } }
+        """,
+    )
+    project.write("moe.py", MOE)
+    findings = project.module("MoE").findings
+    assert [(f.code, f.line) for f in findings] == [
+        ("EL101", line_of(project, "moe.py", "if token.numel() == 0:")),
+        ("EL101", line_of(project, "moe.py", "capacity = int(")),
+    ]
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="the preferred fix of `if token.numel() == 0: continue` is a torch._check that every expert is empty;"
@@ -174,33 +220,7 @@ def test_a_mixture_of_experts_takes_one_application(project):
         dims = { tokens = { min = 2, max = 256 } }
         """,
     )
-    project.write(
-        "moe.py",
-        """
-        import torch
-        from torch import nn
-
-
-        class MoE(nn.Module):
-            def __init__(self, hidden=16, experts=4, capacity_factor=1.25):
-                super().__init__()
-                self.gate = nn.Linear(hidden, experts)
-                self.experts = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(experts))
-                self.capacity_factor = capacity_factor
-
-            def forward(self, x):
-                weights, chosen = self.gate(x).softmax(dim=-1).topk(2, dim=-1)
-                out = torch.zeros_like(x)
-                for e, expert in enumerate(self.experts):
-                    token, slot = torch.nonzero(chosen == e, as_tuple=True)
-                    if token.numel() == 0:
-                        continue
-                    capacity = int((chosen == e).sum().item() * self.capacity_factor)
-                    token, slot = token[:capacity], slot[:capacity]
-                    out.index_add_(0, token, expert(x[token]) * weights[token, slot, None])
-                return out
-        """,
-    )
+    project.write("moe.py", MOE)
     reaches_exports_and_serves(project)
 
 
