@@ -24,6 +24,7 @@ from ..exporter.static.deps import ImportGraph
 from ..exporter.static.plan import Plan, Planned
 from ..exporter.static.spec import PYPROJECT
 from ..exporter.workers.batch import job_for
+from ..exporter.workers.converge import Once
 from ..exporter.workers.pool import Cancelled, Pool
 from ..exporter.workers.proofs import converging, proofs, proven
 from ..exporter.workers.protocol import Job
@@ -326,9 +327,10 @@ class Exports:
         if not tries or self.pool is None:
             return
         pool = self.pool
+        submit = Once(lambda j: pool.submit(j, supersede=False, background=True))
         pending = [(rounds, p.job) for p, rounds in tries]
         while pending:
-            waits = [asyncio.wrap_future(pool.submit(j, supersede=False, background=True)) for _, j in pending]
+            waits = [asyncio.wrap_future(submit(j)) for _, j in pending]
             after = await asyncio.gather(*waits, return_exceptions=True)
             if self.session.results.get((root, job.target)) is not result:
                 return  # the module was exported again: these fixes are gone

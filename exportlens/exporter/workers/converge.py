@@ -16,6 +16,7 @@ job, or None once the fix went as far as it goes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import replace
 
 from ..core.report import Edit, Fix, ModuleReport, Status
@@ -111,3 +112,18 @@ def _next_fixes(after: ModuleReport) -> list[Fix]:
 
 def _overlap(a: Edit, b: Edit) -> bool:
     return a.path == b.path and (a.line, a.column) <= (b.end_line, b.end_column) and (b.line, b.column) <= (a.end_line, a.end_column)
+
+
+class Once:
+    """``submit`` that exports the same texts once: fixes on their way often meet (a finding's
+    own fix and the fix for all reach the same edits), and their rounds then share one job."""
+
+    def __init__(self, submit: Callable[[Job], Future]) -> None:
+        self._submit = submit
+        self._futures: dict[tuple[tuple[str, str], ...], Future] = {}
+
+    def __call__(self, job: Job) -> Future:
+        key = tuple(sorted(job.sources.items()))
+        if key not in self._futures:
+            self._futures[key] = self._submit(job)
+        return self._futures[key]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from ..core.report import Finding, Fix, ModuleReport, Status
 from ..core.sources import Sources
 from ..static.edits import apply_edits
-from .converge import Converging
+from .converge import Converging, Once
 from .protocol import Job
 
 SERVES, EXPORTS, PARTIAL, UNVERIFIED = "serves", "exports", "partial", "unverified"
@@ -150,6 +150,7 @@ def prove(job: Job, report: ModuleReport, sources: Sources, submit: Callable[[Jo
     tries = [(p, converging(report, p, sources)) for p in proofs(job, report, sources)]
     if not tries:
         return report
+    submit = Once(submit)
     pending = [(rounds, submit(p.job)) for p, rounds in tries]
     while pending:
         stepped = [(rounds, rounds.step(_result(future))) for rounds, future in pending]
