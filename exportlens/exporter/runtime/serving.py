@@ -83,7 +83,7 @@ def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, re
             continue
         declared = f"[{root.min if finite(root.min) else 0}, {root.max if finite(root.max) else '∞'}]"
         if exported:
-            placed = _refused_on_line(dim, bound, declared, exported, program, model, ctx, rebuild, log)
+            placed = _refused_on_line(dim, bound, declared, exported, program, ctx, rebuild, log)
             if placed is not None:
                 return placed
         if eager:
@@ -111,7 +111,6 @@ def _refused_on_line(
     declared: str,
     exported: str,
     program: Any,
-    model: torch.nn.Module,
     ctx: Context,
     rebuild: Rebuild,
     log: GuardLog | None,

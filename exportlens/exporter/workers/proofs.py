@@ -10,9 +10,10 @@ What the last export gave is written on the fix: ``verified`` is ``"serves"``
 (exports, and the program serves the declared ranges), ``"exports"`` (on ``meta``,
 where nothing runs) or ``"partial"`` (fewer problems, and not this one), and its
 title's suffix is written from that field alone (``said``); a fix that leaves its
-own problem (or a spec that no longer plans) is not offered. Fixes not tried stay ``"unverified"``; once the proofs are done (``settled``)
-none of them is preferred: a job's report is untrusted (validate.py resets its
-``verified``), and its ``preferred`` only names the fix for the owner to try.
+own problem (or a spec that no longer plans) is not offered. Fixes not tried stay
+``"unverified"``; once the proofs are done (``settled``) none of them is preferred:
+a job's report is untrusted (validate.py resets its ``verified``), and its
+``preferred`` only names the fix for the owner to try.
 """
 
 from __future__ import annotations
@@ -48,9 +49,8 @@ def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
     out, seen = [], set()
     for i, finding in enumerate(report.findings):
         for j, fix in enumerate(finding.fixes):
-            if (
-                not (fix.preferred or fix.edits in shared) or fix.verified != UNVERIFIED or fix.edits in seen
-            ):  # (a remembered report is proven already)
+            tried = fix.verified != UNVERIFIED  # (a remembered report is proven already)
+            if not (fix.preferred or fix.edits in shared) or tried or fix.edits in seen:
                 continue
             seen.add(fix.edits)
             texts = _applied(fix, sources)
@@ -80,7 +80,8 @@ def converging(report: ModuleReport, proof: Proof, sources: Sources) -> Convergi
 
 
 def proven(report: ModuleReport, results: list[tuple[Proof, Converging]]) -> ModuleReport:
-    """``report`` with where each tried fix got written on it (a try that never finished: as it was)."""
+    """``report`` with how far each tried fix got written on it (one whose first try never
+    finished: as it was)."""
     findings = list(report.findings)
     for proof, rounds in results:
         if rounds.first is None or rounds.after is None:
