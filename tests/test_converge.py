@@ -23,8 +23,6 @@ from exportlens.exporter.workers.proofs import said
 
 REPO = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.slow
-
 
 def check(root: Path) -> tuple[int, dict]:
     """`exportlens check --format json .` in ``root``: exit code and report."""
@@ -88,6 +86,7 @@ TWO = """
 """
 
 
+@pytest.mark.slow
 def test_two_reaches_exports_and_serves_with_one_application(project):
     project.write(
         "pyproject.toml",
@@ -104,6 +103,7 @@ def test_two_reaches_exports_and_serves_with_one_application(project):
     assert "return h.flatten().reshape(16, -1)" in project.read("two.py")
 
 
+@pytest.mark.slow
 def test_a_line_needing_k_divisible_by_3_and_batch_below_16_takes_one_application(project):
     project.write(
         "pyproject.toml",
@@ -133,6 +133,7 @@ def test_a_line_needing_k_divisible_by_3_and_batch_below_16_takes_one_applicatio
     assert title.startswith("Declare `K = 3*_K`; then set `batch` to Dim('batch', max=15)")
 
 
+@pytest.mark.slow
 def test_dims_needing_new_roots_take_one_application(project):
     project.write(
         "pyproject.toml",
@@ -186,6 +187,7 @@ MOE = """
 """
 
 
+@pytest.mark.slow
 def test_a_mixture_of_experts_shows_every_data_dependent_problem_in_one_check(project):
     """torch 2.13's draft export fails on this forward (`nonzero(..., as_tuple=True)` in a
     loop): each guard is then taken provisionally, and tracing goes on to the next."""
@@ -205,6 +207,7 @@ def test_a_mixture_of_experts_shows_every_data_dependent_problem_in_one_check(pr
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
     reason="the preferred fix of `if token.numel() == 0: continue` is a torch._check that every expert is empty;"
@@ -224,6 +227,7 @@ def test_a_mixture_of_experts_takes_one_application(project):
     reaches_exports_and_serves(project)
 
 
+@pytest.mark.slow
 def test_a_size_the_program_refuses_is_on_the_line_that_made_the_guard(project):
     """Ranges that torch accepts, but the program checks `batch*seq % 16 != 0`, a guard the
     `reshape` added for the example sizes: EL206 is on that line, in dim names, with the
@@ -246,3 +250,31 @@ def test_a_size_the_program_refuses_is_on_the_line_that_made_the_guard(project):
     assert [f.title for f in finding.fixes] == ["Write `h.flatten().reshape(...)`, which needs no guard on the sizes"]
     project.apply(finding.fixes[0])
     assert project.module("Two").status is Status.EXPORTED
+
+
+def test_a_round_that_does_not_finish_keeps_what_the_rounds_before_proved(tmp_path):
+    """The owner's side alone (no torch): the fix folds in the next problem's preferred fix,
+    and when that round's export never reports, the fix offered is what was proven before."""
+    from exportlens.exporter.core import codes
+    from exportlens.exporter.core.report import Fix, ModuleReport
+    from exportlens.exporter.core.sources import Sources
+    from exportlens.exporter.workers.converge import Converging
+    from exportlens.exporter.workers.protocol import Job
+
+    (tmp_path / "net.py").write_text("a = 1\nb = 2\nc = 3\n")
+    sources = Sources.of(tmp_path)
+    first = Fix("Set a", (Edit("net.py", 1, 5, 1, 6, "10"),), preferred=True)
+    second = Fix("Set b", (Edit("net.py", 2, 5, 2, 6, "20"),), preferred=True)
+    third = Fix("Set c", (Edit("net.py", 3, 5, 3, 6, "30"),), preferred=True)
+
+    def failed(fix: Fix) -> ModuleReport:
+        return ModuleReport("net.py:Net", Status.FAILED, (codes.finding(codes.RANGE_VIOLATION, "left", "net.py", 2, fixes=(fix,)),))
+
+    rounds = Converging(Job(str(tmp_path), "net.py:Net", 1, sources={"net.py": "a = 10\nb = 2\nc = 3\n"}), sources)
+    second_job = rounds.step(failed(second))
+    assert second_job is not None and second_job.sources["net.py"] == "a = 10\nb = 20\nc = 3\n"
+    third_job = rounds.step(failed(third))
+    assert third_job is not None and third_job.sources["net.py"] == "a = 10\nb = 20\nc = 30\n"
+    assert rounds.step(None) is None  # the third round never reported
+    assert rounds.folded == [second]
+    assert apply_edits("a = 1\nb = 2\nc = 3\n", list(rounds.edits(first))) == "a = 10\nb = 20\nc = 3\n"
