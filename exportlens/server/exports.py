@@ -24,8 +24,9 @@ from ..exporter.static.deps import ImportGraph
 from ..exporter.static.plan import Plan, Planned
 from ..exporter.static.spec import PYPROJECT
 from ..exporter.workers.batch import job_for
+from ..exporter.workers.converge import Once
 from ..exporter.workers.pool import Cancelled, Pool
-from ..exporter.workers.proofs import proofs, proven
+from ..exporter.workers.proofs import converging, proofs, proven
 from ..exporter.workers.protocol import Job
 from .session import Result, Session, spec_key
 from .snapshots import WorkspaceSnapshot
@@ -318,18 +319,25 @@ class Exports:
         return report
 
     async def _prove(self, root: Path, job: _Submitted, result: Result) -> None:
-        """Export with each preferred fix applied (proofs.py), beside the other exports, and
-        put what each gave in its title, unless a newer result landed meanwhile."""
-        tries = proofs(job.job, result.report, Sources.of(root, job.job.sources))
+        """Export with each preferred fix applied (proofs.py), round after round while that
+        suggests more (converge.py), beside the other exports, and put what each reached in
+        its title, unless a newer result landed meanwhile."""
+        sources = Sources.of(root, job.job.sources)
+        tries = [(p, converging(result.report, p, sources)) for p in proofs(job.job, result.report, sources)]
         if not tries or self.pool is None:
             return
         pool = self.pool
-        waits = [asyncio.wrap_future(pool.submit(p.job, supersede=False, background=True)) for p in tries]
-        after = await asyncio.gather(*waits, return_exceptions=True)
+        submit = Once(lambda j: pool.submit(j, supersede=False, background=True))
+        pending = [(rounds, p.job) for p, rounds in tries]
+        while pending:
+            waits = [asyncio.wrap_future(submit(j)) for _, j in pending]
+            after = await asyncio.gather(*waits, return_exceptions=True)
+            if self.session.results.get((root, job.target)) is not result:
+                return  # the module was exported again: these fixes are gone
+            stepped = [(rounds, rounds.step(a if isinstance(a, ModuleReport) else None)) for (rounds, _), a in zip(pending, after)]
+            pending = [(rounds, j) for rounds, j in stepped if j is not None]
         key = (root, job.target)
-        if self.session.results.get(key) is not result:
-            return  # the module was exported again: these fixes are gone
-        proven_report = proven(result.report, [(p, a if isinstance(a, ModuleReport) else None) for p, a in zip(tries, after)])
+        proven_report = proven(result.report, tries)
         self.session.results[key] = replace(result, report=proven_report)
         pool.remember(job.job, proven_report)
         self.say(f"{job.target}: proved {len(tries)} fix(es) by exporting with each applied")

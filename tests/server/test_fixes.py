@@ -60,7 +60,7 @@ async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
     applied = {rel: await apply_preferred_fix(editor, rel, code) for rel, (code, _) in PROBLEMS.items()}
     # each fix lands in the file it names: Dim changes in pyproject.toml, torch._check in the model
     # the example inputs route no token: the assumption they satisfy is the preferred one
-    # (a title may already say what the fix's proof gave: "... (module then exports)")
+    # (a title may already say what the fix's proof gave: "... (module then exports and serves its ranges)")
     assert applied["models/router.py"][0].startswith("Assume `routed <= 0` here: insert torch._check(routed <= 0)")
     assert applied["models/router.py"][1] == ["models/router.py"]
     assert applied["models/positional.py"][0].startswith("Set `seq` to Dim('seq', max=128)")
@@ -119,7 +119,7 @@ async def test_a_fix_for_a_file_changed_since_the_export_waits_for_the_next_one(
 async def test_the_editor_shows_what_exporting_with_a_fix_gave_once_its_proof_lands(editor):
     """The title says what the proof gave, once it lands (or at once, where the server
     remembers this module's verdict from an earlier export of the same text)."""
-    rel, proven = "models/positional.py", ("Set `seq` to Dim('seq', max=128) (module then exports)", True)
+    rel, proven = "models/positional.py", ("Set `seq` to Dim('seq', max=128) (module then exports and serves its ranges)", True)
     editor.open(rel)
     found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL201" for d in ds))
     diagnostic = next(d for d in found if d.code == "EL201")

@@ -55,7 +55,60 @@ async def test_a_range_the_program_cannot_serve_lands_after_the_verdict_with_a_p
         return [a.title for a in actions or [] if isinstance(a, types.CodeAction)]
 
     for _ in range(100):
-        if any("(module then exports)" in t for t in await titles()):
+        if any("(module then exports and serves its ranges)" in t for t in await titles()):
             break
         await editor.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)  # a proof's landing is logged
-    assert "Set `seq` to Dim('seq', max=64) (module then exports)" in await titles()
+    assert "Set `seq` to Dim('seq', max=64) (module then exports and serves its ranges)" in await titles()
+
+
+TWO = """\
+import torch
+from torch import nn
+
+
+class Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(512, 16))
+
+    def forward(self, x):
+        b = x.shape[0]
+        h = x + self.pos[: x.shape[1]]
+        if b > 8:
+            h = h.view(b, -1, 8)
+        return h.reshape(16, -1)
+"""
+
+TWO_TABLE = """
+[tool.exportlens.modules."models/two.py:Two"]
+inputs = { x = "f32[batch, seq, 16]" }
+dims = { batch = { max = 64 }, seq = { min = 2, max = 4096 } }
+"""
+
+
+async def test_the_editors_fix_converges_to_one_that_exports_and_serves(editor):
+    """The proof goes round after round in the server too (workers/converge.py): the quick fix
+    on the first problem is all three edits, and says that it exports and serves."""
+    rel = "models/two.py"
+    (editor.root / rel).write_text(TWO)
+    editor.open("pyproject.toml")
+    editor.save("pyproject.toml", (editor.root / "pyproject.toml").read_text() + TWO_TABLE)
+    editor.open(rel)
+    found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL201" for d in ds))
+    first = min((d for d in found if d.code == "EL201"), key=lambda d: d.range.start.line)
+    params = types.CodeActionParams(
+        types.TextDocumentIdentifier(editor.uri(rel)), first.range, types.CodeActionContext([first], only=[types.CodeActionKind.QuickFix])
+    )
+
+    async def actions() -> list[types.CodeAction]:
+        return [a for a in await editor.client.text_document_code_action_async(params) or [] if isinstance(a, types.CodeAction)]
+
+    for _ in range(100):
+        if any("serves its ranges" in a.title for a in await actions()):
+            break
+        await editor.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)  # a proof's landing is logged
+    (fix,) = [a for a in await actions() if a.is_preferred]
+    assert fix.title == (
+        "Set `seq` to Dim('seq', max=512); then set `batch` to Dim('batch', max=8); then write `h.flatten().reshape(...)`,"
+        " which needs no guard on the sizes (module then exports and serves its ranges)"
+    )

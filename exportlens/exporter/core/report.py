@@ -69,7 +69,7 @@ class Fix:
     title: str
     edits: tuple[Edit, ...]
     preferred: bool = False
-    verified: str = "unverified"  # "exports" | "partial": exported with it applied (workers/proofs.py)
+    verified: str = "unverified"  # "serves" | "exports" | "partial": exported with it applied (workers/proofs.py)
 
     def __str__(self) -> str:
         return self.title

@@ -125,9 +125,15 @@ def read_failure(exc: BaseException, log: GuardLog, built: Built) -> tuple[Recor
     if dde is not None:
         # non-strict: the user's frame is live in the traceback; strict: dynamo keeps it in real_stack
         frame = log.files.deepest_in_traceback(dde.__traceback__) or log.files.deepest_in_summary(getattr(exc, "real_stack", None))
-        names = from_locals(frame.locals if frame else None, from_shape_env(log.shape_env, built.names))
-        return (DataDependent(dde.cond, _inline_value(names, dde.cond, frame), frame, str(exc)),)
+        return (data_dependent(dde, frame, log, built, str(exc)),)
     return (_read_other(exc, log, built),)
+
+
+def data_dependent(dde: GuardOnDataDependentSymNode, frame: Frame | None, log: GuardLog, built: Built, text: str) -> DataDependent:
+    """The record of a data-dependent guard met on ``frame``'s line, its symbols named from
+    the frame's locals and the spec (``text``: torch's own account, for the detail)."""
+    names = from_locals(frame.locals if frame else None, from_shape_env(log.shape_env, built.names))
+    return DataDependent(dde.cond, _inline_value(names, dde.cond, frame), frame, text)
 
 
 def _derived_without_max(exc: BaseException, built: Built) -> SpecRejected | None:

@@ -43,6 +43,7 @@ from .failures import DataDependent, Raised, Record, read_draft, read_failure
 from .fixes import check_candidates, fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, ProjectFiles, record_guards
+from .provisional import provisional_records
 from .serving import failure_of, serving_findings
 from .summary import summarize
 
@@ -101,7 +102,7 @@ def export_module(
         return report(Status.FAILED, _failed(exc, log, model, ctx, strict, options.collect_all))
     unserved = []
     if options.serve:
-        unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device)
+        unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device, log)
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None))
     ep, artifact = _finish(ep, settings.ir, options.artifact)
@@ -118,7 +119,7 @@ def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context,
     records = _with_example_branch(_with_eager(read_failure(exc, log, built), model, built), model, ctx)
     records = verified(records, ctx, try_export)
     findings = explain(records, ctx)
-    every = fix_all(records, ctx, try_export)
+    every = fix_all(records, ctx)
     if every is not None:  # offered on each finding it solves, after the finding's own
         findings = [replace(f, fixes=f.fixes + (every,)) if fixes_of(r) else f for r, f in zip(records, findings)]
     if collect_all:
@@ -178,18 +179,24 @@ def _try(model: torch.nn.Module, built: Built, shapes: Any, strict: bool) -> Exc
 
 def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Finding]) -> list[Finding]:
     """Further data-dependent and fake-kernel problems, from one draft export (several times
-    slower), run only when the plain export stopped on a problem of that kind."""
+    slower), or where that fails, one export taking each data-dependent guard provisionally
+    (provisional.py); run only when the plain export stopped on a problem of that kind."""
     if not any(f.kind.value in ("data-dependent-guard", "unsupported") for f in known):
         return []
     try:
         with quiet():
             ep = torch.export.draft_export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes)
-    except Exception:
-        return []
+        records = read_draft(ep._report.failures, ctx.files)
+    except Exception:  # draft export itself failed: each data-dependent guard taken provisionally
+        try:
+            with quiet():
+                records = provisional_records(model, built, ctx.files)
+        except Exception:
+            return []
     index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}
     class_line = (ctx.module.path, ctx.module.name_span.line)
     extra = []
-    for f in explain(_with_example_branch(read_draft(ep._report.failures, ctx.files), model, ctx), ctx):
+    for f in explain(_with_example_branch(records, model, ctx), ctx):
         key = (f.path, f.line, f.code)
         if (f.path, f.line) == class_line and any(k.code == f.code for k in known):
             continue  # draft found no user line for what the plain export already placed

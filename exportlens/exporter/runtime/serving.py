@@ -21,7 +21,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from ..core import codes
-from ..core.report import Finding
+from ..core.report import Finding, Fix
 from ..static.module_spec import example_size
 from ..static.spec import DimSpec, ExportSpec, TensorInput
 from .context import Context
@@ -29,7 +29,8 @@ from .explain import at
 from .fixes import spec_fixes
 from .holds import finite
 from .inputs import Built, copied
-from .locate import ProjectFiles
+from .locate import GuardLog, ProjectFiles
+from .refused import flattened, refusal
 from .violations import Change, ChangeKind, first_line
 
 MAX_ELEMENTS = 1 << 26  # of all inputs at one bound (256 MiB of float32): larger bounds are not run
@@ -41,8 +42,11 @@ _ASSUMED = re.compile(r"Runtime assertion failed for expression .*\b(?:u|zuf)\d+
 Rebuild = Callable[[ExportSpec], Built]  # the example inputs of another spec (other example sizes)
 
 
-def serving_findings(ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, device: str) -> list[Finding]:
-    """What the exported program cannot serve: the example inputs, or a declared bound."""
+def serving_findings(
+    ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, device: str, log: GuardLog | None = None
+) -> list[Finding]:
+    """What the exported program cannot serve: the example inputs, or a declared bound
+    (a size the program refuses on the line whose guard refuses it, from ``log``)."""
     if device == "meta":
         return []  # no values to run on
     program = ep.module()
@@ -53,13 +57,13 @@ def serving_findings(ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Reb
         return []  # example_inputs() has one size per axis
     out = []
     for dim in ctx.spec.dims.values():
-        finding = _bounds(dim, program, model, ctx, rebuild)
+        finding = _bounds(dim, program, model, ctx, rebuild, log)
         if finding is not None:
             out.append(finding)
     return out
 
 
-def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild) -> Finding | None:
+def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, log: GuardLog | None) -> Finding | None:
     root = ctx.built.names.roots.get(dim.name)
     if root is None:
         return None
@@ -78,6 +82,10 @@ def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, re
         if not (eager or exported or differs):
             continue
         declared = f"[{root.min if finite(root.min) else 0}, {root.max if finite(root.max) else '∞'}]"
+        if exported:
+            placed = _refused_on_line(dim, bound, declared, exported, program, ctx, rebuild, log)
+            if placed is not None:
+                return placed
         if eager:
             why = f"forward fails: {eager}"
         elif exported:
@@ -95,6 +103,45 @@ def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, re
         loc = ctx.spec.where(key) if key else ctx.spec.location
         return codes.finding_at(codes.UNSERVED_RANGE, message, loc.path, loc.span, fixes=fixes, detail=eager or exported or differs)
     return None
+
+
+def _refused_on_line(
+    dim: DimSpec,
+    bound: int,
+    declared: str,
+    exported: str,
+    program: Any,
+    ctx: Context,
+    rebuild: Rebuild,
+    log: GuardLog | None,
+) -> Finding | None:
+    """EL206 on the line whose guard the program checks and ``bound`` breaks (refused.py),
+    saying what it refuses in dim names, with the line's alternative: preferred where the guard
+    is on how sizes divide (what it refuses recurs across any range, so no range is offered),
+    else the widest range up to the bound that the program runs on (a refused point at its edge).
+    None where no logged guard explains the failure."""
+    dims = {**ctx.spec.dims, dim.name: replace(dim, example=bound)}
+    found = refusal(log, ctx, {name: example_size(name, dims) for name in ctx.spec.dims})
+    if found is None:
+        return None
+    at_sizes = ", ".join(f"{n} = {example_size(n, dims)}" for n in ctx.spec.dims)
+    message = (
+        f"`{dim.name}` is declared as {declared}, but the exported program refuses sizes where `{found.refused}`"
+        f" (at {at_sizes}; eager runs there): this line decided it for the example sizes while exporting"
+    )
+    fixes: tuple[Fix, ...] = ()
+    alternative = flattened(ctx, found)
+    if alternative is not None:
+        written, edit = alternative
+        fixes = (Fix(f"Write `{written}`, which needs no guard on the sizes", (edit,), preferred=found.periodic),)
+    if found.periodic:
+        return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported)
+    example = example_size(dim.name, ctx.spec.dims)
+    works = _widest(dim, example, bound, lambda b: not failure_of(program, b), ctx.spec, rebuild)
+    if works is not None and works != example:  # a range that leaves out the refused edge
+        side = "max" if bound > example else "min"
+        fixes += tuple(replace(f, preferred=True) for f in spec_fixes((Change(dim.name, ChangeKind.BOUNDS, **{side: works}),), ctx))
+    return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported)
 
 
 def _served(program: Any, model: torch.nn.Module, built: Built) -> bool:

@@ -1,14 +1,19 @@
 """Fixes proven by exporting with them applied (owner side, no torch).
 
 A preferred fix is a promise. After a module's report is in, each finding's
-preferred fix is applied to the texts the export read, as an editor would, and
-the module is exported again in a worker of its own, from those texts (an unsaved
-buffer, for the worker). What that gave is written on the fix: ``verified`` is
-``"exports"`` or ``"partial"`` (fewer problems, and not this one), and its title
-says so; a fix that leaves its own problem (or a spec that no longer plans) is not
-offered. Fixes not tried stay ``"unverified"``; once the proofs are done (``settled``)
-none of them is preferred: a job's report is untrusted (validate.py resets its
-``verified``), and its ``preferred`` only names the fix for the owner to try.
+preferred fix (and a fix offered on several findings: "apply all") is applied to
+the texts the export read, as an editor would, and the module is exported again in
+a worker of its own, from those texts (an unsaved buffer, for the worker), and its
+program run at the spec's bounds. Where that fails only on problems with preferred
+fixes of their own, those are folded in and it is exported again (converge.py).
+What the last export gave is written on the fix: ``verified`` is ``"serves"``
+(exports, and the program serves the declared ranges), ``"exports"`` (on ``meta``,
+where nothing runs) or ``"partial"`` (fewer problems, and not this one), and its
+title's suffix is written from that field alone (``said``); a fix that leaves its
+own problem (or a spec that no longer plans) is not offered. Fixes not tried stay
+``"unverified"``; once the proofs are done (``settled``) none of them is preferred:
+a job's report is untrusted (validate.py resets its ``verified``), and its
+``preferred`` only names the fix for the owner to try.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from dataclasses import dataclass, replace
 from ..core.report import Finding, Fix, ModuleReport, Status
 from ..core.sources import Sources
 from ..static.edits import apply_edits
+from .converge import Converging, Once
 from .protocol import Job
 
-EXPORTS, PARTIAL, UNVERIFIED = "exports", "partial", "unverified"
+SERVES, EXPORTS, PARTIAL, UNVERIFIED = "serves", "exports", "partial", "unverified"
 
 
 @dataclass(frozen=True)
@@ -35,14 +41,16 @@ class Proof:
 
 
 def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
-    """A job for the preferred fix of each finding of a failed report (the same fix on
-    several findings is tried once, for the first)."""
+    """A job for the preferred fix of each finding of a failed report, and for a fix
+    offered on several (the same fix is tried once, for the first finding)."""
     if report.status is not Status.FAILED or report.cached:
         return []
+    shared = {fix.edits for f in report.findings for fix in f.fixes if sum(fix in g.fixes for g in report.findings) > 1}
     out, seen = [], set()
     for i, finding in enumerate(report.findings):
         for j, fix in enumerate(finding.fixes):
-            if not fix.preferred or fix.verified != UNVERIFIED or fix.edits in seen:  # (a remembered report is proven already)
+            tried = fix.verified != UNVERIFIED  # (a remembered report is proven already)
+            if not (fix.preferred or fix.edits in shared) or tried or fix.edits in seen:
                 continue
             seen.add(fix.edits)
             texts = _applied(fix, sources)
@@ -65,17 +73,35 @@ def _applied(fix: Fix, sources: Sources) -> dict[str, str] | None:
     return texts
 
 
-def proven(report: ModuleReport, results: list[tuple[Proof, ModuleReport | None]]) -> ModuleReport:
-    """``report`` with what each tried fix gave written on it (None: the try did not finish)."""
+def converging(report: ModuleReport, proof: Proof, sources: Sources) -> Converging:
+    """The rounds of ``proof``'s fix (converge.py): folded on only where it solved its own problem."""
+    finding = report.findings[proof.finding]
+    return Converging(proof.job, sources, lambda first: not _still(finding, first))
+
+
+def proven(report: ModuleReport, results: list[tuple[Proof, Converging]]) -> ModuleReport:
+    """``report`` with how far each tried fix got written on it (one whose first try never
+    finished: as it was)."""
     findings = list(report.findings)
-    for proof, after in results:
-        if after is None:
+    for proof, rounds in results:
+        if rounds.first is None or rounds.after is None:
             continue
         tried = report.findings[proof.finding].fixes[proof.fix]
-        judged = _judged(tried, report.findings[proof.finding], after)
+        judged = _judged(tried, report.findings[proof.finding], rounds)
         # wherever the same fix is offered (a fix for all is on each finding it solves)
         findings = [replace(f, fixes=tuple(judged if x == tried else x for x in f.fixes if x != tried or judged)) for f in findings]
-    return replace(report, findings=tuple(findings))
+    return replace(report, findings=tuple(_distinct(f) for f in findings))
+
+
+def _distinct(finding: Finding) -> Finding:
+    """Two fixes that converged to the same edits are one: the first offered stays."""
+    seen, fixes = set(), []
+    for fix in finding.fixes:
+        if fix.verified != UNVERIFIED and fix.edits in seen:
+            continue
+        seen.add(fix.edits)
+        fixes.append(fix)
+    return replace(finding, fixes=tuple(fixes)) if len(fixes) != len(finding.fixes) else finding
 
 
 def settled(report: ModuleReport) -> ModuleReport:
@@ -90,30 +116,51 @@ def settled(report: ModuleReport) -> ModuleReport:
     return replace(report, findings=findings) if findings != report.findings else report
 
 
-def _judged(fix: Fix, finding: Finding, after: ModuleReport) -> Fix | None:
-    """The fix, titled with what exporting with it gave; None for one that does not solve
-    its own problem (or leaves the module unexportable another way): not offered."""
-    if after.status is Status.EXPORTED:
-        return replace(fix, title=f"{fix.title} (module then exports)", verified=EXPORTS)
-    still = any((f.code, f.path, f.message) == (finding.code, finding.path, finding.message) for f in after.findings)
-    if still or after.status is not Status.FAILED:
+def _judged(fix: Fix, finding: Finding, rounds: Converging) -> Fix | None:
+    """The fix with every edit folded into it, and what its last export gave; None for one
+    that does not solve its own problem (or leaves the module unexportable another way)."""
+    first, after = rounds.first, rounds.after
+    if first is None or after is None or _still(finding, first) or first.status not in (Status.FAILED, Status.EXPORTED):
         return None
-    left = len(after.errors) or len(after.findings)
-    return replace(
-        fix, title=f"{fix.title} ({left} more problem{'s' if left != 1 else ''} remain{'s' if left == 1 else ''})", verified=PARTIAL
-    )
+    title = "; then ".join((fix.title, *(f.title[:1].lower() + f.title[1:] for f in rounds.folded)))
+    if after.status is Status.EXPORTED:
+        verified, left = (EXPORTS if rounds.job.device == "meta" else SERVES), 0
+    else:
+        verified, left = PARTIAL, len(after.errors) or len(after.findings)
+    return replace(fix, title=f"{title} ({said(verified, left)})", edits=rounds.edits(fix), verified=verified)
+
+
+def said(verified: str, left: int = 0) -> str:
+    """What a proven fix reaches, as its title says it: from ``verified`` alone (and, for a
+    partial one, how many problems are left)."""
+    if verified == SERVES:
+        return "module then exports and serves its ranges"
+    if verified == EXPORTS:
+        return "module then exports"
+    return f"{left} more problem{'s' if left != 1 else ''} remain{'s' if left == 1 else ''}"
+
+
+def _still(finding: Finding, after: ModuleReport) -> bool:
+    """Whether ``finding``'s problem is still in ``after``."""
+    return any((f.code, f.path, f.message) == (finding.code, finding.path, finding.message) for f in after.findings)
 
 
 def prove(job: Job, report: ModuleReport, sources: Sources, submit: Callable[[Job], Future]) -> ModuleReport:
-    """Export with each preferred fix applied, and say on each what it gave (blocking)."""
-    tries = proofs(job, report, sources)
+    """Export with each preferred fix applied, round after round (converge.py), and say on
+    each what it reached (blocking; the fixes' rounds run side by side)."""
+    tries = [(p, converging(report, p, sources)) for p in proofs(job, report, sources)]
     if not tries:
         return report
-    futures = [(p, submit(p.job)) for p in tries]
-    results = []
-    for proof, future in futures:
-        try:
-            results.append((proof, future.result()))
-        except Exception:
-            results.append((proof, None))
-    return proven(report, results)
+    submit = Once(submit)
+    pending = [(rounds, submit(p.job)) for p, rounds in tries]
+    while pending:
+        stepped = [(rounds, rounds.step(_result(future))) for rounds, future in pending]
+        pending = [(rounds, submit(nxt)) for rounds, nxt in stepped if nxt is not None]
+    return proven(report, tries)
+
+
+def _result(future: Future) -> ModuleReport | None:
+    try:
+        return future.result()
+    except Exception:
+        return None

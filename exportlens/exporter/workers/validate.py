@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.report import Finding, Fix, ModuleReport, from_dict, to_dict
 from ..static.spec import PYPROJECT
-from .proofs import EXPORTS, PARTIAL, UNVERIFIED
+from .proofs import EXPORTS, PARTIAL, SERVES, UNVERIFIED
 from .protocol import Died, Done, End, Exited, Internal, Job, OutOfMemory, Reported
 
 MAX_TEXT = 1 << 20  # characters of a message, a title, an edit's text, the output's tail
@@ -151,7 +151,7 @@ def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
         name = PurePosixPath(edit.path)
         if name.suffix not in EDITABLE and edit.path != PYPROJECT:
             raise Refused(f"its fix edits {edit.path[:200]!r}, which is neither Python nor the project's {PYPROJECT}")
-    if fix.verified not in (EXPORTS, PARTIAL, UNVERIFIED):
+    if fix.verified not in (SERVES, EXPORTS, PARTIAL, UNVERIFIED):
         raise Refused(f"its fix says it was {fix.verified[:200]!r}")
     return fix if proven else replace(fix, verified=UNVERIFIED)
 
