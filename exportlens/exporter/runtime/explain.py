@@ -6,9 +6,11 @@ exceptions; this module only says them, and asks ``fixes`` for their edits.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
+import torch
 import torch.utils._pytree as pytree
 
 from ..core import codes
@@ -118,7 +120,7 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     origin = ", ".join(f"`{names.say(s)}`" for s in unbacked) or "a value"
     said = _as_written(record, ctx, [names.say(s) for s in unbacked]) or names.say(cond)
     message = f"`{said}` depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
-    fixes = check_fixes(record, ctx)
+    fixes = ctx.fix_or("torch._check", lambda: check_fixes(record, ctx), ())
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
     elif _on_meta(ctx):
@@ -178,8 +180,9 @@ _VIOLATION_CODES = {
 
 def constraint_finding(record: Constraint, ctx: Context) -> Finding:
     """A violation or specialization, with the fixes it carries as edits of the spec."""
-    fixes = spec_fixes(record.fixes, ctx)
-    in_code = None if isinstance(record, Specialization) and record.by_guards else size_in_code(record, ctx)
+    fixes = ctx.fix_or("spec edit", lambda: spec_fixes(record.fixes, ctx), ())
+    by_guards = isinstance(record, Specialization) and record.by_guards
+    in_code = None if by_guards else ctx.fix_or("size in code", lambda: size_in_code(record, ctx), None)
     if in_code is not None:  # the code is what is wrong: the spec change comes second
         fixes = (in_code, *(replace(f, preferred=False) for f in fixes))
     if isinstance(record, Specialization):
@@ -204,13 +207,41 @@ def _violated(record: Violation, ctx: Context) -> str:
     if record.kind is ViolationKind.RANGE:
         dim = record.dims[0]
         declared = _declared(dim, ctx, record.declared or "unbounded")
-        return f"`{dim}` is declared as {declared}, but this line requires `{record.requirement}`"
+        whence = _bounds_from(record, ctx)
+        return f"`{dim}` is declared as {declared}, but this line requires `{record.requirement}`" + (f" ({whence})" if whence else "")
     if record.kind is ViolationKind.EQUALITY:
         a, b = record.dims
         return f"`{a}` and `{b}` are declared as independent dims, but this line needs them equal"
     if record.kind is ViolationKind.RELATION:
         return f"`{record.dims[0]}` is declared independent, but this line needs {record.requirement}"
     return record.requirement
+
+
+_ATTRIBUTE = re.compile(r"\bself\.(\w+)\b")
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def _bounds_from(record: Violation, ctx: Context) -> str:
+    """Where the numbers of a requirement come from, as the line names them: a buffer or
+    parameter's size (`self.k_cache` has 512 rows), a plain input's value (`start_pos` is 1)."""
+    frame = record.frame
+    if frame is None or ctx.model is None:
+        return ""
+    numbers = {int(n) for n in re.findall(r"(?<![\w.])\d+(?![\w.])", record.requirement)}
+    code = source_line(frame.filename, frame.line)
+    said = []
+    for attr in dict.fromkeys(_ATTRIBUTE.findall(code)):
+        tensor = getattr(ctx.model, attr, None)
+        if isinstance(tensor, torch.Tensor):
+            for axis, size in enumerate(tensor.shape):
+                if size in numbers and size > 1:
+                    said.append(f"`self.{attr}` has {size} rows" if axis == 0 else f"`self.{attr}` has size {size} in dim {axis}")
+    values = dict(zip(ctx.built.params, ctx.built.args)) | ctx.built.kwargs
+    for name in dict.fromkeys(_NAME.findall(code)):
+        value = values.get(name)
+        if type(value) is int and value in numbers:
+            said.append(f"`{name}` is {value}")
+    return "; ".join(said)
 
 
 def _declared(dim: str, ctx: Context, fallback: str) -> str:

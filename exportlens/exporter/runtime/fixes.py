@@ -31,7 +31,7 @@ from ..static.jaxtyping_edits import annotation_edits
 from ..static.source import branch_conditions
 from .context import Context
 from .failures import DataDependent, Record
-from .holds import finite, scanned_interval
+from .holds import finite, period, scanned_interval
 from .violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind, failed_dims
 
 TryExport = Callable[[Any], Exception | None]  # export again with other dynamic_shapes: what it raised, or None
@@ -46,7 +46,7 @@ def verified(records: tuple[Record, ...], ctx: Context, try_export: TryExport) -
     for record in records:
         for change in fixes_of(record):
             unique.setdefault(change.dim, change)
-    kept = set(_verify(list(unique.values()), ctx, try_export))
+    kept = set(ctx.fix_or("proof by export", lambda: _verify(_buildable(list(unique.values()), ctx), ctx, try_export), []))
     return tuple(replace(r, fixes=tuple(c for c in r.fixes if c in kept)) if fixes_of(r) else r for r in records)
 
 
@@ -62,7 +62,9 @@ def _with_solved(records: tuple[Record, ...], ctx: Context) -> tuple[Record, ...
     cuts = {r.dims[0]: r.guard for r in records if isinstance(r, Violation) and r.kind is ViolationKind.RANGE and r.guard is not None}
     solved = {}
     for dim, guard in cuts.items():  # a dim cut twice: its last guard, as torch lists them
-        change = solve_bounds(dim, guard, ctx) if dim not in suggested else None
+        if dim in suggested:
+            continue
+        change = ctx.fix_or(f"bounds of {dim}", lambda dim=dim, guard=guard: solve_bounds(dim, guard, ctx), None)
         if change is not None:
             solved[dim] = change
     if not solved:
@@ -95,9 +97,14 @@ def solve_bounds(dim: str, guard: Any, ctx: Context) -> Change | None:
     )
     if solved is not None:
         return solved
+    if hi is not None and (step := period(guard, lo, hi)) is not None:  # ``2*trunc(0.5*side) == side``
+        k, r = step
+        return Change(dim, ChangeKind.SUBSTITUTE, value=f"{k}*_{dim}" + (f" + {r}" if r else ""))
     found = scanned_interval(guard, lo, hi, example)
     if found is None or found == (lo, hi):
         return None
+    if found[0] == found[1]:  # one size: torch refuses a Dim whose min is its max
+        return Change(dim, ChangeKind.STATIC, value=str(found[0]))
     return Change(dim, ChangeKind.BOUNDS, min=found[0] if found[0] != lo else None, max=found[1] if found[1] != hi else None)
 
 
@@ -136,6 +143,16 @@ def _around_example(dim: str, guard: Any, sym: sympy.Symbol, lo: int, hi: int | 
 
 
 # -- check by exporting again ------------------------------------------------------------
+
+
+def _buildable(changes: list[Change], ctx: Context) -> list[Change]:
+    """The changes torch makes Dims of (it refuses ``Dim('side', min=32, max=32)``)."""
+
+    def builds(change: Change) -> bool:
+        _apply(ctx.built.dynamic_shapes, [change])
+        return True
+
+    return [c for c in changes if ctx.fix_or(str(c), lambda c=c: builds(c), False)]
 
 
 def _verify(changes: list[Change], ctx: Context, try_export: TryExport) -> list[Change]:

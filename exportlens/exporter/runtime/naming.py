@@ -14,7 +14,7 @@ from typing import Any
 import sympy
 from sympy.printing.str import StrPrinter
 
-SYMBOL = re.compile(r"\b([su]\d+)\b")  # torch's backed (s77) and unbacked (u0) symbols
+SYMBOL = re.compile(r"\b((?:[su]|zuf)\d+)\b")  # torch's backed (s77), unbacked (u0) and float (zuf0) symbols
 _SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\])*\.size\(\)\[\d+\]")
 
 

@@ -6,7 +6,8 @@ the module is exported again in a worker of its own, from those texts (an unsave
 buffer, for the worker). What that gave is written on the fix: ``verified`` is
 ``"exports"`` or ``"partial"`` (fewer problems, and not this one), and its title
 says so; a fix that leaves its own problem (or a spec that no longer plans) is not
-offered. Fixes not tried stay ``"unverified"``.
+offered, nor one whose proof failed inside exportlens (counted in the report's
+``fixes_dropped``). Fixes not tried stay ``"unverified"``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
-from ..core.report import Finding, Fix, ModuleReport, Status
+from ..core.report import Finding, Fix, Kind, ModuleReport, Status
 from ..core.sources import Sources
 from ..static.edits import apply_edits
 from .protocol import Job
@@ -65,15 +66,18 @@ def _applied(fix: Fix, sources: Sources) -> dict[str, str] | None:
 
 def proven(report: ModuleReport, results: list[tuple[Proof, ModuleReport | None]]) -> ModuleReport:
     """``report`` with what each tried fix gave written on it (None: the try did not finish)."""
-    findings = list(report.findings)
+    findings, dropped = list(report.findings), report.fixes_dropped
     for proof, after in results:
         if after is None:
             continue
         tried = report.findings[proof.finding].fixes[proof.fix]
-        judged = _judged(tried, report.findings[proof.finding], after)
+        if any(f.kind is Kind.INTERNAL for f in after.findings):  # exportlens failed at the proof: not the fix's doing
+            judged, dropped = None, dropped + 1
+        else:
+            judged = _judged(tried, report.findings[proof.finding], after)
         # wherever the same fix is offered (a fix for all is on each finding it solves)
         findings = [replace(f, fixes=tuple(judged if x == tried else x for x in f.fixes if x != tried or judged)) for f in findings]
-    return replace(report, findings=tuple(findings))
+    return replace(report, findings=tuple(findings), fixes_dropped=dropped)
 
 
 def _judged(fix: Fix, finding: Finding, after: ModuleReport) -> Fix | None:
