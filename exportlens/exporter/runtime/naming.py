@@ -88,8 +88,20 @@ class Names:
 def pretty(expr: Any, names: dict[sympy.Symbol, str] | None = None) -> str:
     """Print ``expr`` with symbols replaced by names."""
     if names:
-        expr = expr.xreplace({s: sympy.Symbol(n) for s, n in names.items()})
+        expr = expr.xreplace({s: sympy.Symbol(atom(n)) for s, n in names.items()})
     return _Printer().doprint(expr)
+
+
+def atom(name: str) -> str:
+    """A name that stands for an expression (``n - 2``) in parentheses, so that what it is
+    part of reads right (``(n - 2) % 2``); a name, ``x.shape[0]`` or ``k.item()`` as it is."""
+    depth = 0
+    for c in name:
+        depth += c in "([{"
+        depth -= c in ")]}"
+        if depth == 0 and c in " +-*/%<>=":
+            return f"({name})"
+    return name
 
 
 @dataclass
@@ -129,4 +141,8 @@ def from_shape_env(shape_env: Any, names: Names) -> SymbolNames:
 
 def rename_sources(message: str, names: Names) -> str:
     """``L['x'].size()[0]`` in torch's text -> the user's name for that axis, where it has one."""
-    return _SOURCE.sub(lambda m: names.by_source.get(m.group(0), m.group(0)), message)
+    said = _SOURCE.sub(lambda m: atom(names.by_source.get(m.group(0), m.group(0))), message)
+    return _INFINITY.sub("∞", said)
+
+
+_INFINITY = re.compile(r"\bIntInfinity\(\)|\bint_oo\b")
