@@ -11,6 +11,9 @@ copy, as an editor would, and exported again). Then the time for the whole corpu
   findings, fixes, eager runs and serving checks (import, construct, build inputs included);
 - **exportlens check** (the CLI): the same, as a user runs it, with its workers and no cache.
 
+Also: fixes dropped because exportlens failed while building or proving them (each
+report's ``fixes_dropped``), and texts shown with torch's symbols (corpus_cases.in_torch_words).
+
 Goals (issue 11): line and kind each ≥ 95 %, every control clean, every promised fix exports.
 
     python bench/bench_corpus.py
@@ -18,6 +21,7 @@ Goals (issue 11): line and kind each ≥ 95 %, every control clean, every promis
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -28,7 +32,7 @@ HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))
 
 import torch  # noqa: E402  (after the tests folder is on the path, for corpus_cases)
-from corpus_cases import cases, check, copy_corpus, judge  # noqa: E402
+from corpus_cases import cases, check, copy_corpus, in_torch_words, judge  # noqa: E402
 
 from exportlens.exporter.runtime.locate import ProjectFiles  # noqa: E402
 from exportlens.exporter.runtime.run import prepare, quiet  # noqa: E402
@@ -75,6 +79,12 @@ def main() -> None:
         )
         cli_s = time.perf_counter() - started
         outcomes = [judge(c, reports[c.target], Path(tmp)) for c in all_cases]
+        torch_words = [line for r in reports.values() for line in in_torch_words(r, root)]
+        dropped = sum(r.fixes_dropped for r in reports.values())
+        try:  # the CLI's count includes the proofs' (run in workers of their own)
+            cli_dropped = str(sum(m.get("fixes_dropped", 0) for m in json.loads(cli.stdout)["modules"]))
+        except (ValueError, KeyError):
+            cli_dropped = "?"
 
     failing = [o for o in outcomes if o.case.code]
     controls = [o for o in outcomes if not o.case.code]
@@ -90,6 +100,8 @@ def main() -> None:
     print(f"| its kind as expected | {share(sum(o.kind_ok for o in failing), len(failing))} | ≥ 95 % |")
     print(f"| negative controls clean | {share(sum(o.line_ok for o in controls), len(controls))} | all |")
     print(f"| promised preferred fixes that export | {share(sum(bool(o.fix_ok) for o in promised), len(promised))} | all |")
+    print(f"| fixes lost to internal errors (`fixes_dropped`: one process, CLI) | {dropped}, {cli_dropped} | 0 |")
+    print(f"| texts shown with torch's symbols (messages, fixes, hovers, inlay hints) | {len(torch_words)} | 0 |")
     print(f"| torch.export.export of every module (plain loop, {raised} raised) | {torch_s:.1f} s | |")
     print(f"| exportlens, in one process | {ours_s:.1f} s = {ours_s / torch_s:.1f}× torch.export | |")
     print(f"| `exportlens check` (CLI, workers, no cache; exit {cli.returncode}) | {cli_s:.1f} s = {cli_s / torch_s:.1f}× torch.export | |")
@@ -97,6 +109,8 @@ def main() -> None:
     for o in misses:
         got = f"{o.first.path}:{o.first.line} {o.first.code}" if o.first else "no finding"
         print(f"miss: {o.case.path}: expected {o.case.where or o.case.path}:{o.case.line} {o.case.code}, got {got}")
+    for line in torch_words:
+        print(f"torch's names: {line}")
 
 
 if __name__ == "__main__":

@@ -223,7 +223,8 @@ _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 
 def _bounds_from(record: Violation, ctx: Context) -> str:
     """Where the numbers of a requirement come from, as the line names them: a buffer or
-    parameter's size (`self.k_cache` has 512 rows), a plain input's value (`start_pos` is 1)."""
+    parameter's size (`self.k_cache` has 512 rows), a module's or a plain input's number
+    (`self.max_len` is 128, `start_pos` is 1)."""
     frame = record.frame
     if frame is None or ctx.model is None:
         return ""
@@ -232,7 +233,9 @@ def _bounds_from(record: Violation, ctx: Context) -> str:
     said = []
     for attr in dict.fromkeys(_ATTRIBUTE.findall(code)):
         tensor = getattr(ctx.model, attr, None)
-        if isinstance(tensor, torch.Tensor):
+        if type(tensor) is int and tensor in numbers:  # ``if seq > self.max_len``
+            said.append(f"`self.{attr}` is {tensor}")
+        elif isinstance(tensor, torch.Tensor):
             for axis, size in enumerate(tensor.shape):
                 if size in numbers and size > 1:
                     said.append(f"`self.{attr}` has {size} rows" if axis == 0 else f"`self.{attr}` has size {size} in dim {axis}")
