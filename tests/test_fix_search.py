@@ -5,6 +5,7 @@ finding stays on its line. A guard that holds with a period is offered as a mult
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,21 @@ def test_a_fix_torch_refuses_to_build_is_dropped_and_counted(project, caplog: py
     assert built is None
     assert len(ctx.dropped) == 1 and ctx.dropped[0].startswith("bounds of side: AssertionError: Cannot create Dim")
     assert any("dropped a fix for Top" in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+def test_a_proof_that_fails_inside_exportlens_drops_its_fix_and_counts_it():
+    """The proof's export (workers/proofs.py) ends in EL901, exportlens's own failure: the fix
+    says nothing about the user's module, so it is not offered as partial; it is dropped and
+    counted, and the finding stays with its other fixes."""
+    from exportlens.exporter.core import codes
+    from exportlens.exporter.core.report import Edit, Fix, ModuleReport, Status
+    from exportlens.exporter.workers.proofs import Proof, proven
+
+    edit = Edit("pyproject.toml", 3, 1, 3, 5, "seq = { max = 8 }")
+    preferred, other = Fix("Set `seq` to Dim('seq', max=8)", (edit,), preferred=True), Fix("Make `seq` static: size 4", (edit,))
+    finding = codes.finding(codes.RANGE_VIOLATION, "`seq` is declared as [2, 64], but this line requires `seq <= 8`", "m.py", 5)
+    report = ModuleReport("m.py:M", Status.FAILED, (replace(finding, fixes=(preferred, other)),))
+    crashed = ModuleReport("m.py:M", Status.FAILED, (codes.finding(codes.INTERNAL, "exportlens failed: AssertionError", "m.py", 3),))
+    after = proven(report, [(Proof(0, 0, None), crashed)])
+    assert [f.title for f in after.findings[0].fixes] == ["Make `seq` static: size 4"]
+    assert after.fixes_dropped == 1

@@ -299,24 +299,26 @@ def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred:
     path = spec.location.path if in_toml else spec.path
     old = new = ctx.read(path)
     for c in changes:
-        bounds = {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}
-        try:
-            if not in_toml and c.kind is ChangeKind.BOUNDS:
-                new = set_dim_call(new, c.dim, **bounds)
-            elif not in_toml:
-                new = substitute_dim_call(new, c.dim, c.value)
-            elif c.kind is ChangeKind.BOUNDS:
-                new = set_dim_bounds(new, spec.target, c.dim, **bounds)
-            else:
-                new = substitute_dim(new, spec.target, c.dim, c.value)
-                if bounds and new and c.root:  # the new dim's own bounds: ``n = 2*_n`` with ``_n >= 3``
-                    new = set_dim_bounds(new, spec.target, c.root, **bounds)
-        except Exception:
-            return None
+        new = ctx.fix_or(f"spec edit: {c}", lambda c=c, text=new: _edited(text, c, spec.target, in_toml), None)
         if not new:
             return None
     edit = edit_between(path, old, new)
     return Fix(title, (edit,), preferred=preferred) if edit else None
+
+
+def _edited(text: str, c: Change, target: str, in_toml: bool) -> str | None:
+    """``text`` (pyproject.toml, or the code's ``Dim(...)`` calls) with change ``c`` made; None where it cannot be."""
+    bounds = {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}
+    if not in_toml and c.kind is ChangeKind.BOUNDS:
+        return set_dim_call(text, c.dim, **bounds)
+    if not in_toml:
+        return substitute_dim_call(text, c.dim, c.value)
+    if c.kind is ChangeKind.BOUNDS:
+        return set_dim_bounds(text, target, c.dim, **bounds)
+    new = substitute_dim(text, target, c.dim, c.value)
+    if bounds and new and c.root:  # the new dim's own bounds: ``n = 2*_n`` with ``_n >= 3``
+        new = set_dim_bounds(new, target, c.root, **bounds)
+    return new
 
 
 def fix_all(records: tuple[Record, ...], ctx: Context, try_export: TryExport) -> Fix | None:
