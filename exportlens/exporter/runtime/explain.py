@@ -21,6 +21,7 @@ from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
 from .fixes import check_fixes, size_in_code, spec_fixes
 from .locate import Frame, source_line
+from .naming import SYMBOL
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
 
@@ -117,9 +118,16 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     if truth is not None:
         return truth
     unbacked = sorted((s for s in cond.free_symbols if str(s).startswith(("u", "zuf"))), key=str)  # torch's ints, floats
-    origin = ", ".join(f"`{names.say(s)}`" for s in unbacked) or "a value"
-    said = _as_written(record, ctx, [names.say(s) for s in unbacked]) or names.say(cond)
-    message = f"`{said}` depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
+    named = [names.say(s) for s in unbacked if not SYMBOL.fullmatch(names.say(s))]  # (never torch's own ``u0``)
+    origin = ", ".join(f"`{n}`" for n in named) or "a value read from a tensor"
+    said = _as_written(record, ctx, named) or names.say(cond)
+    if SYMBOL.search(said):  # a value the line never names: its test as written, else no words of torch's
+        frame = record.frame
+        written = branch_test(ctx.read(ctx.files.relative(frame.filename)), frame.line) if frame else None
+        said = f"`{written}`" if written else "what this line tests"
+    else:
+        said = f"`{said}`"
+    message = f"{said} depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
     fixes = ctx.fix_or("torch._check", lambda: check_fixes(record, ctx), ())
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
