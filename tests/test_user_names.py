@@ -122,4 +122,4 @@ def test_the_programs_runtime_assertion_is_said_in_the_users_names(project):
         ep.module()(torch.randn(8, 4), torch.tensor(7))
     assert "on node '" in str(raised.value)
     said = in_user_names(ep, ctx)(str(raised.value).splitlines()[0])
-    assert said == "its check `count <= ((n//2))` fails (from top.py:6)", said  # (torch puts the check on the value's line)
+    assert said == "its check `count <= n // 2` fails (from top.py:6)", said  # (torch puts the check on the value's line)

@@ -42,6 +42,13 @@ class _Printer(StrPrinter):
 
     _print_Mod = _print_PythonMod
 
+    def _print_floor(self, expr: Any) -> str:
+        """``floor(n/2)``, as sympy reads torch's printed ``n//2``, is ``n // 2`` again."""
+        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        if den == 1:
+            return f"math.floor({self._print(expr.args[0])})"
+        return f"{self.parenthesize(num, 50)} // {self.parenthesize(den, 50)}"
+
     # torch's own sympy functions, said as the Python that made them (``round(n / 2)``)
     def _print_IntTrueDiv(self, expr: Any) -> str:
         return f"{self.parenthesize(expr.args[0], 50)} / {self.parenthesize(expr.args[1], 50)}"

@@ -59,7 +59,7 @@ def in_user_names(ep: ExportedProgram, ctx: Context) -> Callable[[str], str]:
     nodes = {n.name: n for n in ep.graph.nodes}
 
     def assertion(m: re.Match) -> str:
-        expr = SYMBOL.sub(lambda s: by_name.get(s[1], s[1]), m[1])
+        expr = _said(m[1], names) or SYMBOL.sub(lambda s: by_name.get(s[1], s[1]), m[1])
         frame = ctx.files.deepest_in_text(nodes[m[2]].meta.get("stack_trace")) if m[2] in nodes else None
         where = f" (from {ctx.files.relative(frame.filename)}:{frame.line})" if frame else ""
         return f"its check `{expr}` fails{where}"
@@ -72,6 +72,17 @@ def in_user_names(ep: ExportedProgram, ctx: Context) -> Callable[[str], str]:
         return _INPUT_SIZE.sub(size, _ASSERTION.sub(assertion, text))
 
     return said
+
+
+def _said(text: str, names: dict[sympy.Symbol, sympy.Expr]) -> str:
+    """torch's printed expression (``Eq(Mod(((u0//2)) + 1, 2), 0)``) read back and said as
+    Python over the user's names; "" where sympy cannot read it."""
+    symbols = {s: sympy.Symbol(s, integer=True) for s in SYMBOL.findall(text)}
+    try:
+        expr = sympy.sympify(text, locals=symbols)
+    except (sympy.SympifyError, SyntaxError, TypeError):
+        return ""
+    return pretty(expr, {symbols[str(s)]: pretty(e) for s, e in names.items() if str(s) in symbols})
 
 
 def _user_placeholders(ep: ExportedProgram) -> list[torch.fx.Node]:

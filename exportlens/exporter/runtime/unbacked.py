@@ -36,18 +36,23 @@ def unbacked_names(ep: Any, ctx: Context) -> dict[sympy.Symbol, sympy.Symbol]:
         if frame is not None:
             per_line.setdefault((frame.filename, frame.line), []).append(sym)
     out: dict[sympy.Symbol, sympy.Symbol] = {}
-    for sym, path, _ in defined:
+    for sym, path, node in defined:
         frame = frames[sym]
-        if frame is None:
-            continue
-        text = ctx.read(ctx.files.relative(frame.filename))
-        lines = text.splitlines()
-        code = lines[frame.line - 1] if 0 < frame.line <= len(lines) else ""
-        same = per_line[(frame.filename, frame.line)]
-        name = value_name(text, frame.line, code, _axis(path), same.index(sym), len(same))
-        if name:
-            out[sym] = sympy.Symbol(name, integer=sym.is_integer)
+        name = ""
+        if frame is not None:
+            text = ctx.read(ctx.files.relative(frame.filename))
+            lines = text.splitlines()
+            code = lines[frame.line - 1] if 0 < frame.line <= len(lines) else ""
+            same = per_line[(frame.filename, frame.line)]
+            name = value_name(text, frame.line, code, _axis(path), same.index(sym), len(same), _op(node))
+        # a value no line names is still not torch's ``u0``: where it was read
+        out[sym] = sympy.Symbol(name or (f"⟨value of line {frame.line}⟩" if frame else "⟨a value read from a tensor⟩"))
     return out
+
+
+def _op(node: Any) -> str:
+    """The op that made a node (``nonzero`` of ``aten.nonzero.default``)."""
+    return str(getattr(node.target, "__name__", node.target)).split(".")[0]
 
 
 def _axis(path: Any) -> int | None:
@@ -58,16 +63,36 @@ def _axis(path: Any) -> int | None:
     return None
 
 
-def value_name(text: str, line: int, code: str, axis: int | None, index: int, count: int) -> str:
+def value_name(text: str, line: int, code: str, axis: int | None, index: int, count: int, op: str = "") -> str:
     """The name of the ``index``-th of ``count`` values read on ``line`` (``code``): a size
-    (``axis``) of what the line assigns, or the value read; "" where the line says nothing."""
+    (``axis``) of what the line assigns, or of the call of ``op`` on it (``torch.nonzero(x > 0)``),
+    or the value read; "" where the line says nothing."""
     assigned = _ASSIGNED.match(code)
-    target, value = (assigned[1], assigned[2]) if assigned else (None, code.strip().removeprefix("return ").strip())
+    target = assigned[1] if assigned and count == 1 else None
     if axis is not None:
-        base = target or (f"({value})" if value else "")
+        base = target or _call(code, op)
         return f"{base}.shape[{axis}]" if base else ""
     if count > 1:  # ``sizes.tolist()``: one value per element, in order
         listed = _TOLIST.search(code)
         base = f"{listed[1]}.tolist()" if listed else (target or "")
         return f"{base}[{index}]" if base else ""
     return target or item_operand(text, line) or ""
+
+
+def _call(code: str, op: str) -> str:
+    """The one call of ``op`` on the line as written, with its receiver (``torch.nonzero(x > 0)``,
+    ``(x > 0).nonzero()``); "" for none or several."""
+    if not op:
+        return ""
+    found = [m.start() for m in re.finditer(rf"\b{re.escape(op)}\(", code)]
+    if len(found) != 1:
+        return ""
+    start, depth = found[0] + len(op), 0
+    for end in range(start, len(code)):
+        depth += {"(": 1, ")": -1}.get(code[end], 0)
+        if depth == 0:
+            break
+    else:
+        return ""
+    head = re.search(r"(?:[\w.]+|\([^()]*\))\.$|[\w.]*$", code[: found[0]])
+    return (head[0] if head else "") + code[found[0] : end + 1]
