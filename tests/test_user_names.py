@@ -123,3 +123,29 @@ def test_the_programs_runtime_assertion_is_said_in_the_users_names(project):
     assert "on node '" in str(raised.value)
     said = in_user_names(ep, ctx)(str(raised.value).splitlines()[0])
     assert said == "its check `count <= n // 2` fails (from top.py:6)", said  # (torch puts the check on the value's line)
+
+
+def test_a_size_no_variable_holds_is_named_by_the_call_that_made_it(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."hits.py:Hits"]
+        inputs = { x = "f32[8]" }
+        """,
+    )
+    project.write(
+        "hits.py",
+        """
+        import torch
+        from torch import nn
+
+        class Hits(nn.Module):
+            def forward(self, x):
+                return torch.nonzero(x > 0).float() * 2
+        """,
+    )
+    report = project.module("Hits")
+    assert report.summary is not None, report.findings
+    (shapes,) = [ls for ls in report.summary.line_shapes if ls.line == 6]
+    assert shapes.shapes[-1] == "f32[torch.nonzero(x > 0).shape[0], 1]", shapes
+    assert not in_torch_words(report, project.root)
