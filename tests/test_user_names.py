@@ -149,3 +149,11 @@ def test_a_size_no_variable_holds_is_named_by_the_call_that_made_it(project):
     (shapes,) = [ls for ls in report.summary.line_shapes if ls.line == 6]
     assert shapes.shapes[-1] == "f32[torch.nonzero(x > 0).shape[0], 1]", shapes
     assert not in_torch_words(report, project.root)
+
+
+def test_a_comparison_of_sizes_is_said_as_written_and_not_called_a_tensor(tmp_path: Path):
+    root = copy_corpus(tmp_path / "corpus")
+    report = check(root, only="data_numel_compare.py:Case")["data_numel_compare.py:Case"]
+    first = report.findings[0]
+    assert first.message.startswith("`kept.numel() == x.numel()` depends on the values inside a tensor (`kept.shape[0]`"), first.message
+    assert "is a tensor" not in first.message

@@ -143,11 +143,15 @@ def _on_meta(ctx: Context) -> bool:
 
 def _as_written(record: DataDependent, ctx: Context, values: list[str]) -> str | None:
     """The branch's own condition where it reads each value inline (``probs.max().item() >
-    self.threshold``, where torch's guard holds the threshold's value, ``0.9``)."""
-    if record.frame is None or not values or not all("(" in v for v in values):
+    self.threshold``, where torch's guard holds the threshold's value, ``0.9``), or compares
+    sizes (``kept.numel() == x.numel()``, which torch holds as ``kept.shape[0] == 32``)."""
+    sizes = values and all(".shape[" in v for v in values)
+    if record.frame is None or not values or not (sizes or all("(" in v for v in values)):
         return None
     written = branch_test(ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line)
-    return written if written is not None and all(v in written for v in values) else None
+    if written is None or not (sizes or all(v in written for v in values)):
+        return None
+    return written if not sizes or re.search(r"\.numel\(\)|\.size\(|\.shape\[|\blen\(", written) else None
 
 
 def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
