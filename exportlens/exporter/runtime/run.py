@@ -244,9 +244,16 @@ def prepare(root: Path, module: ModuleClass, spec: ExportSpec, device: str, file
     return cls, model, _build_inputs(cls, module, spec, device, files)
 
 
+_ON_PATH: list[str] = []  # the project root this process put on sys.path last
+
+
 def _load_class(root: Path, module: ModuleClass, files: ProjectFiles, declared: bool = False) -> type | None:
-    if str(root) in sys.path:
-        sys.path.remove(str(root))
+    # only this project's root: another's left behind (checks run in one process) would give
+    # its regular package ``models`` precedence over this one's namespace package of that name
+    for path in (*_ON_PATH, str(root)):
+        if path in sys.path:
+            sys.path.remove(path)
+    _ON_PATH[:] = [str(root)]
     sys.path.insert(0, str(root))
     name = importable_name(module.path, root)
     _forget_project_modules(root, name)
