@@ -24,6 +24,9 @@ Then the time for the whole corpus:
   findings, fixes, eager runs and serving checks (import, construct, build inputs included);
 - **exportlens check** (the CLI): the same, as a user runs it, with its workers and no cache.
 
+Also: fixes dropped because exportlens failed while building or proving them (each
+report's ``fixes_dropped``), and texts shown with torch's symbols (corpus_cases.in_torch_words).
+
 Goals (issue 11): line and kind each ≥ 95 %, every control clean, every promised fix exports.
 Goals (issue 23): preferred fixes that export and agree with eager 100 %, findings lost to
 internal errors 0, findings with torch's symbols 0, modules needing more than one fix 0.
@@ -33,7 +36,7 @@ internal errors 0, findings with torch's symbols 0, modules needing more than on
 
 from __future__ import annotations
 
-import re
+import json
 import subprocess
 import sys
 import tempfile
@@ -44,7 +47,7 @@ HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))
 
 import torch  # noqa: E402  (after the tests folder is on the path, for corpus_cases)
-from corpus_cases import Case, cases, check, copy_corpus, judge  # noqa: E402
+from corpus_cases import Case, cases, check, copy_corpus, in_torch_words, judge  # noqa: E402
 
 from exportlens.exporter.core.report import Finding, ModuleReport, Status  # noqa: E402
 from exportlens.exporter.runtime.locate import ProjectFiles  # noqa: E402
@@ -52,7 +55,6 @@ from exportlens.exporter.runtime.run import prepare, quiet  # noqa: E402
 from exportlens.exporter.static.edits import apply_edits  # noqa: E402
 from exportlens.exporter.static.plan import make_plan  # noqa: E402
 
-TORCH_SYMBOLS = re.compile(r"\b[suz](?:uf)?\d+\b|L\[|on node '|IntInfinity|int_oo")  # s77, u0, zuf0, L['x'] ...
 ROUNDS = 3  # fix applications tried before a module counts as never exporting
 
 
@@ -77,16 +79,6 @@ def plain_export(root: Path) -> tuple[float, int]:
         except Exception:
             failed += 1
     return time.perf_counter() - started, failed
-
-
-def with_torch_symbols(reports: dict[str, ModuleReport]) -> list[Finding]:
-    """Findings whose message or a fix's title shows torch's names for things."""
-    return [
-        f
-        for r in reports.values()
-        for f in r.findings
-        if TORCH_SYMBOLS.search(f.message) or any(TORCH_SYMBOLS.search(x.title) for x in f.fixes)
-    ]
 
 
 def lost_to_internal_errors(reports: dict[str, ModuleReport]) -> list[Finding]:
@@ -148,6 +140,12 @@ def main() -> None:
         rounds = {c.path: applications_to_export(c, reports[c.target], Path(tmp) / "rounds") for c in fixable}
         agree = {c.path: agrees_with_eager(c, Path(tmp) / "rounds" / c.path.removesuffix(".py")) for c in fixable if rounds[c.path]}
         rounds_s = time.perf_counter() - started
+        torch_words = [line for r in reports.values() for line in in_torch_words(r, root)]
+        dropped = sum(r.fixes_dropped for r in reports.values())
+        try:  # the CLI's count includes the proofs' (run in workers of their own)
+            cli_dropped = str(sum(m.get("fixes_dropped", 0) for m in json.loads(cli.stdout)["modules"]))
+        except (ValueError, KeyError):
+            cli_dropped = "?"
 
     failing = [o for o in outcomes if o.case.code]
     controls = [o for o in outcomes if not o.case.code]
@@ -168,16 +166,14 @@ def main() -> None:
     never = [p for p, n in rounds.items() if n is None]
     measured = [v for v in agree.values() if v is not None]
     agreeing = f"{share(sum(measured), len(measured))}" if measured else f"not measured ({len(agree)} to measure)"
-    symbols = with_torch_symbols(reports)
     lost = lost_to_internal_errors(reports)
     print(f"| preferred fixes that export, applied once | {share(len(once), len(rounds))} | |")
     print(f"| … and agree with eager on their probe sets | {agreeing} | 100 % |")
     print(f"| modules needing more than one fix application (never within {ROUNDS}) | {len(more)} ({len(never)}) | 0 |")
     print(f"| findings lost to internal errors | {len(lost)} | 0 |")
-    print(
-        f"| findings with torch's symbols (message or fix title) | {len(symbols)} of {sum(len(r.findings) for r in reports.values())} | 0 |"
-    )
     print(f"| known gaps (strict xfail in tests/test_corpus.py) | {sum(bool(c.gap) for c in all_cases)} | 0 |")
+    print(f"| fixes lost to internal errors (`fixes_dropped`: one process, CLI) | {dropped}, {cli_dropped} | 0 |")
+    print(f"| texts shown with torch's symbols (messages, fixes, hovers, inlay hints) | {len(torch_words)} | 0 |")
     print(f"| torch.export.export of every module (plain loop, {raised} raised) | {torch_s:.1f} s | |")
     print(f"| exportlens, in one process | {ours_s:.1f} s = {ours_s / torch_s:.1f}× torch.export | |")
     print(f"| `exportlens check` (CLI, workers, no cache; exit {cli.returncode}) | {cli_s:.1f} s = {cli_s / torch_s:.1f}× torch.export | |")
@@ -192,8 +188,8 @@ def main() -> None:
         print(f"fix rounds: {path}: {'never exported' if rounds[path] is None else f'{rounds[path]} applications'} within {ROUNDS}")
     for f in lost:
         print(f"lost: {f.path}:{f.line} {f.message}")
-    for f in symbols:
-        print(f"torch symbols: {f.path}:{f.line} {f.code} {f.message[:160]}")
+    for line in torch_words:
+        print(f"torch's names: {line}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ from exportlens.exporter.core.report import Finding, ModuleReport, Status
 from exportlens.exporter.static.edits import apply_edits
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
+# torch's symbols (s77, u0, zuf0), sources (L['x']), node names, infinities and reprs: never the user's words
+TORCH_WORDS = re.compile(r"\b[suz]uf?\d+\b|\bs\d+\b|L\[|on node '|IntInfinity|int_oo|FakeTensor\(|Sym\(")
 MARK = re.compile(r"#\s*expect:\s*(EL\d{3})(,\s*fix exports)?")
 TABLE = re.compile(r'^\[tool\.exportlens\.modules\."([^"]+)"\]')
 REPORT = re.compile(r"\b[\w.-]+/[\w.-]+#\d+\b")  # owner/repo#123
@@ -155,3 +157,28 @@ def _fix_exports(case: Case, first: Finding | None, scratch: Path) -> bool:
         file.write_text(apply_edits(file.read_text(encoding="utf-8"), [e for e in preferred[0].edits if e.path == path]))
     after = check(root, only=case.target)[case.target]
     return after.status is Status.EXPORTED
+
+
+def shown(report: ModuleReport, root: Path) -> list[tuple[str, str]]:
+    """(where, text) for everything a user reads of ``report``: each finding's message, fix
+    titles and related texts, and the hovers and inlay hints the server makes of it (its
+    own functions, features/hover.py), on the files under ``root``."""
+    from exportlens.server.features.hover import assigned, label, line_hover, verdict
+
+    out = []
+    for f in report.findings:
+        out.append((f"{f.path}:{f.line} {f.code} message", f.message))
+        out += [(f"{f.path}:{f.line} {f.code} fix", fix.title) for fix in f.fixes]
+        out += [(f"{f.path}:{f.line} {f.code} related", r.message) for r in f.related]
+    out.append((f"{report.target} hover", "\n".join(verdict(report))))
+    for shapes in report.summary.line_shapes if report.summary else ():
+        code = (root / shapes.path).read_text(encoding="utf-8").splitlines()[shapes.line - 1]
+        out.append((f"{shapes.path}:{shapes.line} hover", line_hover(shapes, code)))
+        if (target := assigned(code)) is not None:
+            out.append((f"{shapes.path}:{shapes.line} inlay", label(shapes.shapes[-1], target)))
+    return out
+
+
+def in_torch_words(report: ModuleReport, root: Path) -> list[str]:
+    """What of ``report`` speaks in torch's names (``shown``), each as ``target: where: text``."""
+    return [f"{report.target}: {where}: {text}" for where, text in shown(report, root) if TORCH_WORDS.search(text)]

@@ -128,7 +128,7 @@ def test_fixes_for_annotated_dims_export_once_applied(project):
     project.write("pyproject.toml", '[project]\nname = "annotated"\n')
     project.write("models/positions.py", POSITIONS)
     finding = only(project.module("Positions").findings, "EL201")
-    assert finding.message == "`seq` is declared as [0, ∞], but this line requires `seq <= 32`"
+    assert finding.message == "`seq` is declared as [0, ∞], but this line requires `seq <= 32` (`self.table` has 32 rows)"
     (fix,) = finding.fixes
     assert [e.path for e in fix.edits] == ["pyproject.toml"]  # jaxtyping has no way to say a range
     project.apply(fix)

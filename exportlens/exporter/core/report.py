@@ -144,6 +144,7 @@ class ModuleReport:
     seconds: float = 0.0
     torch_version: str = ""
     cached: bool = False  # answered from an earlier run's verdict on disk (workers/verdicts.py)
+    fixes_dropped: int = 0  # fixes given up because building or proving them failed inside exportlens
 
     @property
     def errors(self) -> tuple[Finding, ...]:

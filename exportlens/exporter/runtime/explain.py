@@ -6,9 +6,11 @@ exceptions; this module only says them, and asks ``fixes`` for their edits.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
+import torch
 import torch.utils._pytree as pytree
 
 from ..core import codes
@@ -19,6 +21,7 @@ from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
 from .fixes import check_fixes, size_in_code, spec_fixes
 from .locate import Frame, source_line
+from .naming import SYMBOL
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
 
@@ -115,10 +118,17 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     if truth is not None:
         return truth
     unbacked = sorted((s for s in cond.free_symbols if str(s).startswith(("u", "zuf"))), key=str)  # torch's ints, floats
-    origin = ", ".join(f"`{names.say(s)}`" for s in unbacked) or "a value"
-    said = _as_written(record, ctx, [names.say(s) for s in unbacked]) or names.say(cond)
-    message = f"`{said}` depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
-    fixes = check_fixes(record, ctx)
+    named = [names.say(s) for s in unbacked if not SYMBOL.fullmatch(names.say(s))]  # (never torch's own ``u0``)
+    origin = ", ".join(f"`{n}`" for n in named) or "a value read from a tensor"
+    said = _as_written(record, ctx, named) or names.say(cond)
+    if SYMBOL.search(said):  # a value the line never names: its test as written, else no words of torch's
+        frame = record.frame
+        written = branch_test(ctx.read(ctx.files.relative(frame.filename)), frame.line) if frame else None
+        said = f"`{written}`" if written else "what this line tests"
+    else:
+        said = f"`{said}`"
+    message = f"{said} depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
+    fixes = ctx.fix_or("torch._check", lambda: check_fixes(record, ctx), ())
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
     elif _on_meta(ctx):
@@ -133,11 +143,15 @@ def _on_meta(ctx: Context) -> bool:
 
 def _as_written(record: DataDependent, ctx: Context, values: list[str]) -> str | None:
     """The branch's own condition where it reads each value inline (``probs.max().item() >
-    self.threshold``, where torch's guard holds the threshold's value, ``0.9``)."""
-    if record.frame is None or not values or not all("(" in v for v in values):
+    self.threshold``, where torch's guard holds the threshold's value, ``0.9``), or compares
+    sizes (``kept.numel() == x.numel()``, which torch holds as ``kept.shape[0] == 32``)."""
+    sizes = values and all(".shape[" in v for v in values)
+    if record.frame is None or not values or not (sizes or all("(" in v for v in values)):
         return None
     written = branch_test(ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line)
-    return written if written is not None and all(v in written for v in values) else None
+    if written is None or not (sizes or all(v in written for v in values)):
+        return None
+    return written if not sizes or re.search(r"\.numel\(\)|\.size\(|\.shape\[|\blen\(", written) else None
 
 
 def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
@@ -178,8 +192,9 @@ _VIOLATION_CODES = {
 
 def constraint_finding(record: Constraint, ctx: Context) -> Finding:
     """A violation or specialization, with the fixes it carries as edits of the spec."""
-    fixes = spec_fixes(record.fixes, ctx)
-    in_code = None if isinstance(record, Specialization) and record.by_guards else size_in_code(record, ctx)
+    fixes = ctx.fix_or("spec edit", lambda: spec_fixes(record.fixes, ctx), ())
+    by_guards = isinstance(record, Specialization) and record.by_guards
+    in_code = None if by_guards else ctx.fix_or("size in code", lambda: size_in_code(record, ctx), None)
     if in_code is not None:  # the code is what is wrong: the spec change comes second
         fixes = (in_code, *(replace(f, preferred=False) for f in fixes))
     if isinstance(record, Specialization):
@@ -204,13 +219,44 @@ def _violated(record: Violation, ctx: Context) -> str:
     if record.kind is ViolationKind.RANGE:
         dim = record.dims[0]
         declared = _declared(dim, ctx, record.declared or "unbounded")
-        return f"`{dim}` is declared as {declared}, but this line requires `{record.requirement}`"
+        whence = _bounds_from(record, ctx)
+        return f"`{dim}` is declared as {declared}, but this line requires `{record.requirement}`" + (f" ({whence})" if whence else "")
     if record.kind is ViolationKind.EQUALITY:
         a, b = record.dims
         return f"`{a}` and `{b}` are declared as independent dims, but this line needs them equal"
     if record.kind is ViolationKind.RELATION:
         return f"`{record.dims[0]}` is declared independent, but this line needs {record.requirement}"
     return record.requirement
+
+
+_ATTRIBUTE = re.compile(r"\bself\.(\w+)\b")
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def _bounds_from(record: Violation, ctx: Context) -> str:
+    """Where the numbers of a requirement come from, as the line names them: a buffer or
+    parameter's size (`self.k_cache` has 512 rows), a module's or a plain input's number
+    (`self.max_len` is 128, `start_pos` is 1)."""
+    frame = record.frame
+    if frame is None or ctx.model is None:
+        return ""
+    numbers = {int(n) for n in re.findall(r"(?<![\w.])\d+(?![\w.])", record.requirement)}
+    code = source_line(frame.filename, frame.line)
+    said = []
+    for attr in dict.fromkeys(_ATTRIBUTE.findall(code)):
+        tensor = getattr(ctx.model, attr, None)
+        if type(tensor) is int and tensor in numbers:  # ``if seq > self.max_len``
+            said.append(f"`self.{attr}` is {tensor}")
+        elif isinstance(tensor, torch.Tensor):
+            for axis, size in enumerate(tensor.shape):
+                if size in numbers and size > 1:
+                    said.append(f"`self.{attr}` has {size} rows" if axis == 0 else f"`self.{attr}` has size {size} in dim {axis}")
+    values = dict(zip(ctx.built.params, ctx.built.args)) | ctx.built.kwargs
+    for name in dict.fromkeys(_NAME.findall(code)):
+        value = values.get(name)
+        if type(value) is int and value in numbers:
+            said.append(f"`{name}` is {value}")
+    return "; ".join(said)
 
 
 def _declared(dim: str, ctx: Context, fallback: str) -> str:

@@ -330,7 +330,8 @@ def _draft_frame(data: dict[str, Any], filenames: dict[Any, str], files: Project
 def _draft_data_dependent(data: dict[str, Any], frame: Frame | None) -> DataDependent | None:
     try:
         expr = data.get("expr", "")
-        cond = sympy.sympify(expr, locals={s: sympy.Symbol(s, integer=True) for s in SYMBOL.findall(expr)})
+        ints = [s for s in SYMBOL.findall(expr) if not s.startswith("zuf")]  # (zuf0: a float)
+        cond = sympy.sympify(expr, locals={s: sympy.Symbol(s, integer=True) for s in ints})
     except (sympy.SympifyError, SyntaxError, TypeError):
         return None
     # draft export names each symbol by the variable that held it ({'locals': {'n': ['u0']}})

@@ -31,7 +31,7 @@ from ..static.jaxtyping_edits import annotation_edits
 from ..static.source import branch_conditions
 from .context import Context
 from .failures import DataDependent, Record
-from .holds import finite, scanned_interval
+from .holds import SCAN_LIMIT, finite, period, recurring, scanned_interval
 from .violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind, failed_dims
 
 TryExport = Callable[[Any], Exception | None]  # export again with other dynamic_shapes: what it raised, or None
@@ -46,7 +46,7 @@ def verified(records: tuple[Record, ...], ctx: Context, try_export: TryExport) -
     for record in records:
         for change in fixes_of(record):
             unique.setdefault(change.dim, change)
-    kept = set(_verify(list(unique.values()), ctx, try_export))
+    kept = set(ctx.fix_or("proof by export", lambda: _verify(_buildable(list(unique.values()), ctx), ctx, try_export), []))
     return tuple(replace(r, fixes=tuple(c for c in r.fixes if c in kept)) if fixes_of(r) else r for r in records)
 
 
@@ -59,10 +59,12 @@ def _with_solved(records: tuple[Record, ...], ctx: Context) -> tuple[Record, ...
     """Where torch suggests nothing for a dim whose range a recorded guard cuts: the bounds that
     make the guard hold, carried by every violation that blames the dim."""
     suggested = {c.dim for r in records for c in fixes_of(r)}
-    cuts = {r.dims[0]: r.guard for r in records if isinstance(r, Violation) and r.kind is ViolationKind.RANGE and r.guard is not None}
+    cuts = {r.dims[0]: r for r in records if isinstance(r, Violation) and r.kind is ViolationKind.RANGE and r.guard is not None}
     solved = {}
-    for dim, guard in cuts.items():  # a dim cut twice: its last guard, as torch lists them
-        change = solve_bounds(dim, guard, ctx) if dim not in suggested else None
+    for dim, cut in cuts.items():  # a dim cut twice: its last guard, as torch lists them
+        if dim in suggested:
+            continue
+        change = ctx.fix_or(f"bounds of {dim}", lambda dim=dim, cut=cut: solve_bounds(dim, cut.guard, ctx, cut.also), None)
         if change is not None:
             solved[dim] = change
     if not solved:
@@ -78,9 +80,11 @@ def _with_solved(records: tuple[Record, ...], ctx: Context) -> tuple[Record, ...
 # -- a bound from a guard (sympy) ------------------------------------------------------
 
 
-def solve_bounds(dim: str, guard: Any, ctx: Context) -> Change | None:
+def solve_bounds(dim: str, guard: Any, ctx: Context, also: tuple[Any, ...] = ()) -> Change | None:
     """The widest interval of ``dim``, inside its declared range and around the example, where
-    ``guard`` (over the dim's name) holds. ``seq - 2 != 1`` on ``Dim('seq', min=3)`` -> ``min=4``."""
+    ``guard`` (over the dim's name) holds. ``seq - 2 != 1`` on ``Dim('seq', min=3)`` -> ``min=4``.
+    Where it holds with a period, the dim as a multiple of a new one (``side = 2*_side``),
+    whose min keeps ``also`` (the dim's other guards) too."""
     sym = next((s for s in guard.free_symbols if str(s) == dim), None)
     root = ctx.built.names.roots.get(dim)
     if sym is None or root is None or len(guard.free_symbols) != 1:
@@ -95,10 +99,28 @@ def solve_bounds(dim: str, guard: Any, ctx: Context) -> Change | None:
     )
     if solved is not None:
         return solved
+    # ``2*trunc(0.5*side) == side``: sizes that recur (tried up to SCAN_LIMIT above the min)
+    top = hi if hi is not None else lo + SCAN_LIMIT
+    if period(guard, lo, top) is not None and (step := recurring(sympy.And(guard, *_over(also, sym, sym_i)), lo, top)):
+        k, r, first = step
+        least = -((r - lo) // k)  # the new dim's min that the old min implies (the spec edit carries it)
+        start = (first - r) // k
+        return Change(dim, ChangeKind.SUBSTITUTE, value=f"{k}*_{dim}" + (f" + {r}" if r else ""), min=start if start > least else None)
     found = scanned_interval(guard, lo, hi, example)
     if found is None or found == (lo, hi):
         return None
+    if found[0] == found[1]:  # one size: torch refuses a Dim whose min is its max
+        return Change(dim, ChangeKind.STATIC, value=str(found[0]))
     return Change(dim, ChangeKind.BOUNDS, min=found[0] if found[0] != lo else None, max=found[1] if found[1] != hi else None)
+
+
+def _over(guards: tuple[Any, ...], sym: Any, sym_i: Any) -> list[Any]:
+    """``guards`` over the integer symbol ``solve_bounds`` uses; those over other dims left out."""
+    return [
+        g.xreplace({s: sym_i for s in g.free_symbols if str(s) == str(sym)})
+        for g in guards
+        if {str(s) for s in g.free_symbols} == {str(sym)}
+    ]
 
 
 def _beside_point(dim: str, guard: Any, sym: sympy.Symbol, example: int | None) -> Change | None:
@@ -138,6 +160,16 @@ def _around_example(dim: str, guard: Any, sym: sympy.Symbol, lo: int, hi: int | 
 # -- check by exporting again ------------------------------------------------------------
 
 
+def _buildable(changes: list[Change], ctx: Context) -> list[Change]:
+    """The changes torch makes Dims of (it refuses ``Dim('side', min=32, max=32)``)."""
+
+    def builds(change: Change) -> bool:
+        _apply(ctx.built.dynamic_shapes, [change])
+        return True
+
+    return [c for c in changes if ctx.fix_or(str(c), lambda c=c: builds(c), False)]
+
+
 def _verify(changes: list[Change], ctx: Context, try_export: TryExport) -> list[Change]:
     """The changes with which the export gets past the dims it failed on: export with all of
     them, drop those whose dim still fails, and again until what is left holds."""
@@ -171,7 +203,7 @@ def _changed_root(change: Change, d: Any, shapes: Any, roots: dict[str, Any]) ->
     if change.kind is ChangeKind.STATIC:
         return int(change.value)
     if change.kind is ChangeKind.SUBSTITUTE:
-        return _expression_dim(change.value, shapes)
+        return _expression_dim(change.value, shapes, d, change.min)
     lo = change.min if change.min is not None else d.min
     hi = change.max if change.max is not None else d.max
     return roots.setdefault(d.__name__, Dim(d.__name__, min=lo, max=hi if finite(hi) else None))
@@ -195,8 +227,10 @@ def _leaves(v: Any) -> Iterator[Any]:
         yield v
 
 
-def _expression_dim(text: str, shapes: Any) -> Any:
-    """``a`` or ``dx + 1`` as a torch Dim, using the root Dim objects already in ``shapes``."""
+def _expression_dim(text: str, shapes: Any, old: Any = None, least: int | None = None) -> Any:
+    """``a`` or ``dx + 1`` as a torch Dim, using the root Dim objects already in ``shapes``; a
+    new root (``_n`` of ``n = 2*_n``) gets the range of ``old`` in its own terms, as the spec
+    edit writes it, and ``least`` for its min where given."""
     found: dict[str, Any] = {}
     for v in _leaves(shapes):
         if isinstance(v, Dim) and not hasattr(v, "root"):
@@ -204,8 +238,14 @@ def _expression_dim(text: str, shapes: Any) -> Any:
     expr = sympy.sympify(text)
     (sym,) = expr.free_symbols
     a, b = (int(c) for c in sympy.Poly(expr, sym).all_coeffs())
-    root = found.get(str(sym)) or Dim(str(sym))
+    root = found.get(str(sym)) or _new_root(str(sym), a, b, old, least)
     return root * a + b if a != 1 else (root + b if b else root)
+
+
+def _new_root(name: str, a: int, b: int, old: Any, least: int | None) -> Any:
+    lo = least if least is not None else -((b - old.min) // a) if old is not None and finite(old.min) else None
+    hi = (old.max - b) // a if old is not None and finite(old.max) else None
+    return Dim(name, min=lo, max=hi)
 
 
 # -- as edits --------------------------------------------------------------------------
@@ -259,22 +299,26 @@ def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred:
     path = spec.location.path if in_toml else spec.path
     old = new = ctx.read(path)
     for c in changes:
-        bounds = {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}
-        try:
-            if not in_toml and c.kind is ChangeKind.BOUNDS:
-                new = set_dim_call(new, c.dim, **bounds)
-            elif not in_toml:
-                new = substitute_dim_call(new, c.dim, c.value)
-            elif c.kind is ChangeKind.BOUNDS:
-                new = set_dim_bounds(new, spec.target, c.dim, **bounds)
-            else:
-                new = substitute_dim(new, spec.target, c.dim, c.value)
-        except Exception:
-            return None
+        new = ctx.fix_or(f"spec edit: {c}", lambda c=c, text=new: _edited(text, c, spec.target, in_toml), None)
         if not new:
             return None
     edit = edit_between(path, old, new)
     return Fix(title, (edit,), preferred=preferred) if edit else None
+
+
+def _edited(text: str, c: Change, target: str, in_toml: bool) -> str | None:
+    """``text`` (pyproject.toml, or the code's ``Dim(...)`` calls) with change ``c`` made; None where it cannot be."""
+    bounds = {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}
+    if not in_toml and c.kind is ChangeKind.BOUNDS:
+        return set_dim_call(text, c.dim, **bounds)
+    if not in_toml:
+        return substitute_dim_call(text, c.dim, c.value)
+    if c.kind is ChangeKind.BOUNDS:
+        return set_dim_bounds(text, target, c.dim, **bounds)
+    new = substitute_dim(text, target, c.dim, c.value)
+    if bounds and new and c.root:  # the new dim's own bounds: ``n = 2*_n`` with ``_n >= 3``
+        new = set_dim_bounds(new, target, c.root, **bounds)
+    return new
 
 
 def fix_all(records: tuple[Record, ...], ctx: Context) -> Fix | None:

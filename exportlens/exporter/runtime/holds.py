@@ -14,6 +14,12 @@ def finite(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62
 
 
+def bounds_declared(dim: Any) -> int:
+    """How many of its bounds a root Dim was given (torch's default min is 0, its max none)."""
+    lo, hi = getattr(dim, "min", None), getattr(dim, "max", None)
+    return int(finite(lo) and lo > 0) + int(finite(hi))
+
+
 def isolated(guard: Any, dim: str) -> str:
     """A linear inequality of one dim, said with the dim alone on the left (``seq <= 15``); "" otherwise."""
     if not isinstance(guard, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan, sympy.GreaterThan)):
@@ -82,7 +88,15 @@ def scanned(guard: Any, dim: str, root: Any) -> str:
 def period(guard: Any, lo: int, hi: int) -> tuple[int, int] | None:
     """``(k, r)`` where the guard holds at exactly the sizes ``v % k == r`` of ``[lo, hi]``
     (a reshape's divisibility); None for any other pattern, or a range too large to try."""
-    if hi - lo > SCAN_LIMIT:
+    found = recurring(guard, lo, hi)
+    return (found[0], found[1]) if found is not None and found[2] < lo + found[0] else None
+
+
+def recurring(guard: Any, lo: int, hi: int) -> tuple[int, int, int] | None:
+    """``(k, r, first)`` where the guard holds at exactly the sizes ``first, first + k, ...``
+    of ``[lo, hi]`` (``r = first % k``): a divisibility that some small sizes break too
+    (``(n - 2) % 2 == 0`` and ``(n - 2) // 2 != 1``: 6, 8, 10, ...)."""
+    if hi - lo > SCAN_LIMIT or len(guard.free_symbols) != 1:
         return None
     (sym,) = guard.free_symbols
     try:
@@ -92,4 +106,4 @@ def period(guard: Any, lo: int, hi: int) -> tuple[int, int] | None:
     if len(holds) < 2 or holds[1] - holds[0] < 2:
         return None
     k = holds[1] - holds[0]
-    return (k, holds[0] % k) if holds[0] < lo + k and holds == list(range(holds[0], hi + 1, k)) else None
+    return (k, holds[0] % k, holds[0]) if holds == list(range(holds[0], hi + 1, k)) else None

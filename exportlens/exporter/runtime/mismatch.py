@@ -17,6 +17,7 @@ from typing import Any
 
 import sympy
 
+from .holds import bounds_declared
 from .locate import Frame
 from .naming import SYMBOL, SymbolNames
 from .violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind
@@ -78,11 +79,13 @@ def _specialized(equation: Any, free: set[sympy.Symbol], frame: Frame | None, de
 
 
 def _tied(equation: Any, free: set[sympy.Symbol], roots: dict[str, Any], frame: Frame | None, detail: str) -> Violation | None:
-    """Two dims the equation ties: the one declared last becomes an expression of the other."""
+    """Two dims the equation ties: one becomes an expression of the other, which keeps the
+    bounds declared for it (``dx >= 5`` stays, ``dy = dx - 1``): the one with fewer declared
+    bounds, of two alike the one declared last."""
     if len(free) != 2:
         return None
     order = list(roots)
-    for sym in sorted(free, key=lambda s: -order.index(str(s))):
+    for sym in sorted(free, key=lambda s: (bounds_declared(roots[str(s)]), -order.index(str(s)))):
         (other,) = free - {sym}
         solved = _solutions(equation, sym)
         if len(solved) != 1 or not _linear(solved[0], other):

@@ -14,7 +14,7 @@ from typing import Any
 import sympy
 from sympy.printing.str import StrPrinter
 
-SYMBOL = re.compile(r"\b([su]\d+)\b")  # torch's backed (s77) and unbacked (u0) symbols
+SYMBOL = re.compile(r"\b((?:[su]|zuf)\d+)\b")  # torch's backed (s77), unbacked (u0) and float (zuf0) symbols
 _SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\])*\.size\(\)\[\d+\]")
 
 
@@ -41,6 +41,13 @@ class _Printer(StrPrinter):
         return f"{self.parenthesize(expr.args[0], 50)} % {self.parenthesize(expr.args[1], 50)}"
 
     _print_Mod = _print_PythonMod
+
+    def _print_floor(self, expr: Any) -> str:
+        """``floor(n/2)``, as sympy reads torch's printed ``n//2``, is ``n // 2`` again."""
+        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        if den == 1:
+            return f"math.floor({self._print(expr.args[0])})"
+        return f"{self.parenthesize(num, 50)} // {self.parenthesize(den, 50)}"
 
     # torch's own sympy functions, said as the Python that made them (``round(n / 2)``)
     def _print_IntTrueDiv(self, expr: Any) -> str:
@@ -88,8 +95,20 @@ class Names:
 def pretty(expr: Any, names: dict[sympy.Symbol, str] | None = None) -> str:
     """Print ``expr`` with symbols replaced by names."""
     if names:
-        expr = expr.xreplace({s: sympy.Symbol(n) for s, n in names.items()})
+        expr = expr.xreplace({s: sympy.Symbol(atom(n)) for s, n in names.items()})
     return _Printer().doprint(expr)
+
+
+def atom(name: str) -> str:
+    """A name that stands for an expression (``n - 2``) in parentheses, so that what it is
+    part of reads right (``(n - 2) % 2``); a name, ``x.shape[0]`` or ``k.item()`` as it is."""
+    depth = 0
+    for c in name:
+        depth += c in "([{"
+        depth -= c in ")]}"
+        if depth == 0 and c in " +-*/%<>=":
+            return f"({name})"
+    return name
 
 
 @dataclass
@@ -129,4 +148,8 @@ def from_shape_env(shape_env: Any, names: Names) -> SymbolNames:
 
 def rename_sources(message: str, names: Names) -> str:
     """``L['x'].size()[0]`` in torch's text -> the user's name for that axis, where it has one."""
-    return _SOURCE.sub(lambda m: names.by_source.get(m.group(0), m.group(0)), message)
+    said = _SOURCE.sub(lambda m: atom(names.by_source.get(m.group(0), m.group(0))), message)
+    return _INFINITY.sub("∞", said)
+
+
+_INFINITY = re.compile(r"\bIntInfinity\(\)|\bint_oo\b")

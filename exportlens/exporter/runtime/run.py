@@ -84,27 +84,28 @@ def export_module(
     settings = effective(spec.settings, options.overrides)
     device, strict = settings.device, settings.strict
 
-    def report(status: Status, findings: list[Finding], summary=None) -> ModuleReport:
-        return ModuleReport(
-            spec.target, status, named(findings, spec.target), summary, spec.describe(), time.perf_counter() - started, torch.__version__
-        )
+    def report(status: Status, findings: list[Finding], summary=None, dropped: int = 0) -> ModuleReport:
+        seconds = time.perf_counter() - started
+        findings = named(findings, spec.target)
+        return ModuleReport(spec.target, status, findings, summary, spec.describe(), seconds, torch.__version__, fixes_dropped=dropped)
 
     try:
         cls, model, built = prepare(root, module, spec, device, files)
     except _Stop as stop:
         return report(Status.FAILED, [stop.finding])
 
-    ctx = Context(root, files, module, spec, built, sources=Sources.of(root, sources))
+    ctx = Context(root, files, module, spec, built, sources=Sources.of(root, sources), model=model)
     try:
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
     except Exception as exc:
-        return report(Status.FAILED, _failed(exc, log, model, ctx, strict, options.collect_all))
+        findings = _failed(exc, log, model, ctx, strict, options.collect_all)
+        return report(Status.FAILED, findings, dropped=len(ctx.dropped))
     unserved = []
     if options.serve:
         unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device, log)
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
-        return report(Status.FAILED, unserved, summarize(ep, ctx, log, None))
+        return report(Status.FAILED, unserved, summarize(ep, ctx, log, None), dropped=len(ctx.dropped))
     ep, artifact = _finish(ep, settings.ir, options.artifact)
     return report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact))
 
@@ -119,7 +120,7 @@ def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context,
     records = _with_example_branch(_with_eager(read_failure(exc, log, built), model, built), model, ctx)
     records = verified(records, ctx, try_export)
     findings = explain(records, ctx)
-    every = fix_all(records, ctx)
+    every = ctx.fix_or("fix for all", lambda: fix_all(records, ctx), None)
     if every is not None:  # offered on each finding it solves, after the finding's own
         findings = [replace(f, fixes=f.fixes + (every,)) if fixes_of(r) else f for r, f in zip(records, findings)]
     if collect_all:
@@ -250,9 +251,16 @@ def prepare(root: Path, module: ModuleClass, spec: ExportSpec, device: str, file
     return cls, model, _build_inputs(cls, module, spec, device, files)
 
 
+_ON_PATH: list[str] = []  # the project root this process put on sys.path last
+
+
 def _load_class(root: Path, module: ModuleClass, files: ProjectFiles, declared: bool = False) -> type | None:
-    if str(root) in sys.path:
-        sys.path.remove(str(root))
+    # only this project's root: another's left behind (checks run in one process) would give
+    # its regular package ``models`` precedence over this one's namespace package of that name
+    for path in (*_ON_PATH, str(root)):
+        if path in sys.path:
+            sys.path.remove(path)
+    _ON_PATH[:] = [str(root)]
     sys.path.insert(0, str(root))
     name = importable_name(module.path, root)
     _forget_project_modules(root, name)

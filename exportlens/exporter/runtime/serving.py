@@ -31,6 +31,7 @@ from .holds import finite
 from .inputs import Built, copied
 from .locate import GuardLog, ProjectFiles
 from .refused import flattened, refusal
+from .summary import in_user_names
 from .violations import Change, ChangeKind, first_line
 
 MAX_ELEMENTS = 1 << 26  # of all inputs at one bound (256 MiB of float32): larger bounds are not run
@@ -40,6 +41,7 @@ MAX_ELEMENTS = 1 << 26  # of all inputs at one bound (256 MiB of float32): large
 _ASSUMED = re.compile(r"Runtime assertion failed for expression .*\b(?:u|zuf)\d+\b|Expected cond to be True, but got False")
 
 Rebuild = Callable[[ExportSpec], Built]  # the example inputs of another spec (other example sizes)
+Said = Callable[[str], str]  # the program's text in the user's names (summary.in_user_names)
 
 
 def serving_findings(
@@ -50,20 +52,23 @@ def serving_findings(
     if device == "meta":
         return []  # no values to run on
     program = ep.module()
-    on_example = _on_example(program, model, ctx)
+    said = in_user_names(ep, ctx)
+    on_example = _on_example(program, model, ctx, said)
     if on_example is not None:
         return [on_example]
     if ctx.spec.source != "pyproject":
         return []  # example_inputs() has one size per axis
     out = []
     for dim in ctx.spec.dims.values():
-        finding = _bounds(dim, program, model, ctx, rebuild, log)
+        finding = _bounds(dim, program, model, ctx, rebuild, said, log)
         if finding is not None:
             out.append(finding)
     return out
 
 
-def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, log: GuardLog | None) -> Finding | None:
+def _bounds(
+    dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, said: Said, log: GuardLog | None
+) -> Finding | None:
     root = ctx.built.names.roots.get(dim.name)
     if root is None:
         return None
@@ -89,7 +94,7 @@ def _bounds(dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, re
         if eager:
             why = f"forward fails: {eager}"
         elif exported:
-            why = f"the exported program fails where eager does not: {exported}"
+            why = f"the exported program fails where eager does not: {said(exported)}"
         else:
             why = f"the exported program's outputs are not eager's ({differs}): torch assumed a size it does not have there"
         message = f"`{dim.name}` is declared as {declared}, but at {dim.name} = {bound} {why}"
@@ -213,7 +218,7 @@ def failure_of(fn: Callable[..., Any], built: Built, files: ProjectFiles | None 
     return ""
 
 
-def _on_example(program: Any, model: torch.nn.Module, ctx: Context) -> Finding | None:
+def _on_example(program: Any, model: torch.nn.Module, ctx: Context, said: Said) -> Finding | None:
     """What is wrong with the program on the example inputs, each side run once: it fails,
     or its outputs are not eager's (where eager runs at all). None when it serves them."""
     outputs = []
@@ -226,7 +231,7 @@ def _on_example(program: Any, model: torch.nn.Module, ctx: Context) -> Finding |
             if fn is model:
                 return None  # eager does not run on them either: nothing to compare with
             failed = f"{type(exc).__name__}: {first_line(str(exc))[:300]}"
-            message = f"the exported program fails on the example inputs it was exported with: {failed}"
+            message = f"the exported program fails on the example inputs it was exported with: {said(failed)}"
             return at(ctx, codes.UNSERVED_RANGE, message, None, detail=failed)
     differs = _differs(*outputs)
     message = f"the exported program disagrees with eager on the example inputs: {differs}"

@@ -7,6 +7,7 @@ matched against the spec's name for that input axis to name the symbols back.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import sympy
@@ -20,6 +21,7 @@ from ..static.shapes import DTYPES
 from .context import Context
 from .locate import GuardLog
 from .naming import SYMBOL, pretty
+from .unbacked import unbacked_names
 
 SHORT = {getattr(torch, long): short for short, long in DTYPES.items() if short != "b8"}
 
@@ -27,7 +29,7 @@ SHORT = {getattr(torch, long): short for short, long in DTYPES.items() if short 
 def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | None) -> Summary:
     paths = ctx.built.paths()
     placeholders = _user_placeholders(ep)
-    names = _symbol_names(placeholders, paths, ctx)
+    names = _symbol_names(placeholders, paths, ctx) | unbacked_names(ep, ctx)
     inputs = tuple(f"{path}: {describe(node.meta.get('val'), names)}" for path, node in zip(paths, placeholders))
     outputs = tuple(describe(v, names) for v in _output_values(ep))
     signature = f"({', '.join(inputs)}) -> " + (outputs[0] if len(outputs) == 1 else f"({', '.join(outputs)})")
@@ -41,6 +43,46 @@ def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | 
         graph=_rename(ep.graph_module.print_readable(print_output=False, include_stride=False, include_device=False), names),
         artifact=artifact,
     )
+
+
+_ASSERTION = re.compile(r"Runtime assertion failed for expression (.+?) on node '(\w+)'")
+_INPUT_SIZE = re.compile(r"\b(\w+)\.size\(\)\[(\d+)\]")
+
+
+def in_user_names(ep: ExportedProgram, ctx: Context) -> Callable[[str], str]:
+    """What the program raises, said in the user's names: its runtime assertion ("Runtime
+    assertion failed for expression u2 <= 2 on node 'le_11'") as the check and the line
+    it comes from, its guards' input sizes (``x.size()[0]``) as the dims declared for them."""
+    placeholders = _user_placeholders(ep)
+    names = _symbol_names(placeholders, ctx.built.paths(), ctx) | unbacked_names(ep, ctx)
+    by_name = {str(s): pretty(e) for s, e in names.items()}
+    nodes = {n.name: n for n in ep.graph.nodes}
+
+    def assertion(m: re.Match) -> str:
+        expr = _said(m[1], names) or SYMBOL.sub(lambda s: by_name.get(s[1], s[1]), m[1])
+        frame = ctx.files.deepest_in_text(nodes[m[2]].meta.get("stack_trace")) if m[2] in nodes else None
+        where = f" (from {ctx.files.relative(frame.filename)}:{frame.line})" if frame else ""
+        return f"its check `{expr}` fails{where}"
+
+    def size(m: re.Match) -> str:
+        name = ctx.built.names.by_input.get(m[1], {}).get(int(m[2]))
+        return (name if name.isidentifier() else f"({name})") if name else m[0]
+
+    def said(text: str) -> str:
+        return _INPUT_SIZE.sub(size, _ASSERTION.sub(assertion, text))
+
+    return said
+
+
+def _said(text: str, names: dict[sympy.Symbol, sympy.Expr]) -> str:
+    """torch's printed expression (``Eq(Mod(((u0//2)) + 1, 2), 0)``) read back and said as
+    Python over the user's names; "" where sympy cannot read it."""
+    symbols = {s: sympy.Symbol(s, integer=True) for s in SYMBOL.findall(text)}
+    try:
+        expr = sympy.sympify(text, locals=symbols)
+    except (sympy.SympifyError, SyntaxError, TypeError):
+        return ""
+    return pretty(expr, {symbols[str(s)]: pretty(e) for s, e in names.items() if str(s) in symbols})
 
 
 def _user_placeholders(ep: ExportedProgram) -> list[torch.fx.Node]:
@@ -79,11 +121,14 @@ def describe(val: Any, names: dict[sympy.Symbol, sympy.Expr]) -> str:
     if isinstance(val, torch.Tensor):
         sizes = ", ".join(_size(s, names) for s in val.shape)
         return f"{SHORT.get(val.dtype, str(val.dtype).replace('torch.', ''))}[{sizes}]"
-    if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-        return f"Sym({_size(val, names)})"
+    if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):  # a Python number, as its value
+        return f"{_SCALAR[type(val)]} = {_size(val, names)}"
     if isinstance(val, (list, tuple)):
         return "(" + ", ".join(describe(v, names) for v in val) + ")"
     return repr(val)
+
+
+_SCALAR = {torch.SymInt: "int", torch.SymFloat: "float", torch.SymBool: "bool"}
 
 
 def _size(s: Any, names: dict[sympy.Symbol, sympy.Expr]) -> str:
@@ -130,9 +175,10 @@ def _equalities(placeholders: list[torch.fx.Node], paths: list[str], names: dict
 
 def _line_shapes(ep: ExportedProgram, ctx: Context, names: dict) -> tuple[LineShapes, ...]:
     by_line: dict[tuple[str, int], list[str]] = {}
+    checks = _checks(ep)
     for node in ep.graph.nodes:
-        if node.op != "call_function" or node.meta.get("val") is None:
-            continue  # torch._check's asserts produce no value: "None" is no shape
+        if node.op != "call_function" or node.meta.get("val") is None or node in checks:
+            continue  # torch._check's asserts (and what they compute) are no shape of the line
         frame = ctx.files.deepest_in_text(node.meta.get("stack_trace"))
         if frame is None:
             continue
@@ -142,6 +188,16 @@ def _line_shapes(ep: ExportedProgram, ctx: Context, names: dict) -> tuple[LineSh
         if not shapes or shapes[-1] != shape:
             shapes.append(shape)
     return tuple(LineShapes(path, line, tuple(shapes)) for (path, line), shapes in sorted(by_line.items()))
+
+
+def _checks(ep: ExportedProgram) -> set[torch.fx.Node]:
+    """The nodes that only compute runtime assertions (``u0 % 4 == 0``, asserted)."""
+    out: set[torch.fx.Node] = set()
+    for node in reversed(ep.graph.nodes):
+        asserts = "assert" in str(node.target) or isinstance(node.meta.get("val"), torch.SymBool)
+        if asserts or (node.users and all(u in out for u in node.users) and not isinstance(node.meta.get("val"), torch.Tensor)):
+            out.add(node)
+    return out
 
 
 def _rename(text: str, names: dict[sympy.Symbol, sympy.Expr]) -> str:

@@ -5,61 +5,26 @@ lists them as bullets and ends with "Suggested fixes:" lines; nothing
 structured survives the raise. This module is the only reader of that message:
 each bullet becomes a ``Violation`` or a ``Specialization``, placed on the
 user's line through the guards recorded while exporting (``locate.GuardLog``),
-and torch's suggested fixes become ``Change``s carried by the records they solve.
+and torch's suggested fixes (read in ``changes``) are carried by the records they solve.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy
 from torch._dynamo.exc import UserError, UserErrorType
-from torch.export import Dim
-from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
 
-from .holds import finite, isolated, scanned
+from .changes import Change, ChangeKind, root_of, suggested_changes
+from .holds import isolated, scanned
 from .inputs import Built
 from .locate import Event, Frame, GuardLog
 from .naming import Names, SymbolNames, from_shape_env, rename_sources
 
 # -- the records -------------------------------------------------------------------
-
-
-class ChangeKind(enum.Enum):
-    BOUNDS = enum.auto()  # a new min and/or max
-    STATIC = enum.auto()  # one fixed size
-    SUBSTITUTE = enum.auto()  # another dim, or an expression of one
-
-
-@dataclass(frozen=True)
-class Change:
-    """What a fix does to one named dim."""
-
-    dim: str
-    kind: ChangeKind
-    min: int | None = None
-    max: int | None = None
-    value: str = ""  # STATIC: the size; SUBSTITUTE: the dim or expression the dim becomes
-
-    def __post_init__(self) -> None:
-        if (self.kind is ChangeKind.BOUNDS) == bool(self.value):
-            raise ValueError(f"a {self.kind.name} change of {self.dim} with value {self.value!r}")
-
-    @property
-    def title(self) -> str:
-        if self.kind is ChangeKind.STATIC:
-            return f"Make `{self.dim}` static: size {self.value}"
-        if self.kind is ChangeKind.SUBSTITUTE:
-            return f"Declare `{self.dim} = {self.value}`"
-        bounds = ", ".join(f"{k}={v}" for k, v in (("min", self.min), ("max", self.max)) if v is not None)
-        return f"Set `{self.dim}` to Dim('{self.dim}', {bounds})"
-
-    def __str__(self) -> str:
-        return self.title
 
 
 class ViolationKind(enum.Enum):
@@ -82,6 +47,7 @@ class Violation:
     requirement: str = ""  # what the code needs, in dim names ("seq <= 64", "m = n + 1"); OTHER: the bullet renamed
     declared: str = ""  # RANGE: the range torch printed for the dim ("" where it printed none)
     guard: Any = None  # RANGE: the recorded guard that cuts the range, a sympy relation over dim names
+    also: tuple[Any, ...] = ()  # RANGE: the dim's other recorded guards, likewise (what a fix must hold too)
     frame: Frame | None = None  # the user's line that added the guard
     fixes: tuple[Change, ...] = ()  # what solves it: torch's suggestions as read; fixes.verified keeps what works
 
@@ -93,7 +59,7 @@ class Violation:
     @property
     def fixable(self) -> tuple[str, ...]:
         """The dims whose declaration a fix for this violation changes."""
-        if self.kind is ViolationKind.EQUALITY:
+        if self.kind in (ViolationKind.EQUALITY, ViolationKind.RELATION):  # (either may become the other's expression)
             return self.dims
         return () if self.kind is ViolationKind.OTHER else self.dims[:1]
 
@@ -164,7 +130,7 @@ _BULLET = re.compile(r"^\s*-\s+(.*)$")
 def _bullets(msg: str) -> list[str]:
     """The bullets before "Suggested fixes:", one per violated constraint, continuation lines joined."""
     items: list[str] = []
-    for line in msg.split("Suggested fixes:", 1)[0].splitlines():
+    for line in _HEADLINES.sub("\n", msg.split("Suggested fixes:", 1)[0]).splitlines():
         m = _BULLET.match(line)
         if m:
             items.append(m.group(1).strip())
@@ -178,13 +144,18 @@ def first_line(text: str) -> str:
     return next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
 
 
+# a dim is named as the spec writes it: ``seq``, or a derived size ``dy - 6`` (a relation's
+# second dim may be one of torch's own new roots: ``_n - 2``)
+_SIZE = r"(\w+|\w+ [-+] \d+|\d+\*\w+(?: [-+] \d+)?)"
 _SPECIALIZED = re.compile(
     r"You marked (.+?) as dynamic but your code specialized it to be a constant \((\d+)\)"
-    r"|solving the guards generated for (\w+) = \S+ resulted in a specialized value of (\d+)"
+    rf"|solving the guards generated for {_SIZE} = \S+ resulted in a specialized value of (\d+)"
 )
 _EQUAL = re.compile(r"The values of (\w+) = \S+ and (\w+) = \S+ must always be equal")
-_RELATED = re.compile(r"The values of (\w+) = \S+ must always be related to the values of (\w+) = \S+ by (.+?)\.?$")
-_RANGE = re.compile(r"Not all values of (\w+) = \S+ in the specified range(?: (.+?))? satisfy the generated guard (.+)$")
+_RELATED = re.compile(rf"The values of {_SIZE} = .+? must always be related to the values of {_SIZE} = .+? by (.+?)\.?$")
+_RANGE = re.compile(rf"Not all values of {_SIZE} = \S+ in the specified range(?: (.+?))? satisfy the generated guard (.+)$")
+# torch writes its specializations' headline straight after the last bullet, on the same line
+_HEADLINES = re.compile(r"(?=Specializations unexpectedly required)")
 _NAMED = re.compile(r"\b(\w+) = L\[")
 
 
@@ -195,9 +166,11 @@ def _parse(item: str) -> Constraint:
     if m := _EQUAL.search(item):
         return Violation(ViolationKind.EQUALITY, (m[1], m[2]), item, requirement=f"{m[1]} = {m[2]}")
     if m := _RELATED.search(item):
-        return Violation(ViolationKind.RELATION, (m[1], m[2]), item, requirement=m[3])
-    if m := _RANGE.search(item):
-        return Violation(ViolationKind.RANGE, (m[1],), item, requirement=m[3].rstrip("."), declared=m[2] or "")  # torch's full stop
+        return Violation(ViolationKind.RELATION, (root_of(m[1]), root_of(m[2])), item, requirement=m[3])
+    if m := _RANGE.search(item):  # a derived size's range is its root's: ``dy - 6 >= 3`` is ``dy >= 9``
+        return Violation(
+            ViolationKind.RANGE, (root_of(m[1]),), item, requirement=m[3].rstrip("."), declared=m[2] or ""
+        )  # torch's full stop
     return Violation(ViolationKind.OTHER, tuple(dict.fromkeys(_NAMED.findall(item))), item, requirement=item)
 
 
@@ -234,21 +207,39 @@ def _place(record: Constraint, log: GuardLog, names: SymbolNames, user: Names) -
     if record.kind is ViolationKind.RELATION:
         return replace(record, frame=_frame(_first_both(log, *mine)))
     if record.kind is ViolationKind.RANGE:
-        return _place_range(record, log, names, user, mine[0])
+        return _place_range(record, log, names, user)
     return replace(record, requirement=names.text(rename_sources(record.detail, user)))
 
 
-def _place_range(record: Violation, log: GuardLog, names: SymbolNames, user: Names, symbols: set[sympy.Symbol]) -> Violation:
-    found = _cutting_guard(log, symbols, user.roots.get(record.dims[0]))
+def _place_range(record: Violation, log: GuardLog, names: SymbolNames, user: Names) -> Violation:
+    dim = record.dims[0]
+    over_root = _over_root(names, dim)
+    found = _cutting_guard(log, over_root, user.roots.get(dim))
     if found is None:
         return replace(record, requirement=rename_sources(record.requirement, user))
     event, expr = found
-    guard = expr.xreplace({s: sympy.Symbol(n) for s, n in names.message.items()})
-    requirement = names.say(expr)
-    alone = isolated(guard, record.dims[0]) or scanned(guard, record.dims[0], user.roots.get(record.dims[0]))
+    on_root = expr.xreplace(over_root)
+    guard = on_root.xreplace({s: sympy.Symbol(n) for s, n in names.message.items()})
+    requirement = names.say(on_root)
+    alone = isolated(guard, dim) or scanned(guard, dim, user.roots.get(dim))
+    also = _also(log, over_root, names, guard)
     if alone and alone != requirement:  # ``seq + 1 <= 16``, i.e. ``seq <= 15``
         requirement += f"`, i.e. `{alone}"
-    return replace(record, requirement=requirement, guard=guard, frame=event.frame)
+    return replace(record, requirement=requirement, guard=guard, also=also, frame=event.frame)
+
+
+def _also(log: GuardLog, over_root: dict[sympy.Symbol, Any], names: SymbolNames, cutting: Any) -> tuple[Any, ...]:
+    """The other guards recorded on the dim alone (``y // 2 != 1`` beside ``y % 2 == 0``), over its name."""
+    symbols, out = set(over_root), []
+    replacements = dict(getattr(log.shape_env, "replacements", None) or {})
+    for event in log.events:
+        expr = _replaced(event.expr, replacements)
+        if event.kind != "guard" or not expr.free_symbols or not expr.free_symbols <= symbols:
+            continue
+        on_root = expr.xreplace(over_root)
+        if on_root not in (cutting, sympy.true, sympy.false) and on_root not in out:
+            out.append(on_root)
+    return tuple(out)
 
 
 def _frame(event: Event | None) -> Frame | None:
@@ -264,7 +255,22 @@ def _first_both(log: GuardLog, a: set[sympy.Symbol], b: set[sympy.Symbol]) -> Ev
     return log.first(a | b)
 
 
-def _cutting_guard(log: GuardLog, symbols: set[sympy.Symbol], root: Any) -> tuple[Event, Any] | None:
+def _over_root(names: SymbolNames, dim: str) -> dict[sympy.Symbol, Any]:
+    """Each symbol of the dim and of its derived sizes -> its size as an expression of the
+    dim (``s17`` of ``dy - 6`` -> ``dy - 6``), so a guard on a derived size is one on its root."""
+    root = sympy.Symbol(dim, integer=True)
+    out = {}
+    for sym, name in names.message.items():
+        try:
+            size = sympy.sympify(name, locals={dim: root})
+        except (sympy.SympifyError, SyntaxError, TypeError):
+            continue
+        if size.free_symbols == {root}:
+            out[sym] = size
+    return out
+
+
+def _cutting_guard(log: GuardLog, over_root: dict[sympy.Symbol, Any], root: Any) -> tuple[Event, Any] | None:
     """The first located guard that some value of the dim's declared range (``root``, a torch
     Dim) breaks, probing the bounds and a few sizes; else the first located guard on the dim.
     With it, the guard as torch finally holds it: a derived dim's symbol (``x.shape[0]`` of
@@ -277,15 +283,17 @@ def _cutting_guard(log: GuardLog, symbols: set[sympy.Symbol], root: Any) -> tupl
     near = [v + d for v, d in ((lo, 1), (hi, -1)) if isinstance(v, int)]  # one past a bound: what a modulo guard breaks
     probes = [v for v in (lo, hi, *near, 0, 1, 2, 10**6) if isinstance(v, int) and v < 2**62]
     probes = [v for v in probes if (lo is None or v >= lo) and (hi is None or v <= hi)]
+    symbols = set(over_root)
+    dim = next(iter(over_root.values())).free_symbols.pop() if over_root else None
     for event in log.events:
         if event.kind != "guard" or not event.frame:
             continue
         expr = _replaced(event.expr, replacements)
-        for sym in expr.free_symbols & symbols:
-            if any(_breaks(expr, hints, sym, value) for value in probes):
-                return event, expr
+        if expr.free_symbols & symbols and any(_breaks(expr.xreplace(over_root), hints, dim, value) for value in probes):
+            return event, expr
     event = log.first(symbols, ("guard",))
-    return (event, _replaced(event.expr, replacements)) if event is not None else None
+    expr = _replaced(event.expr, replacements) if event is not None else None
+    return (event, expr) if expr is not None and expr is not sympy.true else None  # (``Eq(s77 - 3, s68)``, once replaced)
 
 
 def _replaced(expr: Any, replacements: dict) -> Any:
@@ -301,48 +309,3 @@ def _breaks(guard: Any, hints: dict, sym: sympy.Symbol, value: int) -> bool:
         return guard.xreplace({**hints, sym: sympy.Integer(value)}) == sympy.false
     except (TypeError, AttributeError):
         return False
-
-
-# -- torch's suggested fixes ------------------------------------------------------------
-
-
-def suggested_changes(msg: str, dynamic_shapes: Any) -> list[Change]:
-    """torch's "Suggested fixes" as one Change per named dim, read off the dynamic_shapes
-    that torch's own ``refine_dynamic_shapes_from_suggested_fixes`` makes of the user's."""
-    if "Suggested fixes:" not in msg or dynamic_shapes is None:
-        return []
-    try:
-        refined = refine_dynamic_shapes_from_suggested_fixes(msg, dynamic_shapes)
-    except Exception:
-        return []
-    changes: dict[str, Change] = {}
-    for old, new in _pairs(dynamic_shapes, refined):
-        name = getattr(old, "__name__", None)
-        if name is None or name in changes or hasattr(old, "root") or new is None:
-            continue
-        if isinstance(new, int):
-            changes[name] = Change(name, ChangeKind.STATIC, value=str(new))
-        elif getattr(new, "__name__", None) != name:
-            changes[name] = Change(name, ChangeKind.SUBSTITUTE, value=new.__name__)
-        elif (new.min, new.max) != (old.min, old.max):
-            changes[name] = _tightened(name, old, new)
-    return list(changes.values())
-
-
-def _tightened(name: str, old: Any, new: Any) -> Change:
-    """Suggestions only ever tighten; a bound the suggestion leaves out stays the user's."""
-    lo = new.min if finite(new.min) and new.min > old.min else None
-    hi = new.max if finite(new.max) and (not finite(old.max) or new.max < old.max) else None
-    return Change(name, ChangeKind.BOUNDS, min=lo, max=hi)
-
-
-def _pairs(old: Any, new: Any) -> Iterator[tuple[Any, Any]]:
-    """(old, new) leaves of two dynamic_shapes structures: a Dim against an int, a Dim or None."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        for k in old:
-            yield from _pairs(old[k], new.get(k))
-    elif isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)):
-        for a, b in zip(old, new):
-            yield from _pairs(a, b)
-    elif isinstance(old, Dim):
-        yield old, new

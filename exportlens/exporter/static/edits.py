@@ -156,12 +156,22 @@ def _substituted(part: str, name: str, replacement: str) -> str:
         return re.sub(rf"\b{re.escape(name)}\b", replacement, part)
     simple = re.fullmatch(r"\s*\w+\s*", replacement) is not None
     new = re.sub(rf"\b{re.escape(name)}\b", replacement if simple else f"({replacement})", part)
-    if re.search(r"[A-Za-z_]", new):
-        return new
-    import sympy  # (a shape holds no arithmetic of numbers)
+    import sympy  # (a shape holds no arithmetic of numbers, nor parentheses: ``2*_n - 2``)
 
     lead = new[: len(new) - len(new.lstrip())]
-    return f"{lead}{int(sympy.sympify(new))}"
+    if not re.search(r"[A-Za-z_]", new):
+        return f"{lead}{int(sympy.sympify(new))}"
+    if simple:
+        return new
+    return f"{lead}{_linear_size(sympy.expand(sympy.sympify(new.strip())))}"
+
+
+def _linear_size(expr: Any) -> str:
+    """``a*name + b`` as a shape writes it (``2*_n - 2``, ``_n + 1``, ``_n``)."""
+    (sym,) = expr.free_symbols
+    a, b = (int(c) for c in expr.as_poly(sym).all_coeffs())
+    head = f"{a}*{sym}" if a != 1 else str(sym)
+    return head if b == 0 else f"{head} {'+' if b > 0 else '-'} {abs(b)}"
 
 
 _LINEAR = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?([A-Za-z_]\w*)\s*(?:([+-])\s*(\d+))?\s*$")

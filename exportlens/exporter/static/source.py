@@ -158,11 +158,17 @@ def item_operand(text: str, line: int) -> str | None:
     tests = [n.test for p, n in (idx.statements if idx else ()) if p.line == line and isinstance(n, (cst.If, cst.While))]
     if len(tests) == 1 and isinstance(tests[0], cst.Comparison) and len(tests[0].comparisons) == 1:
         operands = [tests[0].left, tests[0].comparisons[0].comparator]
-        reads = [o for o in operands if _reads_item(o)]
+        reads = [o for o in operands if _reads_number(o)]
         return idx.code(reads[0]) if len(reads) == 1 else None
-    # elsewhere: the one value the line reads (``best = int(y.argmax())``)
+    # elsewhere: the one value the line reads (``best = int(y.argmax())``); in
+    # ``int(n.sum().item())``, the read inside, which the ``int()`` only converts
     reads = [n for p, n in (idx.expressions if idx else ()) if p.line == line and _reads_value(n)]
-    return idx.code(reads[0]) if len(reads) == 1 else None
+    inner = [n for n in reads if not any(o is not n and _within(o, n) for o in reads)]
+    return idx.code(inner[0]) if len(inner) == 1 else None
+
+
+def _within(node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+    return any(c is node or _within(node, c) for c in outer.children)
 
 
 def _reads_value(node: cst.CSTNode) -> bool:
@@ -191,13 +197,13 @@ def tensor_test(text: str, line: int) -> TensorTest | None:
     for place, node in idx.statements if idx else ():
         if place.line != line:
             continue
-        if isinstance(node, (cst.If, cst.While)) and not _reads_item(node.test):
+        if isinstance(node, (cst.If, cst.While)) and not _reads_number(node.test):
             return TensorTest("while" if isinstance(node, cst.While) else "if", idx.code(node.test), None)
         small = node.body[0] if isinstance(node, cst.SimpleStatementLine) else None
-        if isinstance(small, cst.Assert) and not _reads_item(small.test):
+        if isinstance(small, cst.Assert) and not _reads_number(small.test):
             return TensorTest("assert", idx.code(small.test), idx.code(small.msg) if small.msg else None)
     calls = [n for p, n in (idx.expressions if idx else ()) if p.line == line and _is_bool_call(n)]
-    if len(calls) == 1 and not _reads_item(calls[0]):  # ``big = bool(y.max() > 0.99)``
+    if len(calls) == 1 and not _reads_number(calls[0]):  # ``big = bool(y.max() > 0.99)``
         return TensorTest("bool()", idx.code(calls[0].args[0].value), None)
     return None
 
@@ -210,6 +216,23 @@ def _reads_item(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("item", "tolist"):
         return True
     return any(_reads_item(c) for c in node.children)
+
+
+_SIZES = ("numel", "size", "dim")
+
+
+def _reads_number(node: cst.CSTNode) -> bool:
+    """Whether ``node`` reads a Python number: a value (``.item()``, ``.tolist()``) or a size
+    (``.numel()``, ``.size(0)``, ``.shape[0]``, ``len(x)``); then a comparison of it is no tensor."""
+    if _reads_item(node):
+        return True
+    if isinstance(node, cst.Call):
+        func = node.func
+        if (isinstance(func, cst.Attribute) and func.attr.value in _SIZES) or (isinstance(func, cst.Name) and func.value == "len"):
+            return True
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+        return True
+    return any(_reads_number(c) for c in node.children)
 
 
 def _has_call(node: cst.CSTNode) -> bool:

@@ -10,7 +10,8 @@ What the last export gave is written on the fix: ``verified`` is ``"serves"``
 (exports, and the program serves the declared ranges), ``"exports"`` (on ``meta``,
 where nothing runs) or ``"partial"`` (fewer problems, and not this one), and its
 title's suffix is written from that field alone (``said``); a fix that leaves its
-own problem (or a spec that no longer plans) is not offered. Fixes not tried stay
+own problem (or a spec that no longer plans) is not offered, nor one whose proof failed
+inside exportlens (counted in the report's ``fixes_dropped``). Fixes not tried stay
 ``"unverified"``; once the proofs are done (``settled``) none of them is preferred:
 a job's report is untrusted (validate.py resets its ``verified``), and its
 ``preferred`` only names the fix for the owner to try.
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
-from ..core.report import Finding, Fix, ModuleReport, Status
+from ..core.report import Finding, Fix, Kind, ModuleReport, Status
 from ..core.sources import Sources
 from ..static.edits import apply_edits
 from .converge import Converging, Once
@@ -81,16 +82,19 @@ def converging(report: ModuleReport, proof: Proof, sources: Sources) -> Convergi
 
 def proven(report: ModuleReport, results: list[tuple[Proof, Converging]]) -> ModuleReport:
     """``report`` with how far each tried fix got written on it (one whose first try never
-    finished: as it was)."""
-    findings = list(report.findings)
+    finished: as it was; one whose try failed inside exportlens: dropped and counted)."""
+    findings, dropped = list(report.findings), report.fixes_dropped
     for proof, rounds in results:
         if rounds.first is None or rounds.after is None:
             continue
         tried = report.findings[proof.finding].fixes[proof.fix]
-        judged = _judged(tried, report.findings[proof.finding], rounds)
+        if any(f.kind is Kind.INTERNAL for f in rounds.first.findings):  # exportlens failed at the proof: not the fix's doing
+            judged, dropped = None, dropped + 1
+        else:
+            judged = _judged(tried, report.findings[proof.finding], rounds)
         # wherever the same fix is offered (a fix for all is on each finding it solves)
         findings = [replace(f, fixes=tuple(judged if x == tried else x for x in f.fixes if x != tried or judged)) for f in findings]
-    return replace(report, findings=tuple(_distinct(f) for f in findings))
+    return replace(report, findings=tuple(_distinct(f) for f in findings), fixes_dropped=dropped)
 
 
 def _distinct(finding: Finding) -> Finding:

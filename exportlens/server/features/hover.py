@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from ...exporter.core.report import LineShapes, Status
+from ...exporter.core.report import LineShapes, ModuleReport, Status
 from ...exporter.core.targets import ModuleClass, Target
 from ..remap import lines_now
 from ..session import Session
@@ -45,21 +45,25 @@ def module_hover(session: Session, root: Path, module: ModuleClass, spec_where: 
     if result is None:
         lines.append("exporting…" if running else ("not exported yet" if session.trusted else "not exported: the workspace is not trusted"))
     else:
-        r = result.report
-        if r.status is Status.EXPORTED and r.summary:
-            s = r.summary
-            lines.append(f"✓ exported in {r.seconds:.2f} s (torch {r.torch_version})" + (" — re-exporting…" if running else ""))
-            lines.append(f"```python\n{s.signature}\n```")
-            if s.range_constraints:
-                lines.append("Ranges: " + ", ".join(f"`{c}`" for c in s.range_constraints))
-            if s.equalities:
-                lines.append("Equalities: " + ", ".join(f"`{e}`" for e in s.equalities))
-            if s.artifact:
-                lines.append(f"Saved: `{s.artifact}`")
-        else:
-            lines.append(f"✗ {r.status.value}: " + "; ".join(f"{f.code} line {f.line}: {f.message}" for f in r.findings[:5]))
+        lines += verdict(result.report, running)
     lines.append(f"Spec: `{spec_where}`")
     return "\n\n".join(lines)
+
+
+def verdict(r: ModuleReport, running: bool = False) -> list[str]:
+    """A report's paragraphs of the class name's hover: the exported signature and ranges, or the findings."""
+    if r.status is Status.EXPORTED and r.summary:
+        s = r.summary
+        lines = [f"✓ exported in {r.seconds:.2f} s (torch {r.torch_version})" + (" — re-exporting…" if running else "")]
+        lines.append(f"```python\n{s.signature}\n```")
+        if s.range_constraints:
+            lines.append("Ranges: " + ", ".join(f"`{c}`" for c in s.range_constraints))
+        if s.equalities:
+            lines.append("Equalities: " + ", ".join(f"`{e}`" for e in s.equalities))
+        if s.artifact:
+            lines.append(f"Saved: `{s.artifact}`")
+        return lines
+    return [f"✗ {r.status.value}: " + "; ".join(f"{f.code} line {f.line}: {f.message}" for f in r.findings[:5])]
 
 
 def shapes_at(session: Session, root: Path, doc: DocumentSnapshot, line: int) -> tuple[LineShapes, str] | None:
@@ -78,7 +82,7 @@ def shapes_at(session: Session, root: Path, doc: DocumentSnapshot, line: int) ->
 
 def line_hover(shapes: LineShapes, code: str) -> str:
     target = assigned(code)
-    result = shapes.shapes[-1]
+    result = label(shapes.shapes[-1], target)
     head = f"{target}: {result}" if target else result
     text = f"```python\n{head}\n```"
     if len(shapes.shapes) > 1:
@@ -86,6 +90,12 @@ def line_hover(shapes: LineShapes, code: str) -> str:
         more = f"\n- … {len(shapes.shapes) - 13} more" if len(shapes.shapes) > 13 else ""
         text += f"\n\nintermediate shapes on this line:\n{steps}{more}"
     return text
+
+
+def label(shape: str, target: str | None) -> str:
+    """A line's shape as shown beside what it assigns: ``int`` for ``n = k.item()``, whose
+    value is only named ``n`` (``int = n`` says nothing more)."""
+    return shape.removesuffix(f" = {target}") if target else shape
 
 
 def assigned(code: str) -> str | None:

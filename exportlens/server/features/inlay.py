@@ -8,7 +8,7 @@ from ..remap import lines_now
 from ..session import Session
 from ..snapshots import DocumentSnapshot
 from .diagnostics import relative
-from .hover import assigned
+from .hover import assigned, label
 
 
 def inlay_hints(session: Session, doc: DocumentSnapshot, first: int, last: int) -> list[types.InlayHint]:
@@ -29,13 +29,14 @@ def inlay_hints(session: Session, doc: DocumentSnapshot, first: int, last: int) 
             if line is None or not (first <= line <= last) or line in seen:
                 continue
             code = lines.line(line - 1)
-            if assigned(code) is None:
+            target = assigned(code)
+            if target is None:
                 continue
             seen.add(line)
             hints.append(
                 types.InlayHint(
                     position=lines.position(line, len(code.rstrip()) + 1),
-                    label=shapes.shapes[-1],
+                    label=label(shapes.shapes[-1], target),
                     kind=types.InlayHintKind.Type,
                     padding_left=True,
                     tooltip=f"shape in your Dim names ({result.report.target})",
