@@ -148,7 +148,9 @@ def test_factories_object_values_and_variants_export_each_reported_by_name(tmp_p
         "models/nets.py:Positions[long]": "failed",
     }
     (finding,) = modules["models/nets.py:Positions[long]"]["findings"]
-    assert finding["message"] == "Positions[long]: `seq` is declared as [2, 64], but this line requires `seq <= 16` (`self.table` has 16 rows)"
+    assert (
+        finding["message"] == "Positions[long]: `seq` is declared as [2, 64], but this line requires `seq <= 16` (`self.table` has 16 rows)"
+    )
     (fix,) = [f for f in finding["fixes"] if f["preferred"]]
     (edit,) = fix["edits"]  # the long variant's own max, not the class table's
     assert edit["line"] == line_of(GOOD, "max = 64") and edit["new_text"] == "16"
