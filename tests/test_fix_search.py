@@ -48,13 +48,18 @@ def test_a_proof_that_fails_inside_exportlens_drops_its_fix_and_counts_it():
     counted, and the finding stays with its other fixes."""
     from exportlens.exporter.core import codes
     from exportlens.exporter.core.report import Edit, Fix, ModuleReport, Status
+    from exportlens.exporter.core.sources import Sources
+    from exportlens.exporter.workers.converge import Converging
     from exportlens.exporter.workers.proofs import Proof, proven
+    from exportlens.exporter.workers.protocol import Job
 
     edit = Edit("pyproject.toml", 3, 1, 3, 5, "seq = { max = 8 }")
     preferred, other = Fix("Set `seq` to Dim('seq', max=8)", (edit,), preferred=True), Fix("Make `seq` static: size 4", (edit,))
     finding = codes.finding(codes.RANGE_VIOLATION, "`seq` is declared as [2, 64], but this line requires `seq <= 8`", "m.py", 5)
     report = ModuleReport("m.py:M", Status.FAILED, (replace(finding, fixes=(preferred, other)),))
     crashed = ModuleReport("m.py:M", Status.FAILED, (codes.finding(codes.INTERNAL, "exportlens failed: AssertionError", "m.py", 3),))
-    after = proven(report, [(Proof(0, 0, None), crashed)])
+    rounds = Converging(Job("/nowhere", "m.py:M", 1), Sources.of(Path("/nowhere")))
+    rounds.step(crashed)  # the proof's first (and only) export
+    after = proven(report, [(Proof(0, 0, None), rounds)])
     assert [f.title for f in after.findings[0].fixes] == ["Make `seq` static: size 4"]
     assert after.fixes_dropped == 1

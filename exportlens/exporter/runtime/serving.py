@@ -91,23 +91,40 @@ def _bounds(
             placed = _refused_on_line(dim, bound, declared, exported, program, ctx, rebuild, log)
             if placed is not None:
                 return placed
-        if eager:
-            why = f"forward fails: {eager}"
-        elif exported:
-            why = f"the exported program fails where eager does not: {said(exported)}"
-        else:
-            why = f"the exported program's outputs are not eager's ({differs}): torch assumed a size it does not have there"
-        message = f"`{dim.name}` is declared as {declared}, but at {dim.name} = {bound} {why}"
-        fixes = ()
-        if eager or differs:
-            works = _widest(dim, example, bound, lambda b: _served(program, model, b), ctx.spec, rebuild)
-            if works is not None:
-                change = Change(dim.name, ChangeKind.BOUNDS, **{side: works})
-                fixes = spec_fixes((change,), ctx)
-        key = f"dims.{dim.name}" if f"dims.{dim.name}" in ctx.spec.locations else None
-        loc = ctx.spec.where(key) if key else ctx.spec.location
-        return codes.finding_at(codes.UNSERVED_RANGE, message, loc.path, loc.span, fixes=fixes, detail=eager or exported or differs)
+        return _unserved(dim, (bound, side), declared, (eager, exported, differs), program, model, ctx, rebuild, said)
     return None
+
+
+def _unserved(
+    dim: DimSpec,
+    at: tuple[int, str],
+    declared: str,
+    failures: tuple[str | None, str | None, str],
+    program: Any,
+    model: torch.nn.Module,
+    ctx: Context,
+    rebuild: Rebuild,
+    said: Said,
+) -> Finding:
+    """EL206 on the dim's spec line: what fails at ``at`` (the bound, and which side of the
+    range it is), with the widest range that serves where eager fails or the outputs differ."""
+    (bound, side), (eager, exported, differs) = at, failures
+    if eager:
+        why = f"forward fails: {eager}"
+    elif exported:
+        why = f"the exported program fails where eager does not: {said(exported)}"
+    else:
+        why = f"the exported program's outputs are not eager's ({differs}): torch assumed a size it does not have there"
+    message = f"`{dim.name}` is declared as {declared}, but at {dim.name} = {bound} {why}"
+    fixes = ()
+    if eager or differs:
+        example = example_size(dim.name, ctx.spec.dims)
+        works = _widest(dim, example, bound, lambda b: _served(program, model, b), ctx.spec, rebuild)
+        if works is not None:
+            fixes = spec_fixes((Change(dim.name, ChangeKind.BOUNDS, **{side: works}),), ctx)
+    key = f"dims.{dim.name}" if f"dims.{dim.name}" in ctx.spec.locations else None
+    loc = ctx.spec.where(key) if key else ctx.spec.location
+    return codes.finding_at(codes.UNSERVED_RANGE, message, loc.path, loc.span, fixes=fixes, detail=eager or exported or differs)
 
 
 def _refused_on_line(
