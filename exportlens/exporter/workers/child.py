@@ -23,6 +23,8 @@ from .overlay import overlay
 from .processctl import die_with_parent, limit_memory
 from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, decode, encode
 from .sandbox import available, confine
+from .scratch import make as make_scratch
+from .scratch import owned_by_parent as scratch_owned_by_parent
 
 PRIMED = b"primed\n"  # a primed child's word that it is warm and waits for its job
 
@@ -106,7 +108,7 @@ def child_end(job: Job) -> End:
 def _confined(job: Job) -> Path:
     """A scratch folder of the job's own as its temporary folder, then the sandbox: it
     writes there and to the artifact's folder only (where the kernel offers Landlock)."""
-    scratch = Path(tempfile.mkdtemp(prefix="exportlens-job-"))
+    scratch = make_scratch()
     os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
     writable = [scratch]
     if job.options.artifact is not None:
@@ -132,7 +134,8 @@ def run_in_child(job: Job, res: int) -> int:
     limit_memory(job.memory_limit)
     run.FRESH_PROCESS = True
     end = child_end(job)
-    shutil.rmtree(scratch, ignore_errors=True)
+    if not scratch_owned_by_parent():
+        shutil.rmtree(scratch, ignore_errors=True)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()  # the user's output is in the pipe before the result says "done"

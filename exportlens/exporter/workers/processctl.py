@@ -149,3 +149,13 @@ def exit_if_owner_goes() -> Iterator[None]:
         watcher.join()  # no thread of ours may live on into a fork
         os.close(stop_r)
         os.close(stop_w)
+
+
+def reap_all() -> None:
+    """Reap every child that has exited, without waiting for one that has not."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return

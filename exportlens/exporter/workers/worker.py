@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 import torch  # before our own imports: what an interpreter given by mistake most often lacks
 
+from . import scratch
 from .child import PRIMED, child_end, forked, warm_up, write_all
 from .preload import preload
 from .processctl import (
@@ -51,6 +52,7 @@ from .processctl import (
     limit_memory,
     prctl,
     readable,
+    reap_all,
     tree,
     tree_private_bytes,
 )
@@ -104,6 +106,7 @@ class Parent:
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.inbox = b""
         self.checked = 0.0
+        scratch.start()
         gc.freeze()  # keep the collector off the inherited heap: fewer pages copied per child
 
     def send(self, message: Ready | Started | Done) -> None:
@@ -292,6 +295,7 @@ class Parent:
         """The job is over: its result is in (``status`` None) or its process has exited."""
         kill_tree(child.pid)  # whatever it forked goes with it, and lets go of the pipes
         self.kill_orphans()
+        scratch.remove(child.pid)
         for kind in ("res", "out"):
             # after the kill nothing holds the write ends: end of file comes at once
             while getattr(child, kind) is not None and readable(getattr(child, kind), 1.0 if status is not None else 0.0):
@@ -333,18 +337,10 @@ class Parent:
             for pid in below:
                 killpg(pid)
                 kill(pid)
-            _reap_all()
+            reap_all()
             time.sleep(0.005)
+        scratch.remove_all()
         os._exit(0)
-
-
-def _reap_all() -> None:
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                return
-        except ChildProcessError:
-            return
 
 
 def _parse_result(data: bytes) -> tuple[End | None, str]:
