@@ -17,8 +17,9 @@ from ..static.edits import assert_async, edit_between
 from ..static.source import branch_test, locate, tensor_test
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
-from .fixes import check_fixes, size_in_code, spec_fixes
+from .fixes import size_in_code, spec_fixes
 from .locate import Frame, source_line
+from .remedies import remedy_fixes
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
 
@@ -118,7 +119,7 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     origin = ", ".join(f"`{names.say(s)}`" for s in unbacked) or "a value"
     said = _as_written(record, ctx, [names.say(s) for s in unbacked]) or names.say(cond)
     message = f"`{said}` depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
-    fixes = check_fixes(record, ctx)
+    fixes = remedy_fixes(record, ctx)
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
     elif _on_meta(ctx):

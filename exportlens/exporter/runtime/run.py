@@ -31,7 +31,7 @@ from ..core.sources import Sources
 from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
 from ..static.variants import named
-from .branch import truth_at
+from .branch import tensors_at, truth_at
 from .construct import Stop as _Stop
 from .construct import construct, importable_name
 from .construct import one_line as _one_line
@@ -43,6 +43,7 @@ from .failures import DataDependent, Raised, Record, read_draft, read_failure
 from .fixes import check_candidates, fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, ProjectFiles, record_guards
+from .probes import compared, on_eager, with_probe_set
 from .serving import failure_of, serving_findings
 from .summary import summarize
 
@@ -88,6 +89,8 @@ def export_module(
             spec.target, status, named(findings, spec.target), summary, spec.describe(), time.perf_counter() - started, torch.__version__
         )
 
+    # a proof of a fix: the module as the user wrote it, on the probes, before the fixed one is imported
+    reference = on_eager(options.probes, options.eager_sources, root, lambda: prepare(root, module, spec, device, files))
     try:
         cls, model, built = prepare(root, module, spec, device, files)
     except _Stop as stop:
@@ -104,8 +107,9 @@ def export_module(
         unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device)
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None))
+    probed = compared(ep.module(), reference) if reference is not None else ()
     ep, artifact = _finish(ep, settings.ir, options.artifact)
-    return report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact))
+    return replace(report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact)), probes=probed)
 
 
 def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context, strict: bool, collect_all: bool) -> list[Finding]:
@@ -123,7 +127,7 @@ def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context,
         findings = [replace(f, fixes=f.fixes + (every,)) if fixes_of(r) else f for r, f in zip(records, findings)]
     if collect_all:
         findings += _more(model, built, ctx, findings)
-    return in_source_order(findings, ctx.module.path)
+    return in_source_order(with_probe_set(findings, records, model, ctx), ctx.module.path)
 
 
 def _with_eager(records: tuple[Record, ...], model: torch.nn.Module, built: Built) -> tuple[Record, ...]:
@@ -141,7 +145,8 @@ def _with_example_branch(records: tuple[Record, ...], model: torch.nn.Module, ct
     out = []
     for r in records:
         if isinstance(r, DataDependent) and r.frame is not None:
-            r = replace(r, example=truth_at(model, ctx.built, r.frame, check_candidates(r, ctx)))
+            candidates = check_candidates(r, ctx)
+            r = replace(r, example=truth_at(model, ctx.built, r.frame, candidates), tensors=tensors_at(model, ctx.built, r.frame))
         out.append(r)
     return tuple(out)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from ..core.report import Finding, Fix, ModuleReport, Status
 from ..core.sources import Sources
 from ..static.edits import apply_edits
+from .probed import ranked, with_probes
 from .protocol import Job
 
 EXPORTS, PARTIAL, UNVERIFIED = "exports", "partial", "unverified"
@@ -42,14 +43,20 @@ def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
     out, seen = [], set()
     for i, finding in enumerate(report.findings):
         for j, fix in enumerate(finding.fixes):
-            if not fix.preferred or fix.verified != UNVERIFIED or fix.edits in seen:  # (a remembered report is proven already)
+            # a remedy of a data-dependent branch is tried whether preferred or not: its probes choose (probed.py)
+            if (
+                not (fix.preferred or fix.probes) or fix.verified != UNVERIFIED or fix.edits in seen
+            ):  # (a remembered report is proven already)
                 continue
             seen.add(fix.edits)
             texts = _applied(fix, sources)
             if texts is not None:
                 # the worker plans again from these texts (their digests differ from the plan's)
                 # and saves nothing: a proof is not the export the user asked for
-                options = replace(job.options, artifact=None, serve=True)  # a proof runs the program too
+                written = {path: sources.text(path) for path in texts if path.endswith(".py")} if fix.probes else {}
+                options = replace(
+                    job.options, artifact=None, serve=True, probes=fix.probes, eager_sources=written
+                )  # a proof runs the program too
                 out.append(Proof(i, j, replace(job, key="", plan=None, options=options, sources={**job.sources, **texts})))
     return out
 
@@ -72,10 +79,10 @@ def proven(report: ModuleReport, results: list[tuple[Proof, ModuleReport | None]
         if after is None:
             continue
         tried = report.findings[proof.finding].fixes[proof.fix]
-        judged = _judged(tried, report.findings[proof.finding], after)
+        judged = with_probes(_judged(tried, report.findings[proof.finding], after), after)
         # wherever the same fix is offered (a fix for all is on each finding it solves)
         findings = [replace(f, fixes=tuple(judged if x == tried else x for x in f.fixes if x != tried or judged)) for f in findings]
-    return replace(report, findings=tuple(findings))
+    return replace(report, findings=tuple(ranked(f) for f in findings))
 
 
 def settled(report: ModuleReport) -> ModuleReport:

@@ -1,0 +1,176 @@
+"""Probe inputs: where a fix's exported program must agree with the module as written (torch side).
+
+The example inputs take one side of each data-dependent branch, so a fix that keeps only
+that side (``torch._check(routed <= 0)``) exports, and runs on them, while the program
+it gives rejects every input that takes the other side. A fix is only as good as the
+inputs it was tried on: so besides the example inputs, the check that meets such a
+branch looks for inputs that take its other side, among the example inputs with other
+values (zeros, ones, negated, scaled up, drawn again with other seeds), and names them
+on each fix (``probe_set``). The owner's proof of the fix (workers/proofs.py) then runs
+the module as the user wrote it on them (``on_eager``), exports with the fix applied,
+runs that program on the same inputs, and says on each probe whether they agree
+(``compared``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from ..core.report import Finding, Probe
+from ..workers.overlay import overlay
+from .branch import truth_at
+from .context import Context
+from .failures import DataDependent, Record
+from .fixes import check_candidates
+from .inputs import Built, copied
+from .remedies import EXAMPLE
+from .serving import _differs, failure_of
+from .violations import first_line
+
+CANDIDATES = (
+    Probe("zeros", "zeros"),
+    Probe("ones", "ones"),
+    Probe("negated values", "negative"),
+    Probe("values scaled by 1000", "large"),
+    *(Probe(f"random values (seed {seed})", "random", seed) for seed in (1, 2, 3)),
+)
+
+
+def inputs_of(probe: Probe, built: Built) -> Built:
+    """The example inputs with the probe's values: floating-point tensors filled as it says,
+    integer ones (token ids, indices) drawn again within the example's own values."""
+    torch.manual_seed(probe.seed)
+
+    def fill(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor) or probe.fill == "example" or t.numel() == 0:
+            return t.clone() if isinstance(t, torch.Tensor) else t
+        if t.dtype.is_floating_point:
+            return _filled(t, probe.fill)
+        if probe.fill == "random" and t.dtype != torch.bool:
+            return torch.randint(int(t.min()), int(t.max()) + 1, t.shape, dtype=t.dtype, device=t.device)
+        if probe.fill in ("zeros", "ones"):
+            return torch.zeros_like(t) if probe.fill == "zeros" else torch.ones_like(t)
+        return t.clone()
+
+    return replace(built, args=pytree.tree_map(fill, built.args), kwargs=pytree.tree_map(fill, built.kwargs))
+
+
+def _filled(t: torch.Tensor, how: str) -> torch.Tensor:
+    if how == "zeros":
+        return torch.zeros_like(t)
+    if how == "ones":
+        return torch.ones_like(t)
+    if how == "negative":
+        return -t
+    if how == "large":
+        return t * 1000
+    return torch.randn_like(t)
+
+
+# -- in the check: which inputs take the other side ---------------------------------
+
+
+def with_probe_set(findings: list[Finding], records: tuple[Record, ...], model: torch.nn.Module, ctx: Context) -> list[Finding]:
+    """The findings, each fix that carries the example probe (a remedy of a data-dependent
+    branch: remedies.py) given the module's whole probe set."""
+    if not any(fix.probes for f in findings for fix in f.fixes):
+        return findings
+    branches = []
+    for r in records:
+        candidates = check_candidates(r, ctx) if isinstance(r, DataDependent) else ()
+        if candidates:
+            branches.append((r, candidates[0]))
+    try:
+        probes = probe_set(model, ctx.built, branches)
+    except Exception:  # a probe that cannot be built is no reason to lose the finding
+        probes = (EXAMPLE,)
+    return [replace(f, fixes=tuple(replace(x, probes=probes) if x.probes else x for x in f.fixes)) for f in findings]
+
+
+def probe_set(model: torch.nn.Module, built: Built, branches: list[tuple[DataDependent, str]]) -> tuple[Probe, ...]:
+    """The example inputs, and for each branch (a record and a condition of it as code) whose
+    side on them is known, the first candidate on which eager runs and takes the other side."""
+    chosen = [EXAMPLE]
+    for record, code in branches:
+        truth = record.example[0] if record.example else None
+        if truth is None or record.frame is None:
+            continue
+        for probe in CANDIDATES:
+            inputs = inputs_of(probe, built)
+            if truth_at(model, inputs, record.frame, (code,)) == (not truth,) and not failure_of(model, inputs):
+                if probe not in chosen:
+                    chosen.append(probe)
+                break
+    return tuple(chosen)
+
+
+# -- in the proof: the module as written, then the fixed program -------------------
+
+
+@dataclass
+class Reference:
+    """Eager's answer on each probe: its outputs, or what it raised (nothing to compare then)."""
+
+    runs: list[tuple[Probe, Built, list[Any] | str]]
+
+
+def on_eager(
+    probes: tuple[Probe, ...], sources: dict[str, str], root: Path, prepare: Callable[[], tuple[Any, Any, Built]]
+) -> Reference | None:
+    """Each probe run on the module as the user wrote it: ``sources`` (project-relative path ->
+    text) are imported in place of the fixed files while ``prepare`` builds it. None where it
+    cannot be built (the proof then says nothing of probes)."""
+    paths = {str(root / path): text for path, text in sources.items()}
+    try:
+        with overlay({Path(p): t for p, t in paths.items()}):
+            _cls, model, built = prepare()
+            runs = []
+            for probe in probes:
+                inputs = inputs_of(probe, built)
+                runs.append((probe, inputs, _outputs(model, inputs)))
+            return Reference(runs)
+    except Exception:
+        return None
+    finally:
+        _forget(paths)
+
+
+def _forget(paths: dict[str, str]) -> None:
+    """Drop the modules imported from the texts as written: the fixed ones are imported next."""
+    for name, mod in list(sys.modules.items()):
+        if os.path.abspath(getattr(mod, "__file__", None) or "") in paths:
+            del sys.modules[name]
+
+
+def _outputs(fn: Callable[..., Any], built: Built) -> list[Any] | str:
+    try:
+        with torch.no_grad():
+            torch.manual_seed(0)  # the same random draws on both sides
+            return pytree.tree_leaves(fn(*copied(built.args), **copied(built.kwargs)))
+    except Exception as exc:
+        return f"{type(exc).__name__}: {first_line(str(exc))[:300]}"
+
+
+def compared(program: Callable[..., Any], reference: Reference) -> tuple[Probe, ...]:
+    """Each probe with whether ``program`` gives eager's outputs on it."""
+    out = []
+    for probe, inputs, want in reference.runs:
+        if isinstance(want, str):
+            out.append(replace(probe, agrees=None, said=f"eager fails on them too: {want}"))
+            continue
+        got = _outputs(program, inputs)
+        if isinstance(got, str):
+            out.append(replace(probe, agrees=False, rejected=True, said=f"the exported program rejects them: {got}"))
+        elif differs := _differs(got, want):
+            out.append(replace(probe, agrees=False, said=f"the exported program's outputs are not eager's: {differs}"))
+        else:
+            out.append(replace(probe, agrees=True))
+    return tuple(out)

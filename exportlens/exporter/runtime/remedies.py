@@ -1,0 +1,55 @@
+"""The fixes of a data-dependent branch, ranked by how much of the model they keep (torch side).
+
+1. branch-free: the test removed, where one side adds nothing (static.remedies.without_branch);
+2. ``torch.cond`` over both sides, where both give tensors (static.remedies.as_cond);
+3. ``torch._check`` of the side the example inputs take (fixes.check_fixes): the exported
+   program then rejects every input that takes the other side.
+
+Each of the first three carries the example inputs as a probe: the check adds the inputs
+that take the other side of each branch (probes.py), and the owner's proof compares each
+fix with eager on them; the first that agrees everywhere is the one preferred
+(workers/probed.py). A check the example inputs do not satisfy is never tried.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core.report import Fix, Probe
+from ..static.edits import edit_between, importing_torch
+from ..static.remedies import as_cond, without_branch
+from ..static.source import index
+from .context import Context
+from .failures import DataDependent
+from .fixes import check_fixes
+
+EXAMPLE = Probe("example inputs")
+
+
+def remedy_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
+    """The branch's fixes, best first; the first is the one the owner tries first."""
+    if record.frame is None:
+        return ()
+    path = ctx.files.relative(record.frame.filename)
+    text = ctx.read(path)
+    rewrites = []
+    header = _header(text, record.frame.line)
+    if (free := without_branch(text, record.frame.line)) is not None:
+        new, how = free
+        title = (
+            f"Drop `{header}`: the code after it handles that case" if how == "drop" else f"Drop the test `{header}`: its body always runs"
+        )
+        rewrites.append((title, new))
+    if record.tensors and (cond := as_cond(text, record.frame.line, record.tensors)) is not None:
+        rewrites.append((f"Run both sides of `{header}` with torch.cond", importing_torch(cond)))
+    fixes = [Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))]
+    checks = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)]
+    ranked = [*fixes, *checks]
+    return tuple(replace(f, preferred=i == 0 and bool(f.probes)) for i, f in enumerate(ranked))
+
+
+def _header(text: str, line: int) -> str:
+    """``if routed > 0:`` as written (one line of it)."""
+    idx = index(text)
+    stmt = idx.statement_at(line) if idx else None
+    return stmt.code.splitlines()[0] if stmt else f"line {line}"

@@ -1,0 +1,118 @@
+"""Remedies of a data-dependent branch that keep what the model computes, proven on probes.
+
+The router of the README: its example inputs route no token, so ``torch._check(routed <= 0)``
+exports and runs on them, and its program rejects every input that routes one. The fix
+preferred must keep the expert: applied, its exported program agrees with the module as
+written on inputs that route tokens and on inputs that do not."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import only
+
+from exportlens.exporter.core.options import Options
+from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.static.remedies import as_cond, without_branch
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+ROUTER_SPEC = """
+[tool.exportlens.modules."router.py:TokenRouter"]
+init = { hidden = 16 }
+inputs = { x = "f32[tokens, 16]" }
+dims = { tokens = { min = 2, max = 1024 } }
+"""
+
+
+@pytest.fixture(scope="module")
+def pool():
+    from exportlens.exporter.workers.pool import Pool
+
+    with Pool(jobs=2) as pool:
+        yield pool
+
+
+def checked(root: Path, pool):
+    """What ``exportlens check`` reports: each fix proven by the owner, on its probes."""
+    from exportlens.exporter.workers.batch import check_in_workers
+
+    (report,) = check_in_workers(make_plan([root]), pool, Options()).modules
+    return report
+
+
+def load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_routers_preferred_fix_keeps_the_expert(project, pool):
+    import torch
+    from torch.export import Dim
+
+    shutil.copy(EXAMPLES / "models" / "router.py", project.root / "router.py")
+    project.write("pyproject.toml", ROUTER_SPEC)
+    written = project.read("router.py")
+    finding = only(checked(project.root, pool).findings, "EL101")
+
+    (preferred,) = [f for f in finding.fixes if f.preferred]
+    assert preferred.title == "Run both sides of `if routed > 0:` with torch.cond (module then exports)"
+    assert preferred.verified == "exports" and preferred.passes_probes
+    assert {p.name for p in preferred.probes} >= {"example inputs"} and len(preferred.probes) >= 2
+    assume = next(f for f in finding.fixes if "torch._check(routed <= 0)" in f.title)
+    assert not assume.preferred and "the exported program rejects inputs where it does not hold" in assume.title
+    assert any(p.rejected for p in assume.probes)
+    assert not any("Drop the test" in f.title for f in finding.fixes)  # without the branch, unrouted tokens change
+
+    project.apply(preferred)
+    assert "torch.cond(routed > 0, true_fn, false_fn, (x, scores))" in project.read("router.py")
+    (project.root / "written.py").write_text(written)
+    torch.manual_seed(0)
+    fixed = load(project.root / "router.py", "fixed_router").TokenRouter(hidden=16).eval()
+    torch.manual_seed(0)
+    original = load(project.root / "written.py", "written_router").TokenRouter(hidden=16).eval()
+    x = torch.randn(8, 16)
+    program = torch.export.export(fixed, (x,), dynamic_shapes={"x": {0: Dim("tokens", min=2, max=1024)}}).module()
+    away = -100 * original.gate.weight.detach().expand(4, 16)  # every token scored below the threshold
+    routed = []
+    for inputs in (x, x * 1000, -x * 1000, torch.zeros(5, 16), torch.randn(300, 16), away):
+        with torch.no_grad():
+            torch.testing.assert_close(program(inputs), original(inputs))
+            routed.append(int((torch.sigmoid(original.gate(inputs)).squeeze(-1) > 0.5).sum()))
+    assert 0 in routed and any(routed), routed  # tokens routed, and none
+
+
+def test_an_early_exit_the_loop_handles_is_dropped():
+    text = (
+        "def forward(self, x, out):\n"
+        "    for e in range(4):\n"
+        "        idx = (x == e).nonzero().squeeze(-1)\n"
+        "        if idx.numel() == 0:\n"
+        "            continue\n"
+        "        out.index_add_(0, idx, x[idx])\n"
+        "    return out\n"
+    )
+    new, how = without_branch(text, 4)
+    assert how == "drop" and "continue" not in new and "out.index_add_(0, idx, x[idx])" in new
+
+
+def test_torch_cond_takes_the_tensors_each_side_reads_and_clones_what_it_returns_unchanged():
+    text = (EXAMPLES / "models" / "router.py").read_text()
+    new = as_cond(text, 16, frozenset({"x", "scores"}))
+    assert new.endswith(
+        "        def true_fn(x, scores):\n"
+        "            return x + self.expert(x) * scores.unsqueeze(-1)\n"
+        "\n"
+        "        def false_fn(x, scores):\n"
+        "            return x.clone()\n"
+        "\n"
+        "        return torch.cond(routed > 0, true_fn, false_fn, (x, scores))\n"
+    )
+    assert as_cond(text, 16, frozenset()) is not None  # no operands: both sides read closures only
