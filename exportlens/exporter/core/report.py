@@ -68,6 +68,14 @@ PROBE_FILLS = ("example", "zeros", "ones", "negative", "large", "random")
 
 
 @dataclass(frozen=True)
+class DimSize:
+    """A dim at another size than its example's (a probe at a declared bound)."""
+
+    dim: str
+    size: int
+
+
+@dataclass(frozen=True)
 class Probe:
     """Inputs on which a fix's exported program is compared with the module as the user wrote
     it (runtime/probes.py): the example inputs with other values (``fill``, drawn with
@@ -77,6 +85,7 @@ class Probe:
     name: str  # "example inputs", "zeros", "random (seed 2)"
     fill: str = "example"  # example | zeros | ones | negative | large | random
     seed: int = 0
+    sizes: tuple[DimSize, ...] = ()  # dims at other sizes than the example's
     agrees: bool | None = None
     rejected: bool = False  # the program raised on them (a runtime assertion), where eager runs
     said: str = ""  # how the program differed, in one line

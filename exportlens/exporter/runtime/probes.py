@@ -24,29 +24,50 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from ..core.report import Finding, Probe
+from ..core.report import DimSize, Finding, Probe
+from ..static.spec import ExportSpec
 from ..workers.overlay import overlay
 from .branch import truth_at
 from .context import Context
 from .failures import DataDependent, Record
 from .fixes import check_candidates
+from .holds import finite
 from .inputs import Built, copied
 from .remedies import EXAMPLE
-from .serving import _differs, failure_of
+from .serving import Rebuild, _differs, failure_of, inputs_at
 from .violations import first_line
 
-CANDIDATES = (
+FILLS = (
     Probe("zeros", "zeros"),
     Probe("ones", "ones"),
     Probe("negated values", "negative"),
     Probe("values scaled by 1000", "large"),
     *(Probe(f"random values (seed {seed})", "random", seed) for seed in (1, 2, 3)),
 )
+ALWAYS = 2  # random draws every probe set holds, beside the example and the other sides
+MAX_ELEMENTS = 1 << 22  # of all inputs of a probe at a bound (16 MiB of float32): larger bounds are not probed
 
 
-def inputs_of(probe: Probe, built: Built) -> Built:
-    """The example inputs with the probe's values: floating-point tensors filled as it says,
-    integer ones (token ids, indices) drawn again within the example's own values."""
+def candidates(spec: ExportSpec) -> tuple[Probe, ...]:
+    """Other values, then random values at each declared bound of each dim (a spec of
+    pyproject.toml's: ``example_inputs()`` has one size per axis)."""
+    bounds = []
+    if spec.source == "pyproject":
+        for dim in spec.dims.values():
+            for bound in dict.fromkeys(b for b in (dim.min, dim.max) if b is not None and finite(b)):
+                bounds.append(Probe(f"random values at {dim.name} = {bound}", "random", 1, (DimSize(dim.name, bound),)))
+    return (*FILLS, *bounds)
+
+
+def inputs_of(probe: Probe, built: Built, spec: ExportSpec, rebuild: Rebuild) -> Built | None:
+    """The example inputs with the probe's sizes and values: floating-point tensors filled as
+    it says, integer ones (token ids, indices) drawn again within the example's own values.
+    None where they cannot be built, or would be too large."""
+    for size in probe.sizes:
+        dim = spec.dims.get(size.dim)
+        built = inputs_at(spec, dim, size.size, rebuild, MAX_ELEMENTS) if dim is not None else None
+        if built is None:
+            return None
     torch.manual_seed(probe.seed)
 
     def fill(t: Any) -> Any:
@@ -78,37 +99,53 @@ def _filled(t: torch.Tensor, how: str) -> torch.Tensor:
 # -- in the check: which inputs take the other side ---------------------------------
 
 
-def with_probe_set(findings: list[Finding], records: tuple[Record, ...], model: torch.nn.Module, ctx: Context) -> list[Finding]:
+def with_probe_set(
+    findings: list[Finding], records: tuple[Record, ...], model: torch.nn.Module, ctx: Context, rebuild: Rebuild
+) -> list[Finding]:
     """The findings, each fix that carries the example probe (a remedy of a data-dependent
     branch: remedies.py) given the module's whole probe set."""
     if not any(fix.probes for f in findings for fix in f.fixes):
         return findings
     branches = []
     for r in records:
-        candidates = check_candidates(r, ctx) if isinstance(r, DataDependent) else ()
-        if candidates:
-            branches.append((r, candidates[0]))
+        written = check_candidates(r, ctx) if isinstance(r, DataDependent) else ()
+        if written:
+            branches.append((r, written[0]))
     try:
-        probes = probe_set(model, ctx.built, branches)
+        probes = probe_set(model, ctx.built, branches, lambda probe: inputs_of(probe, ctx.built, ctx.spec, rebuild), candidates(ctx.spec))
     except Exception:  # a probe that cannot be built is no reason to lose the finding
         probes = (EXAMPLE,)
     return [replace(f, fixes=tuple(replace(x, probes=probes) if x.probes else x for x in f.fixes)) for f in findings]
 
 
-def probe_set(model: torch.nn.Module, built: Built, branches: list[tuple[DataDependent, str]]) -> tuple[Probe, ...]:
-    """The example inputs, and for each branch (a record and a condition of it as code) whose
-    side on them is known, the first candidate on which eager runs and takes the other side."""
+def probe_set(
+    model: torch.nn.Module,
+    built: Built,
+    branches: list[tuple[DataDependent, str]],
+    build: Callable[[Probe], Built | None],
+    found: tuple[Probe, ...],
+) -> tuple[Probe, ...]:
+    """The example inputs; for each branch (a record and a condition of it as code) whose side
+    on them is known, the first candidate on which eager runs and takes the other side; a
+    few random draws, and the declared bounds, where eager runs on them."""
     chosen = [EXAMPLE]
+    runs = {}  # probe -> its inputs, where eager runs on them (None where it does not)
+
+    def usable(probe: Probe) -> Built | None:
+        if probe not in runs:
+            inputs = build(probe)
+            runs[probe] = inputs if inputs is not None and not failure_of(model, inputs) else None
+        return runs[probe]
+
     for record, code in branches:
         truth = record.example[0] if record.example else None
         if truth is None or record.frame is None:
             continue
-        for probe in CANDIDATES:
-            inputs = inputs_of(probe, built)
-            if truth_at(model, inputs, record.frame, (code,)) == (not truth,) and not failure_of(model, inputs):
-                if probe not in chosen:
-                    chosen.append(probe)
-                break
+        other = next((p for p in found if (i := usable(p)) is not None and truth_at(model, i, record.frame, (code,)) == (not truth,)), None)
+        if other is not None and other not in chosen:
+            chosen.append(other)
+    always = [p for p in found if p.fill == "random" and not p.sizes][:ALWAYS] + [p for p in found if p.sizes]
+    chosen += [p for p in always if p not in chosen and usable(p) is not None]
     return tuple(chosen)
 
 
@@ -119,23 +156,32 @@ def probe_set(model: torch.nn.Module, built: Built, branches: list[tuple[DataDep
 class Reference:
     """Eager's answer on each probe: its outputs, or what it raised (nothing to compare then)."""
 
-    runs: list[tuple[Probe, Built, list[Any] | str]]
+    runs: list[tuple[Probe, Built | None, list[Any] | str]]
 
 
 def on_eager(
-    probes: tuple[Probe, ...], sources: dict[str, str], root: Path, prepare: Callable[[], tuple[Any, Any, Built]]
+    probes: tuple[Probe, ...],
+    sources: dict[str, str],
+    root: Path,
+    prepare: Callable[[], tuple[Any, Any, Built]],
+    spec: ExportSpec,
+    rebuild_of: Callable[[type], Rebuild],
 ) -> Reference | None:
     """Each probe run on the module as the user wrote it: ``sources`` (project-relative path ->
-    text) are imported in place of the fixed files while ``prepare`` builds it. None where it
-    cannot be built (the proof then says nothing of probes)."""
+    text) are imported in place of the fixed files while ``prepare`` builds it. None where
+    there are no probes (not a proof), or it cannot be built (the proof then says nothing of
+    probes)."""
+    if not probes:
+        return None
     paths = {str(root / path): text for path, text in sources.items()}
     try:
         with overlay({Path(p): t for p, t in paths.items()}):
-            _cls, model, built = prepare()
+            cls, model, built = prepare()
+            rebuild = rebuild_of(cls)
             runs = []
             for probe in probes:
-                inputs = inputs_of(probe, built)
-                runs.append((probe, inputs, _outputs(model, inputs)))
+                inputs = inputs_of(probe, built, spec, rebuild)
+                runs.append((probe, inputs, _outputs(model, inputs) if inputs is not None else "its inputs cannot be built"))
             return Reference(runs)
     except Exception:
         return None
@@ -163,12 +209,13 @@ def compared(program: Callable[..., Any], reference: Reference) -> tuple[Probe, 
     """Each probe with whether ``program`` gives eager's outputs on it."""
     out = []
     for probe, inputs, want in reference.runs:
-        if isinstance(want, str):
+        if isinstance(want, str) or inputs is None:
             out.append(replace(probe, agrees=None, said=f"eager fails on them too: {want}"))
             continue
         got = _outputs(program, inputs)
         if isinstance(got, str):
-            out.append(replace(probe, agrees=False, rejected=True, said=f"the exported program rejects them: {got}"))
+            said = "a runtime assertion fails" if "Runtime assertion failed" in got else got  # (torch's own symbols: u0)
+            out.append(replace(probe, agrees=False, rejected=True, said=f"the exported program rejects them: {said}"))
         elif differs := _differs(got, want):
             out.append(replace(probe, agrees=False, said=f"the exported program's outputs are not eager's: {differs}"))
         else:

@@ -44,7 +44,7 @@ from .fixes import check_candidates, fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, ProjectFiles, record_guards
 from .probes import compared, on_eager, with_probe_set
-from .serving import failure_of, serving_findings
+from .serving import Rebuild, failure_of, serving_findings
 from .summary import summarize
 
 
@@ -90,7 +90,11 @@ def export_module(
         )
 
     # a proof of a fix: the module as the user wrote it, on the probes, before the fixed one is imported
-    reference = on_eager(options.probes, options.eager_sources, root, lambda: prepare(root, module, spec, device, files))
+    def rebuild_of(cls: type) -> Any:  # the example inputs of another spec (other sizes)
+        return lambda other: _build_inputs(cls, module, other, device, files)
+
+    prepared = lambda: prepare(root, module, spec, device, files)  # noqa: E731
+    reference = on_eager(options.probes, options.eager_sources, root, prepared, spec, rebuild_of)
     try:
         cls, model, built = prepare(root, module, spec, device, files)
     except _Stop as stop:
@@ -101,10 +105,10 @@ def export_module(
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
     except Exception as exc:
-        return report(Status.FAILED, _failed(exc, log, model, ctx, strict, options.collect_all))
+        return report(Status.FAILED, _failed(exc, log, model, ctx, strict, options.collect_all, rebuild_of(cls)))
     unserved = []
     if options.serve:
-        unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device)
+        unserved = serving_findings(ep, model, ctx, rebuild_of(cls), device)
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None))
     probed = compared(ep.module(), reference) if reference is not None else ()
@@ -112,7 +116,9 @@ def export_module(
     return replace(report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact)), probes=probed)
 
 
-def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context, strict: bool, collect_all: bool) -> list[Finding]:
+def _failed(
+    exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context, strict: bool, collect_all: bool, rebuild: Rebuild
+) -> list[Finding]:
     """What the export raised, as findings with their fixes; with ``collect_all``, draft export's too."""
     built = ctx.built
 
@@ -127,7 +133,7 @@ def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context,
         findings = [replace(f, fixes=f.fixes + (every,)) if fixes_of(r) else f for r, f in zip(records, findings)]
     if collect_all:
         findings += _more(model, built, ctx, findings)
-    return in_source_order(with_probe_set(findings, records, model, ctx), ctx.module.path)
+    return in_source_order(with_probe_set(findings, records, model, ctx, rebuild), ctx.module.path)
 
 
 def _with_eager(records: tuple[Record, ...], model: torch.nn.Module, built: Built) -> tuple[Record, ...]:

@@ -158,7 +158,7 @@ def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
     if proven:
         return fix
     # what the probes gave is the owner's proof's to say, like verified
-    return replace(fix, verified=UNVERIFIED, probes=tuple(Probe(p.name, p.fill, p.seed) for p in fix.probes))
+    return replace(fix, verified=UNVERIFIED, probes=tuple(Probe(p.name, p.fill, p.seed, p.sizes) for p in fix.probes))
 
 
 def _probes(probes: tuple[Probe, ...]) -> None:
@@ -167,6 +167,8 @@ def _probes(probes: tuple[Probe, ...]) -> None:
         _short(probe.name, probe.said)
         if probe.fill not in PROBE_FILLS:
             raise Refused(f"it names a probe filled with {probe.fill[:200]!r}")
+        _sized("sizes", probe.sizes)
+        _short(*(s.dim for s in probe.sizes))
 
 
 def inside(root: Path, path: str) -> bool:
