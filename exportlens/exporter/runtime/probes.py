@@ -24,6 +24,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from ..core.options import Options
 from ..core.report import DimSize, Finding, Probe
 from ..static.spec import ExportSpec
 from ..workers.overlay import overlay
@@ -160,26 +161,26 @@ class Reference:
 
 
 def on_eager(
-    probes: tuple[Probe, ...],
-    sources: dict[str, str],
+    options: Options,
     root: Path,
     prepare: Callable[[], tuple[Any, Any, Built]],
     spec: ExportSpec,
     rebuild_of: Callable[[type], Rebuild],
 ) -> Reference | None:
-    """Each probe run on the module as the user wrote it: ``sources`` (project-relative path ->
-    text) are imported in place of the fixed files while ``prepare`` builds it. None where
+    """Each of the options' probes run on the module as the user wrote it: their
+    ``eager_sources`` (project-relative path -> text) are imported in place of the fixed files
+    while ``prepare`` builds it. None where
     there are no probes (not a proof), or it cannot be built (the proof then says nothing of
     probes)."""
-    if not probes:
+    if not options.probes:
         return None
-    paths = {str(root / path): text for path, text in sources.items()}
+    paths = {str(root / path): text for path, text in options.eager_sources.items()}
     try:
         with overlay({Path(p): t for p, t in paths.items()}):
             cls, model, built = prepare()
             rebuild = rebuild_of(cls)
             runs = []
-            for probe in probes:
+            for probe in options.probes:
                 inputs = inputs_of(probe, built, spec, rebuild)
                 runs.append((probe, inputs, _outputs(model, inputs) if inputs is not None else "its inputs cannot be built"))
             return Reference(runs)

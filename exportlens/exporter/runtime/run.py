@@ -89,12 +89,11 @@ def export_module(
             spec.target, status, named(findings, spec.target), summary, spec.describe(), time.perf_counter() - started, torch.__version__
         )
 
-    # a proof of a fix: the module as the user wrote it, on the probes, before the fixed one is imported
-    def rebuild_of(cls: type) -> Any:  # the example inputs of another spec (other sizes)
+    def rebuild_of(cls: type) -> Rebuild:  # the example inputs of another spec (other sizes)
         return lambda other: _build_inputs(cls, module, other, device, files)
 
-    prepared = lambda: prepare(root, module, spec, device, files)  # noqa: E731
-    reference = on_eager(options.probes, options.eager_sources, root, prepared, spec, rebuild_of)
+    # a proof of a fix: the module as the user wrote it, on the probes, before the fixed one is imported
+    reference = on_eager(options, root, lambda: prepare(root, module, spec, device, files), spec, rebuild_of)
     try:
         cls, model, built = prepare(root, module, spec, device, files)
     except _Stop as stop:

@@ -211,44 +211,56 @@ def _fresh(name: str, taken: set[str]) -> str:
     return out
 
 
+@dataclass(frozen=True)
+class _Sides:
+    true: list[cst.BaseStatement]
+    false: list[cst.BaseStatement]
+    end: int  # where the statements the call replaces end in the block
+    outputs: list[str]  # what the call assigns; none where it is returned
+
+
+def _sides(found: _Found, tensors: frozenset[str]) -> _Sides | None:
+    """The two sides of the ``if`` as the bodies of torch.cond's functions: two ``return``s
+    (``if c: return a`` then ``return b``), or the tensors both sides assign, returned."""
+    branch, block = found.branch, list(found.block.body)
+    body, orelse = list(branch.body.body), list(branch.orelse.body.body) if branch.orelse else []
+    at = block.index(branch)
+    rest = block[at + 1 :]
+    if found.function is not None and found.block is found.function.body and _ends_in_return(body):
+        other = orelse or rest
+        if not _ends_in_return(other) or _returns(body) != 1 or _returns(other) != 1 or (orelse and rest):
+            return None
+        return _Sides(body, other, len(block), [])
+    assigned = list(dict.fromkeys(_names(body).assigned + _names(orelse).assigned))
+    both = set(_names(body).assigned) & set(_names(orelse).assigned)
+    outputs = [n for n in assigned if n in tensors or n in both]
+    if not outputs or _returns(body) or _returns(orelse) or (not orelse and any(n not in tensors for n in assigned)):
+        return None
+    result = cst.parse_statement(f"return {', '.join(outputs)}\n")
+    return _Sides(body + [result], orelse + [result], at + 1, outputs)
+
+
 def as_cond(text: str, line: int, tensors: frozenset[str]) -> str | None:
     """The ``if`` on ``line`` as ``torch.cond`` over its two sides, each a local function of
     the tensors it reads (``tensors``: the names that hold tensors on that line when forward
     runs; anything else they read, ``self`` included, they see as closures)."""
     found = _find(text, line)
-    if found is None or found.function is None:
+    sides = _sides(found, tensors) if found is not None and found.function is not None else None
+    if sides is None or _names(sides.true).other or _names(sides.false).other:
         return None
-    body, orelse = list(found.branch.body.body), list(found.branch.orelse.body.body) if found.branch.orelse else []
-    at = list(found.block.body).index(found.branch)
-    rest = list(found.block.body)[at + 1 :]
-    returning = found.block is found.function.body and _ends_in_return(body)
-    if returning:  # ``if c: return a`` then ``return b``: the two sides are the two returns
-        other = orelse or rest
-        if not _ends_in_return(other) or _returns(body) != 1 or _returns(other) != 1 or (orelse and rest):
-            return None
-        sides, end, outputs = (body, other), len(found.block.body), None
-    else:
-        assigned = list(dict.fromkeys(_names(body).assigned + _names(orelse).assigned))
-        outputs = [n for n in assigned if n in tensors or (orelse and n in _names(body).assigned and n in _names(orelse).assigned)]
-        if not outputs or _returns(body) or _returns(orelse) or (not orelse and any(n not in tensors for n in assigned)):
-            return None
-        result = cst.parse_statement(f"return {', '.join(outputs)}\n")
-        sides, end = (body + [result], orelse + [result]), at + 1
-    if any(_names(side).other for side in sides):
-        return None
-    read = [n for side in sides for n in _names(side).read]
-    operands = [n for n in dict.fromkeys(read) if n in tensors and n != "self"]
-    if outputs:
-        operands += [n for n in outputs if n not in operands and n in tensors]
-    taken = set(_names(list(found.function.body.body)).read) | set(_names(list(found.function.body.body)).assigned)
+    read = _names(sides.true).read + _names(sides.false).read
+    operands = [n for n in dict.fromkeys(read + sides.outputs) if n in tensors and n != "self"]
+    own = _names(list(found.function.body.body))
+    taken = set(own.read) | set(own.assigned)
     true_fn, false_fn = _fresh("true_fn", taken), _fresh("false_fn", taken)
     test = found.module.code_for_node(found.branch.test)
     call = f"torch.cond({test}, {true_fn}, {false_fn}, ({', '.join(operands)}{',' if len(operands) == 1 else ''}))"
-    last = f"return {call}" if returning else f"{', '.join(outputs)} = {call}"
+    last = f"{', '.join(sides.outputs)} = {call}" if sides.outputs else f"return {call}"
     apart = {"leading_lines": [cst.EmptyLine(indent=False)]}  # a blank line between the functions and the call, as people write them
     new = [
-        _function(true_fn, operands, sides[0]),
-        _function(false_fn, operands, sides[1]).with_changes(**apart),
+        _function(true_fn, operands, sides.true),
+        _function(false_fn, operands, sides.false).with_changes(**apart),
         cst.parse_statement(last + "\n").with_changes(**apart),
     ]
-    return _replaced(found, at, end, new)
+    at = list(found.block.body).index(found.branch)
+    return _replaced(found, at, sides.end, new)
