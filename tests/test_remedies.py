@@ -89,6 +89,66 @@ def test_the_routers_preferred_fix_keeps_the_expert(project, pool):
     assert 0 in routed and any(routed), routed  # tokens routed, and none
 
 
+EXPERTS = """
+import torch
+from torch import nn
+
+
+class Experts(nn.Module):
+    def __init__(self, hidden: int = 8, experts: int = 4):
+        super().__init__()
+        self.gate = nn.Linear(hidden, experts)
+        self.experts = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(experts))
+
+    def forward(self, x):
+        choice = self.gate(x).argmax(-1)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            idx = (choice == e).nonzero().squeeze(-1)
+            if idx.numel() == 0:
+                continue
+            out.index_add_(0, idx, expert(x[idx]))
+        return out
+"""
+
+
+def test_an_experts_early_exit_for_no_token_is_dropped_as_index_add_handles_it(project, pool):
+    """A loop over experts, written as people write it: the ``continue`` for an expert that no
+    token chose is what export cannot decide, and ``index_add_`` adds nothing for an empty
+    index, so the preferred fix drops the test, and its program agrees with eager."""
+    project.write("experts.py", EXPERTS)
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."experts.py:Experts"]
+        inputs = { x = "f32[tokens, 8]" }
+        dims = { tokens = { min = 2, max = 512 } }
+        """,
+    )
+    finding = only(checked(project.root, pool).findings, "EL101")
+    (preferred,) = [f for f in finding.fixes if f.preferred]
+    assert preferred.title == "Drop `if idx.numel() == 0:`: the code after it handles that case (module then exports)"
+    assert preferred.passes_probes and all(p.agrees is not False for p in preferred.probes)
+    project.apply(preferred)
+    assert "continue" not in project.read("experts.py")
+    assert checked(project.root, pool).status.value == "exported"
+
+
+def test_what_a_job_says_its_probes_gave_is_not_taken(tmp_path):
+    """Only the owner's proof compares a fix with eager: a job's report that says its fix
+    agreed on every probe has that reset, like ``verified``."""
+    from exportlens.exporter.core.report import Edit, Finding, Fix, Kind, ModuleReport, Probe, Status
+    from exportlens.exporter.workers.protocol import Job
+    from exportlens.exporter.workers.validate import checked_report
+
+    (tmp_path / "m.py").write_text("x = 1\n")
+    claimed = Fix("Run both sides", (Edit("m.py", 1, 1, 1, 1, "y"),), True, "exports", (Probe("zeros", "zeros", agrees=True),))
+    finding = Finding("EL101", Kind.DATA_DEPENDENT_GUARD, "a branch", "m.py", 1, fixes=(claimed,))
+    report = ModuleReport("m.py:M", Status.FAILED, (finding,))
+    (kept,) = checked_report(Job(str(tmp_path), "m.py:M", 1), report).findings[0].fixes
+    assert kept.verified == "unverified" and kept.probes == (Probe("zeros", "zeros"),) and not kept.passes_probes
+
+
 def test_an_early_exit_the_loop_handles_is_dropped():
     text = (
         "def forward(self, x, out):\n"
