@@ -134,6 +134,33 @@ def test_an_experts_early_exit_for_no_token_is_dropped_as_index_add_handles_it(p
     assert checked(project.root, pool).status.value == "exported"
 
 
+def test_a_tensor_tested_by_if_gets_torch_cond_and_probes_for_its_other_side(project):
+    """``if h.sum() > 4:`` asks a tensor for its truth: no ``torch._check`` fits, a torch.cond
+    does, and the probe set holds inputs that take the other side (zeros)."""
+    project.write(
+        "gate.py",
+        """
+        import torch
+        from torch import nn
+
+        class Gate(nn.Module):
+            def forward(self, x):
+                h = torch.relu(x)
+                if h.sum() > 4:
+                    h = h / h.sum()
+                return h * 2
+        """,
+    )
+    project.write("pyproject.toml", '[tool.exportlens.modules."gate.py:Gate"]\ninputs = { x = "f32[batch, 8]" }\n')
+    finding = only(project.module("Gate").findings, "EL101")
+    cond = next(f for f in finding.fixes if "torch.cond" in f.title)
+    assert not any("torch._check" in f.title for f in finding.fixes)
+    assert "zeros" in [p.name for p in cond.probes]
+    project.apply(cond)
+    assert "h = torch.cond(h.sum() > 4, true_fn, false_fn, (h,))" in project.read("gate.py")
+    assert project.module("Gate").status.value == "exported"
+
+
 def test_what_a_job_says_its_probes_gave_is_not_taken(tmp_path):
     """Only the owner's proof compares a fix with eager: a job's report that says its fix
     agreed on every probe has that reset, like ``verified``."""

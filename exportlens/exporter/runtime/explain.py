@@ -163,6 +163,7 @@ def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
         message += "; torch._assert_async makes the same check inside the exported program"
     else:
         message += "; use torch.cond for both branches, or compute the branch from shapes"
+        fixes = remedy_fixes(record, ctx, checks=False)  # (a tensor is no condition to torch._check)
     return at(ctx, codes.DATA_DEPENDENT, message, frame, written.test, fixes=fixes, detail=record.detail)
 
 

@@ -26,6 +26,7 @@ import torch.utils._pytree as pytree
 
 from ..core.options import Options
 from ..core.report import DimSize, Finding, Probe
+from ..static.source import branch_test, tensor_test
 from ..static.spec import ExportSpec
 from ..workers.overlay import overlay
 from .branch import truth_at
@@ -34,6 +35,7 @@ from .failures import DataDependent, Record
 from .fixes import check_candidates
 from .holds import finite
 from .inputs import Built, copied
+from .locate import Frame
 from .remedies import EXAMPLE
 from .serving import Rebuild, _differs, failure_of, inputs_at
 from .violations import first_line
@@ -107,11 +109,7 @@ def with_probe_set(
     branch: remedies.py) given the module's whole probe set."""
     if not any(fix.probes for f in findings for fix in f.fixes):
         return findings
-    branches = []
-    for r in records:
-        written = check_candidates(r, ctx) if isinstance(r, DataDependent) else ()
-        if written:
-            branches.append((r, written[0]))
+    branches = [(r.frame, code) for r in records if isinstance(r, DataDependent) and r.frame and (code := _test(r, ctx))]
     try:
         probes = probe_set(model, ctx.built, branches, lambda probe: inputs_of(probe, ctx.built, ctx.spec, rebuild), candidates(ctx.spec))
     except Exception:  # a probe that cannot be built is no reason to lose the finding
@@ -119,16 +117,27 @@ def with_probe_set(
     return [replace(f, fixes=tuple(replace(x, probes=probes) if x.probes else x for x in f.fixes)) for f in findings]
 
 
+def _test(record: DataDependent, ctx: Context) -> str | None:
+    """The branch's condition as code to evaluate in its frame: a candidate of its
+    ``torch._check``, else the test as the line writes it (``h.sum() > 4``)."""
+    written = check_candidates(record, ctx)
+    if written:
+        return written[0]
+    text = ctx.read(ctx.files.relative(record.frame.filename))
+    test = branch_test(text, record.frame.line) or tensor_test(text, record.frame.line)
+    return test if isinstance(test, str) or test is None else test.test
+
+
 def probe_set(
     model: torch.nn.Module,
     built: Built,
-    branches: list[tuple[DataDependent, str]],
+    branches: list[tuple[Frame, str]],
     build: Callable[[Probe], Built | None],
     found: tuple[Probe, ...],
 ) -> tuple[Probe, ...]:
-    """The example inputs; for each branch (a record and a condition of it as code) whose side
-    on them is known, the first candidate on which eager runs and takes the other side; a
-    few random draws, and the declared bounds, where eager runs on them."""
+    """The example inputs; for each branch (its line, and its condition as code) whose side on
+    them is known, the first candidate on which eager runs and takes the other side; a few
+    random draws, and the declared bounds, where eager runs on them."""
     chosen = [EXAMPLE]
     runs = {}  # probe -> its inputs, where eager runs on them (None where it does not)
 
@@ -138,11 +147,11 @@ def probe_set(
             runs[probe] = inputs if inputs is not None and not failure_of(model, inputs) else None
         return runs[probe]
 
-    for record, code in branches:
-        truth = record.example[0] if record.example else None
-        if truth is None or record.frame is None:
+    for frame, code in branches:
+        (truth,) = truth_at(model, built, frame, (code,))
+        if truth is None:
             continue
-        other = next((p for p in found if (i := usable(p)) is not None and truth_at(model, i, record.frame, (code,)) == (not truth,)), None)
+        other = next((p for p in found if (i := usable(p)) is not None and truth_at(model, i, frame, (code,)) == (not truth,)), None)
         if other is not None and other not in chosen:
             chosen.append(other)
     always = [p for p in found if p.fill == "random" and not p.sizes][:ALWAYS] + [p for p in found if p.sizes]

@@ -26,8 +26,9 @@ from .fixes import check_fixes
 EXAMPLE = Probe("example inputs")
 
 
-def remedy_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
-    """The branch's fixes, best first; the first is the one the owner tries first."""
+def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tuple[Fix, ...]:
+    """The branch's fixes, best first (without ``checks``, no ``torch._check``); the first is
+    the one the owner tries first."""
     if record.frame is None:
         return ()
     path = ctx.files.relative(record.frame.filename)
@@ -43,8 +44,8 @@ def remedy_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
     if record.tensors and (cond := as_cond(text, record.frame.line, record.tensors)) is not None:
         rewrites.append((f"Run both sides of `{header}` with torch.cond", importing_torch(cond)))
     fixes = [Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))]
-    checks = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)]
-    ranked = [*fixes, *checks]
+    assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
+    ranked = [*fixes, *assumed]
     return tuple(replace(f, preferred=i == 0 and bool(f.probes)) for i, f in enumerate(ranked))
 
 
