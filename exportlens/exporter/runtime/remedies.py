@@ -46,7 +46,10 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     fixes = [Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))]
     assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
     ranked = [*fixes, *assumed]
-    return tuple(replace(f, preferred=i == 0 and bool(f.probes)) for i, f in enumerate(ranked))
+    # the one to try first, should no proof choose (an unproven report): the torch.cond where there
+    # is one, which keeps both sides as written; a branch-free form keeps them only where probes say so
+    first = next((i for i, f in enumerate(ranked) if "torch.cond" in f.title), 0)
+    return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
 
 
 def _header(text: str, line: int) -> str:
