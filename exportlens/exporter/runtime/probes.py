@@ -110,11 +110,28 @@ def with_probe_set(
     if not any(fix.probes for f in findings for fix in f.fixes):
         return findings
     branches = [(r.frame, code) for r in records if isinstance(r, DataDependent) and r.frame and (code := _test(r, ctx))]
+    branches += _found_by_draft(findings, {(f.filename, f.line) for f, _ in branches}, ctx)
     try:
         probes = probe_set(model, ctx.built, branches, lambda probe: inputs_of(probe, ctx.built, ctx.spec, rebuild), candidates(ctx.spec))
     except Exception:  # a probe that cannot be built is no reason to lose the finding
         probes = (EXAMPLE,)
     return [replace(f, fixes=tuple(replace(x, probes=probes) if x.probes else x for x in f.fixes)) for f in findings]
+
+
+def _found_by_draft(findings: list[Finding], known: set[tuple[str, int]], ctx: Context) -> list[tuple[Frame, str]]:
+    """The other branches the check reports (draft export's, whose records stay in ``run``),
+    each with its test as its line writes it."""
+    out = []
+    for f in findings:
+        filename = str(ctx.root / f.path)
+        if f.code != "EL101" or (filename, f.line) in known:
+            continue
+        text = ctx.read(f.path)
+        test = branch_test(text, f.line) or tensor_test(text, f.line)
+        if test is not None:
+            out.append((Frame(filename, f.line, ""), test if isinstance(test, str) else test.test))
+            known.add((filename, f.line))
+    return out
 
 
 def _test(record: DataDependent, ctx: Context) -> str | None:
