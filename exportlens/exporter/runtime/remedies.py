@@ -13,7 +13,9 @@ fix with eager on them; the first that agrees everywhere is the one preferred
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any, TypeVar
 
 from ..core.report import Fix, Probe
 from ..static.edits import edit_between, importing_torch
@@ -24,6 +26,7 @@ from .failures import DataDependent
 from .fixes import check_fixes
 
 EXAMPLE = Probe("example inputs")
+T = TypeVar("T")
 
 
 def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tuple[Fix, ...]:
@@ -35,13 +38,13 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     text = ctx.read(path)
     rewrites = []
     header = _header(text, record.frame.line)
-    if (free := without_branch(text, record.frame.line)) is not None:
+    if (free := _safely(without_branch, text, record.frame.line)) is not None:
         new, how = free
         title = (
             f"Drop `{header}`: the code after it handles that case" if how == "drop" else f"Drop the test `{header}`: its body always runs"
         )
         rewrites.append((title, new))
-    if record.tensors and (cond := as_cond(text, record.frame.line, record.tensors)) is not None:
+    if record.tensors and (cond := _safely(as_cond, text, record.frame.line, record.tensors)) is not None:
         rewrites.append((f"Run both sides of `{header}` with torch.cond", importing_torch(cond)))
     fixes = [Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))]
     assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
@@ -50,6 +53,14 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     # is one, which keeps both sides as written; a branch-free form keeps them only where probes say so
     first = next((i for i, f in enumerate(ranked) if "torch.cond" in f.title), 0)
     return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
+
+
+def _safely(rewrite: Callable[..., T], *args: Any) -> T | None:
+    """A rewrite that fails on code we did not foresee is a fix not offered, never a finding lost."""
+    try:
+        return rewrite(*args)
+    except Exception:
+        return None
 
 
 def _header(text: str, line: int) -> str:
