@@ -36,27 +36,25 @@ class Proof:
 
 
 def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
-    """A job for the preferred fix of each finding of a failed report (the same fix on
-    several findings is tried once, for the first)."""
+    """A job for the preferred fix of each finding of a failed report, and for each remedy of
+    a data-dependent branch (the same fix on several findings is tried once, for the first)."""
     if report.status is not Status.FAILED or report.cached:
         return []
     out, seen = [], set()
     for i, finding in enumerate(report.findings):
         for j, fix in enumerate(finding.fixes):
             # a remedy of a data-dependent branch is tried whether preferred or not: its probes choose (probed.py)
-            if (
-                not (fix.preferred or fix.probes) or fix.verified != UNVERIFIED or fix.edits in seen
-            ):  # (a remembered report is proven already)
+            proven_already = fix.verified != UNVERIFIED  # (a remembered report)
+            if not (fix.preferred or fix.probes) or proven_already or fix.edits in seen:
                 continue
             seen.add(fix.edits)
             texts = _applied(fix, sources)
             if texts is not None:
                 # the worker plans again from these texts (their digests differ from the plan's)
-                # and saves nothing: a proof is not the export the user asked for
+                # and saves nothing: a proof is not the export the user asked for; it runs the program
+                # too, and a remedy's, on its probes beside the module as written (the files it edits)
                 written = {path: sources.text(path) for path in texts if path.endswith(".py")} if fix.probes else {}
-                options = replace(
-                    job.options, artifact=None, serve=True, probes=fix.probes, eager_sources=written
-                )  # a proof runs the program too
+                options = replace(job.options, artifact=None, serve=True, probes=fix.probes, eager_sources=written)
                 out.append(Proof(i, j, replace(job, key="", plan=None, options=options, sources={**job.sources, **texts})))
     return out
 
