@@ -43,9 +43,9 @@ def test_data_dependent_branch_names_the_variable(project):
     text = project.read("router.py").splitlines()[f.line - 1]
     assert text[f.column - 1 : f.end_column - 1] == "count > 3"
     # the remedies that keep both sides first (the torch.cond is the one to try first: the owner's proof
-    # on probes chooses); of the checks, the branch the example inputs (all ones: count = 4n > 3) take
+    # on probes chooses; without the test, ``x * 2`` is not ``x`` on negated inputs: not offered); of
+    # the checks, the branch the example inputs (all ones: count = 4n > 3) take
     assert [(fix.title, fix.preferred) for fix in f.fixes] == [
-        ("Drop the test `if count > 3:`: its body always runs", False),
         ("Run both sides of `if count > 3:` with torch.cond", True),
         ("Assume `count > 3` here: insert torch._check(count > 3)", False),
         ("Assume `count <= 3` here: insert torch._check(count <= 3) (the example inputs do not)", False),

@@ -14,6 +14,7 @@ runs that program on the same inputs, and says on each probe whether they agree
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from collections.abc import Callable
@@ -25,7 +26,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from ..core.options import Options
-from ..core.report import DimSize, Finding, Probe
+from ..core.report import DimSize, Finding, Fix, Probe
 from ..static.source import branch_test, tensor_test
 from ..static.spec import ExportSpec
 from ..workers.overlay import overlay
@@ -36,17 +37,21 @@ from .fixes import check_candidates
 from .holds import finite
 from .inputs import Built, copied
 from .locate import Frame
-from .remedies import EXAMPLE
+from .remedies import BRANCH_FREE, EXAMPLE
+from .rewritten import keeps_results
 from .serving import Rebuild, _differs, failure_of, inputs_at
 from .violations import first_line
 
+# values varied first: all zeros or all ones may take the other side of a branch and still
+# hide what it changes (``x * 2`` and ``x`` agree on zeros)
 FILLS = (
-    Probe("zeros", "zeros"),
-    Probe("ones", "ones"),
     Probe("negated values", "negative"),
     Probe("values scaled by 1000", "large"),
     *(Probe(f"random values (seed {seed})", "random", seed) for seed in (1, 2, 3)),
+    Probe("ones", "ones"),
+    Probe("zeros", "zeros"),
 )
+OTHER_SIDE = 2  # inputs kept for each branch that take the side the example does not
 ALWAYS = 2  # random draws every probe set holds, beside the example and the other sides
 MAX_ELEMENTS = 1 << 22  # of all inputs of a probe at a bound (16 MiB of float32): larger bounds are not probed
 
@@ -111,11 +116,35 @@ def with_probe_set(
         return findings
     branches = [(r.frame, code) for r in records if isinstance(r, DataDependent) and r.frame and (code := _test(r, ctx))]
     branches += _found_by_draft(findings, {(f.filename, f.line) for f, _ in branches}, ctx)
+    build = lambda probe: inputs_of(probe, ctx.built, ctx.spec, rebuild)  # noqa: E731
     try:
-        probes = probe_set(model, ctx.built, branches, lambda probe: inputs_of(probe, ctx.built, ctx.spec, rebuild), candidates(ctx.spec))
+        probes = probe_set(model, ctx.built, branches, build, candidates(ctx.spec))
+        inputs = [i for i in map(build, probes) if i is not None]
     except Exception:  # a probe that cannot be built is no reason to lose the finding
-        probes = (EXAMPLE,)
-    return [replace(f, fixes=tuple(replace(x, probes=probes) if x.probes else x for x in f.fixes)) for f in findings]
+        probes, inputs = (EXAMPLE,), [ctx.built]
+    return [
+        _kept(replace(f, fixes=tuple(replace(x, probes=probes) if x.probes else x for x in f.fixes)), model, ctx, inputs) for f in findings
+    ]
+
+
+def _kept(finding: Finding, model: torch.nn.Module, ctx: Context, inputs: list[Built]) -> Finding:
+    """The finding without the branch-free forms that change eager's results on the probes
+    (rewritten.py); the first remedy left is the one to try first, where the dropped one was."""
+    dropped = [f for f in finding.fixes if f.title.startswith(BRANCH_FREE) and _changes_results(f, model, ctx, inputs)]
+    if not dropped:
+        return finding
+    fixes = [f for f in finding.fixes if f not in dropped]
+    if any(f.preferred for f in dropped) and not any(f.preferred for f in fixes):
+        first = next((i for i, f in enumerate(fixes) if f.probes), None)
+        fixes = [replace(f, preferred=i == first) for i, f in enumerate(fixes)]
+    return replace(finding, fixes=tuple(fixes))
+
+
+def _changes_results(fix: Fix, model: torch.nn.Module, ctx: Context, inputs: list[Built]) -> bool:
+    try:
+        return keeps_results(model, fix, str(ctx.root), ctx.read(fix.edits[0].path), inputs) is False
+    except Exception:  # not known here: the owner's proof says it
+        return False
 
 
 def _found_by_draft(findings: list[Finding], known: set[tuple[str, int]], ctx: Context) -> list[tuple[Frame, str]]:
@@ -153,7 +182,7 @@ def probe_set(
     found: tuple[Probe, ...],
 ) -> tuple[Probe, ...]:
     """The example inputs; for each branch (its line, and its condition as code) whose side on
-    them is known, the first candidate on which eager runs and takes the other side; a few
+    them is known, the first candidates on which eager runs and takes the other side; a few
     random draws, and the declared bounds, where eager runs on them."""
     chosen = [EXAMPLE]
     runs = {}  # probe -> its inputs, where eager runs on them (None where it does not)
@@ -168,9 +197,8 @@ def probe_set(
         (truth,) = truth_at(model, built, frame, (code,))
         if truth is None:
             continue
-        other = next((p for p in found if (i := usable(p)) is not None and truth_at(model, i, frame, (code,)) == (not truth,)), None)
-        if other is not None and other not in chosen:
-            chosen.append(other)
+        others = (p for p in found if (i := usable(p)) is not None and truth_at(model, i, frame, (code,)) == (not truth,))
+        chosen += [p for p in itertools.islice(others, OTHER_SIDE) if p not in chosen]
     always = [p for p in found if p.fill == "random" and not p.sizes][:ALWAYS] + [p for p in found if p.sizes]
     chosen += [p for p in always if p not in chosen and usable(p) is not None]
     return tuple(chosen)

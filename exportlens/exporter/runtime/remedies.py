@@ -26,6 +26,7 @@ from .failures import DataDependent
 from .fixes import check_fixes
 
 EXAMPLE = Probe("example inputs")
+BRANCH_FREE = "Drop "  # how a branch-free form's title begins (probes.py checks it keeps eager's results)
 T = TypeVar("T")
 
 
@@ -41,7 +42,9 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     if (free := _safely(without_branch, text, record.frame.line)) is not None:
         new, how = free
         title = (
-            f"Drop `{header}`: the code after it handles that case" if how == "drop" else f"Drop the test `{header}`: its body always runs"
+            f"{BRANCH_FREE}`{header}`: the code after it handles that case"
+            if how == "drop"
+            else f"{BRANCH_FREE}the test `{header}`: its body always runs"
         )
         rewrites.append((title, new))
     if record.tensors and (cond := _safely(as_cond, text, record.frame.line, record.tensors)) is not None:
