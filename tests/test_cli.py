@@ -78,6 +78,13 @@ def test_check_examples_prints_each_finding_on_its_line(check_examples):
     assert "s77" not in out and "u0" not in out
 
 
+def test_the_readme_shows_what_checking_the_examples_prints(check_examples):
+    """The README's first block is this command's output, fixes proven and all: regenerate it
+    by running ``exportlens check examples/`` when the output changes."""
+    block = (REPO / "README.md").read_text(encoding="utf-8").split("$ exportlens check examples/\n", 1)[1].split("```", 1)[0]
+    assert check_examples.stdout == block
+
+
 def test_a_second_check_of_an_unchanged_project_answers_from_the_cache_without_a_worker(check_examples):
     started = workers_started()
     again = exportlens("check", "examples")

@@ -191,7 +191,7 @@ def test_torch_check_fix_inserts_a_line_before_the_branch(project):
                 return x
     """,
     )
-    after = fix_and_recheck(project, "Router", "EL101")
+    after = fix_and_recheck(project, "Router", "EL101", "Assume `count > 3` here: insert torch._check(count > 3)")
     assert after.status is Status.EXPORTED, after.findings
     assert project.read("router.py") == (
         "import torch\n"

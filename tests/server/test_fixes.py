@@ -58,16 +58,16 @@ async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
     for rel in PROBLEMS:
         editor.open(rel)
     applied = {rel: await apply_preferred_fix(editor, rel, code) for rel, (code, _) in PROBLEMS.items()}
-    # each fix lands in the file it names: Dim changes in pyproject.toml, torch._check in the model
-    # the example inputs route no token: the assumption they satisfy is the preferred one
-    # (a title may already say what the fix's proof gave: "... (module then exports and serves its ranges)")
-    assert applied["models/router.py"][0].startswith("Assume `routed <= 0` here: insert torch._check(routed <= 0)")
+    # each fix lands in the file it names: Dim changes in pyproject.toml, torch.cond in the model
+    # the example inputs route no token, but the preferred fix keeps the expert: both sides in torch.cond
+    # (its title says what its proof gave: "... (module then exports and serves its ranges)")
+    assert applied["models/router.py"][0].startswith("Run both sides of `if routed > 0:` with torch.cond (module then exports")
     assert applied["models/router.py"][1] == ["models/router.py"]
     assert applied["models/positional.py"][0].startswith("Set `seq` to Dim('seq', max=128)")
     assert applied["models/positional.py"][1] == ["pyproject.toml"]
     assert applied["models/fusion.py"][1] == ["pyproject.toml"]
     assert applied["models/head.py"][1] == ["models/head.py"]  # the hard-coded 4 is the bug, not the spec
-    assert "torch._check(routed <= 0)" in (editor.root / "models/router.py").read_text()
+    assert "torch.cond(routed > 0, true_fn, false_fn, (x, scores))" in (editor.root / "models/router.py").read_text()
     for rel, (code, cls) in PROBLEMS.items():
         await editor.diagnostics(rel, lambda ds, code=code: not any(d.code == code for d in ds))
         try:
@@ -87,7 +87,7 @@ async def test_a_fix_computed_before_an_edit_names_the_older_version(editor):
     diagnostic = next(d for d in found if d.code == "EL101")
     edited = "# a line added above the problem\n" + editor.texts[uri]
     editor.change(router, edited)
-    (fix,) = [f for f in await quick_fixes(editor, router, diagnostic) if f.is_preferred]
+    fix = next(f for f in await quick_fixes(editor, router, diagnostic) if "torch._check(routed <= 0)" in f.title)
     (change,) = fix.edit.document_changes
     assert change.text_document.uri == uri
     assert change.text_document.version == 1 and editor.versions[uri] == 2
@@ -135,6 +135,29 @@ async def test_the_editor_shows_what_exporting_with_a_fix_gave_once_its_proof_la
     except asyncio.TimeoutError:
         raise AssertionError(f"the proof never reached the quick fix: {titles}") from None
     assert all(title.count("(module then") <= 1 for title, _ in titles), titles  # said once, not once per proof
+
+
+async def test_no_fix_is_shown_preferred_before_its_proof_and_probes_say_so(editor):
+    """The router's job names the fix to try first; the editor marks one preferred only once
+    the owner's proof exported it and its program agreed with eager on every probe: the
+    torch.cond, not the check the example inputs happen to satisfy."""
+    rel = "models/router.py"
+    editor.open(rel)
+    found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL101" for d in ds))
+    diagnostic = next(d for d in found if d.code == "EL101")
+    seen: list[list[tuple[str, bool]]] = []
+
+    async def proof_landed() -> None:
+        while not any(preferred for _, preferred in (seen[-1] if seen else [])):
+            seen.append([(a.title, bool(a.is_preferred)) for a in await quick_fixes(editor, rel, diagnostic)])
+            await asyncio.sleep(0.1)
+
+    try:
+        await asyncio.wait_for(proof_landed(), 60)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"no fix became preferred: {seen}") from None
+    shown_preferred = {title for titles in seen for title, preferred in titles if preferred}
+    assert shown_preferred == {"Run both sides of `if routed > 0:` with torch.cond (module then exports)"}, seen
 
 
 async def test_a_fix_for_a_closed_file_that_changed_on_disk_since_it_was_offered_is_refused(editor):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .report import Probe
 from .settings import Overrides
 
 
@@ -16,3 +17,7 @@ class Options:
     # after a successful export, run the program at the example and the declared bounds
     # (runtime/serving.py); the server runs that as a second job, after the verdict is shown
     serve: bool = True
+    # a proof of a fix (workers/proofs.py): run these probes on the module as the user wrote it
+    # (the files the fix edits, as they were: path -> text) and on the fixed program, and compare
+    probes: tuple[Probe, ...] = ()
+    eager_sources: dict[str, str] = field(default_factory=dict)

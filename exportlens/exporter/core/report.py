@@ -64,15 +64,53 @@ class Edit:
             raise ValueError(f"edit ends before it starts: {self}")
 
 
+PROBE_FILLS = ("example", "zeros", "ones", "negative", "large", "random")
+
+
+@dataclass(frozen=True)
+class DimSize:
+    """A dim at another size than its example's (a probe at a declared bound)."""
+
+    dim: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Inputs on which a fix's exported program is compared with the module as the user wrote
+    it (runtime/probes.py): the example inputs with other values (``fill``, drawn with
+    ``seed``). ``agrees`` is what the owner's proof found: None before (or where eager itself
+    fails on them), False where the program rejects them or answers otherwise."""
+
+    name: str  # "example inputs", "zeros", "random (seed 2)"
+    fill: str = "example"  # example | zeros | ones | negative | large | random
+    seed: int = 0
+    sizes: tuple[DimSize, ...] = ()  # dims at other sizes than the example's
+    agrees: bool | None = None
+    rejected: bool = False  # the program raised on them (a runtime assertion), where eager runs
+    said: str = ""  # how the program differed, in one line
+
+    def __str__(self) -> str:
+        return self.name
+
+
 @dataclass(frozen=True)
 class Fix:
     title: str
     edits: tuple[Edit, ...]
     preferred: bool = False
     verified: str = "unverified"  # "serves" | "exports" | "partial": exported with it applied (workers/proofs.py)
+    probes: tuple[Probe, ...] = ()  # where the proof compares it with eager (a data-dependent branch's remedies)
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def passes_probes(self) -> bool:
+        """Proven, and its program agrees with eager on every probe that was compared (none
+        rejected or answered otherwise): what may be preferred."""
+        compared = [p.agrees for p in self.probes if p.agrees is not None]
+        return self.verified != "unverified" and all(compared) and (bool(compared) or not self.probes)
 
 
 @dataclass(frozen=True)
@@ -145,6 +183,7 @@ class ModuleReport:
     torch_version: str = ""
     cached: bool = False  # answered from an earlier run's verdict on disk (workers/verdicts.py)
     fixes_dropped: int = 0  # fixes given up because building or proving them failed inside exportlens
+    probes: tuple[Probe, ...] = ()  # a proof's: the probes it was given, with what each gave (runtime/probes.py)
 
     @property
     def errors(self) -> tuple[Finding, ...]:

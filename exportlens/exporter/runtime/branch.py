@@ -24,17 +24,32 @@ from .locate import Frame
 def truth_at(model: torch.nn.Module, built: Built, where: Frame, conditions: Sequence[str]) -> tuple[bool | None, ...]:
     """Each condition's value the first time forward reaches ``where``'s line, on the example
     inputs; None for one that cannot be evaluated, or for all when the line is never reached."""
-    found: dict[str, bool | None] = {}
+    found = _first_visit(model, built, where, lambda frame: {code: _evaluate(code, frame) for code in conditions})
+    return tuple(found.get(code) for code in conditions)
+
+
+def tensors_at(model: torch.nn.Module, built: Built, where: Frame) -> frozenset[str]:
+    """The local names that hold tensors the first time forward reaches ``where``'s line
+    (what a ``torch.cond`` there can take as operands)."""
+    found = _first_visit(model, built, where, lambda frame: {k: isinstance(v, torch.Tensor) for k, v in frame.f_locals.items()})
+    return frozenset(k for k, is_tensor in found.items() if is_tensor)
+
+
+def _first_visit(model: torch.nn.Module, built: Built, where: Frame, look: Any) -> dict[str, Any]:
+    """What ``look`` says of the frame the first time forward reaches ``where``'s line ({} if never)."""
+    found: dict[str, Any] = {}
     filename = os.path.abspath(where.filename)
+    seen = False
 
     def on_line(frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "line" and frame.f_lineno == where.line and not found:
-            for code in conditions:
-                found[code] = _evaluate(code, frame)
+        nonlocal seen
+        if event == "line" and frame.f_lineno == where.line and not seen:
+            seen = True
+            found.update(look(frame))
         return on_line
 
     def on_call(frame: FrameType, event: str, arg: Any) -> Any:
-        if found or os.path.abspath(frame.f_code.co_filename) != filename:
+        if seen or os.path.abspath(frame.f_code.co_filename) != filename:
             return None
         return on_line
 
@@ -47,7 +62,7 @@ def truth_at(model: torch.nn.Module, built: Built, where: Frame, conditions: Seq
         pass  # what forward raises past the line is not this question's
     finally:
         sys.settrace(previous)
-    return tuple(found.get(code) for code in conditions)
+    return found
 
 
 def _evaluate(code: str, frame: FrameType) -> bool | None:

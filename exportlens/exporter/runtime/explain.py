@@ -19,9 +19,10 @@ from ..static.edits import assert_async, edit_between
 from ..static.source import branch_test, locate, tensor_test
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
-from .fixes import check_fixes, size_in_code, spec_fixes
+from .fixes import size_in_code, spec_fixes
 from .locate import Frame, source_line
 from .naming import SYMBOL
+from .remedies import remedy_fixes
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
 
@@ -128,7 +129,7 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     else:
         said = f"`{said}`"
     message = f"{said} depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
-    fixes = ctx.fix_or("torch._check", lambda: check_fixes(record, ctx), ())
+    fixes = ctx.fix_or("remedies", lambda: remedy_fixes(record, ctx), ())
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
     elif _on_meta(ctx):
@@ -176,6 +177,7 @@ def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
         message += "; torch._assert_async makes the same check inside the exported program"
     else:
         message += "; use torch.cond for both branches, or compute the branch from shapes"
+        fixes = remedy_fixes(record, ctx, checks=False)  # (a tensor is no condition to torch._check)
     return at(ctx, codes.DATA_DEPENDENT, message, frame, written.test, fixes=fixes, detail=record.detail)
 
 

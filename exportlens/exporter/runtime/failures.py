@@ -39,6 +39,7 @@ class DataDependent:
     frame: Frame | None  # the user's line that branches
     detail: str
     example: tuple[bool | None, ...] = ()  # whether each of fixes.check_candidates holds there on the example inputs
+    tensors: frozenset[str] = frozenset()  # the names holding tensors on that line there (a torch.cond's operands)
 
     def __str__(self) -> str:
         return f"data-dependent: {self.names.say(self.condition)}"

@@ -31,7 +31,7 @@ from ..core.sources import Sources
 from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
 from ..static.variants import named
-from .branch import truth_at
+from .branch import tensors_at, truth_at
 from .construct import Stop as _Stop
 from .construct import construct, importable_name
 from .construct import one_line as _one_line
@@ -43,8 +43,9 @@ from .failures import DataDependent, Raised, Record, read_draft, read_failure
 from .fixes import check_candidates, fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, ProjectFiles, record_guards
+from .probes import compared, on_eager, with_probe_set
 from .provisional import provisional_records
-from .serving import failure_of, serving_findings
+from .serving import Rebuild, failure_of, serving_findings
 from .summary import summarize
 
 
@@ -89,6 +90,11 @@ def export_module(
         findings = named(findings, spec.target)
         return ModuleReport(spec.target, status, findings, summary, spec.describe(), seconds, torch.__version__, fixes_dropped=dropped)
 
+    def rebuild_of(cls: type) -> Rebuild:  # the example inputs of another spec (other sizes)
+        return lambda other: _build_inputs(cls, module, other, device, files)
+
+    # a proof of a fix: the module as the user wrote it, on the probes, before the fixed one is imported
+    reference = on_eager(options, root, lambda: prepare(root, module, spec, device, files), spec, rebuild_of)
     try:
         cls, model, built = prepare(root, module, spec, device, files)
     except _Stop as stop:
@@ -99,18 +105,21 @@ def export_module(
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
     except Exception as exc:
-        findings = _failed(exc, log, model, ctx, strict, options.collect_all)
+        findings = _failed(exc, log, model, ctx, strict, options.collect_all, rebuild_of(cls))
         return report(Status.FAILED, findings, dropped=len(ctx.dropped))
     unserved = []
     if options.serve:
-        unserved = serving_findings(ep, model, ctx, lambda other: _build_inputs(cls, module, other, device, files), device, log)
+        unserved = serving_findings(ep, model, ctx, rebuild_of(cls), device, log)
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None), dropped=len(ctx.dropped))
+    probed = compared(ep.module(), reference) if reference is not None else ()
     ep, artifact = _finish(ep, settings.ir, options.artifact)
-    return report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact))
+    return replace(report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact)), probes=probed)
 
 
-def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context, strict: bool, collect_all: bool) -> list[Finding]:
+def _failed(
+    exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context, strict: bool, collect_all: bool, rebuild: Rebuild
+) -> list[Finding]:
     """What the export raised, as findings with their fixes; with ``collect_all``, draft export's too."""
     built = ctx.built
 
@@ -125,7 +134,7 @@ def _failed(exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context,
         findings = [replace(f, fixes=f.fixes + (every,)) if fixes_of(r) else f for r, f in zip(records, findings)]
     if collect_all:
         findings += _more(model, built, ctx, findings)
-    return in_source_order(findings, ctx.module.path)
+    return in_source_order(with_probe_set(findings, records, model, ctx, rebuild), ctx.module.path)
 
 
 def _with_eager(records: tuple[Record, ...], model: torch.nn.Module, built: Built) -> tuple[Record, ...]:
@@ -143,7 +152,8 @@ def _with_example_branch(records: tuple[Record, ...], model: torch.nn.Module, ct
     out = []
     for r in records:
         if isinstance(r, DataDependent) and r.frame is not None:
-            r = replace(r, example=truth_at(model, ctx.built, r.frame, check_candidates(r, ctx)))
+            candidates = check_candidates(r, ctx)
+            r = replace(r, example=truth_at(model, ctx.built, r.frame, candidates), tensors=tensors_at(model, ctx.built, r.frame))
         out.append(r)
     return tuple(out)
 

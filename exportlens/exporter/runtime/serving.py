@@ -76,7 +76,7 @@ def _bounds(
     for bound, side in ((dim.max, "max"), (dim.min, "min")):  # the bounds the user wrote, not torch's defaults
         if bound is None or not finite(bound) or bound == example:
             continue
-        built = _inputs_at(ctx.spec, dim, bound, rebuild)
+        built = inputs_at(ctx.spec, dim, bound, rebuild)
         if built is None:
             continue
         eager = failure_of(model, built, ctx.files)
@@ -193,7 +193,7 @@ def _widest(dim: DimSpec, good: int, bad: int, works: Callable[[Built], bool], s
     """The size closest to ``bad`` where ``works`` holds, from ``good`` (where it does)."""
     while abs(bad - good) > 1:
         mid = (good + bad) // 2
-        built = _inputs_at(spec, dim, mid, rebuild)
+        built = inputs_at(spec, dim, mid, rebuild)
         if built is None:
             return None
         if works(built):
@@ -203,7 +203,7 @@ def _widest(dim: DimSpec, good: int, bad: int, works: Callable[[Built], bool], s
     return good
 
 
-def _inputs_at(spec: ExportSpec, dim: DimSpec, size: int, rebuild: Rebuild) -> Built | None:
+def inputs_at(spec: ExportSpec, dim: DimSpec, size: int, rebuild: Rebuild, limit: int = MAX_ELEMENTS) -> Built | None:
     """The example inputs with ``dim`` at ``size`` (the others at their examples); None when
     they would be too large, or cannot be built."""
     dims = {**spec.dims, dim.name: replace(dim, example=size)}
@@ -214,7 +214,7 @@ def _inputs_at(spec: ExportSpec, dim: DimSpec, size: int, rebuild: Rebuild) -> B
             for s in value.shape.sizes:
                 n *= example_size(s, dims) if s != "?" else 1
             elements += n
-    if elements > MAX_ELEMENTS:
+    if elements > limit:
         return None
     try:
         return rebuild(replace(spec, dims=dims))

@@ -229,6 +229,11 @@ def assert_async(text: str, line: int, test: str, message: str | None) -> str | 
     return new if _imports_torch(idx.module) else _add_import_torch(new)
 
 
+def importing_torch(text: str) -> str:
+    """``text`` with ``import torch`` added where the file has none."""
+    return text if _imports_torch(cst.parse_module(text)) else _add_import_torch(text)
+
+
 def _imports_torch(module: cst.Module) -> bool:
     for stmt in module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):

@@ -65,6 +65,7 @@ def overlay(sources: dict[Path, str]) -> Iterator[None]:
         yield
         return
     files = {str(p): text for p, text in sources.items()}
+    before = {path: linecache.cache[path] for path in files if path in linecache.cache}  # an overlay this one is inside
     finder = _Finder(files)
     sys.meta_path.insert(0, finder)
     for path, text in files.items():  # what tracebacks, inspect and torch's stack traces show
@@ -76,3 +77,4 @@ def overlay(sources: dict[Path, str]) -> Iterator[None]:
         sys.meta_path.remove(finder)
         for path in files:
             linecache.cache.pop(path, None)
+        linecache.cache.update(before)

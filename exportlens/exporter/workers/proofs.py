@@ -27,6 +27,7 @@ from ..core.report import Finding, Fix, Kind, ModuleReport, Status
 from ..core.sources import Sources
 from ..static.edits import apply_edits
 from .converge import Converging, Once
+from .probed import ranked, with_probes
 from .protocol import Job
 
 SERVES, EXPORTS, PARTIAL, UNVERIFIED = "serves", "exports", "partial", "unverified"
@@ -42,8 +43,9 @@ class Proof:
 
 
 def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
-    """A job for the preferred fix of each finding of a failed report, and for a fix
-    offered on several (the same fix is tried once, for the first finding)."""
+    """A job for the preferred fix of each finding of a failed report, for a fix offered on
+    several, and for each remedy of a data-dependent branch (the same fix is tried once, for
+    the first finding)."""
     if report.status is not Status.FAILED or report.cached:
         return []
     shared = {fix.edits for f in report.findings for fix in f.fixes if sum(fix in g.fixes for g in report.findings) > 1}
@@ -51,14 +53,17 @@ def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
     for i, finding in enumerate(report.findings):
         for j, fix in enumerate(finding.fixes):
             tried = fix.verified != UNVERIFIED  # (a remembered report is proven already)
-            if not (fix.preferred or fix.edits in shared) or tried or fix.edits in seen:
+            # a remedy of a data-dependent branch is tried whether preferred or not: its probes choose (probed.py)
+            if not (fix.preferred or fix.probes or fix.edits in shared) or tried or fix.edits in seen:
                 continue
             seen.add(fix.edits)
             texts = _applied(fix, sources)
             if texts is not None:
                 # the worker plans again from these texts (their digests differ from the plan's)
-                # and saves nothing: a proof is not the export the user asked for
-                options = replace(job.options, artifact=None, serve=True)  # a proof runs the program too
+                # and saves nothing: a proof is not the export the user asked for; it runs the program
+                # too, and a remedy's, on its probes beside the module as written (the files it edits)
+                written = {path: sources.text(path) for path in texts if path.endswith(".py")} if fix.probes else {}
+                options = replace(job.options, artifact=None, serve=True, probes=fix.probes, eager_sources=written)
                 out.append(Proof(i, j, replace(job, key="", plan=None, options=options, sources={**job.sources, **texts})))
     return out
 
@@ -91,10 +96,11 @@ def proven(report: ModuleReport, results: list[tuple[Proof, Converging]]) -> Mod
         if any(f.kind is Kind.INTERNAL for f in rounds.first.findings):  # exportlens failed at the proof: not the fix's doing
             judged, dropped = None, dropped + 1
         else:
-            judged = _judged(tried, report.findings[proof.finding], rounds)
+            probed = rounds.after if rounds.after.probes else rounds.first
+            judged = with_probes(_judged(tried, report.findings[proof.finding], rounds), probed)
         # wherever the same fix is offered (a fix for all is on each finding it solves)
         findings = [replace(f, fixes=tuple(judged if x == tried else x for x in f.fixes if x != tried or judged)) for f in findings]
-    return replace(report, findings=tuple(_distinct(f) for f in findings), fixes_dropped=dropped)
+    return replace(report, findings=tuple(ranked(_distinct(f)) for f in findings), fixes_dropped=dropped)
 
 
 def _distinct(finding: Finding) -> Finding:

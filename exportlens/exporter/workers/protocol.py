@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from ..core.codec import Codec, CodecError
 from ..core.options import Options
-from ..core.report import Edit, Finding, Fix, Kind, LineShapes, ModuleReport, Related, Severity, Status, Summary
+from ..core.report import DimSize, Edit, Finding, Fix, Kind, LineShapes, ModuleReport, Probe, Related, Severity, Status, Summary
 from ..core.settings import Overrides, Settings
 from ..core.sources import Sources
 from ..core.targets import Forward, Location, ModuleClass, Param, Span, Target
@@ -153,7 +153,7 @@ CODEC = Codec(
     # what they carry: options, plans, specs, modules, reports
     Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
-    ModuleReport, Finding, Fix, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
+    ModuleReport, Finding, Fix, Probe, DimSize, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
 )  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..core.report import Finding, Fix, ModuleReport, from_dict, to_dict
+from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, from_dict, to_dict
 from ..static.spec import PYPROJECT
 from .proofs import EXPORTS, PARTIAL, SERVES, UNVERIFIED
 from .protocol import Died, Done, End, Exited, Internal, Job, OutOfMemory, Reported
@@ -123,6 +123,7 @@ def checked_report(job: Job, report: ModuleReport, *, proven: bool = False) -> M
         if summary.artifact is not None and (artifact is None or summary.artifact != str(artifact)):
             raise Refused(f"it names a saved program the job did not ask for: {summary.artifact[:200]!r}")
     _short(report.spec_source, report.torch_version)
+    _probes(report.probes)  # a proof's, of the probes it was given
     return replace(report, findings=findings, cached=False)  # a verdict is marked cached by the owner only
 
 
@@ -153,7 +154,21 @@ def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
             raise Refused(f"its fix edits {edit.path[:200]!r}, which is neither Python nor the project's {PYPROJECT}")
     if fix.verified not in (SERVES, EXPORTS, PARTIAL, UNVERIFIED):
         raise Refused(f"its fix says it was {fix.verified[:200]!r}")
-    return fix if proven else replace(fix, verified=UNVERIFIED)
+    _probes(fix.probes)
+    if proven:
+        return fix
+    # what the probes gave is the owner's proof's to say, like verified
+    return replace(fix, verified=UNVERIFIED, probes=tuple(Probe(p.name, p.fill, p.seed, p.sizes) for p in fix.probes))
+
+
+def _probes(probes: tuple[Probe, ...]) -> None:
+    _sized("probes", probes)
+    for probe in probes:
+        _short(probe.name, probe.said)
+        if probe.fill not in PROBE_FILLS:
+            raise Refused(f"it names a probe filled with {probe.fill[:200]!r}")
+        _sized("sizes", probe.sizes)
+        _short(*(s.dim for s in probe.sizes))
 
 
 def inside(root: Path, path: str) -> bool:

@@ -83,11 +83,13 @@ def _match(found: list[Located], data: dict) -> Located | None:
 
 
 def _fix_action(fix: Fix, choices: int, diagnostic: types.Diagnostic, edit: types.WorkspaceEdit) -> types.CodeAction:
+    # preferred (applied by "fix all" and auto-fix on save) only once the owner proved it and its
+    # program agreed with eager on its probes: a job's own choice is only the fix to try first
     return types.CodeAction(
         title=fix.title,
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
-        is_preferred=fix.preferred or choices == 1,
+        is_preferred=(fix.preferred or choices == 1) and fix.passes_probes,
         edit=edit,
     )
 

@@ -1,0 +1,73 @@
+"""The fixes of a data-dependent branch, ranked by how much of the model they keep (torch side).
+
+1. branch-free: the test removed, where one side adds nothing (static.remedies.without_branch);
+2. ``torch.cond`` over both sides, where both give tensors (static.remedies.as_cond);
+3. ``torch._check`` of the side the example inputs take (fixes.check_fixes): the exported
+   program then rejects every input that takes the other side.
+
+Each of the first three carries the example inputs as a probe: the check adds the inputs
+that take the other side of each branch (probes.py), and the owner's proof compares each
+fix with eager on them; the first that agrees everywhere is the one preferred
+(workers/probed.py). A check the example inputs do not satisfy is never tried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from ..core.report import Fix, Probe
+from ..static.edits import edit_between, importing_torch
+from ..static.remedies import as_cond, without_branch
+from ..static.source import index
+from .context import Context
+from .failures import DataDependent
+from .fixes import check_fixes
+
+EXAMPLE = Probe("example inputs")
+BRANCH_FREE = "Drop "  # how a branch-free form's title begins (probes.py checks it keeps eager's results)
+T = TypeVar("T")
+
+
+def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tuple[Fix, ...]:
+    """The branch's fixes, best first (without ``checks``, no ``torch._check``); the first is
+    the one the owner tries first."""
+    if record.frame is None:
+        return ()
+    path = ctx.files.relative(record.frame.filename)
+    text = ctx.read(path)
+    rewrites = []
+    header = _header(text, record.frame.line)
+    if (free := _safely(without_branch, text, record.frame.line)) is not None:
+        new, how = free
+        title = (
+            f"{BRANCH_FREE}`{header}`: the code after it handles that case"
+            if how == "drop"
+            else f"{BRANCH_FREE}the test `{header}`: its body always runs"
+        )
+        rewrites.append((title, new))
+    if record.tensors and (cond := _safely(as_cond, text, record.frame.line, record.tensors)) is not None:
+        rewrites.append((f"Run both sides of `{header}` with torch.cond", importing_torch(cond)))
+    fixes = [Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))]
+    assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
+    ranked = [*fixes, *assumed]
+    # the one to try first, should no proof choose (an unproven report): the torch.cond where there
+    # is one, which keeps both sides as written; a branch-free form keeps them only where probes say so
+    first = next((i for i, f in enumerate(ranked) if "torch.cond" in f.title), 0)
+    return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
+
+
+def _safely(rewrite: Callable[..., T], *args: Any) -> T | None:
+    """A rewrite that fails on code we did not foresee is a fix not offered, never a finding lost."""
+    try:
+        return rewrite(*args)
+    except Exception:
+        return None
+
+
+def _header(text: str, line: int) -> str:
+    """``if routed > 0:`` as written (one line of it)."""
+    idx = index(text)
+    stmt = idx.statement_at(line) if idx else None
+    return stmt.code.splitlines()[0] if stmt else f"line {line}"

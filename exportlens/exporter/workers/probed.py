@@ -1,0 +1,45 @@
+"""What a proof's probes say of a fix, and which fix that makes preferred (owner side, no torch).
+
+A remedy of a data-dependent branch (runtime/remedies.py) is proven on probe inputs: the
+module as the user wrote it and the program exported with the fix applied are run on
+each (runtime/probes.py). A fix whose program answers otherwise than eager somewhere
+changes what the model computes, and is not offered; one whose program rejects some of
+them (a ``torch._check`` of one side) is offered as what it is, never preferred. Of a
+finding's remedies, the first (they come best first) that was proven and agrees on every
+probe is the preferred one; where none does, none is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core.report import Finding, Fix, ModuleReport
+
+
+def with_probes(fix: Fix | None, after: ModuleReport) -> Fix | None:
+    """``fix`` (judged by its proof) with the probes the proof compared; None where its
+    program answers otherwise than eager on one: it does not keep the model's meaning."""
+    if fix is None or not fix.probes or not after.probes:
+        return fix
+    probes = after.probes
+    if any(p.agrees is False and not p.rejected for p in probes):
+        return None
+    rejected = [p for p in probes if p.rejected]
+    if not rejected:
+        return replace(fix, probes=probes)
+    base = fix.title[: fix.title.rindex(" (")] if fix.title.endswith(")") and " (" in fix.title else fix.title
+    # what its proof reached is beside the point: it is an assumption, and says so (one suffix, not two)
+    said = (
+        f"{base} (an assumption: the exported program rejects inputs where it does not hold:"
+        f" {rejected[0].name}, {len(rejected)} of {len(probes)} probes)"
+    )
+    return replace(fix, title=said, probes=probes, preferred=False)
+
+
+def ranked(finding: Finding) -> Finding:
+    """``finding`` with its preferred fix chosen among its proven remedies, where it has any."""
+    if not any(f.probes for f in finding.fixes):
+        return finding
+    best = next((i for i, f in enumerate(finding.fixes) if f.probes and f.passes_probes), None)
+    fixes = tuple(replace(f, preferred=i == best) for i, f in enumerate(finding.fixes))
+    return replace(finding, fixes=fixes) if fixes != finding.fixes else finding
