@@ -13,8 +13,10 @@ measured today:
 - **fix applications to export**: for every failing case whose first finding has a preferred
   fix, that fix is applied, the module checked again, and so on (at most ``ROUNDS`` times):
   how many exported after one application, how many needed more, how many never did;
-- **preferred fixes that agree with eager on their probe sets**: ``agrees_with_eager`` is
-  the hook for it (each case's ``probe_inputs()``); until it is filled it says "not measured".
+- **preferred fixes that agree with eager on their probe sets**: the preferred fix of each
+  such case as `exportlens check` proved it (``agrees_with_eager``): exported, its program
+  run beside the module as written on the probe set of a data-dependent branch's remedy,
+  and on the example inputs and declared bounds for any fix.
 
 Then the time for the whole corpus:
 
@@ -94,7 +96,7 @@ def _first_error(report: ModuleReport) -> Finding | None:
 def applications_to_export(case: Case, report: ModuleReport, scratch: Path) -> int | None:
     """How many applications of the first finding's preferred fix (re-checking after each,
     as a user would) make the module export; None: not within ``ROUNDS``, or no preferred fix.
-    The copy is left in ``scratch`` for ``agrees_with_eager``."""
+    The copy is left in ``scratch``."""
     root = copy_corpus(scratch / case.path.removesuffix(".py"))
     for rounds in range(1, ROUNDS + 1):
         first = _first_error(report)
@@ -110,11 +112,25 @@ def applications_to_export(case: Case, report: ModuleReport, scratch: Path) -> i
     return None
 
 
-def agrees_with_eager(case: Case, fixed_root: Path) -> bool | None:
-    """Hook (issue 23, filled by the remedies work): whether the program exported from the
-    fixed copy at ``fixed_root`` agrees with eager on every input of the case's
-    ``probe_inputs()``. None: not measured yet."""
-    return None
+def agrees_with_eager(module: dict) -> bool | None:
+    """Whether the preferred fix of the module's first finding, as `exportlens check` proved
+    it (its JSON), exports and agrees with the module as written: on its probe set (a
+    data-dependent branch's remedies) and, for any fix, on the example inputs and at the
+    declared bounds (``verified == "serves"``). None: the CLI offers no preferred fix there."""
+    findings = [f for f in module.get("findings", []) if f["code"] != "EL007"]
+    preferred = [x for x in findings[0]["fixes"] if x["preferred"]] if findings else []
+    if not preferred:
+        return None
+    fix = preferred[0]
+    agree = all(p["agrees"] is not False and not p["rejected"] for p in fix.get("probes", []))
+    return fix["verified"] in ("serves", "exports") and agree
+
+
+def _modules(output: str) -> list[dict]:
+    try:
+        return json.loads(output)["modules"]
+    except (ValueError, KeyError):
+        return []
 
 
 def main() -> None:
@@ -138,14 +154,13 @@ def main() -> None:
         started = time.perf_counter()
         fixable = [c for c in all_cases if c.code and (first := _first_error(reports[c.target])) and any(f.preferred for f in first.fixes)]
         rounds = {c.path: applications_to_export(c, reports[c.target], Path(tmp) / "rounds") for c in fixable}
-        agree = {c.path: agrees_with_eager(c, Path(tmp) / "rounds" / c.path.removesuffix(".py")) for c in fixable if rounds[c.path]}
+        proven = {m["target"]: m for m in _modules(cli.stdout)}
+        agree = {c.path: agrees_with_eager(proven[c.target]) for c in fixable if c.target in proven}
         rounds_s = time.perf_counter() - started
         torch_words = [line for r in reports.values() for line in in_torch_words(r, root)]
         dropped = sum(r.fixes_dropped for r in reports.values())
-        try:  # the CLI's count includes the proofs' (run in workers of their own)
-            cli_dropped = str(sum(m.get("fixes_dropped", 0) for m in json.loads(cli.stdout)["modules"]))
-        except (ValueError, KeyError):
-            cli_dropped = "?"
+        # the CLI's count includes the proofs' (run in workers of their own)
+        cli_dropped = str(sum(m.get("fixes_dropped", 0) for m in _modules(cli.stdout))) if _modules(cli.stdout) else "?"
 
     failing = [o for o in outcomes if o.case.code]
     controls = [o for o in outcomes if not o.case.code]

@@ -63,8 +63,8 @@ def test_the_routers_preferred_fix_keeps_the_expert(project, pool):
     finding = only(checked(project.root, pool).findings, "EL101")
 
     (preferred,) = [f for f in finding.fixes if f.preferred]
-    assert preferred.title == "Run both sides of `if routed > 0:` with torch.cond (module then exports)"
-    assert preferred.verified == "exports" and preferred.passes_probes
+    assert preferred.title == "Run both sides of `if routed > 0:` with torch.cond (module then exports and serves its ranges)"
+    assert preferred.verified == "serves" and preferred.passes_probes
     assert {p.name for p in preferred.probes} >= {"example inputs"} and len(preferred.probes) >= 2
     assume = next(f for f in finding.fixes if "torch._check(routed <= 0)" in f.title)
     assert not assume.preferred and "the exported program rejects inputs where it does not hold" in assume.title
@@ -127,7 +127,7 @@ def test_an_experts_early_exit_for_no_token_is_dropped_as_index_add_handles_it(p
     )
     finding = only(checked(project.root, pool).findings, "EL101")
     (preferred,) = [f for f in finding.fixes if f.preferred]
-    assert preferred.title == "Drop `if idx.numel() == 0:`: the code after it handles that case (module then exports)"
+    assert preferred.title == "Drop `if idx.numel() == 0:`: the code after it handles that case (module then exports and serves its ranges)"
     assert preferred.passes_probes and all(p.agrees is not False for p in preferred.probes)
     project.apply(preferred)
     assert "continue" not in project.read("experts.py")

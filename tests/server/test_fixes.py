@@ -157,7 +157,7 @@ async def test_no_fix_is_shown_preferred_before_its_proof_and_probes_say_so(edit
     except asyncio.TimeoutError:
         raise AssertionError(f"no fix became preferred: {seen}") from None
     shown_preferred = {title for titles in seen for title, preferred in titles if preferred}
-    assert shown_preferred == {"Run both sides of `if routed > 0:` with torch.cond (module then exports)"}, seen
+    assert shown_preferred == {"Run both sides of `if routed > 0:` with torch.cond (module then exports and serves its ranges)"}, seen
 
 
 async def test_a_fix_for_a_closed_file_that_changed_on_disk_since_it_was_offered_is_refused(editor):

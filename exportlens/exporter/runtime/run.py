@@ -107,9 +107,7 @@ def export_module(
     except Exception as exc:
         findings = _failed(exc, log, model, ctx, strict, options.collect_all, rebuild_of(cls))
         return report(Status.FAILED, findings, dropped=len(ctx.dropped))
-    unserved = []
-    if options.serve:
-        unserved = serving_findings(ep, model, ctx, rebuild_of(cls), device, log)
+    unserved = serving_findings(ep, model, ctx, rebuild_of(cls), device, log) if options.serve else []
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None), dropped=len(ctx.dropped))
     probed = compared(ep.module(), reference) if reference is not None else ()
