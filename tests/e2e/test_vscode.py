@@ -185,11 +185,13 @@ def test_a_user_sees_the_problem_fixes_it_hovers_exports_and_reads_the_program(t
     problems = steps["squiggle"]["problems"]
     (row,) = [r for r in problems if "EL101" in r]
     assert "`routed > 0` depends on the values inside a tensor" in row and "[Ln 16, Col 12]" in row, problems
-    # 2. the light-bulb menu offers both assumptions; the one applied is in the file, and the problem is gone
+    # 2. the light-bulb menu offers the fix that keeps both sides first, then the assumptions; the one
+    # applied (torch.cond) is in the file, and the problem is gone
     offered = steps["quickfix"]["offered"]
+    assert any("Run both sides of `if routed > 0:` with torch.cond" in o for o in offered), offered
     assert any("Assume `routed <= 0` here: insert torch._check(routed <= 0)" in o for o in offered), offered
     assert any("Assume `routed > 0` here: insert torch._check(routed > 0) (the example inputs do not)" in o for o in offered), offered
-    assert "torch._check(routed <= 0)\n        if routed > 0:" in steps["quickfix"]["source"]
+    assert "torch.cond(routed > 0, true_fn, false_fn, (x, scores))" in steps["quickfix"]["source"]
     # 3. the hover names the ranges in the user's Dim names
     hover = steps["hover"]["text"]
     assert "batch ∈ [1, 64]" in hover and "seq ∈ [2, 512]" in hover, hover
