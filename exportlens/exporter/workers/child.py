@@ -22,6 +22,7 @@ from ..static.plan import Plan, make_plan
 from .overlay import overlay
 from .processctl import die_with_parent, limit_memory
 from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, decode, encode
+from .readable import interpreter_folders
 from .sandbox import available, confine
 from .scratch import make as make_scratch
 from .scratch import owned_by_parent as scratch_owned_by_parent
@@ -61,6 +62,7 @@ def warm_up() -> None:
     import torch  # noqa: F401 - first: what an interpreter given by mistake most often lacks
 
     available()  # the sandbox's bindings imported here, once, not in each job's child (about 60 ms there)
+    interpreter_folders()  # what a sandboxed job may read of the interpreter, found once for every child
     report = run_job(Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", class_line=1, sources={WARM_FILE: WARM_SOURCE})).report
     if report.status.value != "exported":  # a broken environment: say so in the worker's stderr
         print(f"exportlens worker: the warm-up export failed: {report.findings}", file=sys.stderr)

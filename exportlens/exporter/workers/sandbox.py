@@ -91,7 +91,7 @@ def _interpreter() -> list[Path]:
     """What Python imports from (``readable``): never the current folder, ``/`` or a home."""
     from .readable import interpreter_folders
 
-    return interpreter_folders()
+    return list(interpreter_folders())
 
 
 def available() -> str:
