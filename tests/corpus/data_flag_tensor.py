@@ -3,7 +3,6 @@
 From: pytorch/pytorch#144691 (a branch on data-dependent values must become `torch.cond`
 for export; discussed with `nonzero` inside the branches).
 Expect: the marked line; the preferred fix exports.
-Known gap: exportlens offers no fix for a branch on a tensor (`torch.cond` over both branches is not proposed).
 Remedy: `torch.cond(use_gate, gated, plain, (x,))` keeps both branches (both return a
 tensor of the same shape), or `torch.where(use_gate, x * x.sigmoid(), x)`.
 Probes: the flag true and false.

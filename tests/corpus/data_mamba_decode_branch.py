@@ -3,7 +3,6 @@
 From: huggingface/transformers#31247 (Mamba's `if cache_params is not None and
 cache_position[0] > 0:` switching between the decode step and the full scan).
 Expect: the marked line; the preferred fix exports.
-Known gap: exportlens offers no fix for a branch on a tensor (`torch.cond` over both branches is not proposed).
 Remedy: `torch.cond(cache_position[0] > 0, step, scan, (x, state))`: both branches return a
 tensor of the same shape, so both stay in the program.
 Probes: cache position 0 (prefill) and 5 (decode).

@@ -3,7 +3,6 @@
 From: huggingface/transformers#16136 (a warning that checks whether `input_ids` holds the
 pad token when no `attention_mask` is given, a check on the ids' values inside forward).
 Expect: the marked line; the preferred fix exports.
-Known gap: exportlens offers no fix for a branch on a tensor (removing a branch that changes no output is not proposed).
 Remedy: branch-free: move the check out of forward (into the tokenizer or the caller); the
 warning changes no output.
 Probes: ids with a pad token and ids without one.

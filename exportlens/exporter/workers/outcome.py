@@ -10,11 +10,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core import codes
+from ..core.homes import holds_a_home
 from ..core.report import Finding, ModuleReport, Status
 from ..static.packages import package_base
 from ..static.variants import named
 from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported
-from .readable import holds_a_home
 from .validate import Refused, accepted
 
 # what an allocation refused under the memory cap says, in torch's and Python's words

@@ -15,6 +15,8 @@ from importlib.metadata import distributions
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from ..core.homes import holds_a_home
+
 OWN = str(Path(__file__).resolve().parents[2])  # the exportlens package, which a job's child still imports from
 
 
@@ -56,22 +58,3 @@ def _editable_projects(sites: list[str]) -> list[str]:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
     return found
-
-
-def holds_a_home(path: Path) -> bool:
-    """``/``, a home folder ($HOME's or the user's account's) or a folder above one."""
-    try:
-        real = os.path.realpath(path)
-        homes = {os.path.realpath(h) for h in (os.environ.get("HOME"), _account_home()) if h}
-    except (OSError, ValueError):
-        return True
-    return real == os.path.realpath("/") or any(h == real or h.startswith(os.path.join(real, "")) for h in homes)
-
-
-def _account_home() -> str | None:
-    try:
-        import pwd
-
-        return pwd.getpwuid(os.getuid()).pw_dir
-    except (ImportError, KeyError):
-        return None
