@@ -54,6 +54,15 @@ async function problems() {
   return page.locator('.markers-panel .monaco-list-row');
 }
 
+async function waitForText(file, wanted, timeout) {
+  // the editor marks a file saved before the write has always reached the disk (code-server under load)
+  const deadline = Date.now() + timeout;
+  while (!fs.readFileSync(file, 'utf8').includes(wanted)) {
+    if (Date.now() > deadline) throw new Error(`${file} never held ${wanted}`);
+    await page.waitForTimeout(100); // a poll of the disk, not a wait for the page
+  }
+}
+
 async function waitForFile(file, timeout) {
   const deadline = Date.now() + timeout;
   while (!fs.existsSync(file) || fs.statSync(file).size === 0) {
@@ -98,6 +107,7 @@ async function trusted() {
   await squiggles().first().waitFor({ state: 'detached', timeout: LONG });
   await page.locator('.markers-panel .monaco-list-row', { hasText: 'EL101' }).first().waitFor({ state: 'detached' });
   const toClear = Date.now() - saved;
+  await waitForText(path.join(WS, 'models/router.py'), 'torch.cond(', LONG);
   report('quickfix', { offered, ms: toClear, source: fs.readFileSync(path.join(WS, 'models/router.py'), 'utf8') });
   await shot('3-fixed');
 
