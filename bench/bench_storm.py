@@ -112,8 +112,18 @@ def pct(values: list[float], q: float) -> float:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a live process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(cpu_times(pid)[:2])
+
+
+def cpu_times(pid: int | None) -> tuple[float, float, float, float]:
+    """A live process's user and system CPU seconds, then its reaped children's (the warm
+    worker's children are the exports' processes); zeros where there is no such process."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, TypeError):
+        return (0.0, 0.0, 0.0, 0.0)
+    tick = os.sysconf("SC_CLK_TCK")
+    return tuple(int(fields[i]) / tick for i in (11, 12, 13, 14))
 
 
 @dataclass
@@ -186,8 +196,10 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     pid = status["pid"] if isinstance(status, dict) else status.pid
     await asyncio.sleep(args.settle)  # the workspace indexed, torch imported in the warm worker
 
+    status = await client.protocol.send_request_async("exportlens/status", {})
+    worker = status.get("worker_pid") if isinstance(status, dict) else getattr(status, "worker_pid", None)
     pinger = Pinger(client, args.ping)
-    cpu0 = cpu_seconds(pid)
+    cpu0, pool0 = cpu_seconds(pid), cpu_times(worker)
     t0 = time.perf_counter()
     for i in range(args.files):
         rel = f"mods/m{i}.py"
@@ -208,6 +220,7 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     finally:
         latencies = await pinger.stop()
     cpu = cpu_seconds(pid) - cpu0
+    pool = tuple(b - a for a, b in zip(pool0, cpu_times(worker)))  # (parent user, parent system, jobs user, jobs system)
     elapsed = time.perf_counter() - t0
     edits = await edit_storm(client, root, args) if args.edits else None
     try:
@@ -218,7 +231,7 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         client._server.kill()
     await client.stop()
     stderr.cancel()
-    return {"storm": storm, "latencies": latencies, "cpu": cpu, "elapsed": elapsed, "edits": edits}
+    return {"storm": storm, "latencies": latencies, "cpu": cpu, "pool": pool, "elapsed": elapsed, "edits": edits}
 
 
 class Pinger:
@@ -296,6 +309,11 @@ def report(args: argparse.Namespace, root: Path, out: dict[str, Any]) -> None:
         f"max {max(lat, default=float('nan')) * 1000:.1f} ms ({len(lat)} requests)"
     )
     print(f"  server CPU over the storm           {out['cpu']:.1f} s in {out['elapsed']:.1f} s")
+    parent_user, parent_sys, jobs_user, jobs_sys = out["pool"]
+    print(
+        f"  the pool's CPU                      export processes {jobs_user + jobs_sys:.1f} s (kernel {jobs_sys:.1f} s),"
+        f" warm parent {parent_user + parent_sys:.1f} s (kernel {parent_sys:.1f} s: forking), against {own:.1f} s of exports' own time"
+    )
     edits = out["edits"]
     if edits:
         e = edits["latencies"]
