@@ -147,7 +147,7 @@ def test_a_tensor_tested_by_if_gets_torch_cond_and_probes_for_its_other_side(pro
         class Gate(nn.Module):
             def forward(self, x):
                 h = torch.relu(x)
-                if h.sum() > 4:
+                if h.sum() > 4:  # large activations: normalise
                     h = h / h.sum()
                 return h * 2
         """,
@@ -155,6 +155,7 @@ def test_a_tensor_tested_by_if_gets_torch_cond_and_probes_for_its_other_side(pro
     project.write("pyproject.toml", '[tool.exportlens.modules."gate.py:Gate"]\ninputs = { x = "f32[batch, 8]" }\n')
     finding = only(project.module("Gate").findings, "EL101")
     cond = next(f for f in finding.fixes if "torch.cond" in f.title)
+    assert cond.title == "Run both sides of `if h.sum() > 4:` with torch.cond"  # the line's comment is not the test
     assert not any("torch._check" in f.title for f in finding.fixes)
     assert len(cond.probes) >= 2 and cond.probes[0].name == "example inputs"
     project.apply(cond)

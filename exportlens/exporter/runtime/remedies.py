@@ -13,6 +13,8 @@ fix with eager on them; the first that agrees everywhere is the one preferred
 
 from __future__ import annotations
 
+import io
+import tokenize
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -67,7 +69,15 @@ def _safely(rewrite: Callable[..., T], *args: Any) -> T | None:
 
 
 def _header(text: str, line: int) -> str:
-    """``if routed > 0:`` as written (one line of it)."""
+    """``if routed > 0:`` as written (one line of it, without a comment that ends it)."""
     idx = index(text)
     stmt = idx.statement_at(line) if idx else None
-    return stmt.code.splitlines()[0] if stmt else f"line {line}"
+    return _uncommented(stmt.code.splitlines()[0]) if stmt else f"line {line}"
+
+
+def _uncommented(code: str) -> str:
+    try:
+        comment = next((t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT), None)
+    except (tokenize.TokenError, SyntaxError):  # a header that goes on over lines: its first as it is
+        return code.rstrip()
+    return code[: comment.start[1]].rstrip() if comment else code.rstrip()
