@@ -3,6 +3,7 @@ refusal of a project folder that holds one, ``workers/outcome.py``). Standard li
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -17,6 +18,7 @@ def holds_a_home(path: Path) -> bool:
     return real == os.path.realpath("/") or any(h == real or h.startswith(os.path.join(real, "")) for h in homes)
 
 
+@functools.cache  # the account does not change while a process runs: /etc/passwd read once
 def _account_home() -> str | None:
     try:
         import pwd

@@ -8,7 +8,6 @@ from __future__ import annotations
 import faulthandler
 import gc
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -19,13 +18,12 @@ from ..core.sources import Sources
 from ..static.deps import digest
 from ..static.packages import package_base
 from ..static.plan import Plan, make_plan
+from . import scratch as scratch_folders
 from .overlay import overlay
 from .processctl import die_with_parent, limit_memory
 from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, decode, encode
 from .readable import interpreter_folders
 from .sandbox import available, confine
-from .scratch import make as make_scratch
-from .scratch import owned_by_parent as scratch_owned_by_parent
 
 PRIMED = b"primed\n"  # a primed child's word that it is warm and waits for its job
 
@@ -107,10 +105,10 @@ def child_end(job: Job) -> End:
         return Internal(traceback.format_exc()[-4000:])
 
 
-def _confined(job: Job) -> Path:
+def _confined(job: Job) -> None:
     """A scratch folder of the job's own as its temporary folder, then the sandbox: it
     writes there and to the artifact's folder only (where the kernel offers Landlock)."""
-    scratch = make_scratch()
+    scratch = scratch_folders.make()  # removed by the warm parent once the job is over
     os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
     writable = [scratch]
     if job.options.artifact is not None:
@@ -120,7 +118,6 @@ def _confined(job: Job) -> Path:
         # read: the project, and where it is a package's inner folder (no pyproject.toml), the
         # package, which its relative imports climb into
         confine(package_base(Path(job.root).resolve()), writable)
-    return scratch
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -132,12 +129,10 @@ def run_in_child(job: Job, res: int) -> int:
     """The job, in this (forked) process: its end as one protocol line on ``res``; returns the exit status."""
     from ..runtime import run
 
-    scratch = _confined(job)
+    _confined(job)
     limit_memory(job.memory_limit)
     run.FRESH_PROCESS = True
     end = child_end(job)
-    if not scratch_owned_by_parent():
-        shutil.rmtree(scratch, ignore_errors=True)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()  # the user's output is in the pipe before the result says "done"

@@ -8,8 +8,10 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -61,10 +63,12 @@ class Warm:
         self._torch_stamp: float | None = None
         self._outbox: queue.Queue[bytes | None] = queue.Queue()
         debug = bool(os.environ.get("EXPORTLENS_DEBUG"))
+        # its jobs' scratch folders go in here: removed once it has exited, however it ended (scratch.py)
+        self.scratch = tempfile.mkdtemp(prefix="exportlens-worker-")
         self.proc = subprocess.Popen(
             # importing nothing from the current folder: the parent is not confined, and only
             # a job's child, once confined, imports the project (isolation, sandbox)
-            isolation.command(python, "exportlens.exporter.workers.worker", *args),
+            isolation.command(python, "exportlens.exporter.workers.worker", *args, "--scratch", self.scratch),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if debug else subprocess.PIPE,
@@ -89,6 +93,7 @@ class Warm:
             else:
                 self.on_message(self, message)
         status = self.proc.wait()
+        self._remove_scratch()
         time.sleep(0.05)  # let the stderr reader take the last lines
         why = self._why_killed or (f"exit status {status}" if status >= 0 else f"killed by {signal_name(-status)}")
         stderr = tail(self._stderr.decode("utf-8", "replace"))
@@ -143,14 +148,17 @@ class Warm:
     def stop(self) -> None:
         if self.ready is None:  # still importing torch: it reads no Shutdown until then, and has nothing to finish
             killpg(self.proc.pid)
-            self.proc.wait()
-            return
-        self._outbox.put(None)
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            killpg(self.proc.pid)
-            self.proc.wait()
+        else:
+            self._outbox.put(None)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                killpg(self.proc.pid)
+        self.proc.wait()
+        self._remove_scratch()  # here too: the reader, a daemon thread, may not get to it before we exit
+
+    def _remove_scratch(self) -> None:
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 class Spares:

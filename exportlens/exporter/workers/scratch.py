@@ -1,23 +1,23 @@
 """Each job's scratch folder, its ``TMPDIR``. The sandbox lets a job write inside that
 folder but not remove the folder itself (its parent is not the job's to change), so the
-folders are made inside a private folder of the warm parent's, which is not confined and
-removes a job's folder when the job ends, and its own when it exits. A process that runs a
-job with no warm parent (a spare, a test) makes and removes a temporary folder itself."""
+folders are made inside a private folder that the owner makes for each warm parent
+(``processes.Warm``, which removes it once that process has exited, however it ended);
+the warm parent, which is not confined, removes a job's folder when the job ends. (A
+spare, which runs one job with no warm parent, is not confined and makes none.)"""
 
 from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 _base: Path | None = None  # the warm parent's private folder (mode 0700): None in any other process
 
 
-def start() -> None:
-    """In the warm parent, before its first job."""
+def start(base: Path) -> None:
+    """In the warm parent, before its first job: the owner's folder for this process."""
     global _base
-    _base = Path(tempfile.mkdtemp(prefix="exportlens-worker-"))
+    _base = base
 
 
 def _of(pid: int) -> Path | None:
@@ -25,16 +25,12 @@ def _of(pid: int) -> Path | None:
 
 
 def make() -> Path:
-    """In a job's process, before it is confined: its own folder."""
+    """In a job's process (forked from the warm parent), before it is confined: its own folder."""
     folder = _of(os.getpid())
     if folder is None:
-        return Path(tempfile.mkdtemp(prefix="exportlens-job-"))
+        raise RuntimeError("no scratch base: scratch.start() runs in the warm parent before it forks a job")
     folder.mkdir(mode=0o700)
     return folder
-
-
-def owned_by_parent() -> bool:
-    return _base is not None
 
 
 def remove(pid: int) -> None:
@@ -42,8 +38,3 @@ def remove(pid: int) -> None:
     folder = _of(pid)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def remove_all() -> None:
-    if _base is not None:
-        shutil.rmtree(_base, ignore_errors=True)

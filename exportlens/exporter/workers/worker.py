@@ -36,6 +36,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch  # before our own imports: what an interpreter given by mistake most often lacks
 
@@ -89,7 +90,7 @@ class _Child:
 
 
 class Parent:
-    def __init__(self, primed: int = 0) -> None:
+    def __init__(self, primed: int, scratch_base: Path) -> None:
         self.proto = os.dup(1)
         os.dup2(2, 1)  # our own prints (and torch's) go to stderr, never into the protocol
         self.sel = selectors.DefaultSelector()
@@ -106,7 +107,7 @@ class Parent:
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.inbox = b""
         self.checked = 0.0
-        scratch.start()
+        scratch.start(scratch_base)
         gc.freeze()  # keep the collector off the inherited heap: fewer pages copied per child
 
     def send(self, message: Ready | Started | Done) -> None:
@@ -339,7 +340,6 @@ class Parent:
                 kill(pid)
             reap_all()
             time.sleep(0.005)
-        scratch.remove_all()
         os._exit(0)
 
 
@@ -386,7 +386,7 @@ def main() -> None:
         spare()
         return
     primed = int(sys.argv[sys.argv.index("--primed") + 1]) if "--primed" in sys.argv else 0
-    parent = Parent(primed)
+    parent = Parent(primed, Path(sys.argv[sys.argv.index("--scratch") + 1]))
     parent.send(_ready())
     parent.serve()
 
