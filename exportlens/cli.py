@@ -1,7 +1,8 @@
 """``exportlens check | export | show | merge``: the engine for terminals and CI.
 
 Exit codes: 0 everything checked exports, 1 a finding of severity error,
-2 a usage or configuration error.
+2 a usage or configuration error, or a check that checked nothing where that was to fail
+(``--fail-on-empty``; by default for ``--format github`` and ``sarif``, CI's formats).
 """
 
 import sys
@@ -24,13 +25,14 @@ from . import __version__
 from .exporter.core import codes
 from .exporter.core.options import Options
 from .exporter.core.program import program_text
-from .exporter.core.report import Finding, ModuleReport, Report, Status, to_dict
+from .exporter.core.report import ModuleReport, Report, Status, to_dict
 from .exporter.core.settings import Overrides, effective, interpreter, jobs
 from .exporter.core.settings import check as check_setting
 from .exporter.core.shards import Shard
 from .exporter.core.sources import read_text
 from .exporter.core.targets import Target
 from .merge import MergeError, in_target_order, merge, read_report
+from .printed import CI_FORMATS, NOTHING_CHECKED, checked_nothing, located, print_text, relative, summary
 
 if TYPE_CHECKING:  # imported where used: `--help` and a mistyped option answer before libcst loads
     from .exporter.static.plan import Plan
@@ -117,6 +119,11 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
         metavar="K/N",
         help="only shard K of N (like 2/3): a module's shard is a hash of its path.py:Class; `exportlens merge` joins the reports",
     )
+    check.add_argument(
+        "--fail-on-empty",
+        action="store_true",
+        help="exit 2 when no module was checked (none has example inputs); the default for --format github and sarif, but for a shard",
+    )
     _common(check)
 
 
@@ -199,7 +206,7 @@ def _projects(paths: list[Path], only: set[str] | None = None) -> "list[Project]
     found = projects(paths, only)
     broken = [(p.plan.root, f) for p in found for f in p.plan.findings if f.code == codes.SPEC_TOML.code]
     for root, f in broken:
-        print(_line(root, f), file=sys.stderr)
+        print(located(root, f), file=sys.stderr)
     names = {n for p in found for m in p.plan.modules for n in (p.shown(m.target), m.target, m.module.name)}
     unmatched = sorted((only or set()) - names)
     if unmatched and not broken:
@@ -223,19 +230,22 @@ def _check(args: argparse.Namespace) -> int:
         report = in_target_order(report)
     root = found[0].plan.root
     if args.format == "text":
-        _print_text(root, report, shard, hidden)
+        print_text(root, report, shard, hidden)
     else:
-        print(_rendered(report, args.format, root, hidden))
+        print(_rendered(report, args.format, root, hidden, shard))
+    if checked_nothing(report) and (args.fail_on_empty or (args.format in CI_FORMATS and not args.shard)):
+        print(f"exportlens: {NOTHING_CHECKED}", file=sys.stderr)
+        return USAGE
     return report.exit_code
 
 
-def _rendered(report: Report, format: str, root: Path, hidden: int = 0) -> str:
+def _rendered(report: Report, format: str, root: Path, hidden: int = 0, shard: tuple[Shard, int] | None = None) -> str:
     """The report as ``check --format json``, ``sarif`` or ``github`` prints it (``merge`` too)."""
     if format == "github":
         from .github import commands
 
-        found = commands(report.all_findings, lambda path: _rel(root, path))
-        return "\n".join([*found, _summary(report, len(found), hidden=hidden)])
+        found = commands(report.all_findings, lambda path: relative(root, path))
+        return "\n".join([*found, summary(report, len(found), shard, hidden)])
     if format == "sarif":
         from .sarif import to_sarif
 
@@ -250,54 +260,17 @@ def _merge(args: argparse.Namespace) -> int:
         print(f"exportlens: {e}", file=sys.stderr)
         return USAGE
     text = _rendered(report, args.format, args.root)
+    empty = checked_nothing(report) and args.format in CI_FORMATS
     if args.output is None:
         print(text)
-        return report.exit_code
+        return USAGE if empty else report.exit_code
     try:
         args.output.write_text(text + "\n", encoding="utf-8")
     except OSError as e:
         print(f"exportlens: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
         return USAGE
-    print(f"{args.output}: {_summary(report, len(report.all_findings))}")
-    return report.exit_code
-
-
-def _rel(root: Path, path: str) -> str:
-    full = root / path
-    try:
-        return os.path.relpath(full)
-    except ValueError:
-        return str(full)
-
-
-def _line(root: Path, f: Finding) -> str:
-    return f"{_rel(root, f.path)}:{f.line}:{f.column}: {f.code} {f.message}"
-
-
-def _print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> None:
-    findings = sorted(report.all_findings, key=lambda f: (f.path, f.line, f.column))
-    for f in findings:
-        print(_line(root, f))
-        for fix in f.fixes:
-            print(f"    fix: {fix.title}")
-    print(_summary(report, len(findings), shard, hidden))
-
-
-def _summary(report: Report, findings: int, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> str:
-    """``5 modules: 1 exported, 4 failed, 0 skipped; 4 findings``; for a shard and the
-    number of modules before it was taken, ``2 of 5 modules (shard 2/3): ...``; with
-    findings suppressed (suppressions.py), ``; 3 findings, 1 suppressed``."""
-    counts = {s: sum(1 for m in report.modules if m.status is s) for s in Status}
-    n, cached = len(report.modules), sum(m.cached for m in report.modules)
-    head = f"{n} module{'s' if n != 1 else ''}"
-    if shard:
-        head = f"{n} of {shard[1]} module{'s' if shard[1] != 1 else ''} (shard {shard[0]})"
-    return (
-        f"{head}: {counts[Status.EXPORTED]} exported, {counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped"
-        + (f"; {findings} finding{'s' if findings != 1 else ''}" if findings else "")
-        + ((", " if findings else "; ") + f"{hidden} suppressed" if hidden else "")
-        + (f" ({cached} unchanged since an earlier run: from its cache)" if cached else "")
-    )
+    print(f"{args.output}: {summary(report, len(report.all_findings))}")
+    return USAGE if empty else report.exit_code
 
 
 def _one(target: str) -> "tuple[Plan, object] | None":
@@ -329,7 +302,7 @@ def _single(args: argparse.Namespace, artifact: Path | None) -> "tuple[Plan, Mod
         plan.modules = [planned]
         (report,) = _run(args, pool, plan, _options(args, artifact=artifact)).modules
     for f in report.findings:
-        print(_line(plan.root, f), file=sys.stderr)
+        print(located(plan.root, f), file=sys.stderr)
         for fix in f.fixes:
             print(f"    fix: {fix.title}", file=sys.stderr)
     return plan, report

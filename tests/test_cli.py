@@ -334,3 +334,46 @@ def test_a_module_of_a_package_without_pyproject_imports_as_its_package_chain_na
     done = exportlens("check", "--no-cache", "--format", "json", str(tmp_path / "pkg" / "models"))
     (module,) = json.loads(done.stdout)["modules"]
     assert (module["target"], module["status"]) == ("net.py:Net", "exported"), module["findings"]
+
+
+FRESH = {
+    "block.py": "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n    def forward(self, x):\n        return x.relu()\n",
+    "head.py": "from torch import nn\n\n\nclass Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(8, 2)\n\n    def forward(self, x):\n        return self.proj(x)\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        ((), 0),
+        (("--fail-on-empty",), 2),
+        (("--format", "github"), 2),
+        (("--format", "sarif"), 2),
+        (("--format", "json"), 0),
+        (("--format", "github", "--shard", "1/2"), 0),  # a shard may hold nothing; its merge says
+    ],
+)
+def test_a_check_that_checked_nothing_says_so_and_fails_in_ci(tmp_path, args, status):
+    """Issue 24: fresh model files with no spec are every one skipped; the last line says
+    nothing was checked, and CI's formats (or --fail-on-empty) make that exit 2, not a green
+    check that checked nothing. No worker starts: there is nothing to export."""
+    for name, text in FRESH.items():
+        (tmp_path / name).write_text(text)
+    result = exportlens("check", str(tmp_path), *args)
+    assert result.returncode == status, result.stdout + result.stderr
+    if "--shard" in args:
+        assert result.stdout.splitlines()[-1] == "0 of 2 modules (shard 1/2): none falls in this shard"
+    elif args in ((), ("--fail-on-empty",), ("--format", "github")):
+        assert result.stdout.splitlines()[-1].endswith(
+            "0 exported, 0 failed, 2 skipped; 2 findings; nothing was checked: no module here has example inputs"
+            " (`exportlens init` writes them)"
+        ), result.stdout
+    if status == 2:
+        assert "Traceback" not in result.stderr and "nothing was checked" in result.stderr
+
+
+def test_a_check_of_a_folder_without_modules_says_it_found_none(tmp_path):
+    (tmp_path / "util.py").write_text("def helper():\n    return 1\n")
+    result = exportlens("check", str(tmp_path))
+    assert result.stdout.splitlines()[-1] == "0 modules: nothing was checked (no nn.Module under the paths given)"
+    assert exportlens("check", str(tmp_path), "--format", "github").returncode == 2

@@ -56,5 +56,5 @@ def test_the_example_prints_what_the_docs_show(tmp_path, monkeypatch, capsys, po
     monkeypatch.chdir(tmp_path)  # the CLI prints paths relative to where it runs
     plan = cli._plan([Path(".")])
     assert plan is not None, f"docs/diagnostics.md:{line}: {capsys.readouterr().err}"
-    cli._print_text(plan.root, check_in_workers(plan, pool, Options(collect_all=True)))
+    cli.print_text(plan.root, check_in_workers(plan, pool, Options(collect_all=True)))
     assert capsys.readouterr().out == printed, f"docs/diagnostics.md:{line}"

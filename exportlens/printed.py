@@ -1,0 +1,60 @@
+"""What ``exportlens check`` prints for a person: each finding on its line with its fixes,
+then one summary line, which says so when nothing was checked."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .exporter.core.report import Finding, Report, Status
+from .exporter.core.shards import Shard
+
+CI_FORMATS = ("github", "sarif")  # where a check that checked nothing fails unless asked otherwise
+NOTHING_CHECKED = "nothing was checked: no module here has example inputs (`exportlens init` writes them)"
+
+
+def checked_nothing(report: Report) -> bool:
+    """A check that would pass having checked nothing: every module skipped (no example
+    inputs), or none found, and no error (a broken spec is a failure of its own)."""
+    return all(m.status is Status.SKIPPED for m in report.modules) and report.exit_code == 0
+
+
+def relative(root: Path, path: str) -> str:
+    full = root / path
+    try:
+        return os.path.relpath(full)
+    except ValueError:
+        return str(full)
+
+
+def located(root: Path, f: Finding) -> str:
+    return f"{relative(root, f.path)}:{f.line}:{f.column}: {f.code} {f.message}"
+
+
+def print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> None:
+    findings = sorted(report.all_findings, key=lambda f: (f.path, f.line, f.column))
+    for f in findings:
+        print(located(root, f))
+        for fix in f.fixes:
+            print(f"    fix: {fix.title}")
+    print(summary(report, len(findings), shard, hidden))
+
+
+def summary(report: Report, findings: int, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> str:
+    """``5 modules: 1 exported, 4 failed, 0 skipped; 4 findings``; for a shard and the
+    number of modules before it was taken, ``2 of 5 modules (shard 2/3): ...``; with
+    findings suppressed (suppressions.py), ``; 3 findings, 1 suppressed``."""
+    counts = {s: sum(1 for m in report.modules if m.status is s) for s in Status}
+    n, cached = len(report.modules), sum(m.cached for m in report.modules)
+    head = f"{n} module{'s' if n != 1 else ''}"
+    if shard:
+        head = f"{n} of {shard[1]} module{'s' if shard[1] != 1 else ''} (shard {shard[0]})"
+    if not report.modules and checked_nothing(report):
+        return f"{head}: " + ("none falls in this shard" if shard else "nothing was checked (no nn.Module under the paths given)")
+    return (
+        f"{head}: {counts[Status.EXPORTED]} exported, {counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped"
+        + (f"; {findings} finding{'s' if findings != 1 else ''}" if findings else "")
+        + ((", " if findings else "; ") + f"{hidden} suppressed" if hidden else "")
+        + (f" ({cached} unchanged since an earlier run: from its cache)" if cached else "")
+        + (f"; {NOTHING_CHECKED}" if checked_nothing(report) else "")
+    )
