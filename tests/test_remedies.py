@@ -17,7 +17,7 @@ from conftest import only
 
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.static.plan import make_plan
-from exportlens.exporter.static.remedies import as_cond, without_branch
+from exportlens.exporter.static.remedies import as_cond, as_where, without_branch, without_fast_path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -205,3 +205,116 @@ def test_torch_cond_takes_the_tensors_each_side_reads_and_clones_what_it_returns
         "        return torch.cond(routed > 0, true_fn, false_fn, (x, scores))\n"
     )
     assert as_cond(text, 16, frozenset()) is not None  # no operands: both sides read closures only
+
+
+MASK = """import torch
+
+
+class Masked(torch.nn.Module):
+    def forward(self, x, mask):
+        x = x * 2.0
+        # all ones: nothing to mask
+        if torch.all(mask == 1):  # fast path
+            mask = None
+        if mask is not None:
+            x = x * mask[..., None]
+        return x.cumsum(1)
+"""
+
+
+def test_a_fast_path_that_only_assigns_names_is_dropped_whole():
+    """``mask = None`` for a mask of ones: the code after it multiplies by the mask, which for
+    ones is the identity; the whole ``if`` goes (every other byte stays), and the proof says
+    whether the code after it computes the same."""
+    assert without_fast_path(MASK, 8) == (
+        "import torch\n"
+        "\n"
+        "\n"
+        "class Masked(torch.nn.Module):\n"
+        "    def forward(self, x, mask):\n"
+        "        x = x * 2.0\n"
+        "        if mask is not None:\n"
+        "            x = x * mask[..., None]\n"
+        "        return x.cumsum(1)\n"
+    )
+    assert as_cond(MASK, 8, frozenset({"x", "mask"})) is None  # a torch.cond side cannot give None
+
+
+@pytest.mark.parametrize(
+    "branch",
+    [
+        "if torch.all(mask == 1):\n            mask = mask.float()\n",  # a call: its effects are not ours to see
+        "if torch.all(mask == 1):\n            mask = None\n        else:\n            mask = mask * 2\n",  # an else
+        "if x.sum() > 0:\n            x = x + 1\n        elif torch.all(mask == 1):\n            mask = None\n",  # an elif
+        "if torch.all(mask == 1):\n            self.mask = None\n",  # the module changed, not a name
+        "if torch.all(mask == 1):\n            x += 1\n",  # a tensor changed in place
+    ],
+)
+def test_a_fast_path_is_not_dropped_where_it_does_more_than_assign_names(branch):
+    text = MASK.replace("if torch.all(mask == 1):  # fast path\n            mask = None\n", branch)
+    line = 8 if not branch.startswith("if x.sum()") else 10
+    assert without_fast_path(text, line) is None
+
+
+ROPE = """import torch
+
+
+class Rope(torch.nn.Module):
+    def forward(self, x, position_ids):
+        seq_len = position_ids.max() + 1
+        if seq_len > self.original_max:  # long context
+            inv = self.long_inv
+        else:
+            inv = self.short_inv
+        return x * inv
+"""
+
+
+def test_an_if_else_that_assigns_one_name_either_way_becomes_torch_where():
+    assert as_where(ROPE, 7) == (
+        "import torch\n"
+        "\n"
+        "\n"
+        "class Rope(torch.nn.Module):\n"
+        "    def forward(self, x, position_ids):\n"
+        "        seq_len = position_ids.max() + 1\n"
+        "        inv = torch.where(seq_len > self.original_max, self.long_inv, self.short_inv)\n"
+        "        return x * inv\n",
+        ("inv",),
+    )
+
+
+def test_several_names_are_each_picked_with_the_same_test():
+    text = ROPE.replace("inv = self.long_inv\n", "inv = self.long_inv\n            scale = x * 0.5\n").replace(
+        "inv = self.short_inv\n", "scale = x\n            inv = self.short_inv\n"
+    )
+    new, names = as_where(text, 7)
+    assert names == ("inv", "scale")
+    assert new.endswith(
+        "        seq_len = position_ids.max() + 1\n"
+        "        inv = torch.where(seq_len > self.original_max, self.long_inv, self.short_inv)\n"
+        "        scale = torch.where(seq_len > self.original_max, x * 0.5, x)\n"
+        "        return x * inv\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "else:\n            scale = self.short_inv\n",  # another name
+        "else:\n            inv = self.short_inv\n            x.mul_(2)\n",  # something else besides
+        "else:\n            inv = None\n",  # no tensor to pick
+        "elif seq_len > 8:\n            inv = self.short_inv\n",  # a chain
+    ],
+)
+def test_torch_where_is_not_proposed_where_the_sides_do_not_pick_one_value(other):
+    text = ROPE.replace("else:\n            inv = self.short_inv\n", other)
+    assert as_where(text, 7) is None
+
+
+def test_names_read_by_the_other_picks_are_not_picked_one_after_another():
+    text = ROPE.replace("inv = self.long_inv\n", "inv = self.long_inv\n            scale = inv * 2\n").replace(
+        "inv = self.short_inv\n", "inv = self.short_inv\n            scale = inv\n"
+    )
+    assert as_where(text, 7) is None  # the second torch.where would read the new ``inv``
+    assert as_where(ROPE.replace("long context\n", "long context\n            x = x.clone()\n"), 7) is None  # a side that does more

@@ -3,7 +3,6 @@
 From: huggingface/transformers#46148 (Qwen3Next's `attention_mask is not None and
 torch.all(attention_mask == 1)` fails torch.export with `Eq(u0, 1)`).
 Expect: the marked line; the preferred fix exports.
-Known gap: exportlens offers no fix for a branch on a tensor (dropping the identity fast path is not proposed).
 Remedy: branch-free: always apply the mask; multiplying by a mask of ones is the identity.
 Probes: a mask of all ones and one with padding (zeros at the end).
 """

@@ -3,7 +3,6 @@
 From: pytorch/pytorch#163791 (Phi-3.5's `if seq_len > original_max_position_embeddings`,
 with `seq_len` computed from `position_ids`, fails torch.export).
 Expect: the marked line; the preferred fix exports.
-Known gap: exportlens offers no fix for a branch on a tensor (the `torch.where` rewrite is not proposed).
 Remedy: branch-free: `inv = torch.where(seq_len > self.original_max, self.long_inv,
 self.short_inv)` picks the same table on every input.
 Probes: positions 0..5 (short table) and 30..35 (past the original 16, long table).

@@ -1,13 +1,16 @@
 """The fixes of a data-dependent branch, ranked by how much of the model they keep (torch side).
 
-1. branch-free: the test removed, where one side adds nothing (static.remedies.without_branch);
-2. ``torch.cond`` over both sides, where both give tensors (static.remedies.as_cond);
-3. ``torch._check`` of the side the example inputs take (fixes.check_fixes): the exported
+1. branch-free: the test removed, where one side adds nothing (static.remedies.without_branch),
+   or a fast path that only assigns names dropped whole (static.remedies.without_fast_path);
+2. ``torch.where``, where a tensor test picks between two sides that assign the same names
+   (static.remedies.as_where);
+3. ``torch.cond`` over both sides, where both give tensors (static.remedies.as_cond);
+4. ``torch._check`` of the side the example inputs take (fixes.check_fixes): the exported
    program then rejects every input that takes the other side.
 
-Each of the first three carries the example inputs as a probe: the check adds the inputs
-that take the other side of each branch (probes.py), and the owner's proof compares each
-fix with eager on them; the first that agrees everywhere is the one preferred
+Each of the first three kinds (and a preferred check) carries the example inputs as a
+probe: the check adds the inputs that take the other side of each branch (probes.py), and
+the owner's proof compares each fix with eager on them; the first that agrees everywhere is the one preferred
 (workers/probed.py). A check the example inputs do not satisfy is never tried.
 """
 
@@ -21,14 +24,15 @@ from typing import Any, TypeVar
 
 from ..core.report import Fix, Probe
 from ..static.edits import edit_between, importing_torch
-from ..static.remedies import as_cond, without_branch
-from ..static.source import index
+from ..static.remedies import as_cond, as_where, without_branch, without_fast_path
+from ..static.source import index, tensor_test
 from .context import Context
 from .failures import DataDependent
 from .fixes import check_fixes
 
 EXAMPLE = Probe("example inputs")
 BRANCH_FREE = "Drop "  # how a branch-free form's title begins (probes.py checks it keeps eager's results)
+PICK = "Pick "  # how a torch.where form's title begins
 T = TypeVar("T")
 
 
@@ -39,9 +43,27 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
         return ()
     path = ctx.files.relative(record.frame.filename)
     text = ctx.read(path)
+    rewrites = _rewrites(record, text)
+    fixes = [Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))]
+    assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
+    ranked = [*fixes, *assumed]
+    # the one to try first, should no proof choose (an unproven report): the torch.where or
+    # torch.cond where there is one, which keeps both sides as written; a branch-free form
+    # keeps them only where probes say so
+    first = next((i for i, f in enumerate(ranked) if f.title.startswith(PICK)), None)
+    first = first if first is not None else next((i for i, f in enumerate(ranked) if "torch.cond" in f.title), 0)
+    return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
+
+
+def _rewrites(record: DataDependent, text: str) -> list[tuple[str, str]]:
+    """(title, new text) of each rewrite of the branch, best first: branch-free forms, then
+    torch.where (both sides computed, the test picks), then torch.cond."""
+    line = record.frame.line
+    header = _header(text, line)
     rewrites = []
-    header = _header(text, record.frame.line)
-    if (free := _safely(without_branch, text, record.frame.line)) is not None:
+    if (fast := _safely(without_fast_path, text, line)) is not None:
+        rewrites.append((f"{BRANCH_FREE}the fast path `{header}`: the code after it computes the same without it", fast))
+    if (free := _safely(without_branch, text, line)) is not None:
         new, how = free
         title = (
             f"{BRANCH_FREE}`{header}`: the code after it handles that case"
@@ -49,15 +71,16 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
             else f"{BRANCH_FREE}the test `{header}`: its body always runs"
         )
         rewrites.append((title, new))
-    if record.tensors and (cond := _safely(as_cond, text, record.frame.line, record.tensors)) is not None:
+    test = _safely(tensor_test, text, line)
+    if test is not None and test.keyword == "if" and (where := _safely(as_where, text, line)) is not None:
+        new, names = where
+        said = ", ".join(f"`{n}`" for n in names)
+        rewrites.append(
+            (f"{PICK}{said} with torch.where instead of `{header}`: both sides computed, the test chooses", importing_torch(new))
+        )
+    if record.tensors and (cond := _safely(as_cond, text, line, record.tensors)) is not None:
         rewrites.append((f"Run both sides of `{header}` with torch.cond", importing_torch(cond)))
-    fixes = [Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))]
-    assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
-    ranked = [*fixes, *assumed]
-    # the one to try first, should no proof choose (an unproven report): the torch.cond where there
-    # is one, which keeps both sides as written; a branch-free form keeps them only where probes say so
-    first = next((i for i, f in enumerate(ranked) if "torch.cond" in f.title), 0)
-    return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
+    return rewrites
 
 
 def _safely(rewrite: Callable[..., T], *args: Any) -> T | None:

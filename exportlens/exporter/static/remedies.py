@@ -6,12 +6,15 @@ Two kinds, tried before a ``torch._check`` (which drops one branch for good):
   go: an early exit (``if idx.numel() == 0: continue``) that the code after it handles
   anyway is dropped; a body whose other side is the identity (no ``else``, or ``return x``
   after it) always runs. Whether that keeps eager's results is for the proof to say
-  (workers/proofs.py runs both on probe inputs).
+  (workers/proofs.py runs both on probe inputs). A fast path with no ``else`` that only
+  assigns names (``if torch.all(mask == 1): mask = None``) may be dropped whole, test and body.
+- ``torch.where``: an ``if``/``else`` whose sides assign the same names, each picked from
+  both: ``inv = torch.where(seq_len > self.original_max, self.long_inv, self.short_inv)``.
 - ``torch.cond``: both sides as local functions of the tensors they read, called with the
   same test: ``return torch.cond(routed > 0, true_fn, false_fn, (x, scores))``.
 
 Each function takes a file's text and the line of the ``if``, and returns the new text
-(None where the statement has no such form).
+(None where the statement has no such form; as_where also says the names it picks).
 """
 
 from __future__ import annotations
@@ -106,6 +109,97 @@ def without_branch(text: str, line: int) -> tuple[str, str] | None:
     return None
 
 
+def _has(node: cst.CSTNode, kinds: tuple[type, ...]) -> bool:
+    return isinstance(node, kinds) or any(_has(c, kinds) for c in node.children)
+
+
+# what a statement may hold for it to be dropped, or both its sides run: no call (its
+# effects, if any, are not ours to see), no ``yield``, nothing assigned in passing
+_NOT_DROPPED = (cst.Call, cst.Yield, cst.Await, cst.NamedExpr)
+
+
+def _assigns_names_only(statements: Sequence[cst.BaseStatement]) -> list[tuple[str, cst.BaseExpression]] | None:
+    """``a = ...`` statements of plain names, in order, as (name, value); None for anything else
+    (``x += 1`` changes a tensor in place; ``self.cache = ...`` the module)."""
+    out = []
+    for stmt in statements:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        for small in stmt.body:
+            if not isinstance(small, cst.Assign) or not all(isinstance(t.target, cst.Name) for t in small.targets):
+                return None
+            out += [(t.target.value, small.value) for t in small.targets]
+    return out
+
+
+def without_fast_path(text: str, line: int) -> str | None:
+    """The ``if`` on ``line`` dropped, body and test, where it has no ``else`` and its body only
+    assigns names (``if torch.all(mask == 1): mask = None``): a fast path whose other side, the
+    code after it, may compute the same (multiplying by a mask of ones changes nothing)."""
+    found = _find(text, line)
+    if found is None or found.branch.orelse is not None or len(found.block.body) < 2:
+        return None
+    body = found.branch.body.body
+    if not _assigns_names_only(body) or _has(found.branch.test, (cst.NamedExpr,)) or any(_has(s, _NOT_DROPPED) for s in body):
+        return None
+    at = list(found.block.body).index(found.branch)
+    return _replaced(found, at, at + 1, [])
+
+
+# -- torch.where -------------------------------------------------------------------
+
+
+def _picked(found: _Found) -> list[tuple[str, cst.BaseExpression, cst.BaseExpression]] | None:
+    """(name, its value on the true side, on the false side) where each side only assigns the
+    same names once each, to values ``torch.where`` can pick between (not ``None``, a string,
+    a container); where there are several, no value and not the test reads any of them (one
+    ``torch.where`` after another would see the new values)."""
+    sides = [_assigns_names_only(found.branch.body.body), _assigns_names_only(found.branch.orelse.body.body)]
+    if not sides[0] or not sides[1]:
+        return None
+    true, false = dict(sides[0]), dict(sides[1])
+    if len(true) != len(sides[0]) or len(false) != len(sides[1]) or set(true) != set(false):
+        return None
+    values = [*true.values(), *false.values()]
+    if any(_number(true[n]) and _number(false[n]) for n in true):
+        return None  # two numbers: eager gives a number, torch.where a tensor
+    if any(_has(v, (cst.Yield, cst.Await, cst.NamedExpr, cst.Lambda)) or not _tensor_like(v) for v in values):
+        return None
+    if len(true) > 1 and set(true) & set(_names([found.branch.test, *values]).read):
+        return None
+    return [(name, true[name], false[name]) for name in true]
+
+
+def _tensor_like(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Name):
+        return value.value not in ("None", "True", "False")
+    return not isinstance(value, (cst.BaseString, cst.Tuple, cst.List, cst.Dict, cst.Set, cst.BaseComp))
+
+
+def _number(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.UnaryOperation):
+        return _number(value.expression)
+    return isinstance(value, cst.BaseNumber)
+
+
+def as_where(text: str, line: int) -> tuple[str, tuple[str, ...]] | None:
+    """The ``if``/``else`` on ``line`` whose sides assign the same names, as one
+    ``name = torch.where(test, true_value, false_value)`` for each: both values are computed,
+    and the test (a tensor: the caller makes sure) picks, element by element. Returns the new
+    text and the names."""
+    found = _find(text, line)
+    if found is None or not isinstance(found.branch.orelse, cst.Else) or not isinstance(found.branch.orelse.body, cst.IndentedBlock):
+        return None
+    picked = _picked(found)
+    if picked is None:
+        return None
+    code = found.module.code_for_node
+    test = code(found.branch.test)
+    new = [cst.parse_statement(f"{name} = torch.where({test}, {code(a)}, {code(b)})\n") for name, a, b in picked]
+    at = list(found.block.body).index(found.branch)
+    return _replaced(found, at, at + 1, new), tuple(name for name, _, _ in picked)
+
+
 # -- torch.cond --------------------------------------------------------------------
 
 
@@ -176,6 +270,19 @@ def _returns(statements: Sequence[cst.BaseStatement]) -> int:
     return count
 
 
+def _sets_none(statements: Sequence[cst.BaseStatement], outputs: Sequence[str]) -> bool:
+    """Whether one of ``statements`` assigns ``None`` to one of ``outputs``."""
+    return any(
+        isinstance(small, cst.Assign)
+        and isinstance(small.value, cst.Name)
+        and small.value.value == "None"
+        and any(isinstance(t.target, cst.Name) and t.target.value in outputs for t in small.targets)
+        for stmt in statements
+        if isinstance(stmt, cst.SimpleStatementLine)
+        for small in stmt.body
+    )
+
+
 def _clone_operands(statements: Sequence[cst.BaseStatement], operands: Sequence[str]) -> list[cst.BaseStatement]:
     """A final ``return x`` (or ``return x, y``) of operands the side leaves as they are, as
     ``return x.clone()``: torch.cond refuses a branch whose output is its input (aliasing)."""
@@ -236,6 +343,8 @@ def _sides(found: _Found, tensors: frozenset[str]) -> _Sides | None:
     outputs = [n for n in assigned if n in tensors or n in both]
     if not outputs or _returns(body) or _returns(orelse) or (not orelse and any(n not in tensors for n in assigned)):
         return None
+    if _sets_none(body, outputs) or _sets_none(orelse, outputs):
+        return None  # a side's output must be a tensor: ``mask = None`` cannot be one
     result = cst.parse_statement(f"return {', '.join(outputs)}\n")
     return _Sides(body + [result], orelse + [result], at + 1, outputs)
 
