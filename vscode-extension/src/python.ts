@@ -2,10 +2,11 @@
 // what exportlens needs. No `vscode` import: the Python extension is reached through the
 // small `PythonEnvironments` interface, so tests can hand in a fake.
 
+import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-export type InterpreterSource = 'exportlens.interpreter' | 'Python extension' | 'PATH';
+export type InterpreterSource = 'exportlens.interpreter' | 'Python extension' | 'the workspace\'s .venv' | 'PATH';
 
 export interface Interpreter {
   path: string;
@@ -22,14 +23,17 @@ export const FALLBACK_PYTHON = 'python3';
 
 /**
  * The setting wins; then the environment selected in the Python extension (when it is
- * installed); then `python3` on PATH. `${workspaceFolder}`, `${userHome}` and a leading `~`
- * are expanded in the setting, as VS Code's own Python settings do.
+ * installed); then a `.venv` in the workspace folder (where the install button makes one
+ * for an externally managed Python; the caller refuses it in Restricted Mode); then
+ * `python3` on PATH. `${workspaceFolder}`, `${userHome}` and a leading `~` are expanded in
+ * the setting, as VS Code's own Python settings do.
  */
 export async function resolveInterpreter(
   setting: string,
   environments: PythonEnvironments | undefined,
   workspaceFolder: string | undefined,
   resource?: { fsPath: string },
+  exists: (file: string) => boolean = fs.existsSync,
 ): Promise<Interpreter> {
   if (setting) {
     return { path: expand(setting, workspaceFolder), source: 'exportlens.interpreter' };
@@ -43,6 +47,10 @@ export async function resolveInterpreter(
     } catch {
       // an extension that fails to answer is no reason not to start: fall back to PATH
     }
+  }
+  const local = workspaceFolder && venvPython(path.join(workspaceFolder, '.venv'));
+  if (local && exists(local)) {
+    return { path: local, source: "the workspace's .venv" };
   }
   return { path: FALLBACK_PYTHON, source: 'PATH' };
 }
@@ -63,12 +71,14 @@ export function expand(value: string, workspaceFolder: string | undefined): stri
  * seconds), and prints one JSON line.
  */
 export const PROBE = [
-  'import importlib.metadata as m, importlib.util as u, json, sys',
+  'import importlib.metadata as m, importlib.util as u, json, os, sys, sysconfig',
   'def v(n):',
   '    if u.find_spec(n) is None: return None',
   '    try: return m.version(n)',
   '    except Exception: return "?"',
-  'print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "exportlens": v("exportlens"), "torch": v("torch")}))',
+  // PEP 668: the distribution's Python (Debian's /usr/bin/python3) refuses pip; a venv made from it does not
+  'managed = sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))',
+  'print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "exportlens": v("exportlens"), "torch": v("torch"), "managed": managed}))',
 ].join('\n');
 
 export interface Probe {
@@ -76,6 +86,8 @@ export interface Probe {
   python: string;
   exportlens: string | null;
   torch: string | null;
+  /** An externally managed interpreter (PEP 668): pip refuses to install into it. */
+  managed?: boolean;
 }
 
 /** The probe's output, or undefined when it is not what the probe prints. */
@@ -84,7 +96,8 @@ export function parseProbe(stdout: string): Probe | undefined {
   try {
     const p = JSON.parse(line);
     const optional = (x: unknown) => x === null || typeof x === 'string';
-    if (typeof p.executable === 'string' && typeof p.python === 'string' && optional(p.exportlens) && optional(p.torch)) {
+    const flag = p.managed === undefined || typeof p.managed === 'boolean';
+    if (typeof p.executable === 'string' && typeof p.python === 'string' && optional(p.exportlens) && optional(p.torch) && flag) {
       return p as Probe;
     }
   } catch {
@@ -128,11 +141,29 @@ export function missing(probe: Probe): string[] {
 
 /**
  * The exact command the install button runs in a terminal. exportlens comes from the wheel
- * bundled in the extension (same version as the extension); pip brings torch with it.
+ * bundled in the extension (same version as the extension); pip brings torch with it where
+ * there is none. A torch already there is pinned to its version, so pip keeps it or says
+ * why it cannot, and never replaces it.
  */
-export function installCommand(python: string, lacking: string[], wheel: string | undefined): string {
+export function installCommand(python: string, lacking: string[], wheel: string | undefined, torch?: string | null): string {
   const packages = lacking.includes('exportlens') ? [wheel ?? 'exportlens'] : lacking;
-  return [python, '-m', 'pip', 'install', ...packages].map(shellQuote).join(' ');
+  const kept = torch && torch !== '?' && !lacking.includes('torch') ? [`torch==${torch}`] : [];
+  return [python, '-m', 'pip', 'install', ...packages, ...kept].map(shellQuote).join(' ');
+}
+
+/** The python of a virtual environment in `folder`, as `python -m venv` lays it out. */
+export function venvPython(folder: string, platform: string = process.platform): string {
+  return platform === 'win32' ? path.join(folder, 'Scripts', 'python.exe') : path.join(folder, 'bin', 'python');
+}
+
+/**
+ * For an externally managed interpreter (PEP 668), which pip refuses: a virtual environment
+ * in `folder` made from it, seeing its packages (`--system-site-packages`: a torch installed
+ * there is used, not downloaded again), with exportlens installed into it.
+ */
+export function venvCommand(python: string, folder: string, lacking: string[], wheel: string | undefined, torch?: string | null): string {
+  const make = [python, '-m', 'venv', '--system-site-packages', folder].map(shellQuote).join(' ');
+  return `${make} && ${installCommand(venvPython(folder), lacking, wheel, torch)}`;
 }
 
 export function shellQuote(arg: string): string {

@@ -22,6 +22,7 @@ import {
   resolveInterpreter,
   serverArgs,
   tooOld,
+  venvCommand,
 } from './python';
 import { interpreterSetting, serverSettings } from './settings';
 import { ExportCounts, ServerState } from './status';
@@ -35,6 +36,13 @@ export interface Host {
   output: vscode.LogOutputChannel;
   environments: PythonEnvironments | undefined;
   setState(state: ServerState): void;
+}
+
+/** What to say about an interpreter that lacks a package, and the command its button runs. */
+interface Offer {
+  why: string;
+  button?: string;
+  command?: string;
 }
 
 export class Server implements vscode.Disposable {
@@ -192,28 +200,53 @@ export class Server implements vscode.Disposable {
     }
     const lacking = missing(probe);
     if (lacking.length) {
-      const command = installCommand(interpreter.path, lacking, this.bundledWheel());
       const reason = `${lacking.join(' and ')} ${lacking.length > 1 ? 'are' : 'is'} not installed for ${probe.executable}`;
-      output.error(`${reason}; to install: ${command}`);
+      const offer = this.installOffer(interpreter, probe, lacking);
+      output.error(`${reason}${offer.why}${offer.command ? `; to install: ${offer.command}` : ''}`);
       setState({ kind: 'stopped', reason });
-      void this.tell(`exportlens: ${reason} (from ${interpreter.source}). After installing, run “exportlens: Restart Server”.`, interpreter.path, command);
+      const after = offer.command ? ' After installing, run “exportlens: Restart Server”.' : '';
+      void this.tell(`exportlens: ${reason} (from ${interpreter.source})${offer.why}.${after}`, interpreter.path, offer);
       return undefined;
     }
     return probe;
   }
 
-  /** Says it once per interpreter; the button runs `command` in a terminal the user sees. */
-  private async tell(message: string, python: string, command?: string): Promise<void> {
+  /**
+   * What the install button offers: pip into the interpreter; or, where the system manages it
+   * (PEP 668: pip refuses), a `.venv` in the workspace made from it, which the server then
+   * finds on its own (python.ts resolveInterpreter); or, with no workspace folder, nothing.
+   */
+  private installOffer(interpreter: Interpreter, probe: Probe, lacking: string[]): Offer {
+    const wheel = this.bundledWheel();
+    if (!probe.managed) {
+      return { why: '', button: 'Install in a terminal', command: installCommand(interpreter.path, lacking, wheel, probe.torch) };
+    }
+    const managed = ', a Python the system manages (PEP 668: pip does not install into it)';
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    if (!folder) {
+      return { why: `${managed}; make a virtual environment and set exportlens.interpreter to its python` };
+    }
+    const venv = path.join(folder, '.venv');
+    return {
+      why: `${managed}; a virtual environment in .venv can have them, and keeps the system's torch where it has one`,
+      button: 'Create .venv in a terminal',
+      command: venvCommand(interpreter.path, venv, lacking, wheel, probe.torch),
+    };
+  }
+
+  /** Says it once per interpreter; the button runs the offer's command in a terminal the user sees. */
+  private async tell(message: string, python: string, offer?: Offer): Promise<void> {
     if (this.warned.has(python)) {
       return;
     }
     this.warned.add(python);
-    const buttons = command ? ['Install in a terminal', 'Show output'] : ['Show output'];
+    const install = offer?.command && offer.button;
+    const buttons = install ? [install, 'Show output'] : ['Show output'];
     const choice = await vscode.window.showErrorMessage(message, ...buttons);
-    if (choice === 'Install in a terminal' && command) {
+    if (install && choice === install && offer?.command) {
       const terminal = vscode.window.createTerminal({ name: 'exportlens: install' });
       terminal.show();
-      terminal.sendText(command, true);
+      terminal.sendText(offer.command, true);
     } else if (choice === 'Show output') {
       this.host.output.show();
     }
