@@ -176,8 +176,9 @@ def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
         fixes = (Fix("Check it when the program runs: `torch._assert_async(...)`", (edit,), preferred=True),) if edit else ()
         message += "; torch._assert_async makes the same check inside the exported program"
     else:
-        message += "; use torch.cond for both branches, or compute the branch from shapes"
         fixes = remedy_fixes(record, ctx, checks=False)  # (a tensor is no condition to torch._check)
+        if not fixes:  # where there are, they say what to do (a branch-free form may beat torch.cond)
+            message += "; use torch.cond for both branches, or compute the branch from shapes"
     return at(ctx, codes.DATA_DEPENDENT, message, frame, written.test, fixes=fixes, detail=record.detail)
 
 

@@ -46,13 +46,14 @@ from .violations import first_line
 # hide what it changes (``x * 2`` and ``x`` agree on zeros)
 FILLS = (
     Probe("negated values", "negative"),
-    Probe("values scaled by 1000", "large"),
+    Probe("values scaled up", "large"),
     *(Probe(f"random values (seed {seed})", "random", seed) for seed in (1, 2, 3)),
     Probe("ones", "ones"),
     Probe("zeros", "zeros"),
 )
 OTHER_SIDE = 2  # inputs kept for each branch that take the side the example does not
 ALWAYS = 2  # random draws every probe set holds, beside the example and the other sides
+INTEGER_SCALE = 8  # integers scaled up: far enough past a small example's values, seldom a huge allocation
 MAX_ELEMENTS = 1 << 22  # of all inputs of a probe at a bound (16 MiB of float32): larger bounds are not probed
 
 
@@ -69,8 +70,10 @@ def candidates(spec: ExportSpec) -> tuple[Probe, ...]:
 
 def inputs_of(probe: Probe, built: Built, spec: ExportSpec, rebuild: Rebuild) -> Built | None:
     """The example inputs with the probe's sizes and values: floating-point tensors filled as
-    it says, integer ones (token ids, indices) drawn again within the example's own values.
-    None where they cannot be built, or would be too large."""
+    it says, integer ones (token ids, indices, positions) drawn again within the example's
+    own values, negated, or scaled by 8 (positions past a table's end, longer lengths; ids
+    out of a vocabulary fail eager, and such a probe is not used). None where they cannot
+    be built, or would be too large."""
     for size in probe.sizes:
         dim = spec.dims.get(size.dim)
         built = inputs_at(spec, dim, size.size, rebuild, MAX_ELEMENTS) if dim is not None else None
@@ -87,6 +90,10 @@ def inputs_of(probe: Probe, built: Built, spec: ExportSpec, rebuild: Rebuild) ->
             return torch.randint(int(t.min()), int(t.max()) + 1, t.shape, dtype=t.dtype, device=t.device)
         if probe.fill in ("zeros", "ones"):
             return torch.zeros_like(t) if probe.fill == "zeros" else torch.ones_like(t)
+        if probe.fill == "large" and t.dtype != torch.bool:
+            return t * INTEGER_SCALE
+        if probe.fill == "negative" and t.dtype.is_signed:
+            return -t
         return t.clone()
 
     return replace(built, args=pytree.tree_map(fill, built.args), kwargs=pytree.tree_map(fill, built.kwargs))
