@@ -39,6 +39,7 @@ RELATION_VIOLATION = Code("EL203", Kind.CONSTRAINT_VIOLATION, "dim is tied to an
 SPECIALIZED = Code("EL204", Kind.SPECIALIZATION, "a dim declared dynamic was specialized")
 GUARD_VIOLATION = Code("EL205", Kind.CONSTRAINT_VIOLATION, "code requires a condition on a dim")
 UNSERVED_RANGE = Code("EL206", Kind.CONSTRAINT_VIOLATION, "exported program fails inside the declared ranges")
+BAKED_INT = Code("EL207", Kind.SPECIALIZATION, "an int input is baked into the program", Severity.WARNING)
 
 # unsupported operations (EL3xx)
 UNSUPPORTED_OP = Code("EL301", Kind.UNSUPPORTED, "operation not supported by torch.export")

@@ -10,7 +10,7 @@ from torch.export import Dim
 
 from ..static.module_spec import auto_sizes, example_size
 from ..static.shapes import AUTO, DTYPES, Derived
-from ..static.spec import DimSpec, ExportSpec, TensorInput, ValueInput
+from ..static.spec import DimSpec, ExportSpec, IntInput, TensorInput, ValueInput
 from .naming import Names
 
 
@@ -43,6 +43,8 @@ class Built:
         for i, path in enumerate(self.paths()):
             for axis, name in self.names.by_input.get(path, {}).items():
                 self.names.by_source[f"L['flat_args'][{i}].size()[{axis}]"] = name
+            if path in self.names.ints:
+                self.names.by_source[f"L['flat_args'][{i}]"] = self.names.ints[path]
 
 
 def _dtype(short: str) -> torch.dtype:
@@ -97,6 +99,8 @@ def _example(v: Any, path: str, dims: dict[str, DimSpec], device: str, auto: dic
         return _tensor(v, dims, device, auto, path)
     if isinstance(v, ValueInput):
         return torch.tensor(v.value, dtype=_dtype(v.dtype) if v.dtype else None, device=device)
+    if isinstance(v, IntInput):
+        return dims[v.dim].example
     if isinstance(v, tuple):
         return tuple(_example(x, f"{path}[{i}]", dims, device, auto) for i, x in enumerate(v))
     if isinstance(v, dict):
@@ -119,11 +123,24 @@ def _dynamic(v: Any, path: str, source: str, names: Names) -> Any:
                 axes[axis] = names.roots[s]
                 names.add(path, source, axis, s)
         return axes or None
+    if isinstance(v, IntInput):
+        names.add_value(path, source, v.dim)
+        return _dynamic_int(names.roots[v.dim])
     if isinstance(v, tuple):
         return tuple(_dynamic(x, f"{path}[{i}]", f"{source}[{i}]", names) for i, x in enumerate(v))
     if isinstance(v, dict):
         return {k: _dynamic(x, f"{path}[{k!r}]", f"{source}[{k!r}]", names) for k, x in v.items()}
     return None
+
+
+def _dynamic_int(dim: Any) -> Any:
+    """An int input's entry: torch takes no named Dim for an int, only the DYNAMIC hint, with
+    the dim's bounds where this torch's hint takes them (2.8+)."""
+    bounds = {k: v for k in ("min", "max") if (v := getattr(dim, k, None)) is not None and abs(v) < 2**62}
+    try:
+        return Dim.DYNAMIC(**bounds) if bounds else Dim.DYNAMIC
+    except TypeError:  # a hint that cannot be called
+        return Dim.DYNAMIC
 
 
 def build_from_code(cls: type, method: str, forward_params: list[str]) -> Built:

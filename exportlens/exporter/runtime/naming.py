@@ -15,7 +15,7 @@ import sympy
 from sympy.printing.str import StrPrinter
 
 SYMBOL = re.compile(r"\b((?:[su]|zuf)\d+)\b")  # torch's backed (s77), unbacked (u0) and float (zuf0) symbols
-_SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\])*\.size\(\)\[\d+\]")
+_SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\])*(?:\.size\(\)\[\d+\])?")  # an axis, or an int input itself
 
 
 class _Printer(StrPrinter):
@@ -86,10 +86,17 @@ class Names:
     by_source: dict[str, str] = field(default_factory=dict)  # "L['x'].size()[0]" -> "batch" / "seq + 1"
     by_input: dict[str, dict[int, str]] = field(default_factory=dict)  # "x" / "x[0]" / "x['a']" -> axis -> name
     roots: dict[str, Any] = field(default_factory=dict)  # dim name -> torch Dim object
+    ints: dict[str, str] = field(default_factory=dict)  # int input ("start_pos") -> its dim name
 
     def add(self, path: str, source: str, axis: int, name: str) -> None:
         self.by_source[f"{source}.size()[{axis}]"] = name
         self.by_input.setdefault(path, {})[axis] = name
+
+    def add_value(self, path: str, source: str, name: str) -> None:
+        """An int input (``start_pos``) whose values are the dim ``name``: torch's source is
+        the input itself (``L['start_pos']``)."""
+        self.by_source[source] = name
+        self.ints[path] = name
 
 
 def pretty(expr: Any, names: dict[sympy.Symbol, str] | None = None) -> str:

@@ -31,6 +31,7 @@ from ..core.sources import Sources
 from ..core.targets import ModuleClass
 from ..static.spec import ExportSpec
 from ..static.variants import named
+from .baked import baked_ints
 from .branch import tensors_at, truth_at
 from .construct import Stop as _Stop
 from .construct import construct, importable_name
@@ -112,7 +113,7 @@ def export_module(
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None), dropped=len(ctx.dropped))
     probed = compared(ep.module(), reference) if reference is not None else ()
     ep, artifact = _finish(ep, settings.ir, options.artifact)
-    return replace(report(Status.EXPORTED, [], summarize(ep, ctx, log, artifact)), probes=probed)
+    return replace(report(Status.EXPORTED, baked_ints(cls.forward, ctx), summarize(ep, ctx, log, artifact)), probes=probed)
 
 
 def _failed(

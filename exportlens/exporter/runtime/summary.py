@@ -30,7 +30,7 @@ def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | 
     paths = ctx.built.paths()
     placeholders = _user_placeholders(ep)
     names = _symbol_names(placeholders, paths, ctx) | unbacked_names(ep, ctx)
-    inputs = tuple(f"{path}: {describe(node.meta.get('val'), names)}" for path, node in zip(paths, placeholders))
+    inputs = tuple(f"{path}: {_input(node.meta.get('val'), names)}" for path, node in zip(paths, placeholders))
     outputs = tuple(describe(v, names) for v in _output_values(ep))
     signature = f"({', '.join(inputs)}) -> " + (outputs[0] if len(outputs) == 1 else f"({', '.join(outputs)})")
     return Summary(
@@ -97,6 +97,8 @@ def _symbol_names(placeholders: list[torch.fx.Node], paths: list[str], ctx: Cont
     for path, node in zip(paths, placeholders):
         val = node.meta.get("val")
         labels = ctx.built.names.by_input.get(path, {})
+        if isinstance(val, torch.SymInt) and path in ctx.built.names.ints and isinstance(val.node.expr, sympy.Symbol):
+            names.setdefault(val.node.expr, sympy.Symbol(ctx.built.names.ints[path]))  # an int input: "int[pos]"
         if not isinstance(val, torch.Tensor):
             continue
         for axis, size in enumerate(val.shape):
@@ -129,6 +131,13 @@ def describe(val: Any, names: dict[sympy.Symbol, sympy.Expr]) -> str:
 
 
 _SCALAR = {torch.SymInt: "int", torch.SymFloat: "float", torch.SymBool: "bool"}
+
+
+def _input(val: Any, names: dict[sympy.Symbol, sympy.Expr]) -> str:
+    """An input as the spec writes it: a dynamic int is ``int[pos]`` (a value is ``int = ...``)."""
+    if isinstance(val, torch.SymInt) and isinstance(val.node.expr, sympy.Symbol):
+        return f"int[{_size(val, names)}]"
+    return describe(val, names)
 
 
 def _size(s: Any, names: dict[sympy.Symbol, sympy.Expr]) -> str:

@@ -134,17 +134,21 @@ def substitute_dim(text: str, target: str, name: str, replacement: str) -> str:
             if not table["dims"]:
                 del table["dims"]
 
-    return _tidy(text, edit_spec(text, target, change, inherit=("inputs", "dims")))
+    return tidied(text, edit_spec(text, target, change, inherit=("inputs", "dims")))
 
 
-def _tidy(old: str, new: str) -> str:
-    """The lines an edit changed, without the doubled space tomlkit leaves where it removed
-    an inline table's first key (``{  seq = ...``)."""
-    before, spaced = set(old.splitlines()), "} }" in old
+def tidied(old: str, new: str) -> str:
+    """The lines an edit changed, in the file's style of inline tables: without the doubled
+    space tomlkit leaves where it removed a table's first key (``{  seq = ...``), and, where
+    the file writes ``{ min = 2 }``, a table tomlkit made (``{example = 7}``) spaced alike."""
+    before, spaced = set(old.splitlines()), "} }" in old or "{ " in old
 
     def tidy(line: str) -> str:
         line = re.sub(r"\{ {2,}", "{ ", line)
-        return line.replace("}}", "} }") if spaced else line
+        if spaced:
+            line = re.sub(r"\{(?=[^\s}])", "{ ", line)
+            line = re.sub(r"(?<=[^\s{])\}", " }", line)
+        return line
 
     return "".join(line if line.rstrip("\n") in before else tidy(line) for line in new.splitlines(keepends=True))
 

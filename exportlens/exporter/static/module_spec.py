@@ -3,6 +3,7 @@ against forward's signature, and the sizes its dims are traced with (no torch)."
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -11,7 +12,7 @@ from ..core.report import Finding
 from ..core.targets import Location, ModuleClass, Span, Target
 from .jaxtyping_spec import read_annotations
 from .shapes import AUTO, DTYPES, Derived, ShapeError, looks_like_shape, parse_shape
-from .spec import FILLS, PYPROJECT, DimSpec, ExportSpec, ProjectSpecs, TensorInput, TomlLines, ValueInput, table_settings
+from .spec import FILLS, PYPROJECT, DimSpec, ExportSpec, IntInput, ProjectSpecs, TensorInput, TomlLines, ValueInput, table_settings
 from .suppressions import ignore_problem
 from .values import construction
 
@@ -42,6 +43,7 @@ def resolve_variants(module: ModuleClass, project: ProjectSpecs) -> list[tuple[s
     return out
 
 
+INT_DIM = re.compile(r"int\[\s*([A-Za-z_]\w*)\s*\]")  # "int[pos]": an int input whose values range as the dim pos
 _TABLE_KEYS = ("init", "factory", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit", "sandbox", "ignore")
 
 
@@ -146,7 +148,9 @@ def _check_signature(module: ModuleClass, inputs: dict[str, Any], raw: dict[str,
 
 
 def _input(raw: Any) -> Any:
-    """pyproject value -> TensorInput | ValueInput | plain value | nested tuple/dict."""
+    """pyproject value -> TensorInput | ValueInput | IntInput | plain value | nested tuple/dict."""
+    if isinstance(raw, str) and (dynamic_int := INT_DIM.fullmatch(raw.strip())):
+        return IntInput(dynamic_int.group(1))
     if isinstance(raw, str):
         return TensorInput(parse_shape(raw)) if looks_like_shape(raw) else raw
     if isinstance(raw, list):
@@ -173,6 +177,15 @@ def _input(raw: Any) -> Any:
     return raw
 
 
+def int_dims(value: Any):
+    """The dim of every IntInput in a nested input value."""
+    if isinstance(value, IntInput):
+        yield value.dim
+    elif isinstance(value, (tuple, dict)):
+        for v in value if isinstance(value, tuple) else value.values():
+            yield from int_dims(v)
+
+
 def tensors(value: Any):
     """Every TensorInput in a nested input value."""
     if isinstance(value, TensorInput):
@@ -194,6 +207,7 @@ def _dims(raw: Any, inputs: dict[str, Any], t: _Table) -> dict[str, DimSpec]:
             used.update(dict.fromkeys(tensor.shape.names))
             static.update(s for s in tensor.shape.sizes if isinstance(s, int))
             derived += [s for s in tensor.shape.sizes if isinstance(s, Derived)]
+        used.update(dict.fromkeys(int_dims(value)))
     if not isinstance(raw, dict):
         t.error(codes.SPEC_DIMS, "dims must be a table: { batch = { min = 1, max = 64 } }", t.at("dims"))
         raw = {}

@@ -52,6 +52,14 @@ class ValueInput:
 
 
 @dataclass(frozen=True)
+class IntInput:
+    """A Python int that forward takes, kept a variable in the program: ``"int[pos]"``. Its
+    values are the dim ``pos``'s (its min, max and example), not baked in as one number."""
+
+    dim: str
+
+
+@dataclass(frozen=True)
 class DimSpec:
     name: str
     min: int | None = None
@@ -65,7 +73,7 @@ class ExportSpec:
     source: str  # "pyproject" | "code" | "annotations" (jaxtyping on forward, a table may add init and dims)
     location: Location  # the module's spec table, or the example_inputs method
     init: dict[str, Any] = field(default_factory=dict)  # plain values and values.Call objects
-    inputs: dict[str, Any] = field(default_factory=dict)  # forward param -> TensorInput | ValueInput | plain | nested
+    inputs: dict[str, Any] = field(default_factory=dict)  # forward param -> TensorInput | ValueInput | IntInput | plain | nested
     dims: dict[str, DimSpec] = field(default_factory=dict)  # every root Dim used
     settings: Settings = Settings()
     example_method: str | None = None

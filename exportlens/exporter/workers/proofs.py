@@ -43,11 +43,12 @@ class Proof:
 
 
 def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
-    """A job for the preferred fix of each finding of a failed report, for a fix offered on
+    """A job for the preferred fix of each finding of a failed report (or an exported one's
+    warning about the program, EL207), for a fix offered on
     several, and for each remedy of a data-dependent branch (the same fix is tried once, for
     the first finding)."""
-    if report.status is not Status.FAILED or report.cached:
-        return []
+    if report.cached or not (report.status is Status.FAILED or any(f.kind is Kind.SPECIALIZATION for f in report.findings)):
+        return []  # (an exported module's finding of its own: an int it bakes in, EL207)
     shared = {fix.edits for f in report.findings for fix in f.fixes if sum(fix in g.fixes for g in report.findings) > 1}
     out, seen = [], set()
     for i, finding in enumerate(report.findings):

@@ -24,7 +24,7 @@ from ..core.sources import Sources
 from ..core.targets import Forward, Location, ModuleClass, Param, Span, Target
 from ..static.plan import Plan, Planned
 from ..static.shapes import Derived, Shape
-from ..static.spec import DimSpec, ExportSpec, ProjectSpecs, TensorInput, ValueInput
+from ..static.spec import DimSpec, ExportSpec, IntInput, ProjectSpecs, TensorInput, ValueInput
 from ..static.values import Call, Ref
 
 VERSION = 1  # Ready carries it; an owner refuses a worker of another version
@@ -151,7 +151,7 @@ CODEC = Codec(
     # the messages
     OwnerPlan, Job, Run, Shutdown, Ready, Started, Reported, Exited, OutOfMemory, Internal, Died, Done,
     # what they carry: options, plans, specs, modules, reports
-    Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, Shape, Derived,
+    Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, IntInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
     ModuleReport, Finding, Fix, Probe, DimSize, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
 )  # fmt: skip
