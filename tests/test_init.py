@@ -87,3 +87,33 @@ def test_check_then_reports_real_findings_on_their_lines(project: Path, initiali
     assert any(line.startswith(f"models/decoder.py:{line_of(decoder, 'self.cache_k[:b, start_pos')}:9: EL201 `seq`") for line in lines)
     assert not any(code in check.stdout for code in ("EL403", "EL404", "EL405", "EL001"))  # no finding of a wrong guess
     assert check.returncode == 1
+
+
+GUESSES = """\
+import torch
+from torch import nn
+
+
+class Pool(nn.Module):
+    def forward(self, x):
+        return x.mean(dim=2)
+
+
+class Picky(nn.Module):
+    def forward(self, x):
+        return x + torch.ones(7)
+"""
+
+
+def test_the_next_guess_is_tried_where_the_first_cannot_call_the_module(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mine"  # kept\n')
+    (tmp_path / "layers.py").write_text(GUESSES)
+    done = exportlens(tmp_path, "init")
+    assert "layers.py:Pool: wrote a spec; exports" in done.stdout
+    assert "layers.py:Picky: wrote a spec; no guess runs (EL405 at layers.py:12): set the inputs by hand" in done.stdout
+    assert done.returncode == 1  # a spec the user must fill in
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert text.startswith('[project]\nname = "mine"  # kept\n')
+    assert 'inputs = {x = "f32[batch, seq, 16]"}' in text.split('"layers.py:Pool"]')[1]
+    assert 'inputs = {x = "f32[batch, 16]"}' in text.split('"layers.py:Picky"]')[1]  # the first guess, said to fail
