@@ -1,4 +1,4 @@
-"""``exportlens check | export | show | merge``: the engine for terminals and CI.
+"""``exportlens check | init | export | show | merge``: the engine for terminals and CI.
 
 Exit codes: 0 everything checked exports, 1 a finding of severity error,
 2 a usage or configuration error, or a check that checked nothing where that was to fail
@@ -94,6 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
     _common(show)
 
+    init = sub.add_parser("init", help="write a spec, proven by exporting it, for every module under PATHs that has none")
+    init.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
+    init.add_argument("--dry-run", action="store_true", help="print the diff of pyproject.toml instead of writing it")
+    _common(init)
+
     _merge_parser(sub.add_parser("merge", help="combine the JSON reports of `check --format json` (its shards) into one report"))
     sub.add_parser("serve", help="run the language server over stdio (for editors)")
     return p
@@ -147,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
 
         serve()
         return OK
-    return {"check": _check, "export": _export, "show": _show, "merge": _merge}[args.command](args)
+    return {"check": _check, "export": _export, "show": _show, "merge": _merge, "init": _init}[args.command](args)
 
 
 def _checked(name: str, convert: Callable[[str], object] = str, check: Callable[..., object] | None = None) -> Callable[[str], object]:
@@ -237,6 +242,14 @@ def _check(args: argparse.Namespace) -> int:
         print(f"exportlens: {NOTHING_CHECKED}", file=sys.stderr)
         return USAGE
     return report.exit_code
+
+
+def _init(args: argparse.Namespace) -> int:
+    from .init import run
+
+    with _pool(args, os.cpu_count() or 1) as pool:
+        found = _projects(args.paths)
+        return USAGE if found is None else run(found, pool, dry_run=args.dry_run)
 
 
 def _rendered(report: Report, format: str, root: Path, hidden: int = 0, shard: tuple[Shard, int] | None = None) -> str:

@@ -14,9 +14,8 @@ from ..exporter.core.regular_files import plain_folders
 from ..exporter.core.report import ModuleReport, Status
 from ..exporter.core.settings import effective
 from ..exporter.core.targets import Target
-from . import compat
+from . import compat, spec_create
 from .exports import COMMAND
-from .features import actions
 from .methods import CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_COMMAND, PROGRAM_REQUEST
 from .server import ExportLensServer
 from .snapshots import path_of
@@ -130,6 +129,8 @@ def _say_saved(ls: ExportLensServer, report: ModuleReport) -> None:
 
 
 async def create_spec(ls: ExportLensServer, args: Any = None) -> bool:
+    """Write the module's spec, proven by exporting it (spec_create.py), and show it."""
+    await _first_scan(ls)
     parsed = _command_args(ls, args)
     if parsed is None:
         _no_module(ls, CREATE_SPEC_COMMAND, args)
@@ -139,14 +140,7 @@ async def create_spec(ls: ExportLensServer, args: Any = None) -> bool:
     module = ls.session.index.by_target(root, target)
     if module is None:
         return False
-    try:
-        edit = actions.create_spec_edit(module, root, path, ls.snapshot())
-    except Exception as e:
-        ls.say(f"cannot scaffold a spec for {module.target}: {e}")
-        return False
-    params = types.ApplyWorkspaceEditParams(edit, label=f"Create export spec for {module.name}")
-    result = await compat.client_reply(ls.workspace_apply_edit_async(params))
-    return bool(result and result.applied)
+    return await spec_create.create_spec(ls, module, root, path)
 
 
 async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] | None:

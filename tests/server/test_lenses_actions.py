@@ -6,6 +6,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from .conftest import capabilities, start, stop
+
 ENCODER = "models/encoder.py"
 
 
@@ -59,25 +61,51 @@ class Scorer(nn.Module):
 """
 
 
-async def test_create_spec_scaffolds_a_pyproject_table_that_exports(editor):
-    (editor.root / "models/scorer.py").write_text(UNSPECCED)
-    editor.open("models/scorer.py")
-    assert await lens_titles(editor, "models/scorer.py") == ["needs example inputs"]
-    line = editor.line_of("models/scorer.py", "class Scorer")
-    params = types.CodeActionParams(
-        types.TextDocumentIdentifier(editor.uri("models/scorer.py")),
-        types.Range(types.Position(line, 6), types.Position(line, 6)),
-        types.CodeActionContext([]),
-    )
-    actions = await editor.client.text_document_code_action_async(params)
-    create = next(a for a in actions if a.title == "Create export spec for Scorer")
-    assert editor.apply(await editor.edit_of(create)) == ["pyproject.toml"]
-    pyproject = (editor.root / "pyproject.toml").read_text()
-    # the first layer tells the input size; constructor defaults become init; the rest is kept as it was
-    assert (
-        '[tool.exportlens.modules."models/scorer.py:Scorer"]\ninit = {hidden = 24, classes = 3}\ninputs = {x = "f32[batch, 24]"}'
-        in pyproject
-    )
-    assert pyproject.startswith("# Example models for exportlens.")
-    await editor.logged("models/scorer.py:Scorer: exported")
-    assert (await lens_titles(editor, "models/scorer.py"))[0].startswith("✓ exported")
+async def test_create_spec_exports_its_guess_writes_it_and_selects_it(workspace):
+    """The quick fix runs the command: the guess is exported before it is written, the
+    table says what was guessed and what the check gave, and the editor is asked to
+    show pyproject.toml with the new table selected."""
+    (workspace / "models/scorer.py").write_text(UNSPECCED)
+    caps = capabilities()
+    caps.window.show_document = types.ShowDocumentClientCapabilities(support=True)
+    editor = await start(workspace, caps=caps)
+    sent = []
+
+    @editor.client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        sent.append(params.edit)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    try:
+        editor.open("models/scorer.py")
+        await editor.logged("indexed")
+        assert await lens_titles(editor, "models/scorer.py") == ["needs example inputs"]
+        line = editor.line_of("models/scorer.py", "class Scorer")
+        params = types.CodeActionParams(
+            types.TextDocumentIdentifier(editor.uri("models/scorer.py")),
+            types.Range(types.Position(line, 6), types.Position(line, 6)),
+            types.CodeActionContext([]),
+        )
+        actions = await editor.client.text_document_code_action_async(params)
+        create = next(a for a in actions if a.title == "Create export spec for Scorer")
+        # lsprotocol's client side reads a code action carrying a command as a bare Command
+        # (and loses its arguments), so run what the action runs, as VS Code would
+        assert "exportlens.createSpec" in str(create.command)
+        args = [{"uri": editor.uri("models/scorer.py"), "target": "models/scorer.py:Scorer"}]
+        run = types.ExecuteCommandParams("exportlens.createSpec", args)
+        assert await editor.client.workspace_execute_command_async(run) is True
+        (edit,) = sent
+        assert editor.apply(edit) == ["pyproject.toml"]
+        pyproject = (editor.root / "pyproject.toml").read_text()
+        # the first layer tells the input size; constructor defaults become init; the rest is kept as it was
+        table = '[tool.exportlens.modules."models/scorer.py:Scorer"]\n# Guessed by exportlens from the code; checked: exports.\n'
+        assert table in pyproject
+        assert "#   x: last size 24: the input of `self.proj = nn.Linear(hidden, classes)`" in pyproject
+        assert 'init = {hidden = 24, classes = 3}\ninputs = {x = "f32[batch, 24]"}' in pyproject
+        assert pyproject.startswith("# Example models for exportlens.")
+        (show,) = editor.client.shown_documents
+        header = pyproject.splitlines().index(table.splitlines()[0])
+        assert show.uri == editor.uri("pyproject.toml") and show.take_focus
+        assert show.selection.start == types.Position(header, 0) and show.selection.end.line == header + 5
+    finally:
+        await stop(editor)

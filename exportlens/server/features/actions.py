@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import tomlkit
 from lsprotocol import types
 
 from ...exporter.core.report import Edit, Fix
 from ...exporter.core.targets import ModuleClass
 from ...exporter.static.scaffold import spec_edit
 from ...exporter.static.spec import PYPROJECT
-from ..methods import EXPORT_COMMAND, EXPORT_KIND
+from ..methods import CREATE_SPEC_COMMAND, EXPORT_COMMAND, EXPORT_KIND
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
 from .diagnostics import SOURCE, Located, findings_for
@@ -99,9 +100,13 @@ def module_actions(
 ) -> list[types.CodeAction]:
     """Actions on the module under the cursor, whatever its diagnostics. Raises where its
     spec cannot be scaffolded (the handler logs why)."""
-    if not has_spec:
-        edit = create_spec_edit(module, session.root_of(doc.path), doc.path, docs)
-        return [types.CodeAction(title=f"Create export spec for {module.name}", kind=types.CodeActionKind.QuickFix, edit=edit)]
+    if not has_spec:  # the command proves its guess by exporting it, then writes and shows it
+        create = types.Command(
+            title=f"Create export spec for {module.name}",
+            command=CREATE_SPEC_COMMAND,
+            arguments=[{"uri": doc.uri, "target": module.target}],
+        )
+        return [types.CodeAction(title=create.title, kind=types.CodeActionKind.QuickFix, command=create)]
     if not session.trusted:
         return []
     args = {"uri": doc.uri, "target": module.target, "save": True}
@@ -109,14 +114,16 @@ def module_actions(
     return [types.CodeAction(title=f"Export {module.name} to .pt2", kind=EXPORT_KIND, command=export)]
 
 
-def create_spec_edit(module: ModuleClass, root: Path, path: Path, docs: WorkspaceSnapshot) -> types.WorkspaceEdit:
+def create_spec_edit(
+    module: ModuleClass, root: Path, path: Path, docs: WorkspaceSnapshot, table: tomlkit.items.Table | None = None
+) -> types.WorkspaceEdit:
     """Add ``module``'s scaffolded spec to its project's pyproject.toml; where there is none
     above the file, create one at the project root (the workspace folder that holds it:
     ``spec.find_root``), which the module's path is already relative to."""
     pyproject = root / PYPROJECT
     exists = pyproject.is_file() or pyproject in docs
     before = docs.get(pyproject) if exists else DocumentSnapshot(pyproject, "", None, docs.encoding)
-    edit = spec_edit(module, docs.get(path).text, before.text if exists else None)
+    edit = spec_edit(module, docs.get(path).text, before.text if exists else None, table)
     lines = before.lines
     text_edit = types.TextEdit(
         types.Range(lines.position(edit.line, edit.column), lines.position(edit.end_line, edit.end_column)), edit.new_text

@@ -1,0 +1,119 @@
+"""``exportlens init`` as a new user runs it: three model files (a KV-cache decoder block
+with ``start_pos: int``, a top-2 MoE layer, a ViT that interpolates its position
+embeddings; tests/data/new_project) and no pyproject.toml. The real CLI, real exports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PROJECT = REPO / "tests/data/new_project"
+
+
+def exportlens(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    command = [sys.executable, "-m", "exportlens.cli", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def line_of(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("new") / "project"
+    shutil.copytree(PROJECT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / ".git").mkdir()  # a checkout: its root is the project's
+    return root
+
+
+@pytest.fixture(scope="module")
+def dry_run(project: Path) -> subprocess.CompletedProcess[str]:
+    return exportlens(project, "init", "--dry-run")
+
+
+@pytest.fixture(scope="module")
+def initialized(project: Path, dry_run) -> subprocess.CompletedProcess[str]:
+    return exportlens(project, "init")
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(project: Path, dry_run) -> None:
+    assert dry_run.returncode == 0, dry_run.stderr
+    assert "+++ pyproject.toml" in dry_run.stdout
+    assert '+[tool.exportlens.modules."models/decoder.py:DecoderBlock"]' in dry_run.stdout
+    assert dry_run.stdout.rstrip().endswith("would write 3 specs")
+    assert not (project / "pyproject.toml").exists() or "DecoderBlock" not in (project / "pyproject.toml").read_text()
+
+
+def test_init_writes_a_proven_spec_for_each_model_and_none_for_their_parts(project: Path, initialized) -> None:
+    assert initialized.returncode == 0, initialized.stdout + initialized.stderr
+    out = initialized.stdout
+    assert "models/moe.py:Expert: covered by models/moe.py:MoE, which builds it" in out
+    assert "models/vit.py:PatchEmbed: covered by models/vit.py:ViT, which builds it" in out
+    assert "models/decoder.py:FeedForward: covered by models/decoder.py:DecoderBlock" in out
+    assert "models/vit.py:ViT: wrote a spec; exports" in out
+    text = (project / "pyproject.toml").read_text()
+    for part in ("Expert", "PatchEmbed", "FeedForward"):
+        assert f':{part}"]' not in text
+    # the shape from `b, t, d = x.shape` and the first layer; start_pos stays an int
+    assert 'inputs = {x = "f32[batch, seq, 64]", start_pos = 0}' in text
+    assert "#   start_pos: a plain int (annotated `int`)" in text
+    assert "#   x: rank 3 from `b, t, d = x.shape`; last size 32: the input of `self.gate = nn.Linear(dim, n_experts" in text
+    assert 'inputs = {pixel_values = "f32[batch, 3, 32, 32]"}' in text
+    # the cache bounds the dims: their ranges come from the constructor's max_batch_size and max_seq_len
+    assert "dims = {batch = {min = 1, max = 4}, seq = {min = 2, max = 32}}" in text
+
+
+def test_a_second_init_changes_nothing(project: Path, initialized) -> None:
+    before = (project / "pyproject.toml").read_bytes()
+    again = exportlens(project, "init")
+    assert again.returncode == 0
+    assert again.stdout.rstrip().endswith("nothing to do")
+    assert (project / "pyproject.toml").read_bytes() == before
+
+
+def test_check_then_reports_real_findings_on_their_lines(project: Path, initialized) -> None:
+    check = exportlens(project, "check", "--format", "text")
+    decoder, moe = project / "models/decoder.py", project / "models/moe.py"
+    lines = check.stdout.splitlines()
+    assert f"models/moe.py:{line_of(moe, 'if rows.numel() == 0')}:13: EL101 `rows.numel() == 0`" in "\n".join(lines)
+    assert any(line.startswith(f"models/decoder.py:{line_of(decoder, 'self.cache_k[:b, start_pos')}:9: EL201 `seq`") for line in lines)
+    assert not any(code in check.stdout for code in ("EL403", "EL404", "EL405", "EL001"))  # no finding of a wrong guess
+    assert check.returncode == 1
+
+
+GUESSES = """\
+import torch
+from torch import nn
+
+
+class Pool(nn.Module):
+    def forward(self, x):
+        return x.mean(dim=2)
+
+
+class Picky(nn.Module):
+    def forward(self, x):
+        return x + torch.ones(7)
+"""
+
+
+def test_the_next_guess_is_tried_where_the_first_cannot_call_the_module(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mine"  # kept\n')
+    (tmp_path / "layers.py").write_text(GUESSES)
+    done = exportlens(tmp_path, "init")
+    assert "layers.py:Pool: wrote a spec; exports" in done.stdout
+    assert "layers.py:Picky: wrote a spec; no guess runs (EL405 at layers.py:12): set the inputs by hand" in done.stdout
+    assert done.returncode == 1  # a spec the user must fill in
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert text.startswith('[project]\nname = "mine"  # kept\n')
+    assert 'inputs = {x = "f32[batch, seq, 16]"}' in text.split('"layers.py:Pool"]')[1]
+    assert 'inputs = {x = "f32[batch, 16]"}' in text.split('"layers.py:Picky"]')[1]  # the first guess, said to fail
