@@ -7,13 +7,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core.report import ModuleReport, Report, Status
-from ..static.plan import Plan, Planned, no_spec_finding
+from ..static.plan import Plan, Planned, no_spec_findings
 from .run import Options, export_module
 
 
 def check_one(plan: Plan, planned: Planned, options: Options = Options()) -> ModuleReport:
     if planned.spec is None:
-        findings = planned.findings or (no_spec_finding(planned.module),)
+        findings = no_spec_findings(planned)
         return ModuleReport(planned.target, Status.SKIPPED, tuple(findings))
     report = export_module(plan.root, planned.module, planned.spec, options, sources=plan.sources)
     if planned.findings:  # warnings about the spec ride along with the verdict

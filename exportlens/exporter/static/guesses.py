@@ -45,9 +45,11 @@ def options(param: Param, r: Reading) -> list[Option] | None:
     plain = re.sub(r"^Optional\[(.*)\]$|\|None$|^None\|", r"\1", annotation)
     if param.has_default and (optional or (annotation and "Tensor" not in annotation and not jaxtyping_class(param))):
         return None  # an optional argument keeps its default
+    if plain == "int" and _POSITIONS.search(param.name):  # where a sequence starts: a variable, else 0
+        dynamic = Option(f"int[{param.name}]", "a position (annotated `int`): an int the program takes as a variable")
+        return [dynamic, Option(0, "a plain int (annotated `int`)")]
     if plain in _INTS:
-        first = (0, 1) if plain == "int" and _POSITIONS.search(param.name) else _INTS[plain]
-        return [Option(v, f"a plain {plain} (annotated `{plain}`)") for v in first]
+        return [Option(v, f"a plain {plain} (annotated `{plain}`)") for v in _INTS[plain]]
     if jaxtyping_class(param):
         found = _jaxtyped(param)
         if found:

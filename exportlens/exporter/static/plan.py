@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..core import codes
 from ..core.report import Finding
 from ..core.sources import Sources
 from ..core.targets import ModuleClass, Target
+from .children import parents
 from .declared import declared_module
 from .discover import discover
 from .module_spec import resolve, resolve_variants
@@ -23,6 +24,7 @@ class Planned:
     spec: ExportSpec | None
     findings: tuple[Finding, ...] = ()  # spec errors; with a spec of None, the module is skipped
     variant: str | None = None  # one of the class's [[...variants]] (variants.py)
+    covered_by: str | None = None  # without a spec: the module that builds it, exported with it inside (children.py)
 
     @property
     def target(self) -> str:
@@ -82,6 +84,9 @@ def make_plan(
         for planned in planned_of(module, project):
             if not only or only & {planned.target, module.target, module.name}:
                 plan.modules.append(planned)
+    if any(p.spec is None and not p.findings for p in plan.modules):
+        covered = parents(modules, files, among=[p.module for p in plan.modules if p.spec is not None])
+        plan.modules = [replace(p, covered_by=covered.get(p.target)) if p.spec is None else p for p in plan.modules]
     return plan
 
 
@@ -93,6 +98,14 @@ def _not_found(t: Target, table: object) -> str:
 
 def _in_scope(file: Path, paths: list[Path]) -> bool:
     return any(file == p or p in file.parents for p in paths)
+
+
+def no_spec_findings(planned: Planned) -> tuple[Finding, ...]:
+    """What a module checked without a spec says: its spec's errors; nothing where a checked
+    module builds it (it is exported inside that one); else that it needs example inputs."""
+    if planned.findings or planned.covered_by:
+        return planned.findings
+    return (no_spec_finding(planned.module),)
 
 
 def no_spec_finding(module: ModuleClass) -> Finding:

@@ -64,14 +64,18 @@ def candidates(module: ModuleClass, source: str) -> list[Candidate]:
     out = []
     for pick in picks[:CANDIDATES]:
         used = sorted({d for o in pick.values() for d in dims_of(o.value)})
-        out.append(Candidate(r.init, tuple(r.missing), pick, {d: _dim(d, r.sizes) for d in used}))
+        ints = {o.value[4:-1] for o in pick.values() if isinstance(o.value, str) and o.value.startswith("int[")}
+        out.append(Candidate(r.init, tuple(r.missing), pick, {d: _dim(d, r.sizes, d in ints) for d in used}))
     return out
 
 
-def _dim(name: str, sizes: dict[str, Any]) -> dict[str, int]:
-    """A dim's range: up to what the constructor allows (``max_seq_len``), where it says."""
-    bound = _BATCH_MAX if name == "batch" else _SEQ_MAX if name == "seq" else ()
+def _dim(name: str, sizes: dict[str, Any], position: bool = False) -> dict[str, int]:
+    """A dim's range: up to what the constructor allows (``max_seq_len``), where it says; a
+    position (an int input) from 0 to the last place a sequence can start."""
+    bound = _BATCH_MAX if name == "batch" else _SEQ_MAX if name == "seq" or position else ()
     most = next((sizes[n] for n in bound if isinstance(sizes.get(n), int) and sizes[n] >= 2), None)
+    if position:
+        return {"min": 0, "max": (most or 512) - 1}
     if name == "batch":
         return {"min": 1, "max": most or 64}
     return {"min": 2, "max": most or 512}

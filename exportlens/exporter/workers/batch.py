@@ -12,7 +12,7 @@ from ..core.report import ModuleReport, Report, Status
 from ..core.settings import effective, parse_bytes
 from ..core.sources import Sources
 from ..static.deps import closure, digest, fingerprint, third_party
-from ..static.plan import Plan, Planned, no_spec_finding
+from ..static.plan import Plan, Planned, no_spec_findings
 from ..static.spec import PYPROJECT
 from ..static.values import spec_refs
 from .pool import Cancelled, Pool
@@ -71,7 +71,7 @@ def owner_plan(plan: Plan, planned: Planned) -> OwnerPlan:
 
 
 def skipped(planned: Planned) -> ModuleReport:
-    findings = planned.findings or (no_spec_finding(planned.module),)
+    findings = no_spec_findings(planned)
     return ModuleReport(planned.target, Status.SKIPPED, tuple(findings))
 
 
