@@ -1,11 +1,15 @@
 """The fixes of a data-dependent branch, ranked by how much of the model they keep (torch side).
 
+0. the check or the value kept: ``if <tensor test>: raise`` and ``torch._assert`` as
+   ``torch._assert_async`` (static.async_checks, ``kept_check``), tried before the rest;
+   ``int(lengths.max())`` as ``lengths.max().item()`` (static.item_reads);
 1. branch-free: the test removed, where one side adds nothing (static.remedies.without_branch);
 2. ``torch.cond`` over both sides, where both give tensors (static.remedies.as_cond);
 3. ``torch._check`` of the side the example inputs take (fixes.check_fixes): the exported
    program then rejects every input that takes the other side.
 
-Each of the first three carries the example inputs as a probe: the check adds the inputs
+Each of these (the ``torch._check`` the example inputs satisfy, of the last) carries the
+example inputs as a probe: the check adds the inputs
 that take the other side of each branch (probes.py), and the owner's proof compares each
 fix with eager on them; the first that agrees everywhere is the one preferred
 (workers/probed.py). A check the example inputs do not satisfy is never tried.
@@ -20,15 +24,18 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..core.report import Fix, Probe
+from ..static.async_checks import raise_as_assert, torch_assert_as_async
 from ..static.edits import edit_between, importing_torch
+from ..static.item_reads import int_as_item
 from ..static.remedies import as_cond, without_branch
-from ..static.source import index
+from ..static.source import TensorTest, index
 from .context import Context
 from .failures import DataDependent
 from .fixes import check_fixes
 
 EXAMPLE = Probe("example inputs")
 BRANCH_FREE = "Drop "  # how a branch-free form's title begins (probes.py checks it keeps eager's results)
+KEEP_CHECK = "Check it when the program runs"  # how a fix that keeps a check as torch._assert_async begins
 T = TypeVar("T")
 
 
@@ -39,18 +46,7 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
         return ()
     path = ctx.files.relative(record.frame.filename)
     text = ctx.read(path)
-    rewrites = []
-    header = _header(text, record.frame.line)
-    if (free := _safely(without_branch, text, record.frame.line)) is not None:
-        new, how = free
-        title = (
-            f"{BRANCH_FREE}`{header}`: the code after it handles that case"
-            if how == "drop"
-            else f"{BRANCH_FREE}the test `{header}`: its body always runs"
-        )
-        rewrites.append((title, new))
-    if record.tensors and (cond := _safely(as_cond, text, record.frame.line, record.tensors)) is not None:
-        rewrites.append((f"Run both sides of `{header}` with torch.cond", importing_torch(cond)))
+    rewrites = _rewrites(record, text)
     fixes = [Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))]
     assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
     ranked = [*fixes, *assumed]
@@ -58,6 +54,47 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     # is one, which keeps both sides as written; a branch-free form keeps them only where probes say so
     first = next((i for i, f in enumerate(ranked) if "torch.cond" in f.title), 0)
     return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
+
+
+def _rewrites(record: DataDependent, text: str) -> list[tuple[str, str]]:
+    """Each rewrite of the record's line that keeps what it computes: its title and the new text."""
+    line = record.frame.line
+    if record.tensors and (read := _safely(int_as_item, text, line, record.tensors)) is not None:
+        return [(f"Write `{read.item}` for `{read.written}`: the same number, read when the program runs", read.text)]
+    rewrites = []
+    header = _header(text, line)
+    if (free := _safely(without_branch, text, line)) is not None:
+        new, how = free
+        title = (
+            f"{BRANCH_FREE}`{header}`: the code after it handles that case"
+            if how == "drop"
+            else f"{BRANCH_FREE}the test `{header}`: its body always runs"
+        )
+        rewrites.append((title, new))
+    if record.tensors and (cond := _safely(as_cond, text, line, record.tensors)) is not None:
+        rewrites.append((f"Run both sides of `{header}` with torch.cond", importing_torch(cond)))
+    return rewrites
+
+
+def kept_check(record: DataDependent, ctx: Context, written: TensorTest) -> Fix | None:
+    """``if <tensor test>: raise ...`` or ``torch._assert(...)`` as ``torch._assert_async``: the
+    same check, made by the exported program. Proven on probes (which eager runs through, so
+    none fails the check) like any remedy, and tried first."""
+    if record.frame is None:
+        return None
+    path = ctx.files.relative(record.frame.filename)
+    text = ctx.read(path)
+    title = f"{KEEP_CHECK}: `torch._assert_async(...)`"
+    if written.keyword == "torch._assert":
+        new = _safely(torch_assert_as_async, text, record.frame.line)
+        title += " in place of `torch._assert(...)`"
+    elif written.keyword == "if" and (kept := _safely(raise_as_assert, text, record.frame.line)) is not None:
+        new = kept.text
+        title += f" in place of `raise {kept.error}`" + ("" if kept.error == "RuntimeError" else " (it raises RuntimeError)")
+    else:
+        return None
+    edit = edit_between(path, text, new) if new else None
+    return Fix(title, (edit,), preferred=True, probes=(EXAMPLE,)) if edit else None
 
 
 def _safely(rewrite: Callable[..., T], *args: Any) -> T | None:
