@@ -16,6 +16,8 @@ import pytest
 from conftest import only
 
 from exportlens.exporter.core.options import Options
+from exportlens.exporter.static.async_checks import raise_as_assert, torch_assert_as_async
+from exportlens.exporter.static.item_reads import int_as_item
 from exportlens.exporter.static.plan import make_plan
 from exportlens.exporter.static.remedies import as_cond, as_where, without_branch, without_fast_path
 
@@ -318,3 +320,171 @@ def test_names_read_by_the_other_picks_are_not_picked_one_after_another():
     )
     assert as_where(text, 7) is None  # the second torch.where would read the new ``inv``
     assert as_where(ROPE.replace("long context\n", "long context\n            x = x.clone()\n"), 7) is None  # a side that does more
+
+
+def test_a_finite_check_is_kept_in_the_program_proven_on_probes_it_passes(project, pool):
+    """``if not torch.isfinite(y).all(): raise ...``: the preferred fix is the same check as
+    ``torch._assert_async``, proven on probes that eager runs through (none fails the check),
+    and its program raises, with the message, on a state that is not finite."""
+    import torch
+
+    project.write(
+        "solver.py",
+        """
+        import torch
+        from torch import nn
+
+        class Solver(nn.Module):
+            def forward(self, y):
+                y = y + 0.1 * y.tanh()
+                if not torch.isfinite(y).all():
+                    raise ValueError("the solver reached a non-finite state")
+                return y
+        """,
+    )
+    project.write("pyproject.toml", '[tool.exportlens.modules."solver.py:Solver"]\ninputs = { y = "f32[3, 4]" }\n')
+    finding = only(checked(project.root, pool).findings, "EL101")
+    assert finding.message == (
+        "`not torch.isfinite(y).all()` is a tensor, and `if` needs it as a Python bool, which is only known when the model runs;"
+        " torch._assert_async makes the same check inside the exported program"
+    )
+    (preferred,) = [f for f in finding.fixes if f.preferred]
+    assert preferred.title == (
+        "Check it when the program runs: `torch._assert_async(...)` in place of `raise ValueError` (it raises RuntimeError)"
+        " (module then exports and serves its ranges)"
+    )
+    assert preferred.passes_probes and len(preferred.probes) >= 2 and all(p.agrees for p in preferred.probes)
+    project.apply(preferred)
+    assert '        torch._assert_async(torch.isfinite(y).all(), "the solver reached a non-finite state")\n' in project.read("solver.py")
+    program = torch.export.export(load(project.root / "solver.py", "kept_solver").Solver(), (torch.randn(3, 4),)).module()
+    with pytest.raises(RuntimeError, match="the solver reached a non-finite state"):
+        program(torch.full((3, 4), float("nan")))
+
+
+def test_int_of_a_tensor_read_with_item_is_preferred_only_where_probes_of_other_values_agree(project, pool):
+    """``int(lengths.max())`` as ``lengths.max().item()`` keeps the number; probes give it other
+    values. An argmax whose ``.item()`` then indexes a Python list needs its value pinned
+    (``torch._check(best == 0)``): a probe with another argmax says so, and it is not preferred."""
+    project.write(
+        "lengths.py",
+        """
+        import torch
+        from torch import nn
+
+        class Mask(nn.Module):
+            def forward(self, lengths):
+                longest = int(lengths.max())
+                return (torch.arange(longest) < lengths[:, None]).float()
+
+        class Pick(nn.Module):
+            def forward(self, x):
+                best = int(x.argmax())
+                return x * [1.0, 2.0, 3.0, 4.0][best]
+        """,
+    )
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."lengths.py:Mask"]
+        inputs = { lengths = { value = [5, 4, 4, 4], dtype = "i64" } }
+        [tool.exportlens.modules."lengths.py:Pick"]
+        inputs = { x = { value = [3.0, 1.0, 2.0, 0.5] } }
+        """,
+    )
+    from exportlens.exporter.workers.batch import check_in_workers
+
+    mask, pick = sorted(check_in_workers(make_plan([project.root]), pool, Options()).modules, key=lambda m: m.target)
+    (item,) = only(mask.findings, "EL101").fixes
+    assert item.preferred and item.title.startswith("Write `lengths.max().item()` for `int(lengths.max())`: the same number")
+    assert {"zeros", "ones"} <= {p.name for p in item.probes} and all(p.agrees for p in item.probes)
+    (pinned,) = only(pick.findings, "EL101").fixes
+    assert not pinned.preferred and "torch._check(best == 0)" in pinned.title and "an assumption" in pinned.title
+    assert any(p.rejected for p in pinned.probes)
+
+
+SOLVER = """import torch
+
+
+def step(y, dt):
+    y = y + dt * y.tanh()
+    # a diverged solver is a bug, not a result
+    if not torch.isfinite(y).all():  # stop here
+        raise ValueError("the solver reached a non-finite state")
+    return y
+"""
+
+
+def test_an_if_that_only_raises_becomes_the_same_check_in_the_program():
+    kept = raise_as_assert(SOLVER, 7)
+    assert kept.error == "ValueError"
+    assert kept.text == (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def step(y, dt):\n"
+        "    y = y + dt * y.tanh()\n"
+        "    # a diverged solver is a bug, not a result\n"
+        '    torch._assert_async(torch.isfinite(y).all(), "the solver reached a non-finite state")  # stop here\n'
+        "    return y\n"
+    )
+
+
+def test_a_raise_without_not_is_negated_and_without_a_message_says_the_error():
+    text = "def f(x):\n    if (x < 0).any():\n        raise errors.Negative\n    return x\n"
+    assert raise_as_assert(text, 2).text == (
+        'import torch\ndef f(x):\n    torch._assert_async(torch.logical_not((x < 0).any()), "errors.Negative")\n    return x\n'
+    )
+    text = "import torch\ndef f(x):\n    if not (x.sum() > 0):\n        raise RuntimeError()\n    return x\n"
+    assert raise_as_assert(text, 3).text == 'import torch\ndef f(x):\n    torch._assert_async(x.sum() > 0, "RuntimeError")\n    return x\n'
+
+
+@pytest.mark.parametrize(
+    "branch",
+    [
+        "    if x.isnan().any() or x.isinf().any():\n        raise ValueError('bad')\n",  # Python asks `or` for a bool
+        "    if not (0 < x.sum() < 1):\n        raise ValueError('bad')\n",  # and a chained comparison
+        "    if not x.all():\n        raise ValueError(f'bad {x}')\n",  # a message formatted while tracing
+        "    if not x.all():\n        raise ValueError('bad', x)\n",
+        "    if not x.all():\n        raise ValueError('bad')\n    else:\n        x = x + 1\n",  # an else: no mere check
+        "    if not x.all():\n        x = x * 0\n        raise ValueError('bad')\n",  # a body that does more
+        "    if not x.all():\n        return x\n",
+        "    if not x.all(): raise ValueError('bad')\n",  # one line: left as written
+    ],
+)
+def test_no_kept_check_where_the_if_is_more_than_a_check(branch):
+    text = "import torch\ndef f(x):\n" + branch + "    return x\n"
+    assert raise_as_assert(text, 3) is None
+
+
+def test_torch_assert_becomes_torch_assert_async_and_nothing_else_changes():
+    text = 'def forward(self, logits):\n    torch._assert((logits.abs() < 1e4).all(), "logits overflow")  # why\n    return logits\n'
+    assert torch_assert_as_async(text, 2) == (
+        'def forward(self, logits):\n    torch._assert_async((logits.abs() < 1e4).all(), "logits overflow")  # why\n    return logits\n'
+    )
+    assert torch_assert_as_async(text, 3) is None
+    other = 'def forward(self, x):\n    ok = torch._assert(x.all(), "m")\n    _assert(x.all(), "m")\n    return x\n'
+    assert torch_assert_as_async(other, 2) is None and torch_assert_as_async(other, 3) is None  # its value used; not torch's
+
+
+def test_int_of_a_tensor_becomes_item_the_same_number_kept_unknown():
+    text = "def forward(self, lengths):\n    longest = int(lengths.max())  # the widest\n    return torch.arange(longest)\n"
+    read = int_as_item(text, 2, frozenset({"lengths"}))
+    assert (read.written, read.item) == ("int(lengths.max())", "lengths.max().item()")
+    assert read.text == "def forward(self, lengths):\n    longest = lengths.max().item()  # the widest\n    return torch.arange(longest)\n"
+    text = "def forward(self, x):\n    n = 2 * int(x.sum() + 1)\n    return n\n"
+    assert int_as_item(text, 2, frozenset({"x"})).text == "def forward(self, x):\n    n = 2 * (x.sum() + 1).item()\n    return n\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "n = int(x.shape[0])",  # a size: no tensor's value
+        "n = int(x.max().item())",  # already read
+        "n = int(self.steps)",  # no tensor the line names
+        "n = int(x.max()) + int(x.min())",  # two: which one failed is not known
+        "n = x.max()",
+    ],
+)
+def test_no_item_read_where_int_reads_no_tensor_or_more_than_one(line):
+    text = f"def forward(self, x):\n    {line}\n    return n\n"
+    assert int_as_item(text, 2, frozenset({"x"})) is None

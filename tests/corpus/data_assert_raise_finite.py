@@ -2,7 +2,6 @@
 
 From: rtqichen/torchdiffeq#269 (its data-dependent checks rewritten so F5-TTS exports).
 Expect: the marked line; the preferred fix exports.
-Known gap: exportlens offers no fix for a branch on a tensor (`torch._assert_async` is not proposed).
 Remedy: `torch._assert_async(torch.isfinite(y).all(), "...")`: the same check, kept in the
 exported program.
 Probes: ordinary states (finite); the check is never meant to fire on valid inputs.

@@ -3,7 +3,6 @@
 From: pytorch/pytorch#186306 (fixing pytorch/pytorch#134533: a tensor-valued
 `torch._assert` becomes a data-dependent guard under export).
 Expect: the marked line; the preferred fix exports.
-Known gap: the message names torch's `u0 == 1`, and no fix is offered (`torch._assert_async` is not proposed).
 Remedy: `torch._assert_async(cond, msg)`: the same check, kept in the exported program.
 Probes: logits of size 1 and of size 100 (both pass the check).
 """

@@ -65,10 +65,22 @@ def _first_visit(model: torch.nn.Module, built: Built, where: Frame, look: Any) 
     return found
 
 
-def _evaluate(code: str, frame: FrameType) -> bool | None:
+def value_at(model: torch.nn.Module, built: Built, where: Frame, code: str) -> Any:
+    """``code``'s value the first time forward reaches ``where``'s line, on the example
+    inputs (``lengths.max().item()``); None where it cannot be evaluated."""
+    return _first_visit(model, built, where, lambda frame: {code: _value(code, frame)}).get(code)
+
+
+def _value(code: str, frame: FrameType) -> Any:
     try:
-        value = eval(code, frame.f_globals, dict(frame.f_locals))  # the user's own expression, in their own frame
+        return eval(code, frame.f_globals, dict(frame.f_locals))  # the user's own expression, in their own frame
     except Exception:
+        return None
+
+
+def _evaluate(code: str, frame: FrameType) -> bool | None:
+    value = _value(code, frame)
+    if value is None:
         return None
     if isinstance(value, torch.Tensor):
         return bool(value.item()) if value.numel() == 1 else None

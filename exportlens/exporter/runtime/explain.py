@@ -22,7 +22,7 @@ from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, Spe
 from .fixes import size_in_code, spec_fixes
 from .locate import Frame, source_line
 from .naming import SYMBOL
-from .remedies import remedy_fixes
+from .remedies import kept_check, remedy_fixes
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
 
@@ -157,8 +157,9 @@ def _as_written(record: DataDependent, ctx: Context, values: list[str]) -> str |
 
 def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
     """``if h.sum() > 0:`` or ``assert (x >= 0).all()``: Python asks a tensor for its truth,
-    which torch reads as an unnamed ``u0 == 1``. Said as the line writes it; an assert
-    becomes ``torch._assert_async``, which the exported program checks when it runs."""
+    which torch reads as an unnamed ``u0 == 1``. Said as the line writes it; an assert (a
+    ``torch._assert``, an ``if`` that only raises) becomes ``torch._assert_async``, which the
+    exported program checks when it runs."""
     cond, frame = record.condition, record.frame
     unbacked = [s for s in cond.free_symbols if str(s).startswith("u") and s not in record.names.message and s not in record.names.code]
     if frame is None or len(unbacked) != 1 or len(cond.free_symbols) != 1:
@@ -175,6 +176,9 @@ def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
         edit = edit_between(path, text, new) if new else None
         fixes = (Fix("Check it when the program runs: `torch._assert_async(...)`", (edit,), preferred=True),) if edit else ()
         message += "; torch._assert_async makes the same check inside the exported program"
+    elif (kept := ctx.fix_or("kept check", lambda: kept_check(record, ctx, written), None)) is not None:
+        message += "; torch._assert_async makes the same check inside the exported program"
+        fixes = (kept, *(replace(f, preferred=False) for f in remedy_fixes(record, ctx, checks=False)))
     else:
         fixes = remedy_fixes(record, ctx, checks=False)  # (a tensor is no condition to torch._check)
         if not fixes:  # where there are, they say what to do (a branch-free form may beat torch.cond)

@@ -27,10 +27,11 @@ import torch.utils._pytree as pytree
 
 from ..core.options import Options
 from ..core.report import DimSize, Finding, Fix, Probe
+from ..static.item_reads import int_as_item
 from ..static.source import branch_test, tensor_test
 from ..static.spec import ExportSpec
 from ..workers.overlay import overlay
-from .branch import truth_at
+from .branch import truth_at, value_at
 from .context import Context
 from .failures import DataDependent, Record
 from .fixes import check_candidates
@@ -123,6 +124,7 @@ def with_probe_set(
         return findings
     branches = [(r.frame, code) for r in records if isinstance(r, DataDependent) and r.frame and (code := _test(r, ctx))]
     branches += _found_by_draft(findings, {(f.filename, f.line) for f, _ in branches}, ctx)
+    branches += _values_read(records, model, ctx)
     build = lambda probe: inputs_of(probe, ctx.built, ctx.spec, rebuild)  # noqa: E731
     try:
         probes = probe_set(model, ctx.built, branches, build, candidates(ctx.spec))
@@ -167,6 +169,21 @@ def _found_by_draft(findings: list[Finding], known: set[tuple[str, int]], ctx: C
         if test is not None:
             out.append((Frame(filename, f.line, ""), test if isinstance(test, str) else test.test))
             known.add((filename, f.line))
+    return out
+
+
+def _values_read(records: tuple[Record, ...], model: torch.nn.Module, ctx: Context) -> list[tuple[Frame, str]]:
+    """Each ``int(<tensor>)`` a fix reads with ``.item()`` (static.item_reads), as the test that
+    its value is the example's (``y.argmax().item() == 0``): probes that give it another value
+    are where a fix that pins it (``torch._check(best == 0)``) shows what it assumes."""
+    out = []
+    for r in records:
+        if not isinstance(r, DataDependent) or r.frame is None or not r.tensors:
+            continue
+        read = int_as_item(ctx.read(ctx.files.relative(r.frame.filename)), r.frame.line, r.tensors)
+        value = value_at(model, ctx.built, r.frame, read.item) if read is not None else None
+        if isinstance(value, (bool, int, float)) and value == value:  # (nan is no value to compare with)
+            out.append((r.frame, f"{read.item} == {value!r}"))
     return out
 
 

@@ -1,5 +1,8 @@
 """The fixes of a data-dependent branch, ranked by how much of the model they keep (torch side).
 
+0. the check or the value kept: ``if <tensor test>: raise`` and ``torch._assert`` as
+   ``torch._assert_async`` (static.async_checks, ``kept_check``), tried before the rest;
+   ``int(lengths.max())`` as ``lengths.max().item()`` (static.item_reads);
 1. branch-free: the test removed, where one side adds nothing (static.remedies.without_branch),
    or a fast path that only assigns names dropped whole (static.remedies.without_fast_path);
 2. ``torch.where``, where a tensor test picks between two sides that assign the same names
@@ -8,9 +11,10 @@
 4. ``torch._check`` of the side the example inputs take (fixes.check_fixes): the exported
    program then rejects every input that takes the other side.
 
-Each of the first three kinds (and a preferred check) carries the example inputs as a
-probe: the check adds the inputs that take the other side of each branch (probes.py), and
-the owner's proof compares each fix with eager on them; the first that agrees everywhere is the one preferred
+Each of these (of the last, the ``torch._check`` the example inputs satisfy) carries the
+example inputs as a probe: the check adds the inputs that take the other side of each
+branch (probes.py), and the owner's proof compares each fix with eager on them; the first
+that agrees everywhere is the one preferred
 (workers/probed.py). A check the example inputs do not satisfy is never tried.
 """
 
@@ -23,9 +27,11 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..core.report import Fix, Probe
+from ..static.async_checks import raise_as_assert, torch_assert_as_async
 from ..static.edits import edit_between, importing_torch
+from ..static.item_reads import int_as_item
 from ..static.remedies import as_cond, as_where, without_branch, without_fast_path
-from ..static.source import index, tensor_test
+from ..static.source import TensorTest, index, tensor_test
 from .context import Context
 from .failures import DataDependent
 from .fixes import check_fixes
@@ -33,6 +39,7 @@ from .fixes import check_fixes
 EXAMPLE = Probe("example inputs")
 BRANCH_FREE = "Drop "  # how a branch-free form's title begins (probes.py checks it keeps eager's results)
 PICK = "Pick "  # how a torch.where form's title begins
+KEEP_CHECK = "Check it when the program runs"  # how a fix that keeps a check as torch._assert_async begins
 T = TypeVar("T")
 
 
@@ -56,9 +63,12 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
 
 
 def _rewrites(record: DataDependent, text: str) -> list[tuple[str, str]]:
-    """(title, new text) of each rewrite of the branch, best first: branch-free forms, then
-    torch.where (both sides computed, the test picks), then torch.cond."""
+    """(title, new text) of each rewrite of the line, best first: an ``int()`` of a tensor read
+    with ``.item()`` instead; else branch-free forms, then torch.where (both sides computed,
+    the test picks), then torch.cond."""
     line = record.frame.line
+    if record.tensors and (read := _safely(int_as_item, text, line, record.tensors)) is not None:
+        return [(f"Write `{read.item}` for `{read.written}`: the same number, read when the program runs", read.text)]
     header = _header(text, line)
     rewrites = []
     if (fast := _safely(without_fast_path, text, line)) is not None:
@@ -81,6 +91,27 @@ def _rewrites(record: DataDependent, text: str) -> list[tuple[str, str]]:
     if record.tensors and (cond := _safely(as_cond, text, line, record.tensors)) is not None:
         rewrites.append((f"Run both sides of `{header}` with torch.cond", importing_torch(cond)))
     return rewrites
+
+
+def kept_check(record: DataDependent, ctx: Context, written: TensorTest) -> Fix | None:
+    """``if <tensor test>: raise ...`` or ``torch._assert(...)`` as ``torch._assert_async``: the
+    same check, made by the exported program. Proven on probes (which eager runs through, so
+    none fails the check) like any remedy, and tried first."""
+    if record.frame is None:
+        return None
+    path = ctx.files.relative(record.frame.filename)
+    text = ctx.read(path)
+    title = f"{KEEP_CHECK}: `torch._assert_async(...)`"
+    if written.keyword == "torch._assert":
+        new = _safely(torch_assert_as_async, text, record.frame.line)
+        title += " in place of `torch._assert(...)`"
+    elif written.keyword == "if" and (kept := _safely(raise_as_assert, text, record.frame.line)) is not None:
+        new = kept.text
+        title += f" in place of `raise {kept.error}`" + ("" if kept.error == "RuntimeError" else " (it raises RuntimeError)")
+    else:
+        return None
+    edit = edit_between(path, text, new) if new else None
+    return Fix(title, (edit,), preferred=True, probes=(EXAMPLE,)) if edit else None
 
 
 def _safely(rewrite: Callable[..., T], *args: Any) -> T | None:

@@ -29,7 +29,7 @@ EXITS = (cst.Continue, cst.Pass)
 
 
 @dataclass(frozen=True)
-class _Found:
+class FoundIf:
     module: cst.Module
     branch: cst.If
     block: cst.IndentedBlock  # the block that holds it
@@ -48,7 +48,7 @@ class _FindIf(cst.CSTVisitor):
             self.found = (node, self.get_metadata(ParentNodeProvider, node))
 
 
-def _find(text: str, line: int) -> _Found | None:
+def find_if(text: str, line: int) -> FoundIf | None:
     """The plain ``if`` (no ``elif``) on ``line`` and the block it stands in."""
     try:
         wrapper = cst.MetadataWrapper(cst.parse_module(text))
@@ -63,10 +63,10 @@ def _find(text: str, line: int) -> _Found | None:
         return None  # an ``elif`` is part of a chain; a one-line ``if x: y`` is left as written
     parents = wrapper.resolve(ParentNodeProvider)
     function = parents.get(block)
-    return _Found(wrapper.module, branch, block, function if isinstance(function, cst.FunctionDef) else None)
+    return FoundIf(wrapper.module, branch, block, function if isinstance(function, cst.FunctionDef) else None)
 
 
-def _replaced(found: _Found, start: int, end: int, new: Sequence[cst.BaseStatement]) -> str:
+def _replaced(found: FoundIf, start: int, end: int, new: Sequence[cst.BaseStatement]) -> str:
     """The module with ``block.body[start:end]`` replaced by ``new``."""
     body = list(found.block.body)
     if new and body[start].leading_lines:  # the comment or blank line above the ``if`` stays above
@@ -94,7 +94,7 @@ def _ends_in_return(statements: Sequence[cst.BaseStatement]) -> bool:
 def without_branch(text: str, line: int) -> tuple[str, str] | None:
     """The ``if`` on ``line`` rewritten without its test, and how: ``(new text, "drop")`` for
     an early exit removed, ``(new text, "always")`` for a body that always runs."""
-    found = _find(text, line)
+    found = find_if(text, line)
     if found is None or found.branch.orelse is not None:
         return None
     body = found.branch.body.body
@@ -136,7 +136,7 @@ def without_fast_path(text: str, line: int) -> str | None:
     """The ``if`` on ``line`` dropped, body and test, where it has no ``else`` and its body only
     assigns names (``if torch.all(mask == 1): mask = None``): a fast path whose other side, the
     code after it, may compute the same (multiplying by a mask of ones changes nothing)."""
-    found = _find(text, line)
+    found = find_if(text, line)
     if found is None or found.branch.orelse is not None or len(found.block.body) < 2:
         return None
     body = found.branch.body.body
@@ -149,7 +149,7 @@ def without_fast_path(text: str, line: int) -> str | None:
 # -- torch.where -------------------------------------------------------------------
 
 
-def _picked(found: _Found) -> list[tuple[str, cst.BaseExpression, cst.BaseExpression]] | None:
+def _picked(found: FoundIf) -> list[tuple[str, cst.BaseExpression, cst.BaseExpression]] | None:
     """(name, its value on the true side, on the false side) where each side only assigns the
     same names once each, to values ``torch.where`` can pick between (not ``None``, a string,
     a container); where there are several, no value and not the test reads any of them (one
@@ -187,7 +187,7 @@ def as_where(text: str, line: int) -> tuple[str, tuple[str, ...]] | None:
     ``name = torch.where(test, true_value, false_value)`` for each: both values are computed,
     and the test (a tensor: the caller makes sure) picks, element by element. Returns the new
     text and the names."""
-    found = _find(text, line)
+    found = find_if(text, line)
     if found is None or not isinstance(found.branch.orelse, cst.Else) or not isinstance(found.branch.orelse.body, cst.IndentedBlock):
         return None
     picked = _picked(found)
@@ -326,7 +326,7 @@ class _Sides:
     outputs: list[str]  # what the call assigns; none where it is returned
 
 
-def _sides(found: _Found, tensors: frozenset[str]) -> _Sides | None:
+def _sides(found: FoundIf, tensors: frozenset[str]) -> _Sides | None:
     """The two sides of the ``if`` as the bodies of torch.cond's functions: two ``return``s
     (``if c: return a`` then ``return b``), or the tensors both sides assign, returned."""
     branch, block = found.branch, list(found.block.body)
@@ -353,7 +353,7 @@ def as_cond(text: str, line: int, tensors: frozenset[str]) -> str | None:
     """The ``if`` on ``line`` as ``torch.cond`` over its two sides, each a local function of
     the tensors it reads (``tensors``: the names that hold tensors on that line when forward
     runs; anything else they read, ``self`` included, they see as closures)."""
-    found = _find(text, line)
+    found = find_if(text, line)
     sides = _sides(found, tensors) if found is not None and found.function is not None else None
     if sides is None or _names(sides.true).other or _names(sides.false).other:
         return None

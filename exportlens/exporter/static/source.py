@@ -158,7 +158,7 @@ def item_operand(text: str, line: int) -> str | None:
     tests = [n.test for p, n in (idx.statements if idx else ()) if p.line == line and isinstance(n, (cst.If, cst.While))]
     if len(tests) == 1 and isinstance(tests[0], cst.Comparison) and len(tests[0].comparisons) == 1:
         operands = [tests[0].left, tests[0].comparisons[0].comparator]
-        reads = [o for o in operands if _reads_number(o)]
+        reads = [o for o in operands if reads_number(o)]
         return idx.code(reads[0]) if len(reads) == 1 else None
     # elsewhere: the one value the line reads (``best = int(y.argmax())``); in
     # ``int(n.sum().item())``, the read inside, which the ``int()`` only converts
@@ -184,28 +184,44 @@ def _reads_value(node: cst.CSTNode) -> bool:
 class TensorTest:
     """A statement that asks Python for a tensor's truth: ``if h.sum() > 0:``, ``assert (x >= 0).all()``."""
 
-    keyword: str  # "if", "while", "assert" or "bool()"
+    keyword: str  # "if", "while", "assert", "torch._assert" or "bool()"
     test: str  # the condition as written
     message: str | None  # an assert's message, as written
 
 
 def tensor_test(text: str, line: int) -> TensorTest | None:
-    """The condition of the ``if``/``while``/``assert`` (or the one ``bool(...)``) on ``line``
+    """The condition of the ``if``/``while``/``assert``/``torch._assert`` (or the one ``bool(...)``) on ``line``
     where it reads no value with ``.item()`` (so what Python converts to a bool is a
     tensor). None for anything else."""
     idx = index(text)
     for place, node in idx.statements if idx else ():
         if place.line != line:
             continue
-        if isinstance(node, (cst.If, cst.While)) and not _reads_number(node.test):
+        if isinstance(node, (cst.If, cst.While)) and not reads_number(node.test):
             return TensorTest("while" if isinstance(node, cst.While) else "if", idx.code(node.test), None)
         small = node.body[0] if isinstance(node, cst.SimpleStatementLine) else None
-        if isinstance(small, cst.Assert) and not _reads_number(small.test):
+        if isinstance(small, cst.Assert) and not reads_number(small.test):
             return TensorTest("assert", idx.code(small.test), idx.code(small.msg) if small.msg else None)
+        call = small.value if isinstance(small, cst.Expr) else None
+        if isinstance(call, cst.Call) and is_torch_assert(call) and not reads_number(call.args[0].value):
+            message = idx.code(call.args[1].value) if len(call.args) > 1 else None
+            return TensorTest("torch._assert", idx.code(call.args[0].value), message)
     calls = [n for p, n in (idx.expressions if idx else ()) if p.line == line and _is_bool_call(n)]
-    if len(calls) == 1 and not _reads_number(calls[0]):  # ``big = bool(y.max() > 0.99)``
+    if len(calls) == 1 and not reads_number(calls[0]):  # ``big = bool(y.max() > 0.99)``
         return TensorTest("bool()", idx.code(calls[0].args[0].value), None)
     return None
+
+
+def is_torch_assert(call: cst.Call) -> bool:
+    """``torch._assert(...)`` with its condition given first."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and (func.value.value, func.attr.value) == ("torch", "_assert")
+        and bool(call.args)
+        and call.args[0].keyword is None
+    )
 
 
 def _is_bool_call(node: cst.CSTNode) -> bool:
@@ -221,7 +237,7 @@ def _reads_item(node: cst.CSTNode) -> bool:
 _SIZES = ("numel", "size", "dim")
 
 
-def _reads_number(node: cst.CSTNode) -> bool:
+def reads_number(node: cst.CSTNode) -> bool:
     """Whether ``node`` reads a Python number: a value (``.item()``, ``.tolist()``) or a size
     (``.numel()``, ``.size(0)``, ``.shape[0]``, ``len(x)``); then a comparison of it is no tensor."""
     if _reads_item(node):
@@ -232,7 +248,7 @@ def _reads_number(node: cst.CSTNode) -> bool:
             return True
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
         return True
-    return any(_reads_number(c) for c in node.children)
+    return any(reads_number(c) for c in node.children)
 
 
 def _has_call(node: cst.CSTNode) -> bool:
