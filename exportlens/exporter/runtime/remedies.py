@@ -1,8 +1,10 @@
-"""The fixes of a data-dependent branch, ranked by how much of the model they keep (torch side).
+"""The fixes of a data-dependent guard, ranked by how much of the model they keep (torch side).
 
-1. branch-free: the test removed, where one side adds nothing (static.remedies.without_branch);
-2. ``torch.cond`` over both sides, where both give tensors (static.remedies.as_cond);
-3. ``torch._check`` of the side the example inputs take (fixes.check_fixes): the exported
+1. where torch was asked for the value itself (``capacity = int(....item() * f)``), the same
+   number kept symbolic: ``torch.sym_int(...)`` (static.numbers), which decides nothing;
+2. branch-free: the test removed, where one side adds nothing (static.remedies.without_branch);
+3. ``torch.cond`` over both sides, where both give tensors (static.remedies.as_cond);
+4. ``torch._check`` of the side the example inputs take (fixes.check_fixes): the exported
    program then rejects every input that takes the other side.
 
 Each of the first three carries the example inputs as a probe: the check adds the inputs
@@ -21,11 +23,13 @@ from typing import Any, TypeVar
 
 from ..core.report import Fix, Probe
 from ..static.edits import edit_between, importing_torch
+from ..static.numbers import Conversion, conversion, symbolic
 from ..static.remedies import as_cond, without_branch
 from ..static.source import index
 from .context import Context
 from .failures import DataDependent
 from .fixes import check_fixes
+from .naming import SYMBOL
 
 EXAMPLE = Probe("example inputs")
 BRANCH_FREE = "Drop "  # how a branch-free form's title begins (probes.py checks it keeps eager's results)
@@ -39,7 +43,7 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
         return ()
     path = ctx.files.relative(record.frame.filename)
     text = ctx.read(path)
-    rewrites = []
+    rewrites = _kept_symbolic(record, ctx, text)
     header = _header(text, record.frame.line)
     if (free := _safely(without_branch, text, record.frame.line)) is not None:
         new, how = free
@@ -58,6 +62,31 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     # is one, which keeps both sides as written; a branch-free form keeps them only where probes say so
     first = next((i for i, f in enumerate(ranked) if "torch.cond" in f.title), 0)
     return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
+
+
+def _kept_symbolic(record: DataDependent, ctx: Context, text: str) -> list[tuple[str, str]]:
+    """``int(...)`` written ``torch.sym_int(...)`` where it asked for the value (title, new text)."""
+    asked_for = asked(record, ctx)
+    if asked_for is None or record.frame is None:
+        return []
+    tensor = asked_for.argument in record.tensors  # ``int(lengths.max())`` reads the tensor's value
+    new = _safely(symbolic, text, record.frame.line, values(record), tensor)
+    title = f"Write `{asked_for.symbolic}(...)` in place of `{asked_for.builtin}(...)`: the same number, which export can trace"
+    return [(title, new)] if new is not None else []
+
+
+def values(record: DataDependent) -> list[str]:
+    """The values torch's guard reads, as the user's code names them (never torch's own ``u0``)."""
+    unbacked = sorted((s for s in record.condition.free_symbols if str(s).startswith(("u", "zuf"))), key=str)  # ints, floats
+    return [said for s in unbacked if not SYMBOL.fullmatch(said := record.names.say(s))]
+
+
+def asked(record: DataDependent, ctx: Context) -> Conversion | None:
+    """The ``int(...)`` or ``float(...)`` on the record's line that asked torch for its value
+    (static.numbers), where torch was asked for a number rather than a truth."""
+    if not record.asks_number or record.frame is None:
+        return None
+    return _safely(conversion, ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line, values(record))
 
 
 def _safely(rewrite: Callable[..., T], *args: Any) -> T | None:
