@@ -190,7 +190,8 @@ MOE = """
 @pytest.mark.slow
 def test_a_mixture_of_experts_shows_every_data_dependent_problem_in_one_check(project):
     """torch 2.13's draft export fails on this forward (`nonzero(..., as_tuple=True)` in a
-    loop): each guard is then taken provisionally, and tracing goes on to the next."""
+    loop): each guard is then taken provisionally, and tracing goes on to the next. The
+    capacity line is said as written (before: torch's `int(1.25*float(...))`, with no fix)."""
     project.write(
         "pyproject.toml",
         """
@@ -205,16 +206,25 @@ def test_a_mixture_of_experts_shows_every_data_dependent_problem_in_one_check(pr
         ("EL101", line_of(project, "moe.py", "if token.numel() == 0:")),
         ("EL101", line_of(project, "moe.py", "capacity = int(")),
     ]
+    capacity = findings[1]
+    assert capacity.message == (
+        "`int((chosen == e).sum().item() * self.capacity_factor)` asks for `capacity` as a Python int, but"
+        " `(chosen == e).sum().item()` is only known when the model runs, so export cannot give one;"
+        " `torch.sym_int(...)` gives the same number and keeps it symbolic"
+    )
+    assert (capacity.column, capacity.end_column) == (24, 78)  # the `int(...)` call
+    assert [f.title for f in capacity.fixes] == [
+        "Write `torch.sym_int(...)` in place of `int(...)`: the same number, which export can trace"
+    ]
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="the preferred fix of `if token.numel() == 0: continue` is a torch._check that every expert is empty;"
-    " one application reaches serving only with the branch-free rewrite (drop the early exit: index_add_ takes"
-    " an empty index), which the remedies work of issue 23 adds",
-)
 def test_a_mixture_of_experts_takes_one_application(project):
+    """The early exit for an empty expert is dropped (`index_add_` takes an empty index), and
+    the round after folds in the capacity line's fix: `int(...)` of a value read from a tensor
+    asks export for a number it does not have, and `torch.sym_int(...)` gives the same number
+    symbolically (the slice by it then exports as it is). Each is proven on probes against
+    the module as written; one application exports and serves."""
     project.write(
         "pyproject.toml",
         """
@@ -224,7 +234,14 @@ def test_a_mixture_of_experts_takes_one_application(project):
         """,
     )
     project.write("moe.py", MOE)
-    reaches_exports_and_serves(project)
+    title = reaches_exports_and_serves(project)
+    assert title == (
+        "Drop `if token.numel() == 0:`: the code after it handles that case; then write `torch.sym_int(...)` in place of"
+        " `int(...)`: the same number, which export can trace (module then exports and serves its ranges)"
+    )
+    fixed = project.read("moe.py")
+    assert "if token.numel() == 0:" not in fixed and "continue" not in fixed
+    assert "            capacity = torch.sym_int((chosen == e).sum().item() * self.capacity_factor)\n" in fixed
 
 
 @pytest.mark.slow
@@ -278,3 +295,22 @@ def test_a_round_that_does_not_finish_keeps_what_the_rounds_before_proved(tmp_pa
     assert rounds.step(None) is None  # the third round never reported
     assert rounds.folded == [second]
     assert apply_edits("a = 1\nb = 2\nc = 3\n", list(rounds.edits(first))) == "a = 10\nb = 20\nc = 3\n"
+
+
+def test_the_rounds_fold_in_no_assumption(tmp_path):
+    """A later round's problem whose preferred fix is a `torch._check` of one side ends the
+    rounds: the probes were built before that branch was met, so none may take its other
+    side, and folding it in would call an assumption proven (owner side, no torch)."""
+    from exportlens.exporter.core import codes
+    from exportlens.exporter.core.report import Fix, ModuleReport
+    from exportlens.exporter.core.sources import Sources
+    from exportlens.exporter.workers.converge import Converging
+    from exportlens.exporter.workers.protocol import Job
+
+    (tmp_path / "net.py").write_text("best = int(y.argmax())\nz = scale[best]\n")
+    check = Fix("Assume `best == 0` here: insert torch._check(best == 0)", (Edit("net.py", 2, 1, 2, 1, "torch._check(best == 0)\n"),), True)
+    failed = ModuleReport("net.py:Net", Status.FAILED, (codes.finding(codes.DATA_DEPENDENT, "`best`", "net.py", 2, fixes=(check,)),))
+    rounds = Converging(
+        Job(str(tmp_path), "net.py:Net", 1, sources={"net.py": "best = torch.sym_int(y.argmax().item())\n"}), Sources.of(tmp_path)
+    )
+    assert rounds.step(failed) is None and rounds.folded == []

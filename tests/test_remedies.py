@@ -488,3 +488,31 @@ def test_int_of_a_tensor_becomes_item_the_same_number_kept_unknown():
 def test_no_item_read_where_int_reads_no_tensor_or_more_than_one(line):
     text = f"def forward(self, x):\n    {line}\n    return n\n"
     assert int_as_item(text, 2, frozenset({"x"})) is None
+
+
+def test_a_number_asked_of_a_value_read_from_a_tensor_is_kept_symbolic():
+    """`int(...)` of a value read from a tensor is written `torch.sym_int(...)` (a tensor
+    argument read with `.item()`, as `int()` reads it); every other byte stays."""
+    from exportlens.exporter.static.numbers import conversion, symbolic
+
+    text = (
+        "import torch\n\n\n"
+        "def forward(self, chosen, lengths, e, n):\n"
+        "    capacity = int((chosen == e).sum().item() * self.capacity_factor)  # per expert\n"
+        "    longest = int(lengths.max())\n"
+        "    rows = self.table[: int(n)] + int(2 * 3) + float(n.item())\n"
+    )
+    asked = conversion(text, 5, ["(chosen == e).sum().item()"])
+    assert (asked.call, asked.argument, asked.target, asked.symbolic) == (
+        "int((chosen == e).sum().item() * self.capacity_factor)",
+        "(chosen == e).sum().item() * self.capacity_factor",
+        "capacity",
+        "torch.sym_int",
+    )
+    assert symbolic(text, 5) == text.replace("= int((chosen", "= torch.sym_int((chosen")
+    assert symbolic(text, 6, tensor=True) == text.replace("int(lengths.max())", "torch.sym_int(lengths.max().item())")
+    assert conversion(text, 7) is None  # three: which one reads the value is for torch's guard to say
+    assert conversion(text, 7, ["n.item()"]).call == "float(n.item())"
+    assert conversion(text, 7, ["n.item()"]).target is None
+    assert symbolic(text, 7, ["n.item()"]).endswith("int(2 * 3) + torch.sym_float(n.item())\n")
+    assert conversion(text, 4) is None

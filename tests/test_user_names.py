@@ -51,11 +51,14 @@ def test_sizes_read_from_data_are_named_by_their_variable(tmp_path: Path):
 
 
 def test_a_value_without_a_variable_is_named_as_written(tmp_path: Path):
-    """``capacity = int((scores > 0.5).sum().item())``: the value is the read inside ``int()``."""
+    """``capacity = int((scores > 0.5).sum().item())``: the value is the read inside ``int()``,
+    and what asks for it is the call as written (not torch's ``u0``)."""
     root = copy_corpus(tmp_path / "corpus")
     report = check(root, only="data_moe_capacity.py:Case")["data_moe_capacity.py:Case"]
     first, empty = report.findings[:2]
-    assert first.message.startswith("`(scores > 0.5).sum().item()` depends on the values inside a tensor"), first.message
+    assert first.message.startswith(
+        "`int((scores > 0.5).sum().item())` asks for `capacity` as a Python int, but `(scores > 0.5).sum().item()` is only known"
+    ), first.message
     # a comparison of sizes is a Python int's, not a tensor's truth
     assert empty.line == 28 and empty.message.startswith("`idx.numel() == 0` depends on the values"), empty.message
 

@@ -1,9 +1,10 @@
 """A table row picked by a 0-d integer tensor, then used to slice.
 
 From: pytorch/pytorch#182345 (`torch.export` fails when indexing with a scalar tensor).
-Expect: the marked line (the slice's end is read from the tensor's value).
-Remedy: `torch.narrow`/`index_select` with the tensor, or `.item()` with a
-`torch._check(0 <= n <= 8)`: a true invariant (the table has 8 rows).
+Expect: the marked line (the slice's end is read from the tensor's value); the preferred fix
+exports.
+Remedy: `torch.sym_int(n.item())` in place of `int(n)`: the same number, kept symbolic (torch
+2.13 slices by it as eager does); or `torch.narrow`/`index_select` with the tensor.
 Probes: `n` 0, 3 and 8.
 """
 
@@ -25,5 +26,5 @@ class Case(nn.Module):
         return [(torch.tensor(n),) for n in (0, 3, 8)]
 
     def forward(self, n):
-        rows = self.table[: int(n)]  # expect: EL101
+        rows = self.table[: int(n)]  # expect: EL101, fix exports
         return rows.sum(0)

@@ -94,6 +94,11 @@ class Probe:
         return self.name
 
 
+# how the title of a ``torch._check`` of one side of a branch begins: an assumption, whose
+# other side only probes built for that branch can show (workers/converge.py folds none)
+ASSUMES = "Assume "
+
+
 @dataclass(frozen=True)
 class Fix:
     title: str

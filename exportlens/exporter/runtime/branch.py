@@ -28,10 +28,16 @@ def truth_at(model: torch.nn.Module, built: Built, where: Frame, conditions: Seq
     return tuple(found.get(code) for code in conditions)
 
 
-def tensors_at(model: torch.nn.Module, built: Built, where: Frame) -> frozenset[str]:
+def tensors_at(model: torch.nn.Module, built: Built, where: Frame, expressions: Sequence[str] = ()) -> frozenset[str]:
     """The local names that hold tensors the first time forward reaches ``where``'s line
-    (what a ``torch.cond`` there can take as operands)."""
-    found = _first_visit(model, built, where, lambda frame: {k: isinstance(v, torch.Tensor) for k, v in frame.f_locals.items()})
+    (what a ``torch.cond`` there can take as operands), and those of ``expressions`` that
+    give one there (what ``int(...)`` converts: ``lengths.max()``)."""
+
+    def look(frame: FrameType) -> dict[str, bool]:
+        names = {k: isinstance(v, torch.Tensor) for k, v in frame.f_locals.items()}
+        return names | {code: isinstance(_value(code, frame), torch.Tensor) for code in expressions}
+
+    found = _first_visit(model, built, where, look)
     return frozenset(k for k, is_tensor in found.items() if is_tensor)
 
 
@@ -65,22 +71,26 @@ def _first_visit(model: torch.nn.Module, built: Built, where: Frame, look: Any) 
     return found
 
 
+_UNKNOWN = object()  # an expression that cannot be evaluated there
+
+
 def value_at(model: torch.nn.Module, built: Built, where: Frame, code: str) -> Any:
     """``code``'s value the first time forward reaches ``where``'s line, on the example
     inputs (``lengths.max().item()``); None where it cannot be evaluated."""
-    return _first_visit(model, built, where, lambda frame: {code: _value(code, frame)}).get(code)
+    value = _first_visit(model, built, where, lambda frame: {code: _value(code, frame)}).get(code)
+    return None if value is _UNKNOWN else value
 
 
 def _value(code: str, frame: FrameType) -> Any:
     try:
         return eval(code, frame.f_globals, dict(frame.f_locals))  # the user's own expression, in their own frame
     except Exception:
-        return None
+        return _UNKNOWN
 
 
 def _evaluate(code: str, frame: FrameType) -> bool | None:
     value = _value(code, frame)
-    if value is None:
+    if value is _UNKNOWN:
         return None
     if isinstance(value, torch.Tensor):
         return bool(value.item()) if value.numel() == 1 else None

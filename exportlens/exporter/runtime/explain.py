@@ -16,13 +16,14 @@ import torch.utils._pytree as pytree
 from ..core import codes
 from ..core.report import Finding, Fix
 from ..static.edits import assert_async, edit_between
+from ..static.numbers import Conversion
 from ..static.source import branch_test, locate, tensor_test
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
 from .fixes import size_in_code, spec_fixes
 from .locate import Frame, source_line
 from .naming import SYMBOL
-from .remedies import kept_check, remedy_fixes
+from .remedies import asked, kept_check, remedy_fixes, values
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
 
@@ -118,8 +119,9 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     truth = _tensor_truth(record, ctx)
     if truth is not None:
         return truth
-    unbacked = sorted((s for s in cond.free_symbols if str(s).startswith(("u", "zuf"))), key=str)  # torch's ints, floats
-    named = [names.say(s) for s in unbacked if not SYMBOL.fullmatch(names.say(s))]  # (never torch's own ``u0``)
+    if (asked_for := asked(record, ctx)) is not None:
+        return _asked_number(record, ctx, asked_for)
+    named = values(record)  # (never torch's own ``u0``)
     origin = ", ".join(f"`{n}`" for n in named) or "a value read from a tensor"
     said = _as_written(record, ctx, named) or names.say(cond)
     if SYMBOL.search(said):  # a value the line never names: its test as written, else no words of torch's
@@ -136,6 +138,19 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
         message += "; on meta the example inputs hold no values, so which way they go is not known: check on cpu for that"
     # the condition as code is how the line most likely writes it: the finding's columns
     return at(ctx, codes.DATA_DEPENDENT, message, record.frame, names.write(cond), fixes=fixes, detail=record.detail)
+
+
+def _asked_number(record: DataDependent, ctx: Context, asked_for: Conversion) -> Finding:
+    """``capacity = int(....item() * f)``: Python asks for the number itself, which export
+    does not have; said as the line writes it (not torch's ``int(1.25*float(...))``)."""
+    read = [f"`{v}`" for v in values(record) if v != asked_for.call] or [f"`{asked_for.argument}`"]
+    kind = f"a Python {asked_for.builtin}"
+    asks = f"asks for `{asked_for.target}` as {kind}" if asked_for.target else f"asks for {kind}"
+    known = "is" if len(read) == 1 else "are"
+    message = f"`{asked_for.call}` {asks}, but {', '.join(read)} {known} only known when the model runs, so export cannot give one"
+    fixes = ctx.fix_or("remedies", lambda: remedy_fixes(record, ctx), ())
+    message += f"; `{asked_for.symbolic}(...)` gives the same number and keeps it symbolic" if fixes else "; compute it from shapes instead"
+    return at(ctx, codes.DATA_DEPENDENT, message, record.frame, asked_for.call, fixes=fixes, detail=record.detail)
 
 
 def _on_meta(ctx: Context) -> bool:

@@ -41,6 +41,11 @@ class DataDependent:
     example: tuple[bool | None, ...] = ()  # whether each of fixes.check_candidates holds there on the example inputs
     tensors: frozenset[str] = frozenset()  # the names holding tensors on that line there (a torch.cond's operands)
 
+    @property
+    def asks_number(self) -> bool:
+        """Whether torch was asked for the value itself (``int(...)``, ``float(...)``), not a truth."""
+        return isinstance(self.condition, sympy.Expr)
+
     def __str__(self) -> str:
         return f"data-dependent: {self.names.say(self.condition)}"
 

@@ -17,7 +17,7 @@ from typing import Any
 import sympy
 from torch.export import Dim
 
-from ..core.report import Fix
+from ..core.report import ASSUMES, Fix
 from ..static.edits import (
     edit_between,
     insert_check,
@@ -368,7 +368,7 @@ def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
         edit = edit_between(path, old, new) if new else None
         if edit is None:
             continue
-        title = f"Assume `{code}` here{_plainly(code)}: insert torch._check({code})"
+        title = f"{ASSUMES}`{code}` here{_plainly(code)}: insert torch._check({code})"
         if held.get(code) is False:
             title += " (the example inputs do not)"
         fixes.append(Fix(title, (edit,), preferred=held.get(code) is True))

@@ -1,8 +1,10 @@
-"""The fixes of a data-dependent branch, ranked by how much of the model they keep (torch side).
+"""The fixes of a data-dependent guard, ranked by how much of the model they keep (torch side).
 
 0. the check or the value kept: ``if <tensor test>: raise`` and ``torch._assert`` as
    ``torch._assert_async`` (static.async_checks, ``kept_check``), tried before the rest;
-   ``int(lengths.max())`` as ``lengths.max().item()`` (static.item_reads);
+   where torch was asked for the value itself, the same number kept symbolic:
+   ``int(lengths.max())`` as ``lengths.max().item()`` (static.item_reads), and
+   ``capacity = int(....item() * f)`` as ``torch.sym_int(...)`` (static.numbers), which decide nothing;
 1. branch-free: the test removed, where one side adds nothing (static.remedies.without_branch),
    or a fast path that only assigns names dropped whole (static.remedies.without_fast_path);
 2. ``torch.where``, where a tensor test picks between two sides that assign the same names
@@ -30,11 +32,13 @@ from ..core.report import Fix, Probe
 from ..static.async_checks import raise_as_assert, torch_assert_as_async
 from ..static.edits import edit_between, importing_torch
 from ..static.item_reads import int_as_item
+from ..static.numbers import Conversion, conversion, symbolic
 from ..static.remedies import as_cond, as_where, without_branch, without_fast_path
 from ..static.source import TensorTest, index, tensor_test
 from .context import Context
 from .failures import DataDependent
 from .fixes import check_fixes
+from .naming import SYMBOL
 
 EXAMPLE = Probe("example inputs")
 BRANCH_FREE = "Drop "  # how a branch-free form's title begins (probes.py checks it keeps eager's results)
@@ -50,7 +54,7 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
         return ()
     path = ctx.files.relative(record.frame.filename)
     text = ctx.read(path)
-    rewrites = _rewrites(record, text)
+    rewrites = _rewrites(record, ctx, text)
     fixes = [Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))]
     assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
     ranked = [*fixes, *assumed]
@@ -62,15 +66,16 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
 
 
-def _rewrites(record: DataDependent, text: str) -> list[tuple[str, str]]:
-    """(title, new text) of each rewrite of the line, best first: an ``int()`` of a tensor read
-    with ``.item()`` instead; else branch-free forms, then torch.where (both sides computed,
-    the test picks), then torch.cond."""
+def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[tuple[str, str]]:
+    """(title, new text) of each rewrite of the line, best first: an ``int()`` that asked for a
+    value kept symbolic (``.item()``, ``torch.sym_int``); branch-free forms, then torch.where
+    (both sides computed, the test picks), then torch.cond."""
     line = record.frame.line
-    if record.tensors and (read := _safely(int_as_item, text, line, record.tensors)) is not None:
-        return [(f"Write `{read.item}` for `{read.written}`: the same number, read when the program runs", read.text)]
-    header = _header(text, line)
     rewrites = []
+    if record.tensors and (read := _safely(int_as_item, text, line, record.tensors)) is not None:
+        rewrites.append((f"Write `{read.item}` for `{read.written}`: the same number, read when the program runs", read.text))
+    rewrites += _kept_symbolic(record, ctx, text)
+    header = _header(text, line)
     if (fast := _safely(without_fast_path, text, line)) is not None:
         rewrites.append((f"{BRANCH_FREE}the fast path `{header}`: the code after it computes the same without it", fast))
     if (free := _safely(without_branch, text, line)) is not None:
@@ -112,6 +117,31 @@ def kept_check(record: DataDependent, ctx: Context, written: TensorTest) -> Fix 
         return None
     edit = edit_between(path, text, new) if new else None
     return Fix(title, (edit,), preferred=True, probes=(EXAMPLE,)) if edit else None
+
+
+def _kept_symbolic(record: DataDependent, ctx: Context, text: str) -> list[tuple[str, str]]:
+    """``int(...)`` written ``torch.sym_int(...)`` where it asked for the value (title, new text)."""
+    asked_for = asked(record, ctx)
+    if asked_for is None or record.frame is None:
+        return []
+    tensor = asked_for.argument in record.tensors  # ``int(lengths.max())`` reads the tensor's value
+    new = _safely(symbolic, text, record.frame.line, values(record), tensor)
+    title = f"Write `{asked_for.symbolic}(...)` in place of `{asked_for.builtin}(...)`: the same number, which export can trace"
+    return [(title, new)] if new is not None else []
+
+
+def values(record: DataDependent) -> list[str]:
+    """The values torch's guard reads, as the user's code names them (never torch's own ``u0``)."""
+    unbacked = sorted((s for s in record.condition.free_symbols if str(s).startswith(("u", "zuf"))), key=str)  # ints, floats
+    return [said for s in unbacked if not SYMBOL.fullmatch(said := record.names.say(s))]
+
+
+def asked(record: DataDependent, ctx: Context) -> Conversion | None:
+    """The ``int(...)`` or ``float(...)`` on the record's line that asked torch for its value
+    (static.numbers), where torch was asked for a number rather than a truth."""
+    if not record.asks_number or record.frame is None:
+        return None
+    return _safely(conversion, ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line, values(record))
 
 
 def _safely(rewrite: Callable[..., T], *args: Any) -> T | None:

@@ -46,6 +46,7 @@ from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, ProjectFiles, record_guards
 from .probes import compared, on_eager, with_probe_set
 from .provisional import provisional_records
+from .remedies import asked
 from .serving import Rebuild, failure_of, serving_findings
 from .summary import summarize
 
@@ -152,7 +153,9 @@ def _with_example_branch(records: tuple[Record, ...], model: torch.nn.Module, ct
     for r in records:
         if isinstance(r, DataDependent) and r.frame is not None:
             candidates = check_candidates(r, ctx)
-            r = replace(r, example=truth_at(model, ctx.built, r.frame, candidates), tensors=tensors_at(model, ctx.built, r.frame))
+            converted = (asked_for.argument,) if (asked_for := asked(r, ctx)) else ()  # is ``int(...)``'s argument a tensor?
+            tensors = tensors_at(model, ctx.built, r.frame, converted)
+            r = replace(r, example=truth_at(model, ctx.built, r.frame, candidates), tensors=tensors)
         out.append(r)
     return tuple(out)
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
 
-from ..core.report import Edit, Fix, ModuleReport, Status
+from ..core.report import ASSUMES, Edit, Fix, ModuleReport, Status
 from ..core.sources import Sources
 from ..static.edits import apply_edits, edit_between
 from .protocol import Job
@@ -98,11 +98,13 @@ class Converging:
 
 def _next_fixes(after: ModuleReport) -> list[Fix]:
     """The preferred fix of each problem, those whose edits do not overlap an earlier one's;
-    none when a problem has no preferred fix (the module cannot get there by fixes alone)."""
+    none when a problem has no preferred fix (the module cannot get there by fixes alone), or
+    only a ``torch._check`` of one side: the probes were built before that branch was met, so
+    none may take its other side, and the rounds would call an assumption proven."""
     chosen: list[Fix] = []
     for finding in after.findings:
         fix = next((f for f in finding.fixes if f.preferred), None)
-        if fix is None:
+        if fix is None or fix.title.startswith(ASSUMES):
             return []
         if fix in chosen or any(_overlap(e, d) for e in fix.edits for c in chosen for d in c.edits):
             continue  # the same fix twice, or one for the next round
