@@ -4,7 +4,6 @@ From: pytorch/pytorch#147094 (`torch.bincount` in a model fails torch.export).
 Expect: the marked line: torch 2.13 exports it by assuming the counts have exactly eight
 bins (a runtime assertion made by this division), so the exported program rejects ids that
 are all 0, which eager takes (one bin, broadcast over the eight).
-Known gap: exportlens reports the module exported, with no finding.
 Remedy: `torch.bincount(ids, minlength=8)`, which says there are eight classes (checked:
 it exports and agrees with eager on the ids covering every class and on all sevens; on all
 zeros eager spreads its single bin over the eight by broadcasting, a bug the rewrite does not keep).

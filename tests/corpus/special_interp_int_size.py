@@ -3,8 +3,7 @@
 From: pytorch/pytorch#147261 (`interpolate` with a fractional scale under dynamic shapes; the
 workaround there computes the output size from the input's shape).
 Expect: the marked line: `int()` of a float made from `length` fixes `length` to the example's.
-Known gap: the fix search raises inside torch (`Dim` with min == max == 40) and the finding is lost: an EL901 on the class line.
-Remedy: integer arithmetic on the size (`length * 3 // 2`), which stays symbolic.
+Remedy: integer arithmetic on the size (`x.shape[2] * 3 // 2`), which stays symbolic.
 Probes: `length` 8, 33 and 128.
 """
 

@@ -64,7 +64,7 @@ class Edit:
             raise ValueError(f"edit ends before it starts: {self}")
 
 
-PROBE_FILLS = ("example", "zeros", "ones", "negative", "large", "random")
+PROBE_FILLS = ("example", "zeros", "ones", "negative", "large", "random", "declared")
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,8 @@ class Probe:
     fails on them), False where the program rejects them or answers otherwise."""
 
     name: str  # "example inputs", "zeros", "random (seed 2)"
-    fill: str = "example"  # example | zeros | ones | negative | large | random
-    seed: int = 0
+    fill: str = "example"  # example | zeros | ones | negative | large | random | declared (the class's probe_inputs())
+    seed: int = 0  # random: the draw; declared: which of probe_inputs()
     sizes: tuple[DimSize, ...] = ()  # dims at other sizes than the example's
     agrees: bool | None = None
     rejected: bool = False  # the program raised on them (a runtime assertion), where eager runs

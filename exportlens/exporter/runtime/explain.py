@@ -17,13 +17,14 @@ from ..core import codes
 from ..core.report import Finding, Fix
 from ..static.edits import assert_async, edit_between
 from ..static.numbers import Conversion
+from ..static.int_sizes import scaled_int
 from ..static.source import branch_test, locate, tensor_test
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
 from .fixes import size_in_code, spec_fixes
 from .locate import Frame, source_line
 from .naming import SYMBOL
-from .remedies import asked, kept_check, remedy_fixes, values
+from .remedies import EXAMPLE, asked, kept_check, remedy_fixes, values
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
 
@@ -219,6 +220,8 @@ def constraint_finding(record: Constraint, ctx: Context) -> Finding:
     in_code = None if by_guards else ctx.fix_or("size in code", lambda: size_in_code(record, ctx), None)
     if in_code is not None:  # the code is what is wrong: the spec change comes second
         fixes = (in_code, *(replace(f, preferred=False) for f in fixes))
+    if isinstance(record, Specialization) and record.cast:
+        return _cast(record, ctx, fixes)
     if isinstance(record, Specialization):
         return _on(ctx, codes.SPECIALIZED, _specialized(record), record.frame, record.dim, record.detail, fixes)
     dim = record.dims[0] if record.kind is not ViolationKind.OTHER else None
@@ -235,6 +238,27 @@ def _specialized(record: Specialization) -> str:
         size, value = record.derived
         return f"`{size}` was declared dynamic but was specialized to {value} (so `{record.dim}` to {record.value}){where}"
     return f"`{record.dim}` was declared dynamic but was specialized to {record.value}{where}"
+
+
+def _cast(record: Specialization, ctx: Context, fixes: tuple[Fix, ...]) -> Finding:
+    """``int(x.shape[2] * 1.5)``: said as written, with its integer form as the fix to prove
+    on the probes (it must give eager's sizes on each), the spec's static size after it."""
+    frame, dim = record.frame, record.dim
+    text = ctx.read(ctx.files.relative(frame.filename)) if frame else ""
+    scaled = ctx.fix_or("integer size", lambda: scaled_int(text, frame.line), None) if frame else None
+    if scaled is None:
+        message = f"{_specialized(record)}: torch.export keeps `int()` of a float made from `{dim}` as a constant"
+        return _on(ctx, codes.SPECIALIZED, message, frame, dim, record.detail, fixes)
+    message = (
+        f"`{scaled.written}` fixes `{dim}` to {record.value}, the example's size: `{dim}` was declared dynamic,"
+        f" but torch.export keeps `int()` of a float made from it as a constant"
+    )
+    path = ctx.files.relative(frame.filename)
+    edit = edit_between(path, text, scaled.text)
+    title = f"Write `{scaled.rewritten}` for `{scaled.written}`: the same sizes in integer arithmetic, which stays symbolic"
+    own = (Fix(title, (edit,), preferred=True, probes=(EXAMPLE,)),) if edit else ()
+    fixes = (*own, *(replace(f, preferred=False) for f in fixes)) if own else fixes
+    return _on(ctx, codes.SPECIALIZED, message, frame, dim, record.detail, fixes)
 
 
 def _violated(record: Violation, ctx: Context) -> str:

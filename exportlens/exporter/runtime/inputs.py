@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -12,6 +12,8 @@ from ..static.module_spec import auto_sizes, example_size
 from ..static.shapes import AUTO, DTYPES, Derived
 from ..static.spec import DimSpec, ExportSpec, IntInput, TensorInput, ValueInput
 from .naming import Names
+
+MAX_DECLARED = 8  # of a class's probe_inputs() that are run: a few runs of the program
 
 
 @dataclass
@@ -23,6 +25,18 @@ class Built:
     dynamic_shapes: dict[str, Any] | None
     names: Names
     params: list[str] = field(default_factory=list)  # forward's parameter names, in order
+    probe_inputs: Any = None  # the class's own ``probe_inputs()`` (inputs its model takes), where it has one
+
+    def declared(self) -> list[Built]:
+        """The inputs of the class's ``probe_inputs()``, each as these are (names, spec); none
+        where it has none."""
+        if not callable(self.probe_inputs):
+            return []
+        out = []
+        for got in list(self.probe_inputs())[:MAX_DECLARED]:
+            args, kwargs = as_call(got)
+            out.append(replace(self, args=args, kwargs=kwargs))
+        return out
 
     def paths(self) -> list[str]:
         """``x``, ``ys[0]``, ``z['a']`` for each flattened input leaf, in torch's order."""
@@ -146,13 +160,7 @@ def _dynamic_int(dim: Any) -> Any:
 def build_from_code(cls: type, method: str, forward_params: list[str]) -> Built:
     """Call the class's own example method (``example_inputs()``, or the one the spec names) and
     read its ``dynamic_shapes`` (an attribute, or a method to call); name the axes it marks."""
-    got = getattr(cls, method)()
-    if isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], (tuple, list)) and isinstance(got[1], dict):
-        args, kwargs = tuple(got[0]), dict(got[1])
-    elif isinstance(got, (tuple, list)):
-        args, kwargs = tuple(got), {}
-    else:
-        args, kwargs = (got,), {}
+    args, kwargs = as_call(getattr(cls, method)())
     shapes = getattr(cls, "dynamic_shapes", None)
     if callable(shapes):
         shapes = shapes()
@@ -164,6 +172,16 @@ def build_from_code(cls: type, method: str, forward_params: list[str]) -> Built:
         for key, dyn in shapes.items():
             _name_axes(dyn, values.get(key), str(key), f"L[{key!r}]", names)
     return Built(args, kwargs, shapes, names)
+
+
+def as_call(got: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """What an example method returned as forward's arguments: ``(args, kwargs)``, a tuple of
+    args, or one value."""
+    if isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], (tuple, list)) and isinstance(got[1], dict):
+        return tuple(got[0]), dict(got[1])
+    if isinstance(got, (tuple, list)):
+        return tuple(got), {}
+    return (got,), {}
 
 
 def _name_axes(dyn: Any, value: Any, path: str, source: str, names: Names) -> None:

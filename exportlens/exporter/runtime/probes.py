@@ -58,15 +58,25 @@ INTEGER_SCALE = 8  # integers scaled up: far enough past a small example's value
 MAX_ELEMENTS = 1 << 22  # of all inputs of a probe at a bound (16 MiB of float32): larger bounds are not probed
 
 
-def candidates(spec: ExportSpec) -> tuple[Probe, ...]:
+def candidates(spec: ExportSpec, built: Built | None = None) -> tuple[Probe, ...]:
     """Other values, then random values at each declared bound of each dim (a spec of
-    pyproject.toml's: ``example_inputs()`` has one size per axis)."""
-    bounds = []
+    pyproject.toml's: ``example_inputs()`` has one size per axis), then the inputs of the
+    class's own ``probe_inputs()``."""
+    bounds = list(declared_probes(built)) if built is not None else []
     if spec.source == "pyproject":
         for dim in spec.dims.values():
             for bound in dict.fromkeys(b for b in (dim.min, dim.max) if b is not None and finite(b)):
                 bounds.append(Probe(f"random values at {dim.name} = {bound}", "random", 1, (DimSize(dim.name, bound),)))
     return (*FILLS, *bounds)
+
+
+def declared_probes(built: Built) -> tuple[Probe, ...]:
+    """One probe for each of the class's ``probe_inputs()`` (none where it has none, or they fail)."""
+    try:
+        count = len(built.declared())
+    except Exception:  # the user's method: a probe set without it, never a finding lost
+        return ()
+    return tuple(Probe(f"probe_inputs() #{i + 1}", "declared", i) for i in range(count))
 
 
 def inputs_of(probe: Probe, built: Built, spec: ExportSpec, rebuild: Rebuild) -> Built | None:
@@ -75,6 +85,9 @@ def inputs_of(probe: Probe, built: Built, spec: ExportSpec, rebuild: Rebuild) ->
     own values, negated, or scaled by 8 (positions past a table's end, longer lengths; ids
     out of a vocabulary fail eager, and such a probe is not used). None where they cannot
     be built, or would be too large."""
+    if probe.fill == "declared":  # the class's own inputs, as its probe_inputs() builds them
+        declared = built.declared()
+        return declared[probe.seed] if 0 <= probe.seed < len(declared) else None
     for size in probe.sizes:
         dim = spec.dims.get(size.dim)
         built = inputs_at(spec, dim, size.size, rebuild, MAX_ELEMENTS) if dim is not None else None
@@ -127,7 +140,7 @@ def with_probe_set(
     branches += _values_read(records, model, ctx)
     build = lambda probe: inputs_of(probe, ctx.built, ctx.spec, rebuild)  # noqa: E731
     try:
-        probes = probe_set(model, ctx.built, branches, build, candidates(ctx.spec))
+        probes = probe_set(model, ctx.built, branches, build, candidates(ctx.spec, ctx.built))
         inputs = [i for i in map(build, probes) if i is not None]
     except Exception:  # a probe that cannot be built is no reason to lose the finding
         probes, inputs = (EXAMPLE,), [ctx.built]
@@ -223,7 +236,7 @@ def probe_set(
             continue
         others = (p for p in found if (i := usable(p)) is not None and truth_at(model, i, frame, (code,)) == (not truth,))
         chosen += [p for p in itertools.islice(others, OTHER_SIDE) if p not in chosen]
-    always = [p for p in found if p.fill == "random" and not p.sizes][:ALWAYS] + [p for p in found if p.sizes]
+    always = [p for p in found if p.fill == "random" and not p.sizes][:ALWAYS] + [p for p in found if p.sizes or p.fill == "declared"]
     chosen += [p for p in always if p not in chosen and usable(p) is not None]
     return tuple(chosen)
 

@@ -36,7 +36,7 @@ def refusal(log: GuardLog | None, ctx: Context, sizes: dict[str, int]) -> Refusa
     if log is None or log.shape_env is None:
         return None
     names = from_shape_env(log.shape_env, ctx.built.names)
-    values = {s: v for s, n in names.message.items() if (v := _size(n, sizes)) is not None}
+    values = {s: v for s, n in names.message.items() if (v := size_of(n, sizes)) is not None}
     for event in log.events:
         if event.kind != "guard" or event.frame is None or not event.expr.free_symbols:
             continue
@@ -52,7 +52,7 @@ def refusal(log: GuardLog | None, ctx: Context, sizes: dict[str, int]) -> Refusa
     return None
 
 
-def _size(name: str, sizes: dict[str, int]) -> int | None:
+def size_of(name: str, sizes: dict[str, int]) -> int | None:
     """The size a dim name stands for: a root's, or a derived one's (``3*_K``) from its root."""
     if name in sizes:
         return sizes[name]

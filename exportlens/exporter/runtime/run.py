@@ -49,6 +49,7 @@ from .provisional import provisional_records
 from .remedies import asked
 from .serving import Rebuild, failure_of, serving_findings
 from .summary import summarize
+from .value_probes import refused_values
 
 
 @contextlib.contextmanager
@@ -109,12 +110,22 @@ def export_module(
     except Exception as exc:
         findings = _failed(exc, log, model, ctx, strict, options.collect_all, rebuild_of(cls))
         return report(Status.FAILED, findings, dropped=len(ctx.dropped))
-    unserved = serving_findings(ep, model, ctx, rebuild_of(cls), device, log) if options.serve else []
+    unserved = _unserved(ep, model, ctx, rebuild_of(cls), device, log) if options.serve else []
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None), dropped=len(ctx.dropped))
     probed = compared(ep.module(), reference) if reference is not None else ()
     ep, artifact = _finish(ep, settings.ir, options.artifact)
     return replace(report(Status.EXPORTED, baked_ints(cls.forward, ctx), summarize(ep, ctx, log, artifact)), probes=probed)
+
+
+def _unserved(ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, device: str, log: GuardLog) -> list[Finding]:
+    """What the program cannot serve: the example inputs or a declared bound (serving.py),
+    else a probe of values eager takes (value_probes.py)."""
+    found = serving_findings(ep, model, ctx, rebuild, device, log)
+    if found:
+        return found
+    refused = refused_values(ep, model, ctx, rebuild, device, log)
+    return [refused] if refused is not None else []
 
 
 def _failed(
@@ -305,6 +316,7 @@ def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str,
             positional = {name for name, kind in params.items() if kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)}
             built = build_from_spec(spec, positional, device)
         built.params = list(params)
+        built.probe_inputs = getattr(cls, "probe_inputs", None)
         built.name_flat_sources()
     except BaseException as exc:
         loc = spec.location

@@ -19,7 +19,7 @@ import sympy
 from torch._dynamo.exc import UserError, UserErrorType
 
 from .changes import Change, ChangeKind, root_of, suggested_changes
-from .holds import isolated, scanned
+from .holds import SCAN_LIMIT, finite, isolated, scanned
 from .inputs import Built
 from .locate import Event, Frame, GuardLog
 from .naming import Names, SymbolNames, from_shape_env, rename_sources
@@ -78,6 +78,7 @@ class Specialization:
     fixes: tuple[Change, ...] = ()  # as Violation.fixes
     by_guards: bool = False  # several guards together leave one size: no literal in the code to blame
     derived: tuple[str, int] | None = None  # torch named a derived size (``dimz + 1``, 3): ``dim`` is its root
+    cast: bool = False  # ``int()`` of a float made from the dim: torch keeps no such size symbolic
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -105,14 +106,15 @@ def read_violations(msg: str, log: GuardLog, built: Built) -> tuple[Constraint, 
     """Each bullet of torch's message (``UserError.msg``), placed on the user's line, with torch's fixes for it."""
     names = from_shape_env(log.shape_env, built.names)
     items = _bullets(msg) or [first_line(msg)]
-    placed = tuple(_place(_parse(item), log, names, built.names) for item in items)
+    placed = tuple(_pinned(_place(_parse(item), log, names, built.names), built.names) for item in items)
     changes = suggested_changes(msg, built.dynamic_shapes)
     return tuple(replace(r, fixes=tuple(c for c in changes if c.dim in r.fixable) or _static(r)) for r in placed)
 
 
 def _static(record: Constraint) -> tuple[Change, ...]:
-    """torch suggests nothing for a derived size it pinned: its root at the pinned size."""
-    if isinstance(record, Specialization) and record.derived:
+    """torch suggests nothing for a derived size it pinned, nor for a size made a float and
+    back: the dim at the pinned size."""
+    if isinstance(record, Specialization) and (record.derived or record.cast):
         return (Change(record.dim, ChangeKind.STATIC, value=str(record.value)),)
     return ()
 
@@ -187,6 +189,31 @@ def _specialization(name: str, value: int, item: str, by_guards: bool) -> Specia
     if not solved.is_integer:
         return Specialization(name, value, item, by_guards=by_guards)
     return Specialization(str(root), int(solved), item, by_guards=by_guards, derived=(name, value))
+
+
+# torch's sympy functions for Python's float -> int (``int()``, ``math.floor``, ``round``)
+_TO_INT = frozenset({"TruncToInt", "FloorToInt", "CeilToInt", "RoundToInt"})
+
+
+def _pinned(record: Constraint, user: Names) -> Constraint:
+    """A range cut to one size by ``int()`` of a float made from the dim (``int(n * 1.5) ==
+    60``): no range of the dim but that size holds, so it is the dim specialized there."""
+    if not isinstance(record, Violation) or record.kind is not ViolationKind.RANGE or record.guard is None:
+        return record
+    if not any(type(a).__name__ in _TO_INT for a in sympy.preorder_traversal(record.guard)):
+        return record
+    root = user.roots.get(record.dims[0])
+    lo, hi = getattr(root, "min", None), getattr(root, "max", None)
+    if not (finite(lo) and finite(hi)) or hi - lo > SCAN_LIMIT or len(record.guard.free_symbols) != 1:
+        return record
+    (sym,) = record.guard.free_symbols
+    try:
+        holds = [v for v in range(int(lo), int(hi) + 1) if bool(record.guard.subs(sym, v))]
+    except TypeError:
+        return record
+    if len(holds) != 1:
+        return record
+    return Specialization(record.dims[0], holds[0], record.detail, frame=record.frame, cast=True)
 
 
 # -- placing a record on the user's line --------------------------------------------------
