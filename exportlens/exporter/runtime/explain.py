@@ -16,8 +16,8 @@ import torch.utils._pytree as pytree
 from ..core import codes
 from ..core.report import Finding, Fix
 from ..static.edits import assert_async, edit_between
-from ..static.numbers import Conversion
 from ..static.int_sizes import scaled_int
+from ..static.numbers import Conversion
 from ..static.source import branch_test, locate, tensor_test
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
