@@ -150,7 +150,9 @@ def _asked_number(record: DataDependent, ctx: Context, asked_for: Conversion) ->
     known = "is" if len(read) == 1 else "are"
     message = f"`{asked_for.call}` {asks}, but {', '.join(read)} {known} only known when the model runs, so export cannot give one"
     fixes = ctx.fix_or("remedies", lambda: remedy_fixes(record, ctx), ())
-    message += f"; `{asked_for.symbolic}(...)` gives the same number and keeps it symbolic" if fixes else "; compute it from shapes instead"
+    # the way its first fix keeps the number: a tensor's own ``.item()``, else ``torch.sym_int``
+    keep = f"{asked_for.argument}.item()" if asked_for.argument in record.tensors else f"{asked_for.symbolic}(...)"
+    message += f"; `{keep}` gives the same number and keeps it symbolic" if fixes else "; compute it from shapes instead"
     return at(ctx, codes.DATA_DEPENDENT, message, record.frame, asked_for.call, fixes=fixes, detail=record.detail)
 
 

@@ -71,10 +71,9 @@ def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[tuple[str,
     value kept symbolic (``.item()``, ``torch.sym_int``); branch-free forms, then torch.where
     (both sides computed, the test picks), then torch.cond."""
     line = record.frame.line
-    rewrites = []
-    if record.tensors and (read := _safely(int_as_item, text, line, record.tensors)) is not None:
-        rewrites.append((f"Write `{read.item}` for `{read.written}`: the same number, read when the program runs", read.text))
-    rewrites += _kept_symbolic(record, ctx, text)
+    if record.tensors and (read := _safely(int_as_item, text, line, record.tensors)) is not None:  # (sym_int would say it again)
+        return [(f"Write `{read.item}` for `{read.written}`: the same number, read when the program runs", read.text)]
+    rewrites = _kept_symbolic(record, ctx, text)
     header = _header(text, line)
     if (fast := _safely(without_fast_path, text, line)) is not None:
         rewrites.append((f"{BRANCH_FREE}the fast path `{header}`: the code after it computes the same without it", fast))
