@@ -6,6 +6,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from ..exporter.core.sources import read_text
 from ..exporter.static.spec import PYPROJECT
 from .server import ExportLensServer
 from .snapshots import path_of
@@ -37,6 +38,7 @@ def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> N
     if path is None:
         return
     ls.rescan(path)
+    ls.saved[path] = ls.text_of(path)
     if ls.session.settings.export_on != "manual":
         ls.exports.file_changed(path, "save")
     # a saved pyproject.toml can change every file of its project; a Python file, itself and
@@ -52,6 +54,7 @@ def did_close(ls: ExportLensServer, params: types.DidCloseTextDocumentParams) ->
     path = path_of(params.text_document.uri)
     if path is None:
         return
+    ls.saved.pop(path, None)
     if path.name == PYPROJECT:  # its problems are shown while closed: those of the text on disk now
         ls.rescan(path)
         ls.publish_project(ls.session.root_of(path))
@@ -125,6 +128,8 @@ def did_change_watched(ls: ExportLensServer, params: types.DidChangeWatchedFiles
                 ls.publish_project(path.parent)
             else:
                 _created(ls, path)
+        elif ls.saved.get(path) == read_text(path):
+            continue  # the editor's own save, exported as such
         if (path.suffix == ".py" or path.name == PYPROJECT) and ls.session.settings.export_on != "manual":
             ls.exports.file_changed(path, "changed on disk")
 
