@@ -47,3 +47,16 @@ async def test_a_model_rewritten_on_disk_while_open_exports_again(editor):
     changed_on_disk(editor, HEAD)
     await editor.logged(f"{TARGET}: exported", after=logged)
     assert await editor.diagnostics(HEAD, lambda ds: ds == []) == []
+
+
+async def test_the_editors_own_save_is_exported_once(editor):
+    """VS Code reports a file it saved as changed on disk too: that is the save, not another change."""
+    uri = editor.open(HEAD)
+    await editor.diagnostics(HEAD, lambda ds: [d.code for d in ds] == ["EL204"])
+    logged = len(editor.client.log_messages)
+    editor.save(HEAD, editor.texts[uri].replace("logits.view(4, self.classes)", "logits.view(-1, self.classes)"))
+    changed_on_disk(editor, HEAD)
+    await editor.logged(f"{TARGET}: exported", after=logged)
+    await editor.status()  # every notification before it was handled
+    exports = [m.message for m in editor.client.log_messages[logged:] if "changed on disk" in m.message]
+    assert exports == []
