@@ -6,6 +6,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from ..exporter.core.sources import read_text
 from ..exporter.static.spec import PYPROJECT
 from .server import ExportLensServer
 from .snapshots import path_of
@@ -37,6 +38,7 @@ def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> N
     if path is None:
         return
     ls.rescan(path)
+    ls.saved[path] = ls.text_of(path)
     if ls.session.settings.export_on != "manual":
         ls.exports.file_changed(path, "save")
     # a saved pyproject.toml can change every file of its project; a Python file, itself and
@@ -50,10 +52,16 @@ def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> N
 
 def did_close(ls: ExportLensServer, params: types.DidCloseTextDocumentParams) -> None:
     path = path_of(params.text_document.uri)
-    if path is not None and path.name != PYPROJECT:
-        ls.clear(params.text_document.uri)
-        if path.exists():
-            ls.rescan(path)  # back to the text on disk
+    if path is None:
+        return
+    ls.saved.pop(path, None)
+    if path.name == PYPROJECT:  # its problems are shown while closed: those of the text on disk now
+        ls.rescan(path)
+        ls.publish_project(ls.session.root_of(path))
+        return
+    ls.clear(params.text_document.uri)
+    if path.exists():
+        ls.rescan(path)  # back to the text on disk
 
 
 # -- files on disk ---------------------------------------------------------------------
@@ -105,18 +113,25 @@ def did_rename(ls: ExportLensServer, params: types.RenameFilesParams) -> None:
 
 
 def did_change_watched(ls: ExportLensServer, params: types.DidChangeWatchedFilesParams) -> None:
+    """A file changed outside the editor (git, another tool): as a save, it re-plans and
+    re-exports every open module it affects; a file not open is indexed again first."""
     docs = ls.snapshot()
     for change in params.changes:
         path = path_of(change.uri)
-        if path is None or path in docs:
-            continue  # the editor's buffer is the truth for an open file
-        if change.type == types.FileChangeType.Deleted:
-            _deleted(ls, path)
-        elif path.name == PYPROJECT:
-            ls.rescan(path)  # the modules its factory tables declare
-            ls.publish_project(path.parent)
-        else:
-            _created(ls, path)
+        if path is None:
+            continue
+        if path not in docs:  # the editor's buffer is the truth for an open file
+            if change.type == types.FileChangeType.Deleted:
+                _deleted(ls, path)
+            elif path.name == PYPROJECT:
+                ls.rescan(path)  # the modules its factory tables declare
+                ls.publish_project(path.parent)
+            else:
+                _created(ls, path)
+        elif ls.saved.get(path) == read_text(path):
+            continue  # the editor's own save, exported as such
+        if (path.suffix == ".py" or path.name == PYPROJECT) and ls.session.settings.export_on != "manual":
+            ls.exports.file_changed(path, "changed on disk")
 
 
 def register(server: ExportLensServer) -> None:

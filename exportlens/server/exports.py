@@ -171,13 +171,13 @@ class Exports:
             self.say(f"internal error while exporting after a change to {names}: {traceback.format_exc().strip().splitlines()[-1]}")
 
     def affected(self, root: Path, paths: Iterable[Path]) -> list[str]:
-        """Modules a change to ``paths`` can change: their own, and those of open files that import
-        one of them (a pyproject.toml change affects every open module of its project)."""
+        """Modules a change to ``paths`` can change: those of the open ones, and those of open files
+        that import one of them (a pyproject.toml change affects every open module of its project)."""
         paths = list(paths)
         docs = self.snapshot()
         files = Sources.of(root, docs.texts)
         open_files = [p for p in docs.documents if p.suffix == ".py" and self.session.root_of(p) == root]
-        targets = [m.target for path in paths for m in self._modules(path)]
+        targets = [m.target for path in paths if path in docs for m in self._modules(path)]
         changed = {path.resolve() for path in paths}
         every = any(path.name == PYPROJECT for path in paths)
         for other in open_files:

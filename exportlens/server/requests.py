@@ -9,7 +9,7 @@ from typing import Any
 from lsprotocol import converters, types
 
 from . import compat
-from .features import actions, guarded, hover, inlay, lenses, spec_nav
+from .features import actions, guarded, hover, inlay, lenses, markup, spec_nav
 from .methods import APPLY_FIX_COMMAND, EXPORT_KIND
 from .server import ExportLensServer
 
@@ -33,7 +33,7 @@ def on_hover(ls: ExportLensServer, params: types.HoverParams) -> types.Hover | N
         text = spec_nav.hover(ls.session, doc, docs.texts, params.position)
     else:
         text = hover.hover(ls.session, doc, docs.texts, params.position.line + 1)
-    return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text)) if text else None
+    return types.Hover(markup.content(text, markup.hover_formats(ls.client_capabilities))) if text else None
 
 
 def inlay_hint(ls: ExportLensServer, params: types.InlayHintParams) -> list[types.InlayHint]:

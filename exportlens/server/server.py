@@ -63,6 +63,7 @@ class ExportLensServer(LanguageServer):
         self._located: dict[tuple[Path, str], set[Path]] = {}  # (root, target) -> the files its findings were published in
         self._pull_refresh = False  # a workspace/diagnostic/refresh is on its way
         self._shown_changed = False  # a CodeLens refresh and the status bar's counts are on their way
+        self.saved: dict[Path, str] = {}  # an open file's text at its last save (its watched change is that save)
 
     def say(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         """A line in the client's log, as loud as the logLevel setting lets through."""

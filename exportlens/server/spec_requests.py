@@ -6,7 +6,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from .features import pull, spec_complete, spec_nav, spec_rename
+from .features import markup, pull, spec_complete, spec_nav, spec_rename
 from .server import ExportLensServer
 from .snapshots import path_of
 
@@ -14,6 +14,10 @@ from .snapshots import path_of
 def completion(ls: ExportLensServer, params: types.CompletionParams) -> types.CompletionList:
     found = ls.document(params.text_document.uri)
     items = spec_complete.completions(ls.session, found[0], params.position) if found else []
+    formats = markup.documentation_formats(ls.client_capabilities)
+    for item in items:
+        if isinstance(item.documentation, types.MarkupContent):
+            item.documentation = markup.content(item.documentation.value, formats)
     return types.CompletionList(is_incomplete=False, items=items)
 
 

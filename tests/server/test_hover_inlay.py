@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from .conftest import capabilities, start, stop
+
 ENCODER = "models/encoder.py"
 
 
@@ -77,3 +79,34 @@ async def test_inlay_hints_follow_the_setting_without_restart(editor):
         types.InlayHintParams(types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Range(types.Position(0, 0), types.Position(100, 0)))
     )
     assert not hints
+
+
+def plain_text_only() -> types.ClientCapabilities:
+    """What eglot declares without markdown-mode: plain text for hovers and documentation."""
+    caps = capabilities()
+    caps.text_document.hover = types.HoverClientCapabilities(content_format=[types.MarkupKind.PlainText])
+    caps.text_document.completion.completion_item.documentation_format = [types.MarkupKind.PlainText]
+    return caps
+
+
+async def test_a_client_that_takes_plain_text_gets_no_markdown(workspace):
+    editor = await start(workspace, caps=plain_text_only(), trusted=False)  # static: no export needed
+    try:
+        await editor.logged(f"indexed {workspace.resolve()}")
+        uri = editor.open(ENCODER)
+        at = types.Position(editor.line_of(ENCODER, "class TinyEncoder"), len("class Tiny"))
+        result = await editor.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
+        assert result.contents.kind == types.MarkupKind.PlainText
+        assert result.contents.value.startswith("TinyEncoder — torch.export\n\n")
+        assert "Spec: pyproject.toml:" in result.contents.value
+        spec = editor.open("pyproject.toml")
+        text = editor.texts[spec] + '\n[tool.exportlens.modules."models/'
+        editor.change("pyproject.toml", text)
+        end = types.Position(text.count("\n"), len(text.splitlines()[-1]))
+        items = (await editor.client.text_document_completion_async(types.CompletionParams(types.TextDocumentIdentifier(spec), end))).items
+        docs = [i.documentation for i in items]
+        assert docs and {d.kind for d in docs} == {types.MarkupKind.PlainText}
+        assert "    def forward(ids" in next(d.value for d, i in zip(docs, items) if i.label.endswith("TinyEncoder"))
+        assert not [d.value for d in [result.contents, *docs] if "`" in d.value or "**" in d.value]
+    finally:
+        await stop(editor)

@@ -50,6 +50,41 @@ async def test_a_module_header_completes_this_projects_targets(editor):
     ]
 
 
+async def picked(editor, text: str, cursor: int, label: str) -> str:
+    """``text`` typed into pyproject.toml, the cursor at offset ``cursor``: the text once the
+    completion item ``label`` is picked (its edit applied, as VS Code applies it)."""
+    uri = editor.uri(PYPROJECT)
+    if uri not in editor.versions:
+        editor.open(PYPROJECT)
+    editor.change(PYPROJECT, text)
+    at = position(text[:cursor], text[:cursor])
+    result = await editor.client.text_document_completion_async(types.CompletionParams(types.TextDocumentIdentifier(uri), at))
+    (item,) = [i for i in result.items if i.label == label]
+    return apply_text_edits(text, [item.text_edit])
+
+
+ENCODER = "models/encoder.py:TinyEncoder"
+
+
+@pytest.mark.parametrize(
+    ("typed", "back"),
+    [
+        ("[tool.exportlens.modules.", 0),  # nothing after the dot yet (an IndexError once)
+        ("[tool.exportlens.modules.]", 1),  # VS Code closed the bracket
+        ('[tool.exportlens.modules."]', 1),  # ... then the quote was typed (TOML closes no quote)
+        ('[tool.exportlens.modules.""]', 2),  # ... or closed too
+        ('[tool.exportlens.modules."]', 2),  # the cursor before the quote
+        ('[tool.exportlens.modules."models/enc"]', 2),
+        ("[tool.exportlens.modules.'models/']", 2),
+    ],
+)
+async def test_a_picked_target_closes_the_header_once(editor, typed, back):
+    text = original(editor) + "\n" + typed
+    quote = "'" if "'" in typed else '"'
+    after = await picked(editor, text, len(text) - back, ENCODER)
+    assert after == original(editor) + f"\n[tool.exportlens.modules.{quote}{ENCODER}{quote}]"
+
+
 async def test_a_module_table_completes_the_keys_it_lacks(editor):
     text = original(editor).replace(
         "dims = { batch = { min = 1, max = 256, example = 4 } }\n", "dims = { batch = { min = 1, max = 256, example = 4 } }\nde\n"

@@ -9,6 +9,7 @@ place that converts, and the one place that reads a file's text.
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,10 +55,10 @@ class Sources:
         return path in self.buffers or path.is_file()
 
     def bytes(self, path: Path | str) -> bytes | None:
-        """The file's content (a buffer as UTF-8); None when it cannot be read."""
+        """The file's content (a buffer as UTF-8, a lone surrogate as its invalid bytes); None when it cannot be read."""
         path = self.path(path)
         if path in self.buffers:
-            return self.buffers[path].encode("utf-8")
+            return self.buffers[path].encode("utf-8", "surrogatepass")
         try:
             return read_regular(path)
         except OSError:
@@ -68,7 +69,7 @@ class Sources:
         problem. Python files are decoded as Python does (a BOM or a ``# coding:`` line)."""
         path = self.path(path)
         if path in self.buffers:
-            return self.buffers[path]
+            return _unicode(self.buffers[path])
         return decode(read_regular(path), python=path.suffix == ".py")  # (a FIFO or a device named net.py: OSError)
 
     def text(self, path: Path | str) -> str:
@@ -89,6 +90,21 @@ def decode(data: bytes, *, python: bool) -> str:
         return data.decode("utf-8-sig")
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)  # SyntaxError for an unknown coding
     return data.decode("utf-8-sig" if encoding == "utf-8-sig" else encoding)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unicode(text: str) -> str:
+    """An editor's buffer, refused as a file on disk would be where it holds a lone surrogate:
+    JSON can carry one (``"\\udc80"``), UTF-8 cannot, so no file could hold that text."""
+    found = None if text.isascii() else _SURROGATE.search(text)
+    if found is not None:
+        data = text.encode("utf-8", "surrogatepass")
+        start = len(text[: found.start()].encode("utf-8", "surrogatepass"))
+        reason = f"a lone surrogate, U+{ord(found.group()):04X}, half of a UTF-16 pair"
+        raise UnicodeDecodeError("utf-8", data, start, start + 3, reason)
+    return text
 
 
 def resolved(path: Path) -> Path:

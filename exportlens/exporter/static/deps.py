@@ -126,7 +126,7 @@ class ImportGraph:
 
 def _stamp(sources: Sources, file: Path) -> object:
     if file in sources.buffers:
-        return hashlib.sha1(sources.buffers[file].encode("utf-8")).hexdigest()
+        return hashlib.sha1(sources.buffers[file].encode("utf-8", "surrogatepass")).hexdigest()
     try:
         stat = file.stat()
     except OSError:

@@ -5,6 +5,7 @@ dtypes and dim names in shape strings, dim names in ``dims``."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from lsprotocol import types
@@ -119,23 +120,36 @@ def _targets(session: Session, root: Path, spec: SpecDoc, ctx: Context, offset: 
     """``[tool.exportlens.modules."`` -> each module of this project, those without a table first."""
     if ctx.path != MODULES:
         return []
-    quoted = ctx.text[:1] in "\"'"
-    line_end = spec.doc.text.find("\n", offset)
-    rest = spec.doc.text[offset : len(spec.doc.text) if line_end < 0 else line_end]
-    closing = rest.find(ctx.text[0]) if quoted else -1
-    end = offset + closing if closing >= 0 else offset
-    edit = spec.range(ctx.start + (1 if quoted else 0), end)
-    tail = "" if closing >= 0 else ('"]' if quoted else "")
+    edit, close = _target_edit(spec, ctx, offset)
     written = {s.key[0] for s in spec.scopes}
     items = []
     for _, m in sorted(session.index.under(root), key=lambda pm: pm[1].target):
-        new = m.target + tail if quoted else f'"{m.target}"]'
         has = m.target in written
         doc = f"```python\nclass {m.name}\n    def {signature(m)}\n```\n\n" + ("has a table here" if has else "no table yet")
-        item = _item(m.target, f"class {m.name}" + (" (has a table)" if has else ""), new, edit, types.CompletionItemKind.Class, doc)
+        item = _item(
+            m.target, f"class {m.name}" + (" (has a table)" if has else ""), close(m.target), edit, types.CompletionItemKind.Class, doc
+        )
         item.sort_text = ("1" if has else "0") + m.target
         items.append(item)
     return items
+
+
+# after the cursor in a header: the rest of the key, its closing quote, the closing bracket
+_HEADER_REST = re.compile(r"""[^"'\]\s]*["']?([ \t]*\])?""")
+
+
+def _target_edit(spec: SpecDoc, ctx: Context, offset: int) -> tuple[types.Range, Callable[[str], str]]:
+    """The range a target replaces and the text that writes it: whatever of the key, its
+    quotes and the header's bracket the editor already has (one it closed as the user typed
+    ``[`` or ``"``) is replaced, not written twice."""
+    quote = ctx.text[:1] if ctx.text[:1] in ('"', "'") else ""
+    line_start = spec.doc.text.rfind("\n", 0, ctx.start) + 1
+    single = not spec.doc.text[line_start : ctx.start].lstrip().startswith("[[")  # an array of tables: `.variants]]` follows
+    rest = _HEADER_REST.match(spec.doc.text, offset)
+    end = rest.end() if single or rest.group(1) is None else rest.start(1)
+    bracket = "]" if single else ""
+    edit = spec.range(ctx.start + len(quote), end)
+    return edit, (lambda t: f"{t}{quote}{bracket}") if quote else (lambda t: f'"{t}"{bracket}')
 
 
 def _item(label: str, detail: str, new_text: str, edit: types.Range, kind, doc: str | None = None) -> types.CompletionItem:
