@@ -37,7 +37,11 @@ GOAL = 10.0
 
 # what init writes for each (tests/test_init.py holds it), as plain torch is called
 PLAIN = {
-    "decoder.py": ("DecoderBlock", "(torch.randn(2, 8, 64), 0)", "({0: Dim('batch', min=1, max=4), 1: Dim('seq', min=2, max=32)}, None)"),
+    "decoder.py": (
+        "DecoderBlock",
+        "(torch.randn(2, 8, 64), 3)",
+        "({0: Dim('batch', min=1, max=4), 1: Dim('seq', min=2, max=32)}, Dim.DYNAMIC(min=0, max=31))",
+    ),
     "moe.py": ("MoE", "(torch.randn(2, 8, 32),)", "({0: Dim('batch', min=1, max=64), 1: Dim('seq', min=2, max=512)},)"),
     "vit.py": ("ViT", "(torch.randn(2, 3, 32, 32),)", "({0: Dim('batch', min=1, max=64)},)"),
 }
