@@ -377,3 +377,14 @@ def test_a_check_of_a_folder_without_modules_says_it_found_none(tmp_path):
     result = exportlens("check", str(tmp_path))
     assert result.stdout.splitlines()[-1] == "0 modules: nothing was checked (no nn.Module under the paths given)"
     assert exportlens("check", str(tmp_path), "--format", "github").returncode == 2
+
+
+def test_a_pyproject_that_is_not_utf8_is_a_configuration_error_on_its_byte(tmp_path):
+    """TOML is UTF-8: a byte that is not is EL006 on its place and exit 2, as any pyproject.toml
+    that does not parse, not a list of modules "without example inputs"."""
+    (tmp_path / "head.py").write_text((EXAMPLES / "models" / "head.py").read_text())
+    (tmp_path / "pyproject.toml").write_bytes(b'[tool.exportlens.modules."head.py:ClassifierHead"]\ninputs = { x = "f32[b, 16]\xff" }\n')
+    result = exportlens("check", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.endswith("pyproject.toml:2:27: EL006 file is not valid UTF-8: invalid start byte (byte 0xff)\n")
+    assert "EL007" not in result.stdout + result.stderr

@@ -148,7 +148,7 @@ def _read_toml(sources: Sources) -> tuple[str, dict[str, Any] | None, list[Findi
         text = sources.decode(PYPROJECT) if sources.exists(PYPROJECT) else ""
         return text, toml_text.parse(text).unwrap(), []
     except UnicodeDecodeError as e:
-        return "", None, [decode_finding(e, PYPROJECT)]
+        return "", None, [decode_finding(e, PYPROJECT, codes.SPEC_TOML)]  # TOML is UTF-8: a file that is not does not parse
     except OSError as e:
         return "", None, [codes.finding(codes.SPEC_TOML, f"cannot read pyproject.toml: {e.strerror or e}", PYPROJECT, 1)]
     except tomlkit.exceptions.ParseError as e:

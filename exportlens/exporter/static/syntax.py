@@ -30,10 +30,10 @@ def syntax_finding(rel: str, error: SyntaxError | None) -> Finding:
     return codes.finding(codes.SYNTAX_ERROR, f"syntax error: {message}", rel, max(line, 1), column=max(column, 1))
 
 
-def decode_finding(error: UnicodeDecodeError, rel: str) -> Finding:
+def decode_finding(error: UnicodeDecodeError, rel: str, code: codes.Code = codes.SYNTAX_ERROR) -> Finding:
     data = error.object
     line = data.count(b"\n", 0, error.start) + 1
     column = error.start - data.rfind(b"\n", 0, error.start)  # in bytes, 1-based
     encoding = "UTF-8" if error.encoding.replace("-", "").startswith("utf8") else error.encoding
     message = f"file is not valid {encoding}: {error.reason} (byte {data[error.start]:#04x})"
-    return codes.finding(codes.SYNTAX_ERROR, message, rel, line, column=column)
+    return codes.finding(code, message, rel, line, column=column)
