@@ -32,4 +32,5 @@ def build(pool_factory: PoolFactory = persistent_pool, indexer_factory: IndexerF
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    compat.quiet_refusals()  # a refusal we answer in words is no traceback in the editor's output
     stdio.serve(build())

@@ -5,11 +5,13 @@ pygls's private attributes; when pygls is upgraded, check each one here again.""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.workspace.text_document import TextDocument
 
@@ -153,3 +155,18 @@ def give_params(server: LanguageServer, message: dict[str, Any]) -> None:
     ``exportlens/checkWorkspace`` failed as an internal error."""
     if "params" not in message and server.protocol.get_message_type(message["method"]) is None:
         message["params"] = None
+
+
+class _Refusals:
+    """pygls 2.1.1 logs every ``JsonRpcException`` a handler raises with its traceback
+    (``protocol/json_rpc.py``, ``logger.exception``), though it is the answer we meant: a rename
+    refused in words, sent to the client as its error. Such records are dropped; any other
+    exception is still logged with its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, JsonRpcException)
+
+
+def quiet_refusals() -> None:
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_Refusals())
