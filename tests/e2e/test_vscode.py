@@ -67,6 +67,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _left_behind(mark: str, within: float = 5.0) -> list[str]:
+    """The marked processes still alive ``within`` seconds after code-server stopped: the
+    parent-death signal reaches the server's workers as it exits, and a process being torn
+    down is still listed for a few milliseconds (the flake of an earlier CI run)."""
+    deadline = time.monotonic() + within
+    while (alive := _marked_processes(mark)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive
+
+
 def _marked_processes(mark: str) -> list[str]:
     """Command lines of live processes that carry ``MARK=mark`` in their environment."""
     out = []
@@ -213,7 +223,7 @@ def test_a_user_sees_the_problem_fixes_it_hovers_exports_and_reads_the_program(t
     timings = {"open_to_squiggle_ms": steps["squiggle"]["ms"], "save_to_clear_ms": steps["quickfix"]["ms"]}
     (ARTIFACTS / "timings.json").write_text(json.dumps(timings) + "\n")
     print(f"\nVS Code e2e: {timings}")
-    assert not _marked_processes(server.mark), "exportlens left processes behind after VS Code stopped"
+    assert not _left_behind(server.mark), "exportlens left processes behind after VS Code stopped"
 
 
 def test_restricted_mode_runs_no_workspace_code_until_trust_is_granted(tmp_path: Path, workspace: Path):
@@ -231,7 +241,7 @@ def test_restricted_mode_runs_no_workspace_code_until_trust_is_granted(tmp_path:
     assert not [c for c in running if "exportlens.exporter.workers.worker" in c], running  # ...and no worker ever started
     # granting trust, without a reload, brings the exports (and the squiggle) back
     assert steps["trusted"]["lens"] == "✗ 1 problem"
-    assert not _marked_processes(server.mark)
+    assert not _left_behind(server.mark)
 
 
 def test_an_interpreter_without_exportlens_is_named_with_the_command_that_installs_it(tmp_path: Path, workspace: Path):
