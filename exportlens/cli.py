@@ -17,17 +17,16 @@ forget_current_folder()
 import argparse
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .cli_settings import add_settings, checked, overrides
 from .exporter.core import codes
 from .exporter.core.options import Options
 from .exporter.core.program import program_text
 from .exporter.core.report import ModuleReport, Report, Status, to_dict
-from .exporter.core.settings import Overrides, effective, interpreter, jobs
-from .exporter.core.settings import check as check_setting
+from .exporter.core.settings import effective
 from .exporter.core.shards import Shard
 from .exporter.core.sources import read_text
 from .exporter.core.targets import Target
@@ -42,33 +41,13 @@ if TYPE_CHECKING:  # imported where used: `--help` and a mistyped option answer 
 USAGE, FOUND, OK = 2, 1, 0
 
 
-def _common(q: argparse.ArgumentParser) -> None:
-    """The options every command that exports takes."""
-    q.add_argument("--device", type=_checked("device"), help="cpu, cuda, cuda:N, mps or meta (default: the spec's, else cpu)")
-    q.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None, help="export in strict (TorchDynamo) mode")
-    q.add_argument("--ir", type=_checked("ir"), help="training (default) or core-aten (run_decompositions)")
-    q.add_argument("--timeout", type=_checked("timeout", float), help="seconds per export (default: the spec's timeout, else 60)")
-    q.add_argument(
-        "--memory-limit",
-        type=_checked("memory_limit"),
-        help="memory per export, like 8GiB (default: the spec's memory_limit, else 8GiB)",
-    )
-    q.add_argument(
-        "--sandbox",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="confine each export: files, other processes, file metadata (Linux Landlock and seccomp; default: the spec's sandbox, else on)",
-    )
+def _common(q: argparse.ArgumentParser, command: str) -> None:
+    """The options every command that exports takes: its settings (core.settings), and the cache's."""
+    add_settings(q, command)
     q.add_argument(
         "--no-cache",
         action="store_true",
         help="neither read nor keep verdicts of earlier runs (kept in .exportlens/cache beside pyproject.toml)",
-    )
-    q.add_argument(
-        "--python",
-        type=_checked("python", check=interpreter),
-        default=sys.executable,
-        help="the interpreter that imports your code and torch (default: this one)",
     )
 
 
@@ -87,17 +66,17 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--allow-meta-weights", action="store_true", help="save the .pt2 of a module on meta, whose weights it does not hold"
     )
-    _common(export)
+    _common(export, "export")
 
     show = sub.add_parser("show", help="signature, range constraints, per-line shapes and graph of one module")
     show.add_argument("target", help="path.py:Class, or path.py holding one module")
     show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
-    _common(show)
+    _common(show, "show")
 
     init = sub.add_parser("init", help="write a spec, proven by exporting it, for every module under PATHs that has none")
     init.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
     init.add_argument("--dry-run", action="store_true", help="print the diff of pyproject.toml instead of writing it")
-    _common(init)
+    _common(init, "init")
 
     _merge_parser(sub.add_parser("merge", help="combine the JSON reports of `check --format json` (its shards) into one report"))
     sub.add_parser("serve", help="run the language server over stdio (for editors)")
@@ -112,15 +91,8 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
     )
     check.add_argument("--module", action="append", default=[], help="only this module (path.py:Class or Class); repeatable")
     check.add_argument(
-        "--jobs",
-        "-j",
-        type=_checked("jobs", int, check=jobs),
-        default=os.cpu_count() or 1,
-        help="exports at a time (default: the number of cores)",
-    )
-    check.add_argument(
         "--shard",
-        type=_checked("shard", check=Shard.parse),
+        type=checked("shard", check_value=Shard.parse),
         metavar="K/N",
         help="only shard K of N (like 2/3): a module's shard is a hash of its path.py:Class; `exportlens merge` joins the reports",
     )
@@ -129,7 +101,7 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 2 when no module was checked (none has example inputs); the default for --format github and sarif, but for a shard",
     )
-    _common(check)
+    _common(check, "check")
 
 
 def _merge_parser(merged: argparse.ArgumentParser) -> None:
@@ -155,29 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     return {"check": _check, "export": _export, "show": _show, "merge": _merge, "init": _init}[args.command](args)
 
 
-def _checked(name: str, convert: Callable[[str], object] = str, check: Callable[..., object] | None = None) -> Callable[[str], object]:
-    """An argparse type that checks the value as pyproject.toml and the editor's settings are
-    checked (core.settings): a bad one is a usage error (exit 2) in the same words."""
-
-    def parse(text: str) -> object:
-        try:
-            value = convert(text)
-        except ValueError:
-            value = text  # check says what is expected
-        try:
-            return check(value) if check else check_setting(name, value)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {e}") from None
-
-    parse.__name__ = name  # argparse names the type in its message
-    return parse
-
-
 def _options(args: argparse.Namespace, **kwargs) -> Options:
-    overrides = Overrides(
-        device=args.device, strict=args.strict, ir=args.ir, timeout=args.timeout, memory_limit=args.memory_limit, sandbox=args.sandbox
-    )
-    return Options(overrides=overrides, **kwargs)
+    return Options(overrides=overrides(args), **kwargs)
 
 
 def _pool(args: argparse.Namespace, jobs: int = 1) -> "Pool":

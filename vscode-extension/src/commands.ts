@@ -6,14 +6,10 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 
+import { CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_MODULE_COMMAND, PROGRAM_REQUEST } from './methods';
 import { ProgramDocuments } from './program';
 import { Server } from './server';
 
-/** The server's own commands and requests (docs/server.md). */
-const EXPORT_MODULE = 'exportlens.exportModule';
-const CREATE_SPEC = 'exportlens.createSpec';
-const PROGRAM_REQUEST = 'exportlens/program';
-const CHECK_WORKSPACE_REQUEST = 'exportlens/checkWorkspace';
 
 interface ProgramAnswer {
   target: string;
@@ -54,14 +50,14 @@ export function registerCommands(server: Server, programs: ProgramDocuments, out
       const at = here();
       if (client && at) {
         await vscode.window.activeTextEditor?.document.save(); // export what the user sees
-        await client.sendRequest(ExecuteCommandRequest.type, { command: EXPORT_MODULE, arguments: [{ ...at, save: true }] });
+        await client.sendRequest(ExecuteCommandRequest.type, { command: EXPORT_MODULE_COMMAND, arguments: [{ ...at, save: true }] });
       }
     }),
     vscode.commands.registerCommand('exportlens.createExportSpec', async () => {
       const client = running();
       const at = here();
       if (client && at) {
-        await client.sendRequest(ExecuteCommandRequest.type, { command: CREATE_SPEC, arguments: [at] });
+        await client.sendRequest(ExecuteCommandRequest.type, { command: CREATE_SPEC_COMMAND, arguments: [at] });
       }
     }),
     vscode.commands.registerCommand('exportlens.showExportedProgram', async () => {
@@ -100,19 +96,20 @@ export function registerCommands(server: Server, programs: ProgramDocuments, out
         await vscode.commands.executeCommand('revealInExplorer', folder);
       }
     }),
-    vscode.commands.registerCommand('exportlens.restartServer', () => server.restart('restart command')),
+    vscode.commands.registerCommand('exportlens.restartServer', () => server.restart('restart command', true)),
     vscode.commands.registerCommand('exportlens.showOutput', () => output.show()),
   ];
 }
 
 /** `artifactFolder` under the project of the active file (its nearest pyproject.toml), or of the first folder. */
 function artifactFolder(): vscode.Uri | undefined {
-  const setting = vscode.workspace.getConfiguration('exportlens').get<string>('artifactFolder') || '.exportlens/artifacts';
   const active = vscode.window.activeTextEditor?.document.uri;
   const folder = (active && vscode.workspace.getWorkspaceFolder(active)) ?? vscode.workspace.workspaceFolders?.[0];
   if (!folder) {
     return undefined;
   }
+  // the folder's own setting, where it has one
+  const setting = vscode.workspace.getConfiguration('exportlens', folder.uri).get<string>('artifactFolder') || '.exportlens/artifacts';
   let root = folder.uri.fsPath;
   if (active?.scheme === 'file') {
     for (let dir = path.dirname(active.fsPath); dir.startsWith(folder.uri.fsPath); dir = path.dirname(dir)) {

@@ -7,11 +7,12 @@ import { registerCommands } from './commands';
 import { ProgramDocuments, SCHEME } from './program';
 import { PythonEnvironments } from './python';
 import { Server } from './server';
-import { RESTART_KEYS } from './settings';
+import { RESTART_KEYS, SERVER_KEYS } from './settings';
 import { ServerState, statusView } from './status';
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('exportlens', { log: true });
+  const trace = vscode.window.createOutputChannel('exportlens trace');
   const item = vscode.window.createStatusBarItem('exportlens.status', vscode.StatusBarAlignment.Left, 50);
   item.name = 'exportlens';
   item.command = 'exportlens.showOutput';
@@ -24,10 +25,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
 
   const environments = await pythonEnvironments(output);
-  const server = new Server({ context, output, environments: environments?.api, setState });
+  const server = new Server({ context, output, trace, environments: environments?.api, setState });
   const programs = new ProgramDocuments();
   context.subscriptions.push(
     output,
+    trace,
     item,
     server,
     programs,
@@ -38,9 +40,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       server.grantTrust();
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      // exportlens.trace.server is the language client's own: neither a restart nor sent
       if (RESTART_KEYS.some((k) => e.affectsConfiguration(`exportlens.${k}`))) {
         void server.restart('exportlens.interpreter changed');
-      } else if (e.affectsConfiguration('exportlens')) {
+      }
+      if (SERVER_KEYS.some((k) => e.affectsConfiguration(`exportlens.${k}`))) {
         server.sendSettings();
       }
     }),
@@ -48,7 +52,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   if (environments) {
     context.subscriptions.push(environments.onDidChange(() => void server.restart('the selected Python environment changed')));
   }
-  await server.restart('activation');
+  await server.restart('activation', true);
 }
 
 export function deactivate(): Thenable<void> | undefined {

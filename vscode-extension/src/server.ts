@@ -8,6 +8,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 
+import { EXPORTS_NOTIFICATION, TRUST_NOTIFICATION } from './methods';
 import { showProgressWithCancel } from './progress';
 import {
   FALLBACK_PYTHON,
@@ -24,16 +25,16 @@ import {
   tooOld,
   venvCommand,
 } from './python';
-import { interpreterSetting, serverSettings } from './settings';
+import { RestartQueue, RestartRequest, unchanged } from './restarts';
+import { answerConfiguration, interpreterSetting, serverSettings } from './settings';
 import { ExportCounts, ServerState } from './status';
 
-export const TRUST_NOTIFICATION = 'exportlens/setTrusted';
-export const EXPORTS_NOTIFICATION = 'exportlens/exports';
 const PROBE_TIMEOUT_MS = 30_000;
 
 export interface Host {
   context: vscode.ExtensionContext;
   output: vscode.LogOutputChannel;
+  trace: vscode.OutputChannel; // the LSP messages, when exportlens.trace.server asks for them
   environments: PythonEnvironments | undefined;
   setState(state: ServerState): void;
 }
@@ -49,38 +50,54 @@ export class Server implements vscode.Disposable {
   client: LanguageClient | undefined;
   interpreter: Interpreter | undefined;
   private warned = new Set<string>(); // interpreters already said to lack a package
-  private starting: Promise<void> | undefined;
+  private readonly restarts = new RestartQueue((request) => this.restartNow(request));
   private subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly host: Host) {}
 
-  /** Starts the server, or stops and starts it again; calls made meanwhile wait for the first. */
-  restart(reason: string): Promise<void> {
-    const run = async () => {
-      await this.stop();
-      await this.start(reason);
-    };
-    this.starting = (this.starting ?? Promise.resolve()).then(run, run);
-    return this.starting;
+  /**
+   * Starts the server, or stops and starts it again: one restart queued after the one under
+   * way, which every request made meanwhile joins; skipped (unless forced) when the
+   * interpreter it would start is the one still serving.
+   */
+  restart(reason: string, force = false): Promise<void> {
+    return this.restarts.request(reason, force);
   }
 
-  private async start(reason: string): Promise<void> {
-    const { output, setState } = this.host;
-    setState({ kind: 'starting' });
-    const config = vscode.workspace.getConfiguration('exportlens');
-    const setting = interpreterSetting((k) => config.get(k));
-    if (setting.problem) {
-      output.warn(setting.problem);
-      void vscode.window.showWarningMessage(`exportlens: ${setting.problem}`);
+  private async restartNow({ reasons, force }: RestartRequest): Promise<void> {
+    const reason = reasons.join('; ');
+    const chosen = await this.chooseInterpreter();
+    if (!force && unchanged(this.interpreter?.path, chosen.interpreter.path, this.client?.isRunning() ?? false)) {
+      this.host.output.info(`${reason}: still Python ${chosen.interpreter.path}, from ${chosen.interpreter.source}; no restart`);
+      return;
     }
+    await this.stop();
+    await this.start(reason, chosen);
+  }
+
+  /** The interpreter to run, from the settings of the first workspace folder (the server serves them all). */
+  private async chooseInterpreter(): Promise<{ interpreter: Interpreter; problem?: string }> {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const config = vscode.workspace.getConfiguration('exportlens', folder);
+    const setting = interpreterSetting((k) => config.get(k));
     let interpreter = await resolveInterpreter(setting.value, this.host.environments, folder?.fsPath, folder);
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
     if (!vscode.workspace.isTrusted && insideAny(interpreter.path, folders)) {
       // Restricted Mode: an executable the workspace itself ships is workspace code
-      output.warn(`Restricted Mode: not running ${interpreter.path} (inside the workspace); using python3 from PATH`);
+      this.host.output.warn(`Restricted Mode: not running ${interpreter.path} (inside the workspace); using python3 from PATH`);
       interpreter = { path: FALLBACK_PYTHON, source: 'PATH' };
     }
+    return { interpreter, problem: setting.problem };
+  }
+
+  private async start(reason: string, chosen: { interpreter: Interpreter; problem?: string }): Promise<void> {
+    const { output, setState } = this.host;
+    setState({ kind: 'starting' });
+    if (chosen.problem) {
+      output.warn(chosen.problem);
+      void vscode.window.showWarningMessage(`exportlens: ${chosen.problem}`);
+    }
+    const interpreter = chosen.interpreter;
     this.interpreter = interpreter;
     output.info(`starting (${reason}): Python ${interpreter.path}, from ${interpreter.source}`);
 
@@ -105,12 +122,17 @@ export class Server implements vscode.Disposable {
         { scheme: 'file', pattern: '**/pyproject.toml' },
       ],
       outputChannel: output,
+      traceOutputChannel: this.host.trace, // exportlens.trace.server, which the client reads itself
       initializationOptions: { ...this.settings(), trusted },
       middleware: {
         workspace: {
-          // the server asks for the `exportlens` section: answer with what it reads
+          // the `exportlens` section as the server reads it, at the scope (workspace folder) it asks for
           configuration: (params, token, next) =>
-            params.items.some((i) => i.section === 'exportlens') ? params.items.map(() => this.settings()) : next(params, token),
+            answerConfiguration(
+              params.items,
+              (scope) => this.settings(scope === undefined ? undefined : vscode.Uri.parse(scope)),
+              async (items) => next({ ...params, items }, token),
+            ) as Promise<unknown[]>,
         },
       },
     };
@@ -155,9 +177,9 @@ export class Server implements vscode.Disposable {
     }
   }
 
-  /** The settings the server reads, as it expects them. */
-  settings(): Record<string, unknown> {
-    const config = vscode.workspace.getConfiguration('exportlens');
+  /** The settings the server reads, as it expects them: a folder's (`scope`), else the window's. */
+  settings(scope?: vscode.Uri): Record<string, unknown> {
+    const config = vscode.workspace.getConfiguration('exportlens', scope);
     return serverSettings((k) => config.get(k), this.interpreter?.path ?? 'python3');
   }
 

@@ -22,6 +22,9 @@ export type ServerKey = (typeof SERVER_KEYS)[number];
 /** Settings that restart the server when they change, rather than being sent to it. */
 export const RESTART_KEYS = ['interpreter'] as const;
 
+/** Read by vscode-languageclient itself (the `exportlens trace` output): neither sent nor a restart. */
+export const TRACE_KEY = 'trace.server';
+
 /** Reads `exportlens.<key>` as configured (undefined when neither set nor defaulted). */
 export type ConfigGetter = (key: string) => unknown;
 
@@ -50,4 +53,29 @@ export function interpreterSetting(get: ConfigGetter): { value: string; problem?
     return { value: '', problem: `exportlens.interpreter must be a path to a Python executable, got ${JSON.stringify(raw)}; ignoring it` };
   }
   return { value: raw.trim() };
+}
+
+/** One item of `workspace/configuration`: a section, read at a resource's scope (a workspace folder). */
+export interface ConfigurationItem {
+  section?: string | null;
+  scopeUri?: string | null;
+}
+
+/**
+ * The answer to `workspace/configuration`: the `exportlens` section as the server reads it,
+ * read at each item's own scope (so a folder's settings reach the server for that folder),
+ * and every other section as VS Code answers it, in the items' order.
+ */
+export async function answerConfiguration<Item extends ConfigurationItem>(
+  items: Item[],
+  ours: (scopeUri: string | undefined) => Record<string, unknown>,
+  others: (items: Item[]) => Promise<unknown>,
+): Promise<unknown> {
+  const theirs = items.filter((i) => i.section !== 'exportlens');
+  const answered = theirs.length ? await others(theirs) : [];
+  if (!Array.isArray(answered)) {
+    return answered; // an error: the server gets it as VS Code gave it
+  }
+  let next = 0;
+  return items.map((i) => (i.section === 'exportlens' ? ours(i.scopeUri ?? undefined) : answered[next++]));
 }

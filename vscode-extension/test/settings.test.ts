@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { RESTART_KEYS, SERVER_KEYS, interpreterSetting, serverSettings } from '../src/settings';
+import { RESTART_KEYS, SERVER_KEYS, TRACE_KEY, answerConfiguration, interpreterSetting, serverSettings } from '../src/settings';
 
 const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
 const properties: Record<string, { default: unknown }> = manifest.contributes.configuration.properties;
@@ -11,7 +11,7 @@ const defaults = (key: string) => properties[`exportlens.${key}`]?.default;
 
 test('every server setting is contributed, and nothing else but the interpreter and trace', () => {
   const contributed = Object.keys(properties).map((k) => k.replace(/^exportlens\./, ''));
-  assert.deepEqual(contributed.sort(), [...SERVER_KEYS, ...RESTART_KEYS, 'trace.server'].sort());
+  assert.deepEqual(contributed.sort(), [...SERVER_KEYS, ...RESTART_KEYS, TRACE_KEY].sort());
   for (const [key, p] of Object.entries(properties)) {
     assert.ok((p as { markdownDescription?: string }).markdownDescription, `${key} has no description`);
   }
@@ -50,4 +50,19 @@ test('the interpreter setting is a path or nothing', () => {
   const refused = interpreterSetting(() => 3);
   assert.equal(refused.value, '');
   assert.match(refused.problem ?? '', /must be a path to a Python executable, got 3/);
+});
+
+test('the exportlens section is read at each item\'s scope, other sections as VS Code answers them', async () => {
+  const asked: unknown[] = [];
+  const answer = await answerConfiguration(
+    [{ section: 'exportlens', scopeUri: 'file:///a' }, { section: 'python' }, { section: 'exportlens' }],
+    (scope) => ({ scope: scope ?? 'window' }),
+    async (items) => {
+      asked.push(items);
+      return ['python settings'];
+    },
+  );
+  assert.deepEqual(answer, [{ scope: 'file:///a' }, 'python settings', { scope: 'window' }]);
+  assert.deepEqual(asked, [[{ section: 'python' }]]);
+  assert.deepEqual(await answerConfiguration([{ section: 'exportlens' }], () => ({}), async () => assert.fail('not asked')), [{}]);
 });
