@@ -104,7 +104,7 @@ def _artifact_folder(ls: ExportLensServer, root: Path, target: str) -> Path | No
             types.MessageType.Warning,
         )
         return None
-    artifacts = root / ls.session.settings.artifact_folder
+    artifacts = root / ls.session.settings_at(root).artifact_folder
     if artifacts.is_relative_to(root) and not plain_folders(root, artifacts):
         # a link planted in the project (a cloned repo's .exportlens/artifacts -> ~/.ssh) would make
         # the export write, unconfined by the sandbox, wherever it leads
@@ -116,7 +116,7 @@ def _artifact_folder(ls: ExportLensServer, root: Path, target: str) -> Path | No
 def _on_meta(ls: ExportLensServer, root: Path, target: str) -> bool:
     module = ls.session.index.by_target(root, Target.parse(target).module)
     spec = ls.session.spec_of(root, module, ls.snapshot().texts)[0] if module is not None else None
-    return spec is not None and effective(spec.settings, ls.session.settings.overrides).device == "meta"
+    return spec is not None and effective(spec.settings, ls.session.settings_at(root).overrides).device == "meta"
 
 
 def _say_saved(ls: ExportLensServer, report: ModuleReport) -> None:

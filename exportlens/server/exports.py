@@ -222,7 +222,7 @@ class Exports:
     ) -> tuple[_Submitted, Future] | None:
         """Hand one module's job to the pool, or None where the user's own export of this
         very text is running (let it finish)."""
-        s = self.session.settings
+        s = self.session.settings_at(plan.root)
         root, file = plan.root, plan.root / planned.module.path
         text = docs.texts.get(file)
         seen = text if text is not None else docs.get(file).text

@@ -4,6 +4,7 @@ removed takes its scan, exports, results and diagnostics with it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from lsprotocol import types
@@ -32,6 +33,8 @@ def did_change(ls: ExportLensServer, params: types.DidChangeWorkspaceFoldersPara
             ls.session.folders.append(path)
             ls.say(f"serving {path} too")
             _scan(ls, path)
+    if params.event.added or params.event.removed:
+        asyncio.get_running_loop().create_task(ls.pull_settings())  # a folder's own settings
 
 
 def remove(ls: ExportLensServer, folder: Path) -> None:

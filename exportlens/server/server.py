@@ -62,6 +62,7 @@ class ExportLensServer(LanguageServer):
         self.publisher = Publisher(self.snapshot, self._diagnostics, self.text_document_publish_diagnostics)
         self._located: dict[tuple[Path, str], set[Path]] = {}  # (root, target) -> the files its findings were published in
         self._pull_refresh = False  # a workspace/diagnostic/refresh is on its way
+        self._window_problems: list[str] = []  # what the window's settings were last said to get wrong
         self._shown_changed = False  # a CodeLens refresh and the status bar's counts are on their way
         self.saved: dict[Path, str] = {}  # an open file's text at its last save (its watched change is that save)
 
@@ -304,6 +305,7 @@ class ExportLensServer(LanguageServer):
     def apply_settings(self, raw: Any) -> None:
         before = self.session.settings
         self.session.settings, problems = settings_mod.resolve(raw, before)
+        self._window_problems = problems
         for p in problems:
             self.say(p, types.MessageType.Warning)
             self.show(p)
@@ -315,17 +317,36 @@ class ExportLensServer(LanguageServer):
                 self.exports.start_pool()  # restarts the workers when python or jobs changed
 
     async def pull_settings(self) -> None:
+        """The window's settings, and each workspace folder's own (those a folder may set)."""
         caps = self.client_capabilities.workspace
         if not (caps and caps.configuration):
             return
-        params = types.ConfigurationParams([types.ConfigurationItem(section="exportlens")])
+        folders = list(self.session.folders)
+        items = [types.ConfigurationItem(section="exportlens")]
+        items += [types.ConfigurationItem(scope_uri=f.as_uri(), section="exportlens") for f in folders]
         try:
-            values = await compat.client_reply(self.workspace_configuration_async(params))
+            values = await compat.client_reply(self.workspace_configuration_async(types.ConfigurationParams(items)))
         except Exception as e:
             self.say(f"could not read the client's settings: {e}")
             return
         if values and isinstance(values[0], dict):
             self.apply_settings(values[0])
+        self._apply_folder_settings({f: v for f, v in zip(folders, values[1:] if values else []) if isinstance(v, dict)})
+
+    def _apply_folder_settings(self, raw: dict[Path, dict]) -> None:
+        """Each folder's own settings (a problem the window's already has is said once)."""
+        now, said = {}, set(self._window_problems)
+        for folder, values in raw.items():
+            folder_settings, problems = settings_mod.resolve(settings_mod.of_folder(values), self.session.settings)
+            for p in set(problems) - said:
+                said.add(p)
+                self.say(f"{folder}: {p}", types.MessageType.Warning)
+            if settings_mod.in_folder(self.session.settings, folder_settings) != self.session.settings:
+                now[folder] = folder_settings
+        if now != self.session.folder_settings:
+            self.session.folder_settings = now
+            for folder, s in now.items():
+                self.say(f"settings of {folder}: {', '.join(f'{n}={getattr(s, n)!r}' for n in settings_mod.RESOURCE)}")
 
     def set_trusted(self, trusted: bool) -> None:
         if trusted == self.session.trusted:

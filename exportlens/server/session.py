@@ -16,7 +16,7 @@ from ..exporter.static.module_spec import resolve
 from ..exporter.static.plan import Plan, planned_of
 from ..exporter.static.spec import ExportSpec, ProjectSpecs, find_root
 from .index import ModuleIndex
-from .settings import ServerSettings
+from .settings import ServerSettings, in_folder
 
 
 class State(str, enum.Enum):
@@ -52,7 +52,8 @@ def spec_key(spec: ExportSpec | None) -> str | None:
 
 @dataclass
 class Session:
-    settings: ServerSettings = ServerSettings()
+    settings: ServerSettings = ServerSettings()  # the window's
+    folder_settings: dict[Path, ServerSettings] = field(default_factory=dict)  # a workspace folder's, where the client has them
     trusted: bool = True
     index: ModuleIndex = field(default_factory=ModuleIndex)
     results: dict[tuple[Path, str], Result] = field(default_factory=dict)  # (root, target) -> latest
@@ -69,6 +70,13 @@ class Session:
     @folders.setter
     def folders(self, folders: list[Path]) -> None:
         self.index.folders = folders
+
+    def settings_at(self, path: Path) -> ServerSettings:
+        """The settings for a project or file: its workspace folder's own (device, artifact folder...), else the window's."""
+        holders = [f for f in self.folder_settings if path.is_relative_to(f)]
+        if not holders:
+            return self.settings
+        return in_folder(self.settings, self.folder_settings[max(holders, key=lambda f: len(f.parts))])
 
     def next_number(self) -> int:
         return next(self._numbers)

@@ -63,6 +63,19 @@ def resolve(raw: Any, base: ServerSettings = ServerSettings()) -> tuple[ServerSe
     return replace(base, **changes), problems
 
 
+RESOURCE = tuple(n for n, s in _READ.items() if s.scope == "resource")  # what a workspace folder may set for itself
+
+
+def of_folder(raw: Any) -> Any:
+    """A workspace folder's section, but for what only the window decides."""
+    return {k: v for k, v in raw.items() if _KEYS.get(k) in RESOURCE} if isinstance(raw, dict) else raw
+
+
+def in_folder(window: ServerSettings, folder: ServerSettings) -> ServerSettings:
+    """The window's settings with the folder's own."""
+    return replace(window, **{n: getattr(folder, n) for n in RESOURCE})
+
+
 def camel_keys() -> list[str]:
     """The documented names of the settings (`debounce`, not `debounceMs`)."""
     return sorted(s.editor_key for s in _READ.values())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from lsprotocol import types
 
@@ -43,3 +44,27 @@ async def test_manual_mode_exports_only_on_demand_and_a_setting_change_takes_eff
     await editor.logged("export_on='save'")
     editor.save("models/router.py")
     await editor.diagnostics("models/router.py", lambda ds: any(d.code == "EL101" for d in ds))
+
+
+async def test_a_workspace_folder_s_own_settings_apply_to_its_projects(workspace):
+    """VS Code's resource-scoped settings: the server asks for each folder's, and a folder's
+    artifact folder (and device, strict, ir, timeout, memory limit, sandbox) are its own."""
+    editor = await start(workspace)
+    try:
+        folder = workspace.resolve()
+        editor.client.set_configuration({"exportlens": {"exportOn": "save"}})
+        own = {"exportOn": "save", "artifactFolder": "out/pt2", "device": "tpu", "jobs": 0}  # jobs: the window's alone
+        editor.client.set_configuration({"exportlens": own}, scope_uri=folder.as_uri())
+        editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        await editor.logged(f"settings of {folder}: ")
+        warnings = [m.message for m in editor.client.log_messages if m.type == types.MessageType.Warning]
+        assert f"exportlens: {folder}: setting exportlens.device = 'tpu' must be one of cpu, cuda, cuda:N, mps, meta (N at most 1023);" in (
+            " ".join(warnings)
+        )
+        assert not any("exportlens.jobs" in w for w in warnings)
+        line = editor.line_of("models/encoder.py", "pooled = h.mean(dim=1)")
+        args = [{"uri": editor.uri("models/encoder.py"), "line": line, "save": True}]
+        result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args))
+        assert Path(result["artifact"]) == folder / "out/pt2/TinyEncoder.pt2" and Path(result["artifact"]).is_file()
+    finally:
+        await stop(editor)

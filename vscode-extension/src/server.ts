@@ -183,9 +183,9 @@ export class Server implements vscode.Disposable {
     return serverSettings((k) => config.get(k), this.interpreter?.path ?? 'python3');
   }
 
-  /** Settings changed: the server applies them without a restart. */
+  /** Settings changed: the server reads them again, the window's and each folder's, and applies them without a restart. */
   sendSettings(): void {
-    void this.client?.sendNotification('workspace/didChangeConfiguration', { settings: { exportlens: this.settings() } });
+    void this.client?.sendNotification('workspace/didChangeConfiguration', { settings: null });
   }
 
   /** The user trusted the workspace: exports begin, without a restart. */
