@@ -47,7 +47,8 @@ def _common(q: argparse.ArgumentParser, command: str) -> None:
     q.add_argument(
         "--no-cache",
         action="store_true",
-        help="neither read nor keep verdicts of earlier runs (kept in .exportlens/cache beside pyproject.toml)",
+        help="neither read nor keep what earlier runs learned: verdicts, and the index of the project's files"
+        " (kept in .exportlens/cache beside pyproject.toml)",
     )
 
 
@@ -146,12 +147,12 @@ def _run(args: argparse.Namespace, pool: "Pool", plan: "Plan", options: Options)
     return check_in_workers(plan, pool, options)
 
 
-def _plan(paths: list[Path]) -> "Plan | None":
-    found = _projects(paths)
+def _plan(paths: list[Path], cache: bool = True) -> "Plan | None":
+    found = _projects(paths, cache=cache)
     return found[0].plan if found else None
 
 
-def _projects(paths: list[Path], only: set[str] | None = None) -> "list[Project] | None":
+def _projects(paths: list[Path], only: set[str] | None = None, cache: bool = True) -> "list[Project] | None":
     """The plan of each project the paths reach (a folder with its own pyproject.toml is its own: projects.py)."""
     from .projects import projects
 
@@ -159,14 +160,14 @@ def _projects(paths: list[Path], only: set[str] | None = None) -> "list[Project]
     if missing:
         print(f"exportlens: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
         return None
-    found = projects(paths, only)
+    found = projects(paths, only, cache=cache)
     broken = [(p.plan.root, f) for p in found for f in p.plan.findings if f.code == codes.SPEC_TOML.code]
     for root, f in broken:
         print(located(root, f), file=sys.stderr)
     names = {n for p in found for m in p.plan.modules for n in (p.shown(m.target), m.target, m.module.name)}
     unmatched = sorted((only or set()) - names)
     if unmatched and not broken:
-        every = ", ".join(p.shown(m.target) for p in projects(paths) for m in p.plan.modules) or "none"
+        every = ", ".join(p.shown(m.target) for p in projects(paths, cache=cache) for m in p.plan.modules) or "none"
         print(f"exportlens: --module {', '.join(unmatched)} names no nn.Module here (found: {every})", file=sys.stderr)
     return None if broken or unmatched else found
 
@@ -175,7 +176,7 @@ def _check(args: argparse.Namespace) -> int:
     from .projects import check
 
     with _pool(args, args.jobs) as pool:
-        found = _projects(args.paths, set(args.module) or None)
+        found = _projects(args.paths, set(args.module) or None, not args.no_cache)
         if found is None:
             return USAGE
         shard = (args.shard, sum(len(p.plan.modules) for p in found)) if args.shard else None
@@ -199,7 +200,7 @@ def _init(args: argparse.Namespace) -> int:
     from .init import run
 
     with _pool(args, os.cpu_count() or 1) as pool:
-        found = _projects(args.paths)
+        found = _projects(args.paths, cache=not args.no_cache)
         return USAGE if found is None else run(found, pool, dry_run=args.dry_run)
 
 
@@ -237,7 +238,7 @@ def _merge(args: argparse.Namespace) -> int:
     return USAGE if empty else report.exit_code
 
 
-def _one(target: str) -> "tuple[Plan, object] | None":
+def _one(target: str, cache: bool = True) -> "tuple[Plan, object] | None":
     """Resolve ``path.py:Class`` (or a file with one module) to its planned module."""
     where = Target.parse(target)
     path_text, name = where.path, where.name
@@ -245,7 +246,7 @@ def _one(target: str) -> "tuple[Plan, object] | None":
     if not path.is_file():
         print(f"exportlens: no such file: {path_text}", file=sys.stderr)
         return None
-    plan = _plan([path])
+    plan = _plan([path], cache)
     if plan is None:
         return None
     matches = [m for m in plan.modules if not name or m.module.name == name]
@@ -259,7 +260,7 @@ def _one(target: str) -> "tuple[Plan, object] | None":
 
 def _single(args: argparse.Namespace, artifact: Path | None) -> "tuple[Plan, ModuleReport] | int":
     with _pool(args) as pool:
-        found = _one(args.target)
+        found = _one(args.target, not args.no_cache)
         if found is None:
             return USAGE
         plan, planned = found
@@ -273,7 +274,7 @@ def _single(args: argparse.Namespace, artifact: Path | None) -> "tuple[Plan, Mod
 
 
 def _export(args: argparse.Namespace) -> int:
-    found = _one(args.target)
+    found = _one(args.target, not args.no_cache)
     if found is None:
         return USAGE
     if found[1].spec is not None and _device(args, found[1].spec) == "meta" and not args.allow_meta_weights:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .exporter.core.rebase import prefix, rebased, target
 from .exporter.core.report import Report
+from .exporter.static.index_cache import IndexCache
 from .exporter.static.plan import Plan, make_plan
 from .exporter.static.spec import find_root
 from .exporter.static.suppressions import Suppressor, suppress
@@ -30,8 +31,10 @@ class Project:
         return target(name, self.prefix)
 
 
-def projects(paths: list[Path], only: set[str] | None = None) -> list[Project]:
-    """One plan per project: each path's own project, and each project nested in a folder given."""
+def projects(paths: list[Path], only: set[str] | None = None, *, cache: bool = True) -> list[Project]:
+    """One plan per project: each path's own project, and each project nested in a folder given.
+    Modules are found by the editor's index engine; with ``cache``, what it learns is kept in
+    the project's ``.exportlens/cache/index``, so a tree checked again is only stat'ed."""
     groups: dict[Path, list[Path]] = {}
     for given in paths:
         path = given.resolve()
@@ -43,7 +46,8 @@ def projects(paths: list[Path], only: set[str] | None = None) -> list[Project]:
     out = []
     for root, folders in groups.items():
         step = prefix(base, root)
-        plan = make_plan(list(dict.fromkeys(folders)), root=root, only=_own(only, step))
+        index = IndexCache.of_project(root) if cache else None
+        plan = make_plan(list(dict.fromkeys(folders)), root=root, only=_own(only, step), indexed=True, cache=index)
         out.append(Project(plan, step))
     return out
 

@@ -7,8 +7,11 @@ then *resolved* here, parsing on demand the few other files they lead through.
 Sketches and outlines are kept on disk (``index_cache``) under each file's modification
 time and size, so a tree opened again is only stat'ed.
 
-Syntax errors inside function bodies go unseen here: the editor parses a file whole
-when it is opened, and the CLI always does.
+It is the one discovery engine: the server's indexer and ``exportlens check`` both find
+modules here. The editor leaves syntax errors inside function bodies unseen (it parses a
+file whole when it is opened); the CLI's run is ``checked``: every file is also checked
+whole (``syntax.python_syntax_error``), so it finds what ``discover`` finds, and it keeps
+its whole answer too (``discover_tree``).
 """
 
 from __future__ import annotations
@@ -24,17 +27,20 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from ..core.report import Finding
+from ..core.codec import Codec, CodecError
+from ..core.report import Edit, Finding, Fix, Kind, Related, Severity
 from ..core.sources import Sources, read_text
-from ..core.targets import ModuleClass
-from .discover import Project
-from .index_cache import CODEC, Entry, IndexCache, stamp
+from ..core.targets import Forward, ModuleClass, Param, Span
+from .discover import Discovery, Project, python_files
+from .index_cache import CODEC, Entry, IndexCache, Stamp, stamp, tree_stamp
 from .outline import FileOutline
 from .prefilter import Sketch, candidates, sketch
+from .reach import reach
 
 SERIAL_BELOW = 64  # fewer files than this are read in this process: a pool costs more to start
 CHUNK = 16  # files per task: small enough to balance the processes, large enough to cost little to send
 
+ANSWER = Codec(Discovery, ModuleClass, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity)  # a check's, kept
 _In, _Out = TypeVar("_In"), TypeVar("_Out")
 _Run = Callable[[Callable[[_In], _Out], Sequence[_In]], list[_Out]]
 
@@ -45,6 +51,8 @@ class Indexed:
     findings: dict[Path, list[Finding]] = field(default_factory=dict)  # syntax errors outside function bodies
     sketched: int = 0  # files read in this run (the others came from the cache)
     parsed: int = 0
+    found: Discovery = field(default_factory=Discovery)  # the same, as ``discover`` gives them
+    read: set[Path] = field(default_factory=set)  # every file whose sketch or outline the answer rests on
     _save: Callable[[], None] = field(default=lambda: None, repr=False)
 
     def save(self) -> None:
@@ -52,51 +60,126 @@ class Indexed:
         self._save()
 
 
-def index_tree(root: Path, files: Sequence[Path], *, jobs: int | None = None, cache: IndexCache | None = None) -> Indexed:
+def index_tree(
+    root: Path, files: Sequence[Path], *, jobs: int | None = None, cache: IndexCache | None = None, checked: bool = False
+) -> Indexed:
     """The modules ``files`` (absolute paths, under ``root`` or in its packages) define. What
-    was learned goes to ``cache`` when the result's ``save`` is called."""
+    was learned goes to ``cache`` when the result's ``save`` is called. ``checked`` (the CLI):
+    every file's whole text is parsed too, so that ``found`` is what ``discover`` finds, syntax
+    errors inside function bodies included (only the check of an unchanged file is kept)."""
     with _no_gc():
-        return _index_tree(root, files, jobs, cache)
+        return _index_tree(root, files, jobs, cache, checked)
 
 
-def _index_tree(root: Path, files: Sequence[Path], jobs: int | None, cache: IndexCache | None) -> Indexed:
+def discover_tree(root: Path, paths: Iterable[Path], cache: IndexCache | None = None) -> Discovery:
+    """What ``discover`` finds under ``paths``, through the index: the CLI's discovery. The
+    answer is kept whole too, under the stamps of every file it read: a tree checked again
+    unchanged is only stat'ed."""
+    files = python_files(Sources.of(root), paths)
+    if cache is not None:
+        cache.prepare()  # before the stamps are taken: a folder made in the root changes the root's
+    tree = tree_stamp(root, files)
+    kept = _kept_answer(cache, root, tree)
+    if kept is not None:
+        return kept
+    indexed = index_tree(root, files, cache=cache, checked=True)
+    indexed.save()
+    if cache is not None:
+        others = sorted(indexed.read - set(files))
+        answer = {"others": others, "stamp": tree_stamp(root, others), "found": indexed.found}
+        cache.keep_answer(root, tree, ANSWER.dumps(answer))
+    return indexed.found
+
+
+def _kept_answer(cache: IndexCache | None, root: Path, tree: str) -> Discovery | None:
+    """The answer kept for this tree, if the other files it read are unchanged too."""
+    text = cache.answer(root, tree) if cache is not None else None
+    try:
+        answer = ANSWER.loads(text) if text is not None else None
+        if answer is not None and answer["stamp"] == tree_stamp(root, answer["others"]):
+            return answer["found"]
+    except (CodecError, KeyError, TypeError):
+        pass
+    return None
+
+
+def _index_tree(root: Path, files: Sequence[Path], jobs: int | None, cache: IndexCache | None, checked: bool) -> Indexed:
     fresh = {f: e for f, e in (cache.load(root) if cache else {}).items() if e.stamp == stamp(f)}
-    todo = [f for f in files if f not in fresh or fresh[f].sketch is None]
-    sketches = {f: fresh[f].sketch for f in files if f in fresh and fresh[f].sketch is not None}
+    todo = [f for f in files if f not in fresh or fresh[f].sketch is None or (checked and not fresh[f].checked)]
+    stale = set(todo)
+    sketches = {f: fresh[f].sketch for f in files if f not in stale}
+    problems = {f: fresh[f].problem for f in files if f not in stale and checked}
     with _runner(jobs, len(todo)) as run:
-        sketches.update(zip(todo, run(_sketch, todo)))
+        for f, (sketched, problem) in zip(todo, run(partial(_sketch, root, checked), todo)):
+            sketches[f], problems[f] = sketched, problem
+        reached = reach(root, sketches, partial(_kept_sketch, fresh))  # type: ignore[arg-type]  # every file has its sketch now
         maybe = candidates(sketches)  # type: ignore[arg-type]  # every file has its sketch now
-        wanted = [f for f in files if f in maybe]
-        known = {f: e.outline for f, e in fresh.items() if e.outline is not None}
+        wanted = [f for f in files if f in maybe and not problems.get(f)]
+        known = _known(fresh, checked) | {f: p for f, p in problems.items() if p}
         parse = [f for f in wanted if f not in known]
         known.update(zip(parse, run(_outline, [(root, f) for f in parse])))
-    project = Project(Sources.of(root), skeletons=True, files=known)
-    found = project.discover(wanted)
-    indexed = Indexed(sketched=len(todo), parsed=len(parse) + len(project.files) - len(known))
+    project = Project(Sources.of(root), skeletons=True, checked=checked, files=known)
+    found = project.discover(sorted({*wanted, *(f for f in files if problems.get(f))}))
+    indexed = Indexed(sketched=len(todo), parsed=len(parse) + len(project.files) - len(known), found=found)
+    indexed.read = {*sketches, *project.files}
     for m in found.modules:
         indexed.modules.setdefault(root / m.path, []).append(m)
     for finding in found.findings:
         indexed.findings.setdefault(root / finding.path, []).append(finding)
-    if cache is not None:
-        indexed._save = lambda: cache.save(root, dict(_entries(files, sketches, project.files, fresh)))
+    learned = todo or parse or len(project.files) > len(known) or not reached <= fresh.keys()
+    if cache is not None and learned:  # else the cache holds it all already
+        made = _Made(sketches, project.files, problems if checked else None)
+        indexed._save = lambda: cache.save(root, dict(made.entries(files, fresh)))
     return indexed
 
 
-def _entries(
-    files: Iterable[Path],
-    sketches: Mapping[Path, Sketch | None],
-    outlines: Mapping[Path, FileOutline | Finding],
-    fresh: Mapping[Path, Entry],
-) -> Iterator[tuple[Path, Entry]]:
-    """What the cache keeps: every file's sketch, and the outline of every file parsed."""
-    for f in {*files, *outlines}:
-        at = fresh[f].stamp if f in fresh else stamp(f)
-        if at is not None:
-            yield f, Entry(at, sketches.get(f), outlines.get(f))
+def _known(fresh: Mapping[Path, Entry], checked: bool) -> dict[Path, FileOutline | Finding]:
+    """The outlines the cache holds, as a run of that kind may use them: checked, one of a file
+    that does not parse whole is its error."""
+    if not checked:
+        return {f: e.outline for f, e in fresh.items() if e.outline is not None}
+    return {f: e.problem or e.outline for f, e in fresh.items() if e.checked and (e.problem or e.outline) is not None}
 
 
-def _sketch(path: Path) -> Sketch:
-    return sketch(read_text(path))  # "" where unreadable: the editor says so when the file is opened
+@dataclass
+class _Made:
+    """What a run learned, for the cache: every file's sketch, the outline of every file parsed,
+    and (``problems`` given: checked) whether each parses whole."""
+
+    sketches: Mapping[Path, Sketch | None]
+    outlines: Mapping[Path, FileOutline | Finding]
+    problems: Mapping[Path, Finding | None] | None
+
+    def entries(self, files: Iterable[Path], fresh: Mapping[Path, Entry]) -> Iterator[tuple[Path, Entry]]:
+        yield from ((f, e) for f, e in fresh.items() if f not in self.outlines and f not in self.sketches)
+        for f in {*files, *self.outlines, *self.sketches}:
+            at = fresh[f].stamp if f in fresh else stamp(f)
+            if at is not None:
+                yield f, self._entry(f, at)
+
+    def _entry(self, f: Path, at: Stamp) -> Entry:
+        outline = self.outlines.get(f)
+        if self.problems is None:
+            return Entry(at, self.sketches.get(f), outline)
+        if f not in self.problems and f not in self.outlines:
+            return Entry(at, self.sketches.get(f))  # only sketched, where a scan's bases may lead (reach.py)
+        # checked: a file parsed on demand was checked whole as it was read; its error is its outline
+        problem = self.problems[f] if f in self.problems else outline if isinstance(outline, Finding) else None
+        return Entry(at, self.sketches.get(f), None if problem else outline, True, problem)
+
+
+def _sketch(root: Path, checked: bool, path: Path) -> tuple[Sketch, Finding | None]:
+    """A file's sketch; and, ``checked``, its encoding or syntax error from a whole parse."""
+    if not checked:
+        return sketch(read_text(path)), None  # "" where unreadable: the editor says so when the file is opened
+    project = Project(Sources.of(root))
+    text = project.read(path)
+    return sketch("" if isinstance(text, Finding) else text), project.problem(path, text)
+
+
+def _kept_sketch(fresh: Mapping[Path, Entry], path: Path) -> Sketch:
+    kept = fresh[path].sketch if path in fresh else None
+    return kept or sketch(read_text(path))
 
 
 def _outline(job: tuple[Path, Path]) -> FileOutline | Finding:

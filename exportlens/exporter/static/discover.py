@@ -24,7 +24,7 @@ from .packages import dotted_names, module_file, name_base
 from .syntax import decode_finding, python_syntax_error, syntax_finding
 from .walk import python_files_under, scanned
 
-__all__ = ["Discovery", "Project", "discover"]
+__all__ = ["Discovery", "Project", "discover", "python_files"]
 
 
 @dataclass
@@ -49,13 +49,13 @@ def discover(
     in their own packages), parsed on demand; only scanned files report syntax errors.
     """
     project = Project(Sources.of(root, sources))
-    return project.discover(_python_files(project.sources, paths))
+    return project.discover(python_files(project.sources, paths))
 
 
 # -- which files -----------------------------------------------------------------
 
 
-def _python_files(sources: Sources, paths: Iterable[Path] | None) -> list[Path]:
+def python_files(sources: Sources, paths: Iterable[Path] | None) -> list[Path]:
     """Absolute paths of the ``*.py`` files to scan, sorted, each once."""
     found: set[Path] = set()
     folders: list[Path] = []
@@ -81,12 +81,17 @@ _Target = _Class | str | None  # a project class, a name outside the project, or
 class Project:
     """Files parsed on demand, bases resolved across them. With ``skeletons`` (a bulk index)
     files are parsed with their function bodies blanked: syntax errors inside bodies go
-    unseen. ``files``: outlines already made (an index cache), by path."""
+    unseen, unless ``checked``, where each file's whole text is checked too and one that does
+    not parse is its error, as a whole parse makes it (the CLI). ``files``: outlines already
+    made (an index cache), by path."""
 
-    def __init__(self, sources: Sources, *, skeletons: bool = False, files: Mapping[Path, FileOutline | Finding] = {}) -> None:  # read only
+    def __init__(
+        self, sources: Sources, *, skeletons: bool = False, checked: bool = False, files: Mapping[Path, FileOutline | Finding] = {}
+    ) -> None:  # read only
         self.sources = sources
         self.root = sources.root
         self.skeletons = skeletons
+        self.checked = checked
         self._files: dict[Path, FileOutline | Finding] = dict(files)
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
         self._found: dict[Path, bool] = {}  # whether a file exists: asked thousands of times over
@@ -115,16 +120,21 @@ class Project:
         """A file to report on; None when it defines no class and parses."""
         if path in self._files:
             return self._files[path]
-        text = self._read(path)
+        text = self.read(path)
         if isinstance(text, Finding) or _CLASS.search(text):
             return self.load(path, text)
-        # nothing to find: Python's parser checks the syntax some 15 times faster than libcst's
+        return self.problem(path, text)  # nothing to find: its syntax is all there is to say
+
+    def problem(self, path: Path, text: str | Finding) -> Finding | None:
+        """The file's encoding or syntax error (a whole parse's), if any."""
+        if isinstance(text, Finding):
+            return text
         error = python_syntax_error(text)
         return syntax_finding(self.sources.rel(path), error) if error else None
 
     def load(self, path: Path, text: str | Finding | None = None) -> FileOutline | Finding:
         if path not in self._files:
-            self._files[path] = self._parse(path, self._read(path) if text is None else text)
+            self._files[path] = self._parse(path, self.read(path) if text is None else text)
         return self._files[path]
 
     def is_module(self, target: _Class) -> bool:
@@ -240,7 +250,7 @@ class Project:
 
     # -- parsing
 
-    def _read(self, path: Path) -> str | Finding:
+    def read(self, path: Path) -> str | Finding:
         try:
             return self.sources.decode(path)
         except UnicodeDecodeError as e:
@@ -251,8 +261,10 @@ class Project:
             return codes.finding(codes.SYNTAX_ERROR, f"cannot read file: {e.strerror or e}", self.sources.rel(path), 1)
 
     def _parse(self, path: Path, text: str | Finding) -> FileOutline | Finding:
-        if isinstance(text, Finding):
-            return text
+        problem = self.problem(path, text) if self.checked or isinstance(text, Finding) else None
+        if problem is not None:  # (a text that could not be read is its own problem)
+            return problem
+        assert isinstance(text, str)
         rel = self.sources.rel(path)
         module, package = dotted_names(name_base(path, self.root, self._exists), path)
         try:

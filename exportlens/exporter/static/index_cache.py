@@ -1,10 +1,14 @@
 """The workspace index's on-disk cache: each file's sketch and outline, under its
 modification time and size (no torch).
 
-One file of entries per indexed root, and one of the last answer per scanned folder, in
-the user's cache folder (``$EXPORTLENS_INDEX_CACHE``, else
+One file of entries per indexed root, and one of the last answer per scanned folder. The
+editor's are in the user's cache folder (``$EXPORTLENS_INDEX_CACHE``, else
 ``$XDG_CACHE_HOME/exportlens/index``, else ``~/.cache/exportlens/index``): never in
 the workspace, which may be read only (an installed package) and is not ours to write.
+``exportlens check`` keeps its own in ``.exportlens/cache/index`` of the project root,
+beside its verdicts (``of_project``): a project checked is one the user asked us to
+keep a cache in, and CI keeps it with the verdicts. A link anywhere from the root into that
+folder means no cache (nothing read or written through it).
 The entries are plain data in the codec every process boundary uses (``CODEC``); an
 entry of another format, exportlens or Python is a miss, and a damaged file is an
 empty cache, as is anything but a regular file of a sane size in a cache file's place
@@ -24,7 +28,7 @@ from functools import cache
 from pathlib import Path
 
 from ..core.codec import Codec, CodecError
-from ..core.regular_files import open_regular, read_regular
+from ..core.regular_files import NotRegular, open_regular, plain_folders, read_regular
 from ..core.report import Edit, Finding, Fix, Kind, Related, Severity
 from ..core.targets import Forward, Param, Span
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
@@ -43,7 +47,9 @@ Stamp = tuple[int, int]  # modification time (ns) and size: a file whose stamp i
 class Entry:
     stamp: Stamp
     sketch: Sketch | None  # None for a file only parsed because a base led through it
-    outline: FileOutline | Finding | None  # None: never parsed (it cannot define a module)
+    outline: FileOutline | Finding | None = None  # None: never parsed (it cannot define a module)
+    checked: bool = False  # its whole text was parsed (the CLI's): ``problem`` says how that went
+    problem: Finding | None = None  # its syntax or encoding error, from a whole parse
 
 
 CODEC = Codec(Entry, Sketch, FileOutline, ClassOutline, BaseOutline, Ref, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity)
@@ -75,8 +81,14 @@ def stamp(path: Path) -> Stamp | None:
 
 
 class IndexCache:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, inside: Path | None = None) -> None:
         self.folder = folder
+        self.inside = inside  # a project root the folder is in: no link may lead from it to the folder
+
+    @classmethod
+    def of_project(cls, root: Path) -> IndexCache:
+        """``exportlens check``'s cache of the project at ``root``."""
+        return cls(root / FOLDER / "cache" / "index", inside=root)
 
     @classmethod
     def default(cls) -> IndexCache:
@@ -86,6 +98,7 @@ class IndexCache:
 
     def load(self, root: Path) -> dict[Path, Entry]:
         try:
+            self._check_folder()
             with open_regular(self._file(root, "jsonl"), MAX_FILE, follow=False) as f:
                 if CODEC.loads(f.readline()) != {"version": _version(), "root": str(root)}:
                     return {}
@@ -103,13 +116,36 @@ class IndexCache:
 
     def _write(self, file: Path, lines: Iterable[str]) -> None:
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self._make_folder()
             fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.writelines(lines)
             os.replace(tmp, file)  # readers see the old file or the new, whole
         except OSError as e:
             log.info("index cache %s not saved: %s", file, e)
+
+    def prepare(self) -> None:
+        """Make the folder now, if it can be made."""
+        try:
+            self._make_folder()
+        except OSError as e:
+            log.info("index cache %s not made: %s", self.folder, e)
+
+    def _check_folder(self) -> None:
+        if self.inside is not None and not plain_folders(self.inside, self.folder):
+            raise NotRegular(f"{self.folder} is reached through a link, or is not a folder: not using it")
+
+    def _make_folder(self) -> None:
+        """The folder, made with a ``.gitignore`` where it makes ``.exportlens`` (as the verdicts' store
+        does: workers/verdicts.py) and a ``CACHEDIR.TAG`` of its own, keeping it out of backups."""
+        self._check_folder()
+        if self.inside is not None and not (self.inside / FOLDER).exists():
+            (self.inside / FOLDER).mkdir()
+            _write_new(self.inside / FOLDER / ".gitignore", "# made by exportlens: nothing in here belongs in version control\n*\n")
+        if self.inside is not None and not self.folder.exists():
+            self.folder.mkdir(parents=True)
+            _write_new(self.folder / "CACHEDIR.TAG", _TAG)
+        self.folder.mkdir(parents=True, exist_ok=True)
 
     def answer(self, folder: Path, tree: str) -> str | None:
         """A whole scan's answer for ``folder``, if it was made when the tree's stamp was ``tree``."""
@@ -135,4 +171,22 @@ def _version() -> tuple[int, str, str]:
     return FORMAT, code, sys.version
 
 
-_MAKERS = ("outline.py", "skeleton.py", "prefilter.py", "index_cache.py", "../core/targets.py", "../core/report.py")
+def _write_new(file: Path, text: str) -> None:
+    """A file made now, in a folder made now: nothing already there is written through."""
+    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+FOLDER = ".exportlens"  # workers/verdicts.py's FOLDER: the project's own cache folder
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# exportlens's index cache: https://bford.info/cachedir/\n"
+_MAKERS = (
+    "outline.py",
+    "skeleton.py",
+    "prefilter.py",
+    "syntax.py",
+    "index_cache.py",
+    "packages.py",
+    "../core/targets.py",
+    "../core/report.py",
+)

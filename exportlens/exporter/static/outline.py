@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.targets import Forward, ModuleClass, Param, Span
+from .packages import absolute
 from .skeleton import skeleton
 
 EXAMPLE_METHODS = ("example_inputs", "get_example_inputs")  # in order of preference
@@ -212,16 +213,7 @@ class _Reader:
 
     def _absolute(self, name: str) -> str | None:
         """``name`` with a relative import resolved against this file's package; None when it climbs out."""
-        if not name.startswith("."):
-            return name
-        rest = name.lstrip(".")
-        dots = len(name) - len(rest)
-        if not self.package:
-            return rest  # a file at the root: read ``.x`` as ``x``, as a script would
-        bits = self.package.rsplit(".", dots - 1)  # as importlib resolves it
-        if len(bits) < dots:
-            return None
-        return f"{bits[0]}.{rest}" if rest else bits[0]  # ``from . import *``: the package
+        return absolute(name, self.package)
 
     # -- positions: ast counts columns in UTF-8 bytes, a Span in characters
 

@@ -68,3 +68,18 @@ def dotted_names(base: Path, path: Path) -> tuple[str, str]:
         parts.pop()
         return ".".join(parts), ".".join(parts)
     return ".".join(parts), ".".join(parts[:-1])
+
+
+def absolute(name: str, package: str) -> str | None:
+    """Import ``name`` (``..x``) made absolute from a file of ``package``, as importlib resolves
+    it; None when it climbs out of the package."""
+    if not name.startswith("."):
+        return name
+    rest = name.lstrip(".")
+    dots = len(name) - len(rest)
+    if not package:
+        return rest  # a file at the root: read ``.x`` as ``x``, as a script would
+    bits = package.rsplit(".", dots - 1)
+    if len(bits) < dots:
+        return None
+    return f"{bits[0]}.{rest}" if rest else bits[0]  # ``from . import *``: the package

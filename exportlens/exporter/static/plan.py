@@ -10,9 +10,11 @@ from ..core import codes
 from ..core.report import Finding
 from ..core.sources import Sources
 from ..core.targets import ModuleClass, Target
+from .bulk import discover_tree
 from .children import parents
 from .declared import declared_module
 from .discover import discover
+from .index_cache import IndexCache
 from .module_spec import resolve, resolve_variants
 from .spec import ExportSpec, ProjectSpecs, find_root, load_project
 from .variants import named
@@ -57,15 +59,23 @@ class Plan:
 
 
 def make_plan(
-    paths: list[Path], root: Path | None = None, only: set[str] | None = None, sources: Sources | Mapping[Path, str] | None = None
+    paths: list[Path],
+    root: Path | None = None,
+    only: set[str] | None = None,
+    sources: Sources | Mapping[Path, str] | None = None,
+    *,
+    indexed: bool = False,
+    cache: IndexCache | None = None,
 ) -> Plan:
     """Modules under ``paths`` (files or folders) in the project holding the first path.
-    ``sources`` overrides file text (unsaved editor buffers, pyproject.toml included), by absolute path."""
+    ``sources`` overrides file text (unsaved editor buffers, pyproject.toml included), by absolute path.
+    ``indexed`` (the CLI): found by the workspace index's engine (``bulk.discover_tree``: the
+    same modules and errors), what it learns kept in ``cache``; not where buffers override the disk."""
     paths = [p.resolve() for p in paths] or [Path.cwd()]
     root = (root or find_root(paths[0])).resolve()
     files = Sources.of(root, sources)
     project = load_project(files)
-    found = discover(root, paths, files)
+    found = discover_tree(root, paths, cache) if indexed and not files.buffers else discover(root, paths, files)
     plan = Plan(root, project, findings=list(found.findings) + list(project.findings), sources=files)
     known = {m.target for m in found.modules}
     unreadable = {f.path for f in found.findings}  # a syntax error hides its classes: it is the one problem to report

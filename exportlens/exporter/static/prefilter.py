@@ -7,7 +7,9 @@ moduleish name binds it (under any alias); iterated to a fixed point over the wh
 project. A class can only be a module if a name in its bases is moduleish, so a file
 with no such class need not be parsed. Names are matched without their modules, so
 the set errs only on the side of parsing more: star imports, re-exports through
-``__init__.py`` and module aliases (``layers.Block``) are all covered by the bare name.
+``__init__.py`` and module aliases (``layers.Block``) are all covered by the bare name;
+a file without a class keeps the imports that rename (``from .base import Base as B``)
+or come from torch, which another file may import from it.
 Matches inside strings and comments only add names, never remove a class.
 """
 
@@ -38,8 +40,22 @@ class Sketch:
 
 def sketch(text: str) -> Sketch:
     classes = tuple((m.group(1), _base_names(m.group(2))) for m in _CLASS.finditer(text) if m.group(2).strip())
-    if not classes:
-        return Sketch((), ())  # no class with bases: its imports matter to nothing here
+    binds = _binds(text)
+    if not classes:  # no class with bases: only imports that give a name another can import matter
+        binds = tuple(b for b in binds if _renames(b) or _from_torch(b[1]))
+    return Sketch(classes, binds)
+
+
+def _renames(bind: tuple[str, str, str]) -> bool:
+    """``from .base import Base as B``: a re-export (an ``__init__.py``) under a name of its own."""
+    return bind[2] not in ("", bind[0])
+
+
+def _from_torch(module: str) -> bool:
+    return module == "torch" or module.startswith("torch.")
+
+
+def _binds(text: str) -> tuple[tuple[str, str, str], ...]:
     binds: list[tuple[str, str, str]] = []
     for m in _FROM.finditer(text):
         for part in m.group(2).strip("()").replace("\\\n", " ").split(","):
@@ -52,7 +68,7 @@ def sketch(text: str) -> Sketch:
             if words:
                 bound = words[2] if len(words) > 2 and words[1] == "as" else words[0].partition(".")[0]
                 binds.append((bound, words[0], ""))
-    return Sketch(classes, tuple(binds))
+    return tuple(binds)
 
 
 def _base_names(bases: str) -> tuple[str, ...]:
@@ -68,11 +84,11 @@ def candidates(sketches: Mapping[_K, Sketch]) -> set[_K]:
 
 
 def _moduleish(sketches: Iterable[Sketch]) -> set[str]:
-    sketches = [s for s in sketches if s.classes]
+    sketches = [s for s in sketches if s.classes or s.binds]
     names: set[str] = {_ANY}
     for s in sketches:
         for bound, module, imported in s.binds:
-            if module == "torch" or module.startswith("torch."):
+            if _from_torch(module):
                 names.add(bound)
                 if imported == "*":
                     return _everything(sketches)  # ``from torch.nn import *``: any base may be torch's

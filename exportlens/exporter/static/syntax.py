@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import symtable
 import warnings
 
 from ..core import codes
@@ -11,10 +12,23 @@ from ..core.report import Finding
 
 
 def python_syntax_error(text: str) -> SyntaxError | None:
+    """The error ``ast.parse`` raises for ``text``, if any. Checked first by building the
+    symbol table, which parses with the same parser but makes no Python objects of the tree
+    (some 0.6 times the cost); it refuses more (``return`` outside a function), so only where
+    it refuses does ``ast.parse`` say whether, and where, the text does not parse."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes and the like: not ours to report
+        try:
+            symtable.symtable(text, "<file>", "exec")
+            return None
+        except (SyntaxError, ValueError, RecursionError):
+            pass
+        return _ast_error(text)
+
+
+def _ast_error(text: str) -> SyntaxError | None:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes and the like: not ours to report
-            ast.parse(text)
+        ast.parse(text)
     except SyntaxError as e:
         return e
     except ValueError:  # null bytes
