@@ -10,6 +10,8 @@ A case written from a user's report also says, in its docstring, where the repor
 (``Remedy:``), the inputs that take every side of each data-dependent branch (``Probes:``,
 built by the module's ``probe_inputs()``), and, where exportlens does not yet give the
 expected line and code, why (``Known gap:``; tests/test_corpus.py holds it as a strict xfail).
+A case that a later torch exports as it should says from which release (``Fixed in torch:
+2.15``): on that torch and newer it is held as a negative control.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 import shutil
+from importlib.metadata import version
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,7 +33,7 @@ TORCH_WORDS = re.compile(r"\b[suz]uf?\d+\b|\bs\d+\b|L\[|on node '|IntInfinity|in
 MARK = re.compile(r"#\s*expect:\s*(EL\d{3})(,\s*fix exports)?")
 TABLE = re.compile(r'^\[tool\.exportlens\.modules\."([^"]+)"\]')
 REPORT = re.compile(r"\b[\w.-]+/[\w.-]+#\d+\b")  # owner/repo#123
-FIELD = re.compile(r"^(From|Expect|Remedy|Probes|Known gap):\s*", re.M)
+FIELD = re.compile(r"^(From|Expect|Remedy|Probes|Known gap|Fixed in torch):\s*", re.M)
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class Case:
     remedy: str = ""  # the fix that keeps the model's meaning, in words
     probes: str = ""  # the inputs that take every side of each data-dependent branch, in words
     gap: str = ""  # why exportlens does not yet give the expected line and code ("": it does)
+    fixed_in: str = ""  # the torch release that exports it as it should (from then on, a negative control)
 
     @property
     def target(self) -> str:
@@ -73,12 +77,21 @@ def cases() -> list[Case]:
             continue
         assert len(here) == 1, f"{file.name}: one `# expect:` line per case"
         ((path, line, m),) = here
+        if about["fixed_in"] and _release(version("torch")) >= _release(about["fixed_in"]):
+            found.append(Case(file.name, None, None, False, **about))  # torch's own fix: it exports, and agrees
+            continue
         found.append(Case(file.name, line, m.group(1), bool(m.group(2)), path, **about))
     return found
 
 
+def _release(text: str) -> tuple[int, ...]:
+    """``2.15.0+cpu`` -> (2, 15, 0); ``2.15`` -> (2, 15)."""
+    return tuple(int(part) for part in re.findall(r"\d+", text.split("+")[0])[:3])
+
+
 def _about(text: str) -> dict:
-    """The docstring's fields: the reports cited in ``From:``, ``Remedy:``, ``Probes:``, ``Known gap:``."""
+    """The docstring's fields: the reports cited in ``From:``, ``Remedy:``, ``Probes:``, ``Known gap:``,
+    and ``Fixed in torch:`` (the release from which torch exports it right: a control there)."""
     doc = ast.get_docstring(ast.parse(text)) or ""
     parts = FIELD.split(doc)[1:]  # name, body, name, body ...
     fields = {name: " ".join(body.split()) for name, body in zip(parts[::2], parts[1::2])}
@@ -87,6 +100,7 @@ def _about(text: str) -> dict:
         "remedy": fields.get("Remedy", ""),
         "probes": fields.get("Probes", ""),
         "gap": fields.get("Known gap", ""),
+        "fixed_in": fields.get("Fixed in torch", "").split(" ")[0],
     }
 
 

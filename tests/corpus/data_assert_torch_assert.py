@@ -5,6 +5,8 @@ From: pytorch/pytorch#186306 (fixing pytorch/pytorch#134533: a tensor-valued
 Expect: the marked line; the preferred fix exports.
 Remedy: `torch._assert_async(cond, msg)`: the same check, kept in the exported program.
 Probes: logits of size 1 and of size 100 (both pass the check).
+Fixed in torch: 2.15 (a tensor-valued `torch._assert` exports there, checked when the program
+runs: a negative control from then on).
 """
 
 import torch
