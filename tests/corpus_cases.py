@@ -19,8 +19,8 @@ from __future__ import annotations
 import ast
 import re
 import shutil
-from importlib.metadata import version
 from dataclasses import dataclass, replace
+from importlib.metadata import version
 from pathlib import Path
 
 from exportlens.exporter.core.codes import BY_CODE
