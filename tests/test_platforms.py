@@ -5,12 +5,14 @@ with no fork is the rest: docs/workers.md#platforms.)"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import PurePosixPath, PureWindowsPath
 
 import pytest
 
+from exportlens.exporter.core.regular_files import NotRegular, read_regular
 from exportlens.exporter.core.report import Edit
 from exportlens.exporter.core.sources import Sources
 from exportlens.exporter.core.targets import Target
@@ -84,8 +86,25 @@ def test_exportlens_no_fork_makes_linux_run_each_job_in_a_spare(monkeypatch, val
     assert fork_is_safe() is (forks and platform.LINUX)
 
 
-def test_a_process_started_on_windows_gets_a_group_of_its_own(monkeypatch):
+def test_on_windows_a_worker_gets_a_group_of_its_own_and_its_memory_cap_is_said_to_be_missing(monkeypatch):
     monkeypatch.setattr(platform, "WINDOWS", True)
+    monkeypatch.setattr(platform, "LINUX", False)
+    monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.setattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200, raising=False)  # (absent off Windows)
     assert platform.new_group() == {"creationflags": 0x200}
-    assert platform.limit_memory(1 << 30) is not None or platform.LINUX  # said, not silently skipped
+    assert platform.limit_memory(1 << 30) == "no per-process memory cap on Windows"  # said, not silently skipped
+    assert platform.limit_memory(None) is None
+
+
+def test_without_windows_s_missing_open_flags_a_file_is_read_and_a_link_in_a_cache_is_not(tmp_path, monkeypatch):
+    """Windows has no ``O_NONBLOCK`` or ``O_NOFOLLOW``: files still open, and a cache entry
+    that is a link is still refused (from ``lstat``) instead of followed."""
+    for flag in ("O_NONBLOCK", "O_NOFOLLOW"):
+        monkeypatch.delattr(os, flag, raising=False)
+    (tmp_path / "net.py").write_text("class Net: ...\n")
+    (tmp_path / "secret").write_text("key")
+    (tmp_path / "entry.json").symlink_to(tmp_path / "secret")
+    assert read_regular(tmp_path / "net.py") == b"class Net: ...\n"
+    assert read_regular(tmp_path / "entry.json") == b"key"  # a project's file may be a link
+    with pytest.raises(NotRegular, match="it is a link"):
+        read_regular(tmp_path / "entry.json", follow=False)  # a cache's may not

@@ -80,6 +80,14 @@ def killpg(pid: int) -> None:
             continue
 
 
+def kill_group_left(pid: int) -> None:
+    """After ``pid`` (a group's leader) exited: kill what is left of its group, which keeps
+    the number from reuse while it has members (POSIX). Windows has no such group to kill,
+    and a number of a process gone may be another's already: nothing."""
+    if not WINDOWS:
+        killpg(pid)
+
+
 def kill_tree(pid: int) -> None:
     """Kill ``pid``'s process group and every process below it, ``setsid`` or not. The tree
     is read before anything dies: a killed process's children are re-parented at once, and

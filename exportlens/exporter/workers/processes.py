@@ -19,7 +19,7 @@ from typing import Any
 
 from ... import isolation
 from .outcome import signal_name, tail
-from .platform import kill_tree, killpg, new_group
+from .platform import kill_group_left, kill_tree, killpg, new_group
 from .protocol import (
     FAULT,
     OUTPUT_ENDS,
@@ -109,7 +109,7 @@ class Warm:
                     del self._stderr[:]  # a spare's warm-up said that; what follows is the job's
                 self.on_message(self, message)
         status = self.proc.wait()
-        killpg(self.proc.pid)  # what is left of its group lets go of the pipes
+        kill_group_left(self.proc.pid)  # what is left of it lets go of the pipes
         self._stderr_closed.wait(1.0)  # the stderr reader takes the last lines
         why = self._why_killed or (f"exit status {status}" if status >= 0 else f"killed by {signal_name(-status)}")
         stderr = tail(self._stderr.decode("utf-8", "replace"))
