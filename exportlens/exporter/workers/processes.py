@@ -67,6 +67,7 @@ class Warm:
         self.ready: Ready | None = None
         self.retired = False  # replaced on purpose: its jobs are sent again elsewhere
         self.job: str | None = None  # a spare's one job
+        self.started = False  # a spare said its job started
         self._why_killed = ""
         self._stderr = bytearray()
         self._stderr_closed = threading.Event()
@@ -103,7 +104,8 @@ class Warm:
             if isinstance(message, ENDS):  # a spare's job's end
                 message = Done(self.job or "", message)
             if isinstance(message, Ready):
-                self._ready(message)
+                if self.ready is None:  # (a spare's job could say it again)
+                    self._ready(message)
             else:
                 if isinstance(message, Started):
                     del self._stderr[:]  # a spare's warm-up said that; what follows is the job's
@@ -211,6 +213,14 @@ class Spares:
         return Warm(self.python, self._message, "--spare")
 
     def _message(self, warm: Warm, message: Started | Done | Lost) -> None:
+        # the job's code runs in the process that speaks for it, and can write where it does:
+        # a spare says Started once, for its own job and pid, and ends that job alone
+        if isinstance(message, (Started, Done)) and (warm.job is None or message.id != warm.job):
+            return
+        if isinstance(message, Started):
+            if warm.started:
+                return
+            warm.started, message = True, Started(warm.job, warm.proc.pid)
         if isinstance(message, Done):
             warm.job = None
             message = replace(message, output=warm.job_output(1.0))
