@@ -190,10 +190,19 @@ def _check(args: argparse.Namespace) -> int:
         print_text(root, report, shard, hidden)
     else:
         print(_rendered(report, args.format, root, hidden, shard))
+    _say_if_unconfined(args)
     if checked_nothing(report) and (args.fail_on_empty or (args.format in CI_FORMATS and not args.shard)):
         print(f"exportlens: {NOTHING_CHECKED}", file=sys.stderr)
         return USAGE
     return report.exit_code
+
+
+def _say_if_unconfined(args: argparse.Namespace) -> None:
+    """Plainly, where the sandbox is off (macOS, Windows, a kernel without Landlock)."""
+    from .exporter.workers.sandbox import off_here
+
+    if args.sandbox is not False and (why := off_here()):
+        print(f"exportlens: the exports ran unconfined, with your user's rights: {why}", file=sys.stderr)
 
 
 def _init(args: argparse.Namespace) -> int:

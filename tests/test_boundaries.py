@@ -58,10 +58,11 @@ def _workers_modules(*modules: str) -> set[str]:
     return set(json.loads(done.stdout))
 
 
-def test_the_protocol_is_the_only_module_both_sides_of_the_worker_boundary_import():
+def test_the_protocol_and_the_platform_layer_are_the_only_modules_both_sides_of_the_worker_boundary_import():
+    """(The platform layer: how either side starts, kills and measures processes, one path per system.)"""
     owner = _workers_modules("exportlens.exporter.workers.pool", "exportlens.exporter.workers.batch")
     worker = _workers_modules("exportlens.exporter.workers.worker")
-    assert owner & worker == {"exportlens.exporter.workers.protocol"}, (owner, worker)
+    assert owner & worker == {"exportlens.exporter.workers.protocol", "exportlens.exporter.workers.platform"}, (owner, worker)
 
 
 def test_nothing_is_pickled():

@@ -3,6 +3,8 @@
 Everything runs for real: a Pool, its warm parent and forked children, torch, and
 the projects in tests/data/workers copied to a temporary folder. Fault modules
 record their process ids beside themselves; /proc tells what is still running.
+With ``EXPORTLENS_NO_FORK=1`` the same tests run each job in a spare, as on macOS and
+Windows (.ci/run runs them so); the few about forking itself are skipped then.
 """
 
 from __future__ import annotations
@@ -26,12 +28,15 @@ from exportlens.exporter.core.report import ModuleReport, Status
 from exportlens.exporter.core.settings import Overrides
 from exportlens.exporter.static.plan import Plan, Planned, make_plan
 from exportlens.exporter.workers.batch import job_for
+from exportlens.exporter.workers.platform import fork_is_safe
 from exportlens.exporter.workers.pool import Cancelled, Job, Pool
 
 DATA = Path(__file__).parent / "data" / "workers" / "project"
 REPO = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="checks processes through /proc")
+# what only a warm parent that forks does (EXPORTLENS_NO_FORK: one spare per job, no parent above them)
+forking = pytest.mark.skipif(not fork_is_safe(), reason="a warm parent that forks its jobs: not with EXPORTLENS_NO_FORK")
 
 
 # -- processes -----------------------------------------------------------------------
@@ -66,10 +71,11 @@ def alive(pid: int) -> bool:
     return any(p.pid == pid for p in processes())
 
 
-def left_behind(job_pid: int, warm_pid: int, primed: int, extra: tuple[int, ...] = ()) -> list[Proc]:
+def left_behind(job_pid: int, warm_pid: int | None, primed: int, extra: tuple[int, ...] = ()) -> list[Proc]:
     """What is still running of a finished job: its process, anything in its session or
     process group, anything else it started, or a child of the warm parent that is not an
-    idle primed spare. The kills are sent before the result; give them a moment to land."""
+    idle primed spare (no warm parent: spares). The kills are sent before the result; give
+    them a moment to land."""
 
     def found() -> list[Proc]:
         procs = processes()
@@ -91,8 +97,9 @@ def recorded(project: Path, module: str, name: str = "job") -> int:
     return int((project / f"faults/{module}.{name}.pid").read_text())
 
 
-def warm_pid(pool: Pool) -> int:
-    assert pool.warm_pid is not None
+def warm_pid(pool: Pool) -> int | None:
+    """The warm parent's pid; None where each job runs in a spare."""
+    assert pool.warm_pid is not None or not pool.use_fork
     return pool.warm_pid
 
 
@@ -181,9 +188,9 @@ def allocation_line(root: Path, module: str) -> int:
 def test_a_fault_becomes_a_finding_and_the_pool_goes_on(pool: Pool, root: Path, module: str, code: str, message: str):
     name = "".join(part.title() for part in module.split("_"))
     the_job = job(root, f"faults/{module}.py:{name}")
-    started = time.monotonic()
-    report = pool.run(the_job)
-    elapsed = time.monotonic() - started
+    started: list[float] = []  # when its process started: a spare's own start is not the job's
+    report = pool.submit(the_job, on_start=lambda: started.append(time.monotonic())).result()
+    elapsed = time.monotonic() - started[0]
 
     assert elapsed < the_job.timeout + 2, f"{module}: {elapsed:.1f} s"
     assert report.status is Status.FAILED
@@ -398,6 +405,7 @@ def test_a_plan_made_from_other_text_than_the_worker_imports_is_made_again(pool:
 # -- the warm parent ----------------------------------------------------------------------
 
 
+@forking
 @pytest.mark.slow  # starts torch twice
 def test_a_new_interpreter_restarts_the_warm_parent_whose_start_does_not_count(pool: Pool, root: Path, tmp_path: Path):
     old = warm_pid(pool)
@@ -470,24 +478,25 @@ time.sleep(600)
 
 @pytest.mark.slow  # starts a pool of its own
 def test_killing_the_owner_kills_the_warm_parent_and_its_jobs(root: Path):
+    """The warm parent and its children, or (no fork) the running spare and the idle one."""
     (root / "faults/slow.job.pid").unlink(missing_ok=True)
     env = dict(os.environ, PYTHONPATH=str(REPO))
     owner = subprocess.Popen([sys.executable, "-c", OWNER, str(root)], stdout=subprocess.PIPE, text=True, env=env)
     try:
-        warm = int(owner.stdout.readline())
+        owner.stdout.readline()  # its job has started
         deadline = time.monotonic() + 30
         while not (root / "faults/slow.job.pid").exists() and time.monotonic() < deadline:
             time.sleep(0.02)
-        tree = [p.pid for p in processes() if p.ppid == warm]  # the job and the primed spare
-        job_pid = recorded(root, "slow")
-        assert job_pid in tree
+        started = [p.pid for p in processes() if p.ppid == owner.pid]
+        tree = started + [p.pid for p in processes() if p.ppid in started]  # a warm parent's job and primed child
+        assert recorded(root, "slow") in tree
     finally:
         owner.send_signal(signal.SIGKILL)
         owner.wait()
     deadline = time.monotonic() + 5
-    while any(alive(pid) for pid in (warm, *tree)) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in tree) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert [pid for pid in (warm, *tree) if alive(pid)] == []
+    assert [pid for pid in tree if alive(pid)] == []
 
 
 META_HINT = '; `device = "meta"` in its table builds the module without allocating its weights, and checks that it exports'
@@ -505,6 +514,7 @@ def test_the_memory_limit_holds_for_a_module_that_forks(pool: Pool, root: Path):
     fine_again(pool, root)
 
 
+@forking  # a spare's parent is the owner: here, pytest
 @pytest.mark.slow  # starts torch twice
 def test_a_module_that_kills_the_warm_parent_does_not_take_its_neighbour_s_verdict(root: Path):
     """Both jobs die with the warm parent; each is run again alone, so the one that kills

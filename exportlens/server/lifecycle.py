@@ -11,6 +11,7 @@ from lsprotocol import types
 
 from .. import __version__
 from ..exporter.static.spec import PYPROJECT
+from ..exporter.workers.sandbox import available
 from . import compat, folders
 from . import settings as settings_mod
 from .methods import STATUS_REQUEST, TRUST_NOTIFICATION
@@ -85,6 +86,7 @@ def status(ls: ExportLensServer, params: Any) -> dict[str, Any]:
         "exports_started": ls.session.exports_started,
         "running": [t for _, t in ls.session.running],
         "worker_pid": pool.warm_pid if pool else None,
+        "sandbox": available(),  # what confines an export here, or "none: " and why
         "jobs": [{"root": r, "target": t, "pid": p} for (r, t), p in (pool.job_pids() if pool else {}).items()],
         "settings": {k: v for k, v in vars(ls.session.settings).items()},
     }

@@ -285,7 +285,7 @@ def test_what_a_module_starts_in_a_session_of_its_own_ends_with_its_job(checked:
     killer = re.search(r"(\d+) kill (\d+): (\w+), kill (\d+): (\w+)", said)
     assert sleeper and killer, said
     assert (killer[3], killer[5]) == ("PermissionError", "PermissionError"), said  # the warm parent and the CLI live on
-    assert killer[4] == str(checked["cli"])
+    assert str(checked["cli"]) in (killer[2], killer[4])  # above the warm parent; with no fork, above the job itself
     assert gone([int(sleeper[1]), int(killer[1])]) == []
 
 

@@ -194,3 +194,43 @@ def test_a_verdict_on_disk_that_edits_outside_the_project_is_not_used(tmp_path):
         Verdicts(root).put(job.key, forged)
         (module,) = check_in_workers(plan, pool, Options()).modules
     assert (module.status, module.cached, module.findings) == (Status.EXPORTED, False, ())
+
+
+# every descriptor it may hold: with no fork (a spare) the one the protocol goes out on too
+IMPOSTOR = """
+import os
+import time
+
+from torch import nn
+
+from exportlens.exporter.core.report import ModuleReport, Status
+from exportlens.exporter.workers import protocol
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        lines = [
+            protocol.encode(protocol.Started("1", os.getppid())),  # its owner, to be killed at the timeout
+            protocol.encode(protocol.Done("2", protocol.Reported(ModuleReport("other.py:Other", Status.EXPORTED)))),
+        ]
+        for fd in range(3, 64):
+            for line in lines:
+                try:
+                    os.write(fd, line)
+                except OSError:
+                    pass
+        time.sleep(600)
+        return x * 2
+"""
+
+
+@pytest.mark.slow
+def test_a_module_that_speaks_the_protocol_cannot_have_its_owner_killed_in_its_place(tmp_path):
+    """A spare's job runs in the process that speaks for it: a Started it forges, naming the
+    CLI as its process, would have the CLI kill itself at the timeout."""
+    root, home = project(tmp_path, "    pass")
+    (root / "net.py").write_text(IMPOSTOR)
+    (root / "pyproject.toml").write_text(PYPROJECT + "timeout = 3\n")
+    out, done = check(root, home)
+    (module,) = out["modules"]
+    assert [f["code"] for f in module["findings"]] == ["EL501"], module["findings"]

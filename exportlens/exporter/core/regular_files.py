@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 MAX_SOURCE = 256 << 20  # bytes: a source file or pyproject.toml past this is no one's to read
 
 
@@ -30,8 +30,14 @@ def open_regular(path: Path, limit: int, *, follow: bool = True) -> BinaryIO:
     """``path`` opened for reading, if it is a regular file of at most ``limit`` bytes
     (``follow=False``: and not a link); FileNotFoundError where there is none, NotRegular
     where something else is there."""
+    # Windows has neither flag (nor FIFOs): a link is refused from lstat there, not atomically
+    nonblock, nofollow = getattr(os, "O_NONBLOCK", 0), getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, _FLAGS | (0 if follow else os.O_NOFOLLOW))
+        if not follow and not nofollow and os.path.islink(path):
+            raise NotRegular("it is a link, not a regular file")
+        fd = os.open(path, _FLAGS | nonblock | (0 if follow else nofollow))
+    except NotRegular:
+        raise
     except OSError as e:
         if isinstance(e, FileNotFoundError):
             raise
@@ -42,7 +48,8 @@ def open_regular(path: Path, limit: int, *, follow: bool = True) -> BinaryIO:
             raise NotRegular(f"it is {_kind(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise NotRegular(f"it holds {st.st_size} bytes, more than any file of its kind ({limit})")
-        os.set_blocking(fd, True)
+        if nonblock:
+            os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

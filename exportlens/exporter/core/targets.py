@@ -3,7 +3,12 @@ parameters. Plain frozen values every layer passes around (standard library only
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+# "path:Class", "path:Outer.Inner[variant]": the path is all before the last such colon
+_NAMED = re.compile(r"(?P<path>.+):(?P<name>[^\W\d][\w.]*)(?:\[(?P<variant>.*)\])?", re.DOTALL)
+_DRIVE = re.compile(r"[A-Za-z]:?")  # a Windows drive letter, never a file's whole name
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,13 @@ class Target:
 
     @classmethod
     def parse(cls, text: str) -> Target:
+        """The class is after the last colon that a class name follows, so a Windows path
+        keeps its drive: ``C:\\proj\\net.py:Net``, and ``C:\\proj\\net.py`` is a file alone."""
+        named = _NAMED.fullmatch(text)
+        if named and not _DRIVE.fullmatch(named["path"]):
+            return cls(named["path"], named["name"], named["variant"])
+        if _DRIVE.fullmatch(text[:2]):
+            return cls(text, "")  # "C:\\proj\\net.py": a file, no class named
         path, _, name = text.rpartition(":")
         if not path:
             return cls(name, "")  # "net.py" alone: a file, no class named

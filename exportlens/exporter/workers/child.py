@@ -20,7 +20,7 @@ from ..static.packages import package_base
 from ..static.plan import Plan, make_plan
 from . import scratch as scratch_folders
 from .overlay import overlay
-from .processctl import die_with_parent, limit_memory
+from .platform import die_with_parent, limit_memory, new_session
 from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, decode, encode
 from .readable import interpreter_folders
 from .sandbox import available, confine
@@ -125,21 +125,31 @@ def write_all(fd: int, data: bytes) -> None:
         data = data[os.write(fd, data) :]
 
 
-def run_in_child(job: Job, res: int) -> int:
-    """The job, in this (forked) process: its end as one protocol line on ``res``; returns the exit status."""
+def enter(job: Job) -> None:
+    """This process becomes the job's: confined, its memory capped, its imports its own."""
     from ..runtime import run
 
     _confined(job)
     limit_memory(job.memory_limit)
     run.FRESH_PROCESS = True
+
+
+def run_in_child(job: Job, res: int) -> int:
+    """The job, in this (forked) process: its end as one protocol line on ``res``; returns the exit status."""
+    enter(job)
     end = child_end(job)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()  # the user's output is in the pipe before the result says "done"
         except (OSError, ValueError):
             pass
-    write_all(res, encode(end))
+    report_end(res, end)
     return end.status if isinstance(end, Exited) else 0
+
+
+def report_end(fd: int, end: End) -> None:
+    """The job's last word, one protocol line (the owner checks it: it is the module's to forge)."""
+    write_all(fd, encode(end))
 
 
 def forked(parent: int, request: Run | None, inherited: list[int | None], out: int, res: int, req: int | None) -> None:
@@ -147,7 +157,7 @@ def forked(parent: int, request: Run | None, inherited: list[int | None], out: i
     its End (and a crash's Python stack) on ``res``; a primed one waits on ``req`` for its job."""
     code = 70
     try:
-        os.setsid()  # its own process group: one killpg ends it and anything it forks
+        new_session()  # its own process group: one killpg ends it and anything it forks
         die_with_parent(parent)
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGTERM):

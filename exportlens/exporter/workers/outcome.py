@@ -14,6 +14,7 @@ from ..core.homes import holds_a_home
 from ..core.report import Finding, ModuleReport, Status
 from ..static.packages import package_base
 from ..static.variants import named
+from .platform import SIGKILL
 from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported
 from .validate import Refused, accepted
 
@@ -89,7 +90,7 @@ def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -
 
 def _death(e: Died, where: str) -> str:
     if e.signal:
-        why = " (out of memory?)" if e.signal == signal.SIGKILL else ""
+        why = " (out of memory?)" if e.signal == SIGKILL else ""
         return f"the export process was killed by {signal_name(e.signal)}{why}{where}"
     return f"the export process exited with status {e.status} before reporting{where}"
 

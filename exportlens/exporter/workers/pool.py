@@ -29,7 +29,8 @@ from typing import Any
 
 from ..core.report import ModuleReport
 from .outcome import outcome, too_wide
-from .processes import Spares, Warm, killpg
+from .platform import fork_is_safe, kill_tree
+from .processes import Spares, Warm
 from .protocol import Done, Job, Lost, Run, Started
 from .validate import kept
 from .verdicts import Verdicts, environment
@@ -57,10 +58,6 @@ class _Running:
     why_killed: str | None = None  # "timeout" | "cancelled"
     alone: bool = False  # run with no other job beside it: it was lost with a neighbour once
     background: bool = False  # waits behind every verdict queued (a fix's proof, a serving run)
-
-
-def fork_is_safe() -> bool:
-    return sys.platform.startswith("linux")
 
 
 class Pool:
@@ -206,9 +203,9 @@ class Pool:
 
     @property
     def warm_pid(self) -> int | None:
-        """The warm parent's pid (None before it starts, or with spares)."""
+        """The warm parent's pid, or with spares the idle one's (the next job's); None before it starts."""
         warm = self._warm
-        return warm.proc.pid if isinstance(warm, Warm) else None
+        return warm.proc.pid if isinstance(warm, Warm) else warm.pid if warm is not None else None
 
     def job_pids(self) -> dict[tuple[str, str], int]:
         """(root, target) -> pid of each running job's process (its process group)."""
@@ -271,7 +268,7 @@ class Pool:
                 # the caller does not wait for the process to die; the slot frees when it has
                 entry.future.set_exception(Cancelled(entry.job.target))
             if entry.pid is not None:
-                killpg(entry.pid)
+                kill_tree(entry.pid)  # a spare's job: it and what it started
 
     def _on_message(self, warm: Any, message: Started | Done | Lost) -> None:
         with self._lock:
@@ -292,7 +289,7 @@ class Pool:
         if entry.timer:
             entry.timer.cancel()
         if entry.why_killed:  # killed before we knew its pid
-            killpg(pid)
+            kill_tree(pid)
             return
         entry.timer = _timer(entry.job.timeout, self._kill, entry, "timeout")
         if entry.on_start:

@@ -9,33 +9,42 @@ import logging
 import os
 import queue
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ... import isolation
 from .outcome import signal_name, tail
-from .protocol import VERSION, CodecError, Died, Done, Lost, Ready, Run, Started, decode, encode_run
+from .platform import kill_group_left, kill_tree, killpg, new_group
+from .protocol import (
+    FAULT,
+    OUTPUT_ENDS,
+    VERSION,
+    CodecError,
+    Died,
+    Done,
+    Exited,
+    Internal,
+    Lost,
+    OutOfMemory,
+    Ready,
+    Reported,
+    Run,
+    Started,
+    decode,
+    encode_run,
+)
 
 log = logging.getLogger(__name__)
 
-STDERR_TAIL = 8 * 1024
+STDERR_TAIL = 64 * 1024  # a spare's job's output comes this way: as much as a forked job's
 
+ENDS = (Reported, Exited, OutOfMemory, Internal)  # how a job ends, as a spare says it (a forked child, to its parent)
 OnMessage = Callable[[Any, "Started | Done | Lost"], None]
-
-
-def killpg(pid: int) -> None:
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-            return
-        except (ProcessLookupError, PermissionError, OSError):
-            continue
 
 
 def _stamp(torch_file: str | None) -> float | None:
@@ -58,8 +67,12 @@ class Warm:
         self.ready: Ready | None = None
         self.retired = False  # replaced on purpose: its jobs are sent again elsewhere
         self.job: str | None = None  # a spare's one job
+        self.started = False  # a spare said its job started
         self._why_killed = ""
         self._stderr = bytearray()
+        self._stderr_closed = threading.Event()
+        self.output_ended = threading.Event()  # a spare said where its job's output ends
+        self.output = ""  # a spare's job's output, once it ended
         self._torch_stamp: float | None = None
         self._outbox: queue.Queue[bytes | None] = queue.Queue()
         debug = bool(os.environ.get("EXPORTLENS_DEBUG"))
@@ -73,7 +86,7 @@ class Warm:
             stdout=subprocess.PIPE,
             stderr=None if debug else subprocess.PIPE,
             env=isolation.environment(PYTHONUNBUFFERED="1"),  # a user's last prints before a crash must reach us
-            start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not theirs
+            **new_group(),  # a Ctrl-C in the terminal is ours to handle, not theirs
             close_fds=True,
         )
         threads = [(self._read, "reader"), (self._write, "writer")] + ([] if debug else [(self._read_stderr, "stderr")])
@@ -84,20 +97,26 @@ class Warm:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             try:
-                message = decode(line, Ready, Started, Done)
+                message = decode(line, Ready, Started, Done, *ENDS)
             except CodecError as e:
                 log.warning("the export worker said something that is not the protocol (%s): %r", e, line[:200])
                 continue
+            if isinstance(message, ENDS):  # a spare's job's end
+                message = Done(self.job or "", message)
             if isinstance(message, Ready):
-                self._ready(message)
+                if self.ready is None:  # (a spare's job could say it again)
+                    self._ready(message)
             else:
+                if isinstance(message, Started):
+                    del self._stderr[:]  # a spare's warm-up said that; what follows is the job's
                 self.on_message(self, message)
         status = self.proc.wait()
-        self._remove_scratch()
-        time.sleep(0.05)  # let the stderr reader take the last lines
+        kill_group_left(self.proc.pid)  # what is left of it lets go of the pipes
+        self._stderr_closed.wait(1.0)  # the stderr reader takes the last lines
         why = self._why_killed or (f"exit status {status}" if status >= 0 else f"killed by {signal_name(-status)}")
         stderr = tail(self._stderr.decode("utf-8", "replace"))
         self.on_message(self, Lost(why, stderr, startup=bool(self._why_killed), status=status))
+        self._remove_scratch()  # after the message: a spare's crash report is read from there
 
     def _ready(self, ready: Ready) -> None:
         if ready.version != VERSION:  # an exportlens of another version in that environment
@@ -110,7 +129,16 @@ class Warm:
         assert self.proc.stderr is not None
         for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):  # type: ignore[union-attr]
             self._stderr += chunk
+            if OUTPUT_ENDS in self._stderr and not self.output_ended.is_set():
+                self.output = self._stderr.split(OUTPUT_ENDS, 1)[0].decode("utf-8", "replace")
+                self.output_ended.set()
             del self._stderr[: max(0, len(self._stderr) - STDERR_TAIL)]
+        self._stderr_closed.set()
+
+    def job_output(self, within: float) -> str:
+        """A spare's job's output: what it printed on stderr before it said it ended."""
+        self.output_ended.wait(within)
+        return self.output
 
     def _write(self) -> None:
         assert self.proc.stdin is not None
@@ -139,7 +167,7 @@ class Warm:
 
     def kill(self, why: str) -> None:
         self._why_killed = why
-        killpg(self.proc.pid)
+        kill_tree(self.proc.pid)
 
     def retire(self) -> None:
         self.retired = True
@@ -161,6 +189,14 @@ class Warm:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
+def _fault(warm: Warm) -> str:
+    """A crashed spare's Python stack (faulthandler's report: ``spare.py``)."""
+    try:
+        return (Path(warm.scratch) / FAULT).read_text(errors="replace").strip()
+    except OSError:
+        return ""
+
+
 class Spares:
     """Platforms without a safe fork: one pre-started, pre-warmed process per job."""
 
@@ -168,6 +204,7 @@ class Spares:
         self.python = python
         self.on_message = on_message
         self.retired = False
+        self._killed = False
         self._lock = threading.Lock()
         self._spare = self._start()
         self._busy: list[Warm] = []
@@ -176,15 +213,25 @@ class Spares:
         return Warm(self.python, self._message, "--spare")
 
     def _message(self, warm: Warm, message: Started | Done | Lost) -> None:
+        # the job's code runs in the process that speaks for it, and can write where it does:
+        # a spare says Started once, for its own job and pid, and ends that job alone
+        if isinstance(message, (Started, Done)) and (warm.job is None or message.id != warm.job):
+            return
+        if isinstance(message, Started):
+            if warm.started:
+                return
+            warm.started, message = True, Started(warm.job, warm.proc.pid)
         if isinstance(message, Done):
             warm.job = None
-        elif isinstance(message, Lost):
+            message = replace(message, output=warm.job_output(1.0))
+        elif isinstance(message, Lost) and not message.startup:
             if warm.job is None:
                 return  # a spare ends after its one job; its Done already came
             # it died running the job (a segfault, os._exit): that is the job's end
             status = message.status or 0
             died = Died(status=status if status >= 0 else None, signal=-status if status < 0 else None)
-            message = Done(warm.job, died, output=message.stderr)
+            output = warm.output if warm.output_ended.is_set() else message.stderr  # it ended, then failed to say how
+            message = Done(warm.job, died, output=output, fault=_fault(warm))
         self.on_message(self, message)
 
     def send(self, run: Run) -> None:
@@ -198,13 +245,19 @@ class Spares:
     def ready(self) -> Ready | None:
         return self._spare.ready
 
+    @property
+    def pid(self) -> int:
+        """The idle spare's: the process the next job goes to."""
+        return self._spare.proc.pid
+
     def alive(self) -> bool:
-        return True
+        return not self._killed
 
     def stale(self, python: str) -> bool:
         return python != self.python
 
     def kill(self, why: str) -> None:
+        self._killed = True
         for w in [self._spare, *self._busy]:
             w.kill(why)
 

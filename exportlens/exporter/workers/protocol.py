@@ -30,6 +30,11 @@ from ..static.values import Call, Ref
 VERSION = 1  # Ready carries it; an owner refuses a worker of another version
 
 
+# a spare's last word on its stderr, where its job's output went: what came before is the job's
+FAULT = "fault"  # a spare's crash report (faulthandler's), in the owner's scratch folder for it
+OUTPUT_ENDS = b"\n\x00exportlens: the job's output ends here\x00\n"
+
+
 @dataclass(frozen=True)
 class OwnerPlan:
     """The owner's static plan of one module, so the worker need not parse the project

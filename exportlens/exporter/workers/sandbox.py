@@ -123,6 +123,12 @@ def available() -> str:
     return f"{files}; {metadata}"
 
 
+def off_here() -> str | None:
+    """Why an export is confined in nothing here (another OS, no Landlock); None where files are."""
+    said = available()
+    return said.split(";")[0].removeprefix("none: ") if said.startswith("none") else None
+
+
 def _existing(paths) -> list[Path]:
     out = []
     for p in paths:

@@ -2,8 +2,9 @@
 folder but not remove the folder itself (its parent is not the job's to change), so the
 folders are made inside a private folder that the owner makes for each warm parent
 (``processes.Warm``, which removes it once that process has exited, however it ended);
-the warm parent, which is not confined, removes a job's folder when the job ends. (A
-spare, which runs one job with no warm parent, is not confined and makes none.)"""
+the warm parent, which is not confined, removes a job's folder when the job ends. A
+spare (``spare.py``), which runs one job with no warm parent, makes its job's folder in
+the owner's folder for it too, and writes a crash's report beside it (``protocol.FAULT``)."""
 
 from __future__ import annotations
 

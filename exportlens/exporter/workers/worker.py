@@ -40,23 +40,21 @@ from pathlib import Path
 
 import torch  # before our own imports: what an interpreter given by mistake most often lacks
 
-from . import scratch
-from .child import PRIMED, child_end, forked, warm_up, write_all
-from .preload import preload
-from .processctl import (
-    PR_SET_CHILD_SUBREAPER,
+from . import scratch, spare
+from .child import PRIMED, forked, warm_up, write_all
+from .platform import (
+    adopt_orphans,
     children,
     exit_if_owner_goes,
     kill,
     kill_tree,
     killpg,
-    limit_memory,
-    prctl,
     readable,
     reap_all,
     tree,
     tree_private_bytes,
 )
+from .preload import preload
 from .protocol import CodecError, Died, Done, End, Exited, Internal, OutOfMemory, Ready, Reported, Run, Shutdown, Started, decode, encode
 
 OUTPUT_TAIL = 64 * 1024  # bytes of the user's output kept per job
@@ -102,7 +100,7 @@ class Parent:
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGTERM, lambda *_: self.shutdown())
-        prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a job's processes leave behind comes back to us
+        adopt_orphans()  # what a job's processes leave behind comes back to us
         self.sel.register(0, selectors.EVENT_READ, "stdin")
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.inbox = b""
@@ -360,21 +358,6 @@ def _parse_result(data: bytes) -> tuple[End | None, str]:
 # -- starting up ---------------------------------------------------------------------
 
 
-def spare() -> None:
-    """Run exactly one job in this process (platforms without a safe fork)."""
-    proto = os.dup(1)
-    os.dup2(2, 1)
-    with os.fdopen(proto, "wb", buffering=0) as out:
-        out.write(encode(_ready()))
-        line = sys.stdin.buffer.readline()
-        if not line:
-            return
-        run = decode(line, Run)
-        limit_memory(run.job.memory_limit)
-        out.write(encode(Started(run.id, os.getpid())))
-        out.write(encode(Done(run.id, child_end(run.job))))
-
-
 def _ready() -> Ready:
     return Ready(os.getpid(), torch.__version__, torch.__file__, sys.executable)
 
@@ -382,11 +365,12 @@ def _ready() -> Ready:
 def main() -> None:
     with exit_if_owner_goes():
         warm_up()
+    base = Path(sys.argv[sys.argv.index("--scratch") + 1])
     if "--spare" in sys.argv:
-        spare()
+        spare.serve(_ready(), base)
         return
     primed = int(sys.argv[sys.argv.index("--primed") + 1]) if "--primed" in sys.argv else 0
-    parent = Parent(primed, Path(sys.argv[sys.argv.index("--scratch") + 1]))
+    parent = Parent(primed, base)
     parent.send(_ready())
     parent.serve()
 
