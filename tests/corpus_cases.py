@@ -10,6 +10,12 @@ A case written from a user's report also says, in its docstring, where the repor
 (``Remedy:``), the inputs that take every side of each data-dependent branch (``Probes:``,
 built by the module's ``probe_inputs()``), and, where exportlens does not yet give the
 expected line and code, why (``Known gap:``; tests/test_corpus.py holds it as a strict xfail).
+
+Where an older torch's own behaviour differs (its export refuses the clean module, or
+still fails once the fix is made), the case says what that torch gives, and why, in a
+field per version: ``Before torch 2.10: EL101 on line 31, its fix does not export (...)``
+or ``Before torch 2.10: clean``. The installed torch is held to the nearest such field
+above it, so the difference is expected, never hidden.
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ TORCH_WORDS = re.compile(r"\b[suz]uf?\d+\b|\bs\d+\b|L\[|on node '|IntInfinity|in
 MARK = re.compile(r"#\s*expect:\s*(EL\d{3})(,\s*fix exports)?")
 TABLE = re.compile(r'^\[tool\.exportlens\.modules\."([^"]+)"\]')
 REPORT = re.compile(r"\b[\w.-]+/[\w.-]+#\d+\b")  # owner/repo#123
-FIELD = re.compile(r"^(From|Expect|Remedy|Probes|Known gap):\s*", re.M)
+FIELD = re.compile(r"^(From|Expect|Remedy|Probes|Known gap|Before torch \d+\.\d+):\s*", re.M)
+OLDER = re.compile(r"^(?:(?P<clean>clean)|(?P<code>EL\d{3}) on line (?P<line>\d+))(?P<nofix>.*fix does not export)?")
 
 
 @dataclass(frozen=True)
@@ -66,15 +73,43 @@ def cases() -> list[Case]:
         text = file.read_text(encoding="utf-8")
         here = [(file.name, i, m) for i, line in enumerate(text.splitlines(), 1) if (m := MARK.search(line))]
         here += marks.get(file.name, [])
-        about = _about(text)
+        about, older = _about(text), _about_torch(text)
         if not here:
             assert "Expect: clean" in text, f"{file.name}: no `# expect:` line and not a negative control"
-            found.append(Case(file.name, None, None, False, **about))
+            found.append(_for_installed_torch(Case(file.name, None, None, False, **about), older))
             continue
         assert len(here) == 1, f"{file.name}: one `# expect:` line per case"
         ((path, line, m),) = here
-        found.append(Case(file.name, line, m.group(1), bool(m.group(2)), path, **about))
+        found.append(_for_installed_torch(Case(file.name, line, m.group(1), bool(m.group(2)), path, **about), older))
     return found
+
+
+def _about_torch(text: str) -> dict[tuple[int, int], str]:
+    """The ``Before torch X.Y:`` fields: (X, Y) -> what that older torch gives."""
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    parts = FIELD.split(doc)[1:]
+    return {
+        tuple(int(n) for n in name.split()[-1].split(".")): " ".join(body.split())
+        for name, body in zip(parts[::2], parts[1::2])
+        if name.startswith("Before torch")
+    }
+
+
+def _for_installed_torch(case: Case, older: dict[tuple[int, int], str]) -> Case:
+    """The case as the installed torch is held to it: the nearest ``Before torch`` above it."""
+    import torch
+
+    from exportlens.exporter.runtime.compat.versions import installed
+
+    above = sorted(v for v in older if installed(torch.__version__) < v)
+    if not above:
+        return case
+    said = older[above[0]]
+    m = OLDER.match(said)
+    assert m, f"{case.path}: `Before torch {above[0]}:` says neither `clean` nor `ELnnn on line N`: {said}"
+    if m["clean"]:
+        return replace(case, line=None, code=None, fix_exports=False, gap="")
+    return replace(case, line=int(m["line"]), code=m["code"], fix_exports=case.fix_exports and not m["nofix"], where=case.path, gap="")
 
 
 def _about(text: str) -> dict:

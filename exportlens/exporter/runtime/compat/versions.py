@@ -1,0 +1,28 @@
+"""The installed torch and the range exportlens is checked on (compat, torch side)."""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+FLOOR = (2, 8)  # the oldest torch whose examples block, corpus and not-slow suite were checked green
+NEWEST = (2, 15)  # the newest checked: newer ones are used as they are (their forms may be new)
+RANGE = f"{FLOOR[0]}.{FLOOR[1]} to {NEWEST[0]}.{NEWEST[1]}"
+
+
+def installed(version: str = torch.__version__) -> tuple[int, int]:
+    """``2.9.1+cpu`` -> (2, 9); a version that does not read as one -> (0, 0)."""
+    m = re.match(r"(\d+)\.(\d+)", version)
+    return (int(m[1]), int(m[2])) if m else (0, 0)
+
+
+def unsupported(version: str = torch.__version__) -> str | None:
+    """Why this torch is refused (older than the floor), else None."""
+    if installed(version) >= FLOOR:
+        return None
+    return (
+        f"not exported: the installed torch is {version}, and exportlens supports torch {RANGE}"
+        f" (older torch words its errors otherwise, and findings could land on the wrong lines);"
+        f" install torch>={FLOOR[0]}.{FLOOR[1]} into the interpreter that runs the exports"
+    )
