@@ -51,6 +51,7 @@ class Case:
     remedy: str = ""  # the fix that keeps the model's meaning, in words
     probes: str = ""  # the inputs that take every side of each data-dependent branch, in words
     gap: str = ""  # why exportlens does not yet give the expected line and code ("": it does)
+    older: str = ""  # what the installed torch gives instead, where it is older (``Before torch X.Y:``)
 
     @property
     def target(self) -> str:
@@ -108,8 +109,9 @@ def _for_installed_torch(case: Case, older: dict[tuple[int, int], str]) -> Case:
     m = OLDER.match(said)
     assert m, f"{case.path}: `Before torch {above[0]}:` says neither `clean` nor `ELnnn on line N`: {said}"
     if m["clean"]:
-        return replace(case, line=None, code=None, fix_exports=False, gap="")
-    return replace(case, line=int(m["line"]), code=m["code"], fix_exports=case.fix_exports and not m["nofix"], where=case.path, gap="")
+        return replace(case, line=None, code=None, fix_exports=False, gap="", older=said)
+    fix_exports = case.fix_exports and not m["nofix"]
+    return replace(case, line=int(m["line"]), code=m["code"], fix_exports=fix_exports, where=case.path, gap="", older=said)
 
 
 def _about(text: str) -> dict:
