@@ -1,7 +1,8 @@
 """torch's private modules, attributes and patch points that exportlens uses (compat, torch side).
 
-Each says the torch versions it was checked on ("2.8–2.15": 2.8.0, 2.9.1, 2.10.0, 2.12.1,
-2.13.0, 2.14.1, 2.15.0 with the standard wheels) and what exportlens does without it.
+Each says the torch versions it was checked on ("2.8–2.15": the corpus and the examples
+run with the standard wheels of 2.8.0, 2.9.1, 2.10.0 and 2.13.0, and 2.14.1 and 2.15.0 read
+the same forms in issue 25) and what exportlens does without it.
 """
 
 from __future__ import annotations
