@@ -25,6 +25,7 @@ from .compat.internals import (
     is_fake_tensor_error,
     is_invalid_input,
     pytree,
+    solver_lacks_max,
     uncaptured_account,
 )
 from .compat.messages import search
@@ -153,11 +154,7 @@ def data_dependent(dde: GuardOnDataDependentSymNode, frame: Frame | None, log: G
 def _derived_without_max(exc: BaseException, built: Built) -> SpecRejected | None:
     """torch 2.13's solver fails (``KeyError: 'max'``) on a relation between derived dims
     whose root has no max: said as what the user can do about it."""
-    tb, where = exc.__traceback__, set()
-    while tb is not None:
-        where.add(tb.tb_frame.f_code.co_name)
-        tb = tb.tb_next
-    if not isinstance(exc, KeyError) or "_process_derived_dim_roots" not in where:
+    if not solver_lacks_max(exc):
         return None
     leaves = pytree.tree_leaves(built.dynamic_shapes)
     roots = sorted({d.root.__name__ for d in leaves if hasattr(d, "root") and not finite(d.root.max)})

@@ -103,6 +103,16 @@ def uncaptured_account(exc: BaseException) -> str:
     return f"{said.split(forms.SCROLL_UP, 1)[0]}Got {str(cause).strip()}\n\n{forms.USER_CODE}\n{stack}"
 
 
+def solver_lacks_max(exc: BaseException) -> bool:
+    """torch's solver failing (``KeyError: 'max'`` in ``_process_derived_dim_roots``, 2.13) on
+    a relation between derived dims whose root has no max."""
+    tb, where = exc.__traceback__, set()
+    while tb is not None:
+        where.add(tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    return isinstance(exc, KeyError) and "_process_derived_dim_roots" in where
+
+
 def is_fake_tensor_error(exc: BaseException) -> bool:
     """The fake tensor's own refusals (torch._subclasses.fake_tensor, 2.8–2.15)."""
     from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException
