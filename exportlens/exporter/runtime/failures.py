@@ -180,6 +180,8 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
     if not isinstance(exc, UserError) and (tied := read_mismatch(said, names, built.names.roots, frame, detail)) is not None:
         return tied  # a size mismatch between declared dims: a constraint in disguise
     text = rename_sources(names.text(first_line(getattr(exc, "msg", None) or said)), built.names)
+    if search(forms.SOLVER_SYMBOL, said):  # (said as what it is: torch's symbol names nothing of the user's)
+        text = "torch's constraint solver (2.10 and older) fails on a condition over a float read from a tensor; torch 2.13 exports it"
     if isinstance(exc, Unsupported) or _is_unsupported(exc) or forms.UNCAPTURED in said:
         found = _in_branch(said, frame, detail) or _in_hop(said, log, detail)
         return found or Untraceable(_explained(text, said), frame, detail, fake_kernel=_is_missing_fake(said))

@@ -79,6 +79,9 @@ SENTENCE_END = re.compile(r"(?:(?<=\.`)|(?<=[.)]))\s")
 # a tensor as torch prints it in a message: ``FakeTensor(..., size=(s85, s85))``
 FAKE_TENSOR = re.compile(r"FakeTensor\(\.\.\., (?:device=\S+, )?size=\((?P<size>[^)]*)\)(?:, dtype=[\w.]+)?\)")
 
+# ≤ 2.10: the solver fails on a condition over a float read from a tensor (a float torch._check)
+SOLVER_SYMBOL = _forms("2.9–2.10", r"Unknown symbol (?P<symbol>zuf\d+) created by constraints solver")
+
 # -- torch.cond (and map, scan, while_loop) ------------------------------------------------
 
 # The error has three forms: 2.12+ "This higher order operator doesn't work unless ... Got
