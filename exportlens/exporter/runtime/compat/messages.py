@@ -4,7 +4,8 @@ writes (compat, torch side).
 A table is searched in order and the first form that matches is read; each form names
 the torch versions it was checked on. Where none matches, the reader says torch's own
 first line in the user's names (a finding with less in it, never a wrong line).
-Patterns with named groups read the same whichever form matched.
+Patterns with named groups read the same whichever form matched. A bare pattern (not a
+table) is a text every checked torch writes the same way (2.9.1, 2.10.0, 2.13.0 here).
 """
 
 from __future__ import annotations
