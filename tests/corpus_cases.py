@@ -10,8 +10,14 @@ A case written from a user's report also says, in its docstring, where the repor
 (``Remedy:``), the inputs that take every side of each data-dependent branch (``Probes:``,
 built by the module's ``probe_inputs()``), and, where exportlens does not yet give the
 expected line and code, why (``Known gap:``; tests/test_corpus.py holds it as a strict xfail).
-A case that a later torch exports as it should says from which release (``Fixed in torch:
-2.15``): on that torch and newer it is held as a negative control.
+
+Where an older torch's own behaviour differs (its export refuses the clean module, or
+still fails once the fix is made), the case says what that torch gives, and why, in a
+field per version: ``Before torch 2.10: EL101 on line 31, its fix does not export (...)``
+or ``Before torch 2.10: clean``. The installed torch is held to the nearest such field
+above it, so the difference is expected, never hidden. A case that a later torch exports
+as it should says from which release (``Fixed in torch: 2.15``): on that torch and newer it
+is held as a negative control.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ import ast
 import re
 import shutil
 from dataclasses import dataclass, replace
-from importlib.metadata import version
 from pathlib import Path
 
 from exportlens.exporter.core.codes import BY_CODE
@@ -33,7 +38,8 @@ TORCH_WORDS = re.compile(r"\b[suz]uf?\d+\b|\bs\d+\b|L\[|on node '|IntInfinity|in
 MARK = re.compile(r"#\s*expect:\s*(EL\d{3})(,\s*fix exports)?")
 TABLE = re.compile(r'^\[tool\.exportlens\.modules\."([^"]+)"\]')
 REPORT = re.compile(r"\b[\w.-]+/[\w.-]+#\d+\b")  # owner/repo#123
-FIELD = re.compile(r"^(From|Expect|Remedy|Probes|Known gap|Fixed in torch):\s*", re.M)
+FIELD = re.compile(r"^(From|Expect|Remedy|Probes|Known gap|Fixed in torch|Before torch \d+\.\d+):\s*", re.M)
+OLDER = re.compile(r"^(?:(?P<clean>clean)|(?P<code>EL\d{3}) on line (?P<line>\d+))(?P<nofix>.*fix does not export)?")
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class Case:
     remedy: str = ""  # the fix that keeps the model's meaning, in words
     probes: str = ""  # the inputs that take every side of each data-dependent branch, in words
     gap: str = ""  # why exportlens does not yet give the expected line and code ("": it does)
+    older: str = ""  # what the installed torch gives instead, where it is older (``Before torch X.Y:``)
     fixed_in: str = ""  # the torch release that exports it as it should (from then on, a negative control)
 
     @property
@@ -70,28 +77,52 @@ def cases() -> list[Case]:
         text = file.read_text(encoding="utf-8")
         here = [(file.name, i, m) for i, line in enumerate(text.splitlines(), 1) if (m := MARK.search(line))]
         here += marks.get(file.name, [])
-        about = _about(text)
+        about, older = _about(text), _about_torch(text)
         if not here:
             assert "Expect: clean" in text, f"{file.name}: no `# expect:` line and not a negative control"
-            found.append(Case(file.name, None, None, False, **about))
+            found.append(_for_installed_torch(Case(file.name, None, None, False, **about), older))
             continue
         assert len(here) == 1, f"{file.name}: one `# expect:` line per case"
         ((path, line, m),) = here
-        if about["fixed_in"] and _release(version("torch")) >= _release(about["fixed_in"]):
-            found.append(Case(file.name, None, None, False, **about))  # torch's own fix: it exports, and agrees
-            continue
-        found.append(Case(file.name, line, m.group(1), bool(m.group(2)), path, **about))
+        found.append(_for_installed_torch(Case(file.name, line, m.group(1), bool(m.group(2)), path, **about), older))
     return found
 
 
-def _release(text: str) -> tuple[int, ...]:
-    """``2.15.0+cpu`` -> (2, 15, 0); ``2.15`` -> (2, 15)."""
-    return tuple(int(part) for part in re.findall(r"\d+", text.split("+")[0])[:3])
+def _about_torch(text: str) -> dict[tuple[int, int], str]:
+    """The ``Before torch X.Y:`` fields: (X, Y) -> what that older torch gives."""
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    parts = FIELD.split(doc)[1:]
+    return {
+        tuple(int(n) for n in name.split()[-1].split(".")): " ".join(body.split())
+        for name, body in zip(parts[::2], parts[1::2])
+        if name.startswith("Before torch")
+    }
+
+
+def _for_installed_torch(case: Case, older: dict[tuple[int, int], str]) -> Case:
+    """The case as the installed torch is held to it: a control from the release that fixed
+    it (``Fixed in torch``); else the nearest ``Before torch`` above it."""
+    import torch
+
+    from exportlens.exporter.runtime.compat.versions import installed
+
+    if case.fixed_in and installed(torch.__version__) >= installed(case.fixed_in):
+        return replace(case, line=None, code=None, fix_exports=False, gap="")  # torch's own fix: it exports, and agrees
+
+    above = sorted(v for v in older if installed(torch.__version__) < v)
+    if not above:
+        return case
+    said = older[above[0]]
+    m = OLDER.match(said)
+    assert m, f"{case.path}: `Before torch {above[0]}:` says neither `clean` nor `ELnnn on line N`: {said}"
+    if m["clean"]:
+        return replace(case, line=None, code=None, fix_exports=False, gap="", older=said)
+    fix_exports = case.fix_exports and not m["nofix"]
+    return replace(case, line=int(m["line"]), code=m["code"], fix_exports=fix_exports, where=case.path, gap="", older=said)
 
 
 def _about(text: str) -> dict:
-    """The docstring's fields: the reports cited in ``From:``, ``Remedy:``, ``Probes:``, ``Known gap:``,
-    and ``Fixed in torch:`` (the release from which torch exports it right: a control there)."""
+    """The docstring's fields: the reports cited in ``From:``, ``Remedy:``, ``Probes:``, ``Known gap:``."""
     doc = ast.get_docstring(ast.parse(text)) or ""
     parts = FIELD.split(doc)[1:]  # name, body, name, body ...
     fields = {name: " ".join(body.split()) for name, body in zip(parts[::2], parts[1::2])}

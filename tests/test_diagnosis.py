@@ -17,6 +17,7 @@ import pytest
 from conftest import line_of, only
 
 from exportlens.exporter.core.report import Status
+from exportlens.exporter.runtime.compat.versions import installed
 
 DERIVED = """
     import torch
@@ -249,10 +250,15 @@ def test_the_preferred_check_is_the_branch_the_example_takes_in_the_user_s_own_e
     ]
     project.apply(checks[0])
     after = project.module("Gate")
-    assert after.status is Status.EXPORTED, after.findings
-    # the program exported with it runs on the example inputs, and agrees with eager there
     import torch
 
+    if installed() < (2, 11):  # torch's own solver fails on a float's check (checked 2.9.1, 2.10.0)
+        (failed,) = after.findings
+        assert failed.code == "EL901" and "constraint solver (2.10 and older)" in failed.message, failed
+        assert "zuf" not in failed.message
+        return
+    assert after.status is Status.EXPORTED, after.findings
+    # the program exported with it runs on the example inputs, and agrees with eager there
     namespace: dict = {}
     exec(project.read("gate.py"), namespace)
     model = namespace["Gate"]()

@@ -47,6 +47,23 @@ FILES = _example_files()
 NOT_SUPPORTED = sorted(n for n, text in FILES.items() if "SupportLevel.NOT_SUPPORTED_YET" in text)
 SUPPORTED = sorted(set(FILES) - set(NOT_SUPPORTED))
 VARIANTS = ("written", "subclassed")
+# where an older torch's own export differs from its ExportDB's label: (the first torch that
+# agrees with the label, what the older ones give), checked with 2.9.1 and 2.10.0
+LABEL_DIFFERS = {
+    "unsupported_operator": ((2, 11), "exported"),  # labelled NOT_SUPPORTED_YET; 2.9 and 2.10 export it
+    "optional_input": ((2, 10), "exported"),  # likewise in 2.9
+    "assume_constant_result": ((2, 10), "failed"),  # labelled SUPPORTED; 2.9 refuses the branch on the assumed constant
+}
+
+
+def _label_differs(name: str) -> str | None:
+    """What the installed torch's export gives ``name`` where it differs from the label."""
+    import torch
+
+    from exportlens.exporter.runtime.compat.versions import installed
+
+    first, gives = LABEL_DIFFERS.get(name, ((0, 0), None))
+    return gives if installed(torch.__version__) < first else None
 
 
 @functools.cache
@@ -215,6 +232,9 @@ def test_written_file_reproduces_torchs_inputs(db: ExportDB):
 @pytest.mark.parametrize("name", SUPPORTED)
 def test_supported_example_exports(db: ExportDB, name: str, variant: str):
     report = db.check(variant, name)
+    if (gives := _label_differs(name)) is not None:
+        assert report.status.value == gives, _show(report)
+        return
     assert report.status is Status.EXPORTED, f"{name} ({variant}) did not export:\n{_show(report)}"
     assert report.errors == (), _show(report)
     assert report.findings == (), _show(report)
@@ -225,6 +245,9 @@ def test_supported_example_exports(db: ExportDB, name: str, variant: str):
 @pytest.mark.parametrize("name", NOT_SUPPORTED)
 def test_not_supported_example_fails_on_a_project_line(db: ExportDB, name: str, variant: str):
     report = db.check(variant, name)
+    if (gives := _label_differs(name)) is not None:
+        assert report.status.value == gives, _show(report)
+        return
     assert report.status is Status.FAILED, _show(report)
     errors = report.errors
     assert errors, _show(report)
@@ -234,7 +257,7 @@ def test_not_supported_example_fails_on_a_project_line(db: ExportDB, name: str, 
         assert 1 <= f.line <= len(db.lines(f.path)), str(f)
         assert not TORCH_SYMBOL.search(f.message), f"torch symbol in the message: {f.message}"
         assert not TORCH_SOURCE.search(f.message), f"torch source in the message: {f.message}"
-    if variant == "written":  # forward is the user's: the finding is on the line that breaks
+    if variant == "written" and name == "dynamic_shape_round":  # forward is the user's: the finding is on the line that breaks
         lines = db.lines(file)
         on_forward = [f for f in errors if "round(" in lines[f.line - 1]]
         assert on_forward, f"no finding on the round() line:\n{_show(report)}"
@@ -249,6 +272,9 @@ def test_not_supported_example_is_said_in_users_words(db: ExportDB, name: str, v
     """What the user wrote, ``round(x.shape[0] / 2)``, not torch's sympy (``RoundToInt(IntTrueDiv(...))``);
     each problem once; quoted code as code."""
     report = db.check(variant, name)
+    if (gives := _label_differs(name)) is not None:
+        assert report.status.value == gives, _show(report)
+        return
     assert report.findings, _show(report)
     for f in report.findings:
         assert not TORCH_SYMPY_FUNCTION.search(f.message), f"torch's sympy function in the message: {f.message}"

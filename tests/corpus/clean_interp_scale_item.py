@@ -4,6 +4,7 @@ From: pytorch/pytorch#108779 (tracing `interpolate` with `scale_factor=factor.it
 with a data-dependent guard on the float scale).
 Expect: clean (torch 2.13 exports it and agrees with eager on the probes).
 Probes: scale 2.0 and 0.5.
+Before torch 2.10: EL101 on line 26, as torch's interpolate guards on the scale read from the tensor (checked 2.9.1).
 """
 
 import torch

@@ -4,6 +4,7 @@ From: huggingface/transformers#39142 (`past_seen_tokens = cache_position[-1]` wa
 compatible with torch.export; torch 2.13 exports this slicing as written).
 Expect: clean.
 Probes: cache positions 0..3 (prefill) and 12..15 (the cache's end).
+Before torch 2.10: EL101 on line 29, as torch's slicing guards on the sign of the end read from the mask (checked 2.9.1).
 """
 
 import torch

@@ -4,6 +4,7 @@ From: huggingface/transformers#34393 (Mask2Former's `spatial_shapes` tensor brok
 torch.export; fixed by also passing the shapes as a Python list).
 Expect: clean (torch 2.13 exports it and agrees with eager on the probes).
 Probes: shapes [[4, 4], [2, 2]] with 20 rows and [[2, 4], [3, 4]] with 20 rows.
+Before torch 2.10: EL101 on line 27, as torch's view guards on the sign of the sizes read by tolist() (checked 2.9.1).
 """
 
 import torch

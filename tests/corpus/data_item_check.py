@@ -2,6 +2,7 @@
 
 From: torch's export tests for `torch._check` (`test_export_with_inline_constraints`).
 Expect: the marked line; the preferred `torch._check` fix exports.
+Before torch 2.10: EL101 on line 20, its fix does not export, as once the fast path is dropped, torch's slicing still guards on the sign of `n` (checked 2.9.1).
 """
 
 import torch

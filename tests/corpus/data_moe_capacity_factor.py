@@ -9,6 +9,7 @@ Remedy: `torch.sym_int(...)` in place of `int(...)`: the same number, kept symbo
 slices by it then export as written (tokens past an expert's capacity are dropped).
 Probes: random `x` (tokens spread over the experts, none past its capacity) and `x` of zeros
 (every token to experts 0 and 1, each over its capacity: tokens dropped).
+Before torch 2.10: EL101 on line 37, its fix does not export, as with torch.sym_int, torch's own kernels still guard on the capacity (checked 2.9.1).
 """
 
 import torch

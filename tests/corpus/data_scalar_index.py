@@ -6,6 +6,7 @@ exports.
 Remedy: `torch.sym_int(n.item())` in place of `int(n)`: the same number, kept symbolic (torch
 2.13 slices by it as eager does); or `torch.narrow`/`index_select` with the tensor.
 Probes: `n` 0, 3 and 8.
+Before torch 2.10: EL101 on line 30, its fix does not export, as with `n.item()`, torch's indexing still guards on its sign (checked 2.9.1).
 """
 
 import torch

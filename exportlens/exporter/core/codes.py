@@ -61,6 +61,7 @@ CRASH = Code("EL502", Kind.CRASH, "export process crashed")
 MEMORY = Code("EL503", Kind.CRASH, "export exceeded the memory limit")
 REFUSED = Code("EL504", Kind.CRASH, "export process's report refused")
 TOO_WIDE = Code("EL505", Kind.SPEC_ERROR, "project folder too wide to sandbox")
+TORCH_UNSUPPORTED = Code("EL506", Kind.CRASH, "installed torch is older than the supported range")
 
 # anything torch said that we could not place (EL9xx)
 INTERNAL = Code("EL901", Kind.INTERNAL, "torch.export failed")

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from torch.export import Dim
 from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
 
+from .compat.internals import is_dim
 from .holds import bounds_declared, finite
 
 
@@ -121,5 +121,5 @@ def _pairs(old: Any, new: Any) -> Iterator[tuple[Any, Any]]:
     elif isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)):
         for a, b in zip(old, new):
             yield from _pairs(a, b)
-    elif isinstance(old, Dim):
+    elif is_dim(old):
         yield old, new

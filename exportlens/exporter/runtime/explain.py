@@ -11,7 +11,6 @@ from dataclasses import replace
 from typing import Any
 
 import torch
-import torch.utils._pytree as pytree
 
 from ..core import codes
 from ..core.report import Finding, Fix
@@ -19,6 +18,7 @@ from ..static.edits import assert_async, edit_between
 from ..static.int_sizes import scaled_int
 from ..static.numbers import Conversion
 from ..static.source import branch_test, locate, tensor_test
+from .compat.internals import pytree
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
 from .fixes import size_in_code, spec_fixes

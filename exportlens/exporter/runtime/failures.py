@@ -9,17 +9,26 @@ draft export's failure reports. ``explain`` turns the records into findings and
 from __future__ import annotations
 
 import linecache
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import sympy
 import torch
-import torch.utils._pytree as pytree
-from torch._dynamo.exc import Unsupported, UserError, UserErrorType
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ..static.source import branch_mutation, item_operand
+from .compat import messages as forms
+from .compat.internals import (
+    GuardOnDataDependentSymNode,
+    Unsupported,
+    UserError,
+    intern_filenames,
+    is_fake_tensor_error,
+    is_invalid_input,
+    pytree,
+    solver_lacks_max,
+    uncaptured_account,
+)
+from .compat.messages import search
 from .holds import finite
 from .inputs import Built
 from .locate import Frame, GuardLog, ProjectFiles
@@ -123,7 +132,7 @@ def read_failure(exc: BaseException, log: GuardLog, built: Built) -> tuple[Recor
     """What ``torch.export.export`` raised: a record per violated constraint, else one record."""
     if is_constraint_violation(exc):
         return read_violations(exc.msg, log, built)
-    if isinstance(exc, UserError) and exc.error_type == UserErrorType.INVALID_INPUT:
+    if is_invalid_input(exc):
         return (SpecRejected(exc.msg),)
     if (unbounded := _derived_without_max(exc, built)) is not None:
         return (unbounded,)
@@ -145,11 +154,7 @@ def data_dependent(dde: GuardOnDataDependentSymNode, frame: Frame | None, log: G
 def _derived_without_max(exc: BaseException, built: Built) -> SpecRejected | None:
     """torch 2.13's solver fails (``KeyError: 'max'``) on a relation between derived dims
     whose root has no max: said as what the user can do about it."""
-    tb, where = exc.__traceback__, set()
-    while tb is not None:
-        where.add(tb.tb_frame.f_code.co_name)
-        tb = tb.tb_next
-    if not isinstance(exc, KeyError) or "_process_derived_dim_roots" not in where:
+    if not solver_lacks_max(exc):
         return None
     leaves = pytree.tree_leaves(built.dynamic_shapes)
     roots = sorted({d.root.__name__ for d in leaves if hasattr(d, "root") and not finite(d.root.max)})
@@ -161,83 +166,70 @@ def _derived_without_max(exc: BaseException, built: Built) -> SpecRejected | Non
     )
 
 
-_OUTPUT = re.compile(r"Found <class '([\w.]+)'> in output, which is not a known type")
-_NO_FAKE = re.compile(r"no fake impl registered for <CustomOpDef\((.+?)\)>")
-_REGISTER = re.compile(r"use `(\S+)\.register_fake`")
-
-
 def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
-    said = str(exc)
+    said = uncaptured_account(exc)
     detail = said[-4000:]
-    if m := _OUTPUT.search(said):
-        return OutputType(m[1], detail)
+    if m := search(forms.OUTPUT, said):
+        return OutputType(m["type"], detail)
     # strict mode: the user's frames are dynamo's record of the code it traced, not live ones
     frame = log.files.deepest_in_traceback(exc.__traceback__) or log.files.deepest_in_summary(getattr(exc, "real_stack", None))
-    if m := _NO_FAKE.search(said):
-        how = _REGISTER.search(said)
-        return FakeKernel(m[1], frame, detail, register=f"`@{how[1]}.register_fake`" if how else "torch.library.register_fake")
+    if m := search(forms.NO_FAKE, said):
+        how = search(forms.REGISTER, said)
+        return FakeKernel(m["op"], frame, detail, register=f"`@{how['how']}.register_fake`" if how else "torch.library.register_fake")
     names = from_shape_env(log.shape_env, built.names)
     if not isinstance(exc, UserError) and (tied := read_mismatch(said, names, built.names.roots, frame, detail)) is not None:
         return tied  # a size mismatch between declared dims: a constraint in disguise
     text = rename_sources(names.text(first_line(getattr(exc, "msg", None) or said)), built.names)
-    if isinstance(exc, Unsupported) or _is_unsupported(exc) or _UNCAPTURED in said:
+    if search(forms.SOLVER_SYMBOL, said):  # (said as what it is: torch's symbol names nothing of the user's)
+        text = "torch's constraint solver (2.10 and older) fails on a condition over a float read from a tensor; torch 2.13 exports it"
+    if isinstance(exc, Unsupported) or _is_unsupported(exc) or forms.UNCAPTURED in said:
         found = _in_branch(said, frame, detail) or _in_hop(said, log, detail)
         return found or Untraceable(_explained(text, said), frame, detail, fake_kernel=_is_missing_fake(said))
     return Raised(type(exc).__name__, text, frame, detail, by_forward=frame is not None and not isinstance(exc, UserError))
-
-
-_HOP = re.compile(r"Higher Order Operator: torch\.(\w+)")
-_MUTATED = re.compile(r"_self_(?:buffers|parameters)_(\w+?)_\]")
 
 
 def _in_branch(said: str, frame: Frame | None, detail: str) -> Untraceable | None:
     """A ``torch.cond`` (map, scan, while_loop) branch that changes module state: torch's
     trace names only its own files and the op's line, so the statement is found in the
     branch functions handed to the call on that line (static.source.branch_mutation)."""
-    op = _HOP.search(said)
-    if op is None or "mutation" not in said or frame is None:
+    op = search(forms.HOP, said)
+    if op is None or forms.MUTATION not in said or frame is None:
         return None
-    owner = _MUTATED.search(said)
+    owner = forms.MUTATED.search(said)
     found = branch_mutation("".join(linecache.getlines(frame.filename)), frame.line, owner[1] if owner else None)
     if found is None:
         return None
     text = (
-        f"a torch.{op[1]} branch may not change the module's state: `{found.code}` in `{found.function}` changes "
-        f"`self.{found.attribute}`; return the new value from the branch and assign it after torch.{op[1]}"
+        f"a torch.{op['op'].lower()} branch may not change the module's state: `{found.code}` in `{found.function}` changes "
+        f"`self.{found.attribute}`; return the new value from the branch and assign it after torch.{op['op'].lower()}"
     )
     return Untraceable(text, Frame(frame.filename, found.line, found.function), detail, fake_kernel=False)
-
-
-_UNCAPTURED = "higher order operator doesn't work unless it is captured"
-_BREAK = re.compile(r"Got graph break/error:\s*\n\s*\n?(.+?)\n(?:.*?\n)*?\s*Explanation: (.+?)\n", re.S)
 
 
 def _in_hop(said: str, log: GuardLog, detail: str) -> Untraceable | None:
     """A graph break inside a torch.cond (map, scan, ...) branch: torch's "from user code"
     trace ends on the user's line in the branch; said as torch titles the break."""
-    op, found = _HOP.search(said), _BREAK.search(said)
-    frame = log.files.deepest_in_text(said.split("from user code:", 1)[-1])
+    op, found = search(forms.HOP, said), search(forms.BREAK, said)
+    frame = log.files.deepest_in_text(said.split(forms.USER_CODE, 1)[-1])
     if op is None or found is None or frame is None:
         return None
-    title, why = found[1].strip(), found[2].strip()
-    text = f"inside a torch.{op[1]} branch, {title[:1].lower() + title[1:]} ({why.rstrip('.')})"
+    title, why = found["title"].strip(), found["why"].strip()
+    text = f"inside a torch.{op['op'].lower()} branch, {title[:1].lower() + title[1:]} ({why.rstrip('.')})"
     return Untraceable(text, frame, detail, fake_kernel=False)
-
-
-_EXPLANATION = re.compile(r"^\s*Explanation: (.+)$", re.M)
-_INNER = re.compile(r"got \w+(?:Error|Exception)\(['\"](.+?)['\"]\)\s*$")
 
 
 def _explained(text: str, said: str) -> str:
     """A graph break's title with its explanation's first sentence ("Attempted to call function
     marked as skipped: Dynamo does not know how to trace the builtin `time.perf_counter_ns`")."""
-    why = _EXPLANATION.search(said)
+    why = forms.EXPLANATION.search(said)
+    if why is None and (inner := forms.INNER.search(text)) is not None:  # (2.9–2.10: the cause on the first line)
+        return f"{text.split(': ', 1)[0]}: {' '.join(inner['inner'].split()).rstrip('.')}"
     if why is None or not said.startswith(text.split(":")[0]):
         return _whole(text, said)
-    inner = _INNER.search(why[1])  # "Dynamo failed to run FX node ...: got RuntimeError("the real cause")"
+    inner = forms.INNER.search(why[1])  # "Dynamo failed to run FX node ...: got RuntimeError("the real cause")"
     if inner is not None:
-        return f"{text.rstrip(':')}: {' '.join(inner[1].split()).rstrip('.')}"
-    first = re.split(r"(?:(?<=\.`)|(?<=[.)]))\s", why[1].strip(), maxsplit=1)[0].rstrip(".")
+        return f"{text.rstrip(':')}: {' '.join(inner['inner'].split()).rstrip('.')}"
+    first = forms.SENTENCE_END.split(why[1].strip(), maxsplit=1)[0].rstrip(".")
     return f"{text.rstrip(':')}: {first}"
 
 
@@ -273,16 +265,14 @@ def _in_chain(exc: BaseException | None, kind: type) -> Any:
 
 
 def _is_unsupported(exc: BaseException) -> bool:
-    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException
-
-    if isinstance(exc, (UnsupportedOperatorException, DynamicOutputShapeException, DataDependentOutputException)):
+    if is_fake_tensor_error(exc):
         return True
     text = str(exc)
-    return any(s in text for s in ("is not supported for tensor subclasses", "fake impl", "Meta implementation", "no fake", "FakeTensor"))
+    return any(s in text for s in forms.UNSUPPORTED)
 
 
 def _is_missing_fake(text: str) -> bool:
-    return "fake impl" in text or "register_fake" in text or "Meta implementation" in text
+    return any(s in text for s in forms.MISSING_FAKE)
 
 
 def from_locals(frame_locals: dict[str, Any] | None, out: SymbolNames) -> SymbolNames:
@@ -307,9 +297,7 @@ def from_locals(frame_locals: dict[str, Any] | None, out: SymbolNames) -> Symbol
 def read_draft(failures: list[Any], files: ProjectFiles) -> tuple[Record, ...]:
     """Draft export's failures (``ep._report.failures``) that exportlens explains: data-dependent
     guards and fake kernels; any other kind, or an expression sympy cannot read, is skipped."""
-    from torch._logging.structured import INTERN_TABLE
-
-    filenames = {i: name for name, i in INTERN_TABLE.items()}  # the report names files by intern id
+    filenames = intern_filenames()  # the report names files by intern id
     out: list[Record] = []
     for failure in failures:
         data = failure.data

@@ -29,6 +29,7 @@ from ..static.edits import (
 )
 from ..static.jaxtyping_edits import annotation_edits
 from ..static.source import branch_conditions
+from .compat.internals import is_dim
 from .context import Context
 from .failures import DataDependent, Record
 from .holds import SCAN_LIMIT, finite, period, recurring, scanned_interval
@@ -189,7 +190,7 @@ def _apply(shapes: Any, changes: list[Change]) -> Any:
 
     def leaf(d: Any) -> Any:
         root = getattr(d, "root", None)
-        change = by_dim.get((root or d).__name__) if isinstance(d, Dim) else None
+        change = by_dim.get((root or d).__name__) if is_dim(d) else None
         if change is None:
             return d
         new = _changed_root(change, root or d, shapes, roots)
@@ -233,7 +234,7 @@ def _expression_dim(text: str, shapes: Any, old: Any = None, least: int | None =
     edit writes it, and ``least`` for its min where given."""
     found: dict[str, Any] = {}
     for v in _leaves(shapes):
-        if isinstance(v, Dim) and not hasattr(v, "root"):
+        if is_dim(v) and not hasattr(v, "root"):
             found.setdefault(v.__name__, v)
     expr = sympy.sympify(text)
     (sym,) = expr.free_symbols

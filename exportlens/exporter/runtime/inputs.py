@@ -11,6 +11,7 @@ from torch.export import Dim
 from ..static.module_spec import auto_sizes, example_size
 from ..static.shapes import AUTO, DTYPES, Derived
 from ..static.spec import DimSpec, ExportSpec, IntInput, TensorInput, ValueInput
+from .compat.internals import flat_input_source, positional_input_source, pytree
 from .naming import Names
 
 MAX_DECLARED = 8  # of a class's probe_inputs() that are run: a few runs of the program
@@ -40,8 +41,6 @@ class Built:
 
     def paths(self) -> list[str]:
         """``x``, ``ys[0]``, ``z['a']`` for each flattened input leaf, in torch's order."""
-        import torch.utils._pytree as pytree
-
         out = []
         for keypath, _ in pytree.tree_flatten_with_path((self.args, self.kwargs))[0]:
             first, second, *rest = keypath
@@ -53,12 +52,18 @@ class Built:
         return out
 
     def name_flat_sources(self) -> None:
-        """Strict mode names inputs ``L['flat_args'][i]``: name those sources too."""
+        """Strict mode names inputs ``L['flat_args'][i]``, and 2.7's non-strict mode positional
+        ones ``L['args'][0][i]``: name those sources too."""
         for i, path in enumerate(self.paths()):
             for axis, name in self.names.by_input.get(path, {}).items():
-                self.names.by_source[f"L['flat_args'][{i}].size()[{axis}]"] = name
+                self.names.by_source[f"{flat_input_source(i)}.size()[{axis}]"] = name
             if path in self.names.ints:
-                self.names.by_source[f"L['flat_args'][{i}]"] = self.names.ints[path]
+                self.names.by_source[flat_input_source(i)] = self.names.ints[path]
+        for i, param in enumerate(self.params[: len(self.args)]):
+            head, alias = f"L[{param!r}]", positional_input_source(i)
+            for source, name in list(self.names.by_source.items()):
+                if source.startswith((head + "[", head + ".")) or source == head:
+                    self.names.by_source.setdefault(alias + source[len(head) :], name)
 
 
 def _dtype(short: str) -> torch.dtype:
@@ -84,8 +89,6 @@ def _tensor(t: TensorInput, dims: dict[str, DimSpec], device: str, auto: dict[tu
 
 def copied(inputs: Any) -> Any:
     """Inputs of one's own: forward may mutate what it is given, and each run must see the examples."""
-    import torch.utils._pytree as pytree
-
     return pytree.tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, inputs)
 
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import sympy
 
+from .compat.internals import shape_env_events, tracing_stack
+
 _OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -110,11 +112,9 @@ class GuardLog:
 
     def here(self) -> Frame | None:
         """The deepest project frame of the stack that called the shape env."""
-        frame = self.files.deepest_live(sys._getframe(2))
+        frame = self.files.deepest_live(sys._getframe(3))
         if frame is None:  # strict mode: user frames live in dynamo's tracing context
-            from torch._guards import TracingContext
-
-            frame = self.files.deepest_in_summary(TracingContext.extract_stack())
+            frame = self.files.deepest_in_summary(tracing_stack())
         return frame
 
     def first(self, symbols: set[sympy.Symbol], kinds: tuple[str, ...] = ("guard", "replace")) -> Event | None:
@@ -128,31 +128,17 @@ class GuardLog:
 @contextmanager
 def record_guards(files: ProjectFiles) -> Iterator[GuardLog]:
     """Record every guard and replacement, with the user's frame, while exporting."""
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
-
     log = GuardLog(files)
-    init, log_guard, set_replacement = ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement
 
-    def __init__(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        log.shape_env = self
+    def on_event(shape_env: Any, kind: str, what: Any) -> None:
+        log.shape_env = shape_env
+        if kind == "guard":
+            log.events.append(Event("guard", what, log.here()))
+        elif kind == "replace":
+            log.events.append(Event("replace", sympy.Eq(*what, evaluate=False), log.here()))
 
-    def _log_guard(self, prefix, g, forcing_spec):
-        log.shape_env = self
-        log.events.append(Event("guard", g, log.here()))
-        return log_guard(self, prefix, g, forcing_spec)
-
-    def _set_replacement(self, a, tgt, msg):
-        log.shape_env = self
-        if tgt != self.replacements.get(a) and a not in getattr(tgt, "free_symbols", ()):
-            log.events.append(Event("replace", sympy.Eq(a, tgt, evaluate=False), log.here()))
-        return set_replacement(self, a, tgt, msg)
-
-    ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement = __init__, _log_guard, _set_replacement
-    try:
+    with shape_env_events(on_event):
         yield log
-    finally:
-        ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement = init, log_guard, set_replacement
 
 
 def source_line(filename: str, line: int) -> str:

@@ -12,33 +12,28 @@ it was (``failures.Raised``).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import sympy
 
+from .compat import messages as forms
 from .holds import bounds_declared
 from .locate import Frame
 from .naming import SYMBOL, SymbolNames
 from .violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind
 
-_BROADCAST = re.compile(r"The size of tensor a \((.+?)\) must match the size of tensor b \((.+?)\) at non-singleton dimension")
-_RESHAPE = re.compile(r"shape '\[(.+?)\]' is invalid for input of size (\S+)")
-_CAT = re.compile(r"Expected size (\S+) but got size (\S+) for tensor number")
-_MATMUL = re.compile(r"shapes cannot be multiplied \((\S+?)x(\S+?) and (\S+?)x(\S+?)\)")
-
 
 def sides(text: str) -> tuple[str, str] | None:
     """The two sizes a mismatch message says must be equal, in torch's symbols; None for
     any other message (and for a reshape with ``-1``: a divisibility, not an equality)."""
-    if m := _BROADCAST.search(text):
+    if m := forms.BROADCAST.search(text):
         return m[1], m[2]
-    if m := _RESHAPE.search(text):
+    if m := forms.RESHAPE.search(text):
         parts = [p.strip() for p in m[1].split(",")]
         return None if "-1" in parts else ("*".join(f"({p})" for p in parts), m[2])
-    if m := _CAT.search(text):
+    if m := forms.CAT.search(text):
         return m[1], m[2]
-    if m := _MATMUL.search(text):
+    if m := forms.MATMUL.search(text):
         return m[2], m[3]
     return None
 

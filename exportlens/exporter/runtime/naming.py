@@ -7,15 +7,14 @@ pastes, an expression valid at that line (``x.shape[0]``, ``n``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import sympy
 from sympy.printing.str import StrPrinter
 
-SYMBOL = re.compile(r"\b((?:[su]|zuf)\d+)\b")  # torch's backed (s77), unbacked (u0) and float (zuf0) symbols
-_SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\])*(?:\.size\(\)\[\d+\])?")  # an axis, or an int input itself
+from .compat.messages import INFINITY, SOURCE, SYMBOL
+from .compat.shape_env import shape_env_sources, source_name
 
 
 class _Printer(StrPrinter):
@@ -145,9 +144,9 @@ def from_shape_env(shape_env: Any, names: Names) -> SymbolNames:
     out = SymbolNames()
     if shape_env is None:
         return out
-    for sym, sources in getattr(shape_env, "var_to_sources", {}).items():
+    for sym, sources in shape_env_sources(shape_env).items():
         for source in sources:
-            name = names.by_source.get(source.name)
+            name = names.by_source.get(source_name(source))
             if name is not None:
                 out.message.setdefault(sym, name)
     return out
@@ -155,8 +154,5 @@ def from_shape_env(shape_env: Any, names: Names) -> SymbolNames:
 
 def rename_sources(message: str, names: Names) -> str:
     """``L['x'].size()[0]`` in torch's text -> the user's name for that axis, where it has one."""
-    said = _SOURCE.sub(lambda m: atom(names.by_source.get(m.group(0), m.group(0))), message)
-    return _INFINITY.sub("∞", said)
-
-
-_INFINITY = re.compile(r"\bIntInfinity\(\)|\bint_oo\b")
+    said = SOURCE.sub(lambda m: atom(names.by_source.get(m.group(0), m.group(0))), message)
+    return INFINITY.sub("∞", said)

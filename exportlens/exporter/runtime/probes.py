@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.utils._pytree as pytree
 
 from ..core.options import Options
 from ..core.report import DimSize, Finding, Fix, Probe
@@ -32,6 +31,7 @@ from ..static.source import branch_test, tensor_test
 from ..static.spec import ExportSpec
 from ..workers.overlay import overlay
 from .branch import truth_at, value_at
+from .compat.internals import pytree
 from .context import Context
 from .failures import DataDependent, Record
 from .fixes import check_candidates

@@ -11,15 +11,14 @@ away: only the records are kept.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
 import torch
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
+from .compat.internals import GuardOnDataDependentSymNode, data_dependent_as_false
 from .failures import DataDependent, data_dependent, read_failure
 from .inputs import Built
 from .locate import Frame, GuardLog, ProjectFiles, record_guards
@@ -48,25 +47,17 @@ def _records(met: list[tuple[GuardOnDataDependentSymNode, Frame | None]], log: G
 
 @contextmanager
 def _taken_as_false(files: ProjectFiles, met: list[tuple[GuardOnDataDependentSymNode, Frame | None]]) -> Iterator[None]:
-    """``ShapeEnv.evaluate_expr`` answering a data-dependent guard with false (torch's own
-    ``fallback_value``, as ``guard_or_false`` does), after noting it and the user's frame."""
-    evaluate = ShapeEnv.evaluate_expr
+    """A data-dependent guard answered with false (as ``guard_or_false`` does), after noting
+    it and the user's frame; past MAX_GUARDS, raised as torch does."""
 
-    def evaluate_expr(self: ShapeEnv, orig_expr: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return evaluate(self, orig_expr, *args, **kwargs)
-        except GuardOnDataDependentSymNode as dde:
-            given = args[3] if len(args) > 3 else kwargs.get("fallback_value")
-            if given is not None or len(met) >= MAX_GUARDS:
-                raise
-            met.append((dde, _user_frame(files, sys._getframe(1))))
-            return evaluate(self, orig_expr, *args[:3], **{**kwargs, "fallback_value": False})
+    def on_guard(dde: GuardOnDataDependentSymNode, caller: FrameType | None) -> bool:
+        if len(met) >= MAX_GUARDS:
+            return False
+        met.append((dde, _user_frame(files, caller)))
+        return True
 
-    ShapeEnv.evaluate_expr = evaluate_expr
-    try:
+    with data_dependent_as_false(on_guard):
         yield
-    finally:
-        ShapeEnv.evaluate_expr = evaluate
 
 
 def _user_frame(files: ProjectFiles, frame: FrameType | None) -> Frame | None:

@@ -22,6 +22,7 @@ from libcst.metadata import PositionProvider
 
 from ..core.report import Fix
 from ..static.edits import apply_edits
+from .compat.internals import pytree
 from .inputs import Built, copied
 from .serving import _differs
 
@@ -62,8 +63,6 @@ def _file(module: Any) -> str:
 
 
 def _run(model: torch.nn.Module, built: Built) -> list[Any] | None:
-    import torch.utils._pytree as pytree
-
     try:
         with torch.no_grad():
             torch.manual_seed(0)

@@ -33,6 +33,8 @@ from ..static.spec import ExportSpec
 from ..static.variants import named
 from .baked import baked_ints
 from .branch import tensors_at, truth_at
+from .compat.internals import draft_export, pytree, silenced_trace_print
+from .compat.versions import unsupported
 from .construct import Stop as _Stop
 from .construct import construct, importable_name
 from .construct import one_line as _one_line
@@ -57,22 +59,14 @@ def quiet() -> Iterator[None]:
     """Keep torch's own output off the user's terminal: its loggers (draft export's report,
     dynamo's warnings) and the partial graph a failing export prints. What matters of it
     reaches the user as findings. The user's own prints are left alone (a worker captures them)."""
-    import torch.export._trace as trace
-
     loggers = [logging.getLogger(n) for n in ("torch", "torch.export", "torch._dynamo", "torch.fx")]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(logging.CRITICAL)
-    # export's error wrapper print()s the partial graph to stderr; shadow print in that module only
-    shadowed = trace.__dict__.get("print")
-    trace.print = lambda *args, **kwargs: None
     try:
-        yield
+        with silenced_trace_print():  # the partial graph a failing export prints
+            yield
     finally:
-        if shadowed is None:
-            del trace.print
-        else:
-            trace.print = shadowed
         for lg, level in zip(loggers, levels):
             lg.setLevel(level)
 
@@ -209,8 +203,8 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
         return []
     try:
         with quiet():
-            ep = torch.export.draft_export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes)
-        records = read_draft(ep._report.failures, ctx.files)
+            failures = draft_export(model, built.args, built.kwargs, built.dynamic_shapes)
+        records = read_draft(failures, ctx.files)
     except Exception:  # draft export itself failed: each data-dependent guard taken provisionally
         try:
             with quiet():
@@ -267,7 +261,10 @@ def _forget_project_modules(root: Path, name: str) -> None:
 
 def prepare(root: Path, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> tuple[type, torch.nn.Module, Built]:
     """The class imported fresh, the module built as the spec says, and its example inputs:
-    what ``torch.export.export`` is then called with. Raises ``_Stop`` with the finding."""
+    what ``torch.export.export`` is then called with. Raises ``_Stop`` with the finding; first,
+    where torch is older than the supported range (its texts would put findings on wrong lines)."""
+    if (why := unsupported()) is not None:
+        raise _Stop(codes.finding_at(codes.TORCH_UNSUPPORTED, why, module.path, module.name_span))
     cls = _load_class(root, module, files, declared=spec.factory is not None and module.forward is None)
     model = construct(cls, module, spec, device, files)
     cls = cls or type(model)  # a module the factory declares: its forward is the returned module's
@@ -347,6 +344,4 @@ def _forward_params(cls: type) -> dict[str, Any]:
 
 
 def _to(value: Any, device: str) -> Any:
-    import torch.utils._pytree as pytree
-
     return pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), value)

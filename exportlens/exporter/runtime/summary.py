@@ -6,18 +6,19 @@ matched against the spec's name for that input axis to name the symbols back.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+from re import Match
 from typing import Any
 
 import sympy
 import torch
-import torch.utils._pytree as pytree
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
 from ..core.report import LineShapes, Summary
 from ..static.shapes import DTYPES
+from .compat import messages as forms
+from .compat.internals import pytree
 from .context import Context
 from .locate import GuardLog
 from .naming import SYMBOL, pretty
@@ -45,10 +46,6 @@ def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | 
     )
 
 
-_ASSERTION = re.compile(r"Runtime assertion failed for expression (.+?) on node '(\w+)'")
-_INPUT_SIZE = re.compile(r"\b(\w+)\.size\(\)\[(\d+)\]")
-
-
 def in_user_names(ep: ExportedProgram, ctx: Context) -> Callable[[str], str]:
     """What the program raises, said in the user's names: its runtime assertion ("Runtime
     assertion failed for expression u2 <= 2 on node 'le_11'") as the check and the line
@@ -58,18 +55,18 @@ def in_user_names(ep: ExportedProgram, ctx: Context) -> Callable[[str], str]:
     by_name = {str(s): pretty(e) for s, e in names.items()}
     nodes = {n.name: n for n in ep.graph.nodes}
 
-    def assertion(m: re.Match) -> str:
+    def assertion(m: Match) -> str:
         expr = _said(m[1], names) or SYMBOL.sub(lambda s: by_name.get(s[1], s[1]), m[1])
         frame = ctx.files.deepest_in_text(nodes[m[2]].meta.get("stack_trace")) if m[2] in nodes else None
         where = f" (from {ctx.files.relative(frame.filename)}:{frame.line})" if frame else ""
         return f"its check `{expr}` fails{where}"
 
-    def size(m: re.Match) -> str:
+    def size(m: Match) -> str:
         name = ctx.built.names.by_input.get(m[1], {}).get(int(m[2]))
         return (name if name.isidentifier() else f"({name})") if name else m[0]
 
     def said(text: str) -> str:
-        return _INPUT_SIZE.sub(size, _ASSERTION.sub(assertion, text))
+        return forms.INPUT_SIZE.sub(size, forms.ASSERTION.sub(assertion, text))
 
     return said
 
@@ -106,7 +103,7 @@ def _symbol_names(placeholders: list[torch.fx.Node], paths: list[str], ctx: Cont
             if label is None or not isinstance(size, torch.SymInt):
                 continue
             expr = size.node.expr
-            if isinstance(expr, sympy.Symbol) and re.fullmatch(r"\w+", label):
+            if isinstance(expr, sympy.Symbol) and label.isidentifier():
                 names.setdefault(expr, sympy.Symbol(label))
             else:
                 derived.append((expr, label))

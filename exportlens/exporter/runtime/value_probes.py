@@ -12,17 +12,17 @@ line whose guard made the assumption (logged while exporting: ``locate.GuardLog`
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import sympy
 import torch
-import torch.utils._pytree as pytree
 
 from ..core import codes
 from ..core.report import Finding, Fix, Probe
 from ..static.edits import edit_between
 from ..static.size_calls import call_named, with_keyword
+from .compat import messages as forms
+from .compat.internals import pytree
 from .context import Context
 from .explain import at
 from .holds import finite
@@ -34,7 +34,6 @@ from .refused import refusal, size_of
 from .serving import Rebuild, failure_of
 
 FILLS = (Probe("zeros", "zeros"), Probe("ones", "ones"))  # run where the program assumes something of values
-_ASSERTION = re.compile(r"Runtime assertion failed for expression (.+?) on node")
 
 
 def refused_values(ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, device: str, log: GuardLog | None) -> Finding | None:
@@ -102,7 +101,7 @@ def _refused(ep: Any, failed: str, probe: Probe, inputs: Built, ctx: Context, lo
 
 def _assumption(failed: str, log: GuardLog | None) -> tuple[Event, sympy.Symbol] | None:
     """The logged guard over the value-made size whose runtime assertion failed, and its symbol."""
-    m = _ASSERTION.search(failed)
+    m = forms.ASSERTION.search(failed)
     if m is None or log is None:
         return None
     symbols = set(SYMBOL.findall(m[1]))

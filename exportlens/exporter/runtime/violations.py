@@ -11,14 +11,16 @@ and torch's suggested fixes (read in ``changes``) are carried by the records the
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy
-from torch._dynamo.exc import UserError, UserErrorType
 
 from .changes import Change, ChangeKind, root_of, suggested_changes
+from .compat import messages as forms
+from .compat.internals import is_constraint_violation
+from .compat.messages import search
+from .compat.shape_env import shape_env_hints, shape_env_replacements
 from .holds import SCAN_LIMIT, finite, isolated, scanned
 from .inputs import Built
 from .locate import Event, Frame, GuardLog
@@ -98,10 +100,6 @@ Constraint = Violation | Specialization
 # -- reading torch's message -------------------------------------------------------
 
 
-def is_constraint_violation(exc: BaseException | None) -> bool:
-    return isinstance(exc, UserError) and exc.error_type == UserErrorType.CONSTRAINT_VIOLATION
-
-
 def read_violations(msg: str, log: GuardLog, built: Built) -> tuple[Constraint, ...]:
     """Each bullet of torch's message (``UserError.msg``), placed on the user's line, with torch's fixes for it."""
     names = from_shape_env(log.shape_env, built.names)
@@ -126,14 +124,11 @@ def failed_dims(exc: BaseException | None) -> set[str]:
     return {dim for item in _bullets(exc.msg) for dim in _parse(item).dims}
 
 
-_BULLET = re.compile(r"^\s*-\s+(.*)$")
-
-
 def _bullets(msg: str) -> list[str]:
     """The bullets before "Suggested fixes:", one per violated constraint, continuation lines joined."""
     items: list[str] = []
-    for line in _HEADLINES.sub("\n", msg.split("Suggested fixes:", 1)[0]).splitlines():
-        m = _BULLET.match(line)
+    for line in forms.HEADLINES.sub("\n", msg.split(forms.SUGGESTED, 1)[0]).splitlines():
+        m = forms.BULLET.match(line)
         if m:
             items.append(m.group(1).strip())
         elif items and line.startswith("    "):
@@ -146,34 +141,21 @@ def first_line(text: str) -> str:
     return next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
 
 
-# a dim is named as the spec writes it: ``seq``, or a derived size ``dy - 6`` (a relation's
-# second dim may be one of torch's own new roots: ``_n - 2``)
-_SIZE = r"(\w+|\w+ [-+] \d+|\d+\*\w+(?: [-+] \d+)?)"
-_SPECIALIZED = re.compile(
-    r"You marked (.+?) as dynamic but your code specialized it to be a constant \((\d+)\)"
-    rf"|solving the guards generated for {_SIZE} = \S+ resulted in a specialized value of (\d+)"
-)
-_EQUAL = re.compile(r"The values of (\w+) = \S+ and (\w+) = \S+ must always be equal")
-_RELATED = re.compile(rf"The values of {_SIZE} = .+? must always be related to the values of {_SIZE} = .+? by (.+?)\.?$")
-_RANGE = re.compile(rf"Not all values of {_SIZE} = \S+ in the specified range(?: (.+?))? satisfy the generated guard (.+)$")
-# torch writes its specializations' headline straight after the last bullet, on the same line
-_HEADLINES = re.compile(r"(?=Specializations unexpectedly required)")
-_NAMED = re.compile(r"\b(\w+) = L\[")
-
-
 def _parse(item: str) -> Constraint:
     """One bullet in torch's words: a RANGE requirement is still torch's guard, over its sources."""
-    if m := _SPECIALIZED.search(item):
-        return _specialization(m[1] or m[3], int(m[2] or m[4]), item, by_guards=m[3] is not None)
-    if m := _EQUAL.search(item):
-        return Violation(ViolationKind.EQUALITY, (m[1], m[2]), item, requirement=f"{m[1]} = {m[2]}")
-    if m := _RELATED.search(item):
-        return Violation(ViolationKind.RELATION, (root_of(m[1]), root_of(m[2])), item, requirement=m[3])
-    if m := _RANGE.search(item):  # a derived size's range is its root's: ``dy - 6 >= 3`` is ``dy >= 9``
+    if m := search(forms.SPECIALIZED, item):
+        return _specialization(m["dim"], int(m["value"]), item, by_guards=False)
+    if m := search(forms.SPECIALIZED_BY_GUARDS, item):
+        return _specialization(m["dim"], int(m["value"]), item, by_guards=True)
+    if m := search(forms.EQUAL, item):
+        return Violation(ViolationKind.EQUALITY, (m["a"], m["b"]), item, requirement=f"{m['a']} = {m['b']}")
+    if m := search(forms.RELATED, item):
+        return Violation(ViolationKind.RELATION, (root_of(m["a"]), root_of(m["b"])), item, requirement=m["by"])
+    if m := search(forms.RANGE, item):  # a derived size's range is its root's: ``dy - 6 >= 3`` is ``dy >= 9``
         return Violation(
-            ViolationKind.RANGE, (root_of(m[1]),), item, requirement=m[3].rstrip("."), declared=m[2] or ""
+            ViolationKind.RANGE, (root_of(m["dim"]),), item, requirement=m["guard"].rstrip("."), declared=m["declared"] or ""
         )  # torch's full stop
-    return Violation(ViolationKind.OTHER, tuple(dict.fromkeys(_NAMED.findall(item))), item, requirement=item)
+    return Violation(ViolationKind.OTHER, tuple(dict.fromkeys(forms.NAMED.findall(item))), item, requirement=item)
 
 
 def _specialization(name: str, value: int, item: str, by_guards: bool) -> Specialization:
@@ -258,7 +240,7 @@ def _place_range(record: Violation, log: GuardLog, names: SymbolNames, user: Nam
 def _also(log: GuardLog, over_root: dict[sympy.Symbol, Any], names: SymbolNames, cutting: Any) -> tuple[Any, ...]:
     """The other guards recorded on the dim alone (``y // 2 != 1`` beside ``y % 2 == 0``), over its name."""
     symbols, out = set(over_root), []
-    replacements = dict(getattr(log.shape_env, "replacements", None) or {})
+    replacements = shape_env_replacements(log.shape_env)
     for event in log.events:
         expr = _replaced(event.expr, replacements)
         if event.kind != "guard" or not expr.free_symbols or not expr.free_symbols <= symbols:
@@ -305,8 +287,7 @@ def _cutting_guard(log: GuardLog, over_root: dict[sympy.Symbol, Any], root: Any)
     ties the two, is true for every value and never the one that cuts."""
     lo, hi = getattr(root, "min", None), getattr(root, "max", None)
     env = log.shape_env
-    replacements = dict(getattr(env, "replacements", None) or {})
-    hints = dict(getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {}) or {})
+    replacements, hints = shape_env_replacements(env), shape_env_hints(env)
     near = [v + d for v, d in ((lo, 1), (hi, -1)) if isinstance(v, int)]  # one past a bound: what a modulo guard breaks
     probes = [v for v in (lo, hi, *near, 0, 1, 2, 10**6) if isinstance(v, int) and v < 2**62]
     probes = [v for v in probes if (lo is None or v >= lo) and (hi is None or v <= hi)]
