@@ -4,7 +4,7 @@ From: pytorch/pytorch#180202 (`torch.export` of `sdpa` fails on CPU when the bat
 from boolean indexing, an unbacked size).
 Expect: clean (torch 2.13 exports it and agrees with eager on the probes).
 Probes: a mask keeping no row, one row, and all rows.
-Before torch 2.13: EL101 on line 34, as torch's own scaled_dot_product_attention guards on the batch that boolean indexing leaves unbacked (checked 2.9.1, 2.10.0, 2.12.1).
+Before torch 2.13: EL101 on line 34, as torch's own scaled_dot_product_attention guards on the batch that boolean indexing leaves unbacked (checked 2.9.1, 2.10.0, 2.11.0, 2.12.1).
 """
 
 import torch

@@ -5,7 +5,7 @@ specialized the data-dependent start in 2024; fixed there with `narrow`). torch 
 exports the slice assignment as written.
 Expect: clean.
 Probes: start positions 0, 4 and 29 (the last three slots).
-Before torch 2.13: EL101 on line 32, as torch's slicing guards on the start read from the tensor (checked 2.9.1, 2.10.0, 2.12.1).
+Before torch 2.13: EL101 on line 32, as torch's slicing guards on the start read from the tensor (checked 2.9.1, 2.10.0, 2.11.0, 2.12.1).
 """
 
 import torch

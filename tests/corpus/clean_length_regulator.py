@@ -5,7 +5,7 @@ GuardOnDataDependentSymNode on the frame count made by durations).
 Expect: clean (torch 2.13 exports it and agrees with eager on the probes).
 Probes: durations [1, 2, 3] and [4, 0, 1].
 Before torch 2.10: clean, as plain torch.export of it succeeds (checked 2.9.1).
-Before torch 2.11: EL101 on line 31, as torch's own guard on the unbacked frame count (checked 2.10.0; 2.9.1 exports it).
+Before torch 2.12: EL101 on line 31, as torch's own guard on the unbacked frame count (checked 2.10.0, 2.11.0; 2.9.1 exports it).
 """
 
 import torch

@@ -4,7 +4,7 @@ From: pytorch/pytorch#173659 (`DataDependentOutputException: aten.equal.default`
 exporting `torch.quantile`).
 Expect: clean (torch 2.13 exports it and agrees with eager on the probes).
 Probes: random activations and activations with one large outlier.
-Before torch 2.11: EL301 on line 27, as torch's quantile calls aten.equal on the fake tensors, which cannot answer it (checked 2.9.1, 2.10.0).
+Before torch 2.12: EL301 on line 27, as torch's quantile calls aten.equal on the fake tensors, which cannot answer it (checked 2.9.1, 2.10.0, 2.11.0).
 """
 
 import torch

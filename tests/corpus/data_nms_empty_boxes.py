@@ -6,7 +6,7 @@ Expect: the marked line; the preferred fix exports.
 Remedy: branch-free: take the offset from `torch.cat([boxes.flatten(), boxes.new_zeros(1)]).max()`,
 which is defined on no box; the rest of forward already gives an empty result for no box.
 Probes: scores that keep no box, one box, and every box.
-Before torch 2.13: EL101 on line 29, its fix does not export, as in the torch.cond, torch's own kernels still guard on the unbacked box count (checked 2.9.1, 2.10.0, 2.12.1).
+Before torch 2.13: EL101 on line 29, its fix does not export, as in the torch.cond, torch's own kernels still guard on the unbacked box count (checked 2.9.1, 2.10.0, 2.11.0, 2.12.1).
 """
 
 import torch

@@ -2,7 +2,7 @@
 
 From: torch's draft-export tests (unbacked sizes from nonzero) and user reports.
 Expect: the marked line; the preferred fix exports.
-Before torch 2.13: EL101 on line 20, its fix does not export, as in the torch.cond, torch's own kernels still guard on the unbacked count (checked 2.9.1, 2.10.0, 2.12.1).
+Before torch 2.13: EL101 on line 20, its fix does not export, as in the torch.cond, torch's own kernels still guard on the unbacked count (checked 2.9.1, 2.10.0, 2.11.0, 2.12.1).
 """
 
 import torch

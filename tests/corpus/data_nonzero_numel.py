@@ -4,7 +4,7 @@ From: pytorch/pytorch#135618 (`if y.numel() < 200:` on a data-dependent size fai
 Expect: the marked line; the preferred fix exports.
 Remedy: branch-free: `hits[:20]` is every hit when there are fewer than 20.
 Probes: inputs with no positive value, 3 of them, and 30 of them.
-Before torch 2.13: EL101 on line 29, its fix does not export, as in the torch.cond, torch's own kernels still guard on the unbacked count (checked 2.9.1, 2.10.0, 2.12.1).
+Before torch 2.13: EL101 on line 29, its fix does not export, as in the torch.cond, torch's own kernels still guard on the unbacked count (checked 2.9.1, 2.10.0, 2.11.0, 2.12.1).
 """
 
 import torch
