@@ -22,6 +22,7 @@ from libcst.metadata import PositionProvider
 
 from ..core.report import Fix
 from ..static.edits import apply_edits
+from ..static.source import visit_parsed
 from .compat.internals import pytree
 from .inputs import Built, copied
 from .serving import _differs
@@ -93,13 +94,8 @@ class _Methods(cst.CSTVisitor):
 
 def _method(text: str, line: int) -> tuple[str, str, str] | None:
     """The class (at the top of the file) and method holding ``line``, and the method's source."""
-    try:
-        wrapper = cst.MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return None
     visitor = _Methods(line)
-    wrapper.visit(visitor)
-    if visitor.found is None:
+    if visit_parsed(text, visitor) is None or visitor.found is None:
         return None
     class_name, node = visitor.found
     source = textwrap.dedent(cst.Module([node.with_changes(leading_lines=[])]).code)

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import ParentNodeProvider, PositionProvider
+
+from .source import visit_parsed
 
 MAX_DENOMINATOR = 1024  # a scale of more binary digits is no "small fraction"
 # where an expression needs no parentheses: a statement's or an argument's whole value
@@ -32,16 +34,11 @@ class ScaledInt:
 def scaled_int(text: str, line: int) -> ScaledInt | None:
     """The first ``int(<size> * <float literal>)`` that starts on ``line``; None where there is
     none, the file does not parse, or the literal is not an exact small fraction."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return None
     finder = _Finder(line)
-    wrapper.visit(finder)
-    if finder.found is None:
+    module = visit_parsed(text, finder)
+    if module is None or finder.found is None:
         return None
     call, size, scale = finder.found
-    module = wrapper.module
     rewritten = _integer_form(module.code_for_node(size), scale)
     if not isinstance(finder.parents.get(call), _WHOLE):
         rewritten = f"({rewritten})"

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import PositionProvider
 
-from .source import reads_number
+from .source import reads_number, visit_parsed
 
 
 @dataclass(frozen=True)
@@ -56,18 +56,13 @@ def int_as_item(text: str, line: int, tensors: frozenset[str]) -> ItemRead | Non
     """The one ``int(<tensor expression>)`` on ``line`` as ``<tensor expression>.item()``
     (``tensors``: the names that hold tensors on that line when forward runs). None where
     the line has none, or more than one."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return None
     calls = _IntCalls(line, tensors)
-    wrapper.visit(calls)
-    if len(calls.found) != 1:
+    module = visit_parsed(text, calls)
+    if module is None or len(calls.found) != 1:
         return None
     (call,) = calls.found
     value = call.args[0].value
     if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not value.lpar:
         value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # ``(a + b).item()``
     item = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("item")))
-    module = wrapper.module
     return ItemRead(module.deep_replace(call, item).code, module.code_for_node(call), module.code_for_node(item))

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import PositionProvider
 
 from .edits import importing_torch
+from .source import visit_parsed
 
 SYMBOLIC = {"int": "torch.sym_int", "float": "torch.sym_float"}
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)  # ``x.item()`` needs no parentheses
@@ -61,13 +62,10 @@ def _converts(node: cst.Call) -> bool:
 
 def _found(text: str, line: int, values: Sequence[str]) -> tuple[cst.Module, cst.Call, _Calls] | None:
     """The one conversion on ``line``: where several, the one whose argument reads ``values``."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return None
     calls = _Calls(line)
-    wrapper.visit(calls)
-    module = wrapper.module
+    module = visit_parsed(text, calls)
+    if module is None:
+        return None
     if len(calls.calls) > 1:
         calls.calls = [c for c in calls.calls if any(v in module.code_for_node(c.args[0].value) for v in values)]
     return (module, calls.calls[0], calls) if len(calls.calls) == 1 else None

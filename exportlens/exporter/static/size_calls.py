@@ -4,7 +4,9 @@ result must have (``torch.bincount(ids, minlength=8)``) (libcst, no torch)."""
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import PositionProvider
+
+from .source import visit_parsed
 
 
 def call_named(text: str, line: int, name: str) -> str | None:
@@ -32,16 +34,12 @@ def with_keyword(text: str, line: int, name: str, keyword: str, value: int) -> t
 
 
 def _find(text: str, line: int, name: str) -> tuple[cst.Module, cst.Call, int, int] | None:
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return None
     finder = _Calls(line, name)
-    wrapper.visit(finder)
-    if finder.found is None:
+    module = visit_parsed(text, finder)
+    if module is None or finder.found is None:
         return None
     call, where = finder.found
-    return wrapper.module, call, _offset(text, where.start.line, where.start.column), _offset(text, where.end.line, where.end.column)
+    return module, call, _offset(text, where.start.line, where.start.column), _offset(text, where.end.line, where.end.column)
 
 
 def _offset(text: str, line: int, column: int) -> int:

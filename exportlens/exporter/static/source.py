@@ -377,3 +377,14 @@ def locate(text: str, line: int, expression: str | None = None) -> Span:
     raw = lines[line - 1] if 0 < line <= len(lines) else ""
     start = len(raw) - len(raw.lstrip()) + 1
     return Span(line, start, line, max(len(raw.rstrip()) + 1, start))
+
+
+def visit_parsed(text: str, visitor: cst.CSTVisitor) -> cst.Module | None:
+    """``text`` parsed and walked by ``visitor`` (which may ask for positions and parents): the
+    module its nodes belong to; None where the text does not parse."""
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except cst.ParserSyntaxError:
+        return None
+    wrapper.visit(visitor)
+    return wrapper.module
