@@ -54,10 +54,10 @@ import torch  # noqa: E402  (after the tests folder is on the path, for corpus_c
 from corpus_cases import cases, check, copy_corpus, in_torch_words, judge  # noqa: E402
 
 from exportlens.exporter.core.report import Edit, Finding, ModuleReport  # noqa: E402
+from exportlens.exporter.edit.text_edits import apply_edits  # noqa: E402
 from exportlens.exporter.runtime.locate import ProjectFiles  # noqa: E402
 from exportlens.exporter.runtime.run import prepare, quiet  # noqa: E402
-from exportlens.exporter.static.edits import apply_edits  # noqa: E402
-from exportlens.exporter.static.plan import make_plan  # noqa: E402
+from exportlens.exporter.spec.plan import make_plan  # noqa: E402
 
 ROUNDS = 3  # fix applications tried before a module counts as never exporting
 
@@ -88,7 +88,12 @@ def plain_export(root: Path) -> tuple[float, int]:
 def lost_to_internal_errors(reports: dict[str, ModuleReport]) -> list[Finding]:
     """Modules where exportlens itself failed (EL901 "exportlens failed"), which loses the
     finding the module had: what a failure while building or proving a fix does today."""
-    return [f for r in reports.values() for f in r.findings if f.code == "EL901" and f.message.startswith("exportlens failed")]
+    return [
+        f
+        for r in reports.values()
+        for f in r.findings
+        if f.code == "EL901" and f.message.startswith("exportlens failed")
+    ]
 
 
 def _preferred(module: dict) -> dict | None:
@@ -121,7 +126,9 @@ def applications_to_export(first: dict[str, dict], root: Path) -> dict[str, int 
             for e in _preferred(module)["edits"]:
                 edits.setdefault(e["path"], []).append(Edit(**e))
         for path, file_edits in edits.items():
-            (root / path).write_text(apply_edits((root / path).read_text(encoding="utf-8"), file_edits), encoding="utf-8")
+            (root / path).write_text(
+                apply_edits((root / path).read_text(encoding="utf-8"), file_edits), encoding="utf-8"
+            )
         after, _ = cli_check(root, sorted(pending), cache=True)
         for target in list(pending):
             if after.get(target, {}).get("status") == "exported":
@@ -172,7 +179,9 @@ def main() -> None:
         started = time.perf_counter()
         failing_cases = {c.target: c.path for c in all_cases if c.code}
         first = {t: m for t, m in proven.items() if t in failing_cases}
-        rounds = {failing_cases[t]: n for t, n in applications_to_export(first, copy_corpus(Path(tmp) / "rounds")).items()}
+        rounds = {
+            failing_cases[t]: n for t, n in applications_to_export(first, copy_corpus(Path(tmp) / "rounds")).items()
+        }
         agree = {failing_cases[t]: agrees_with_eager(m) for t, m in first.items()}
         rounds_s = time.perf_counter() - started
         torch_words = [line for r in reports.values() for line in in_torch_words(r, root)]
@@ -211,16 +220,24 @@ def main() -> None:
     print(f"| texts shown with torch's symbols (messages, fixes, hovers, inlay hints) | {len(torch_words)} | 0 |")
     print(f"| torch.export.export of every module (plain loop, {raised} raised) | {torch_s:.1f} s | |")
     print(f"| exportlens, in one process | {ours_s:.1f} s = {ours_s / torch_s:.1f}× torch.export | |")
-    print(f"| `exportlens check` (CLI, workers, no cache; exit {cli_status}) | {cli_s:.1f} s = {cli_s / torch_s:.1f}× torch.export | |")
+    print(
+        f"| `exportlens check` (CLI, workers, no cache; exit {cli_status}) | {cli_s:.1f} s = {cli_s / torch_s:.1f}× torch.export | |"
+    )
     print(f"| fix applications, re-checked (the figures above) | {rounds_s:.1f} s | |")
     print(f"\nwhole bench: {time.perf_counter() - began:.0f} s\n")
-    misses = [o for o in failing if not (o.line_ok and o.kind_ok and o.fix_ok is not False)] + [o for o in controls if not o.line_ok]
+    misses = [o for o in failing if not (o.line_ok and o.kind_ok and o.fix_ok is not False)] + [
+        o for o in controls if not o.line_ok
+    ]
     for o in misses:
         got = f"{o.first.path}:{o.first.line} {o.first.code}" if o.first else "no finding"
         gap = " (known gap)" if o.case.gap else ""
-        print(f"miss{gap}: {o.case.path}: expected {o.case.where or o.case.path}:{o.case.line} {o.case.code}, got {got}")
+        print(
+            f"miss{gap}: {o.case.path}: expected {o.case.where or o.case.path}:{o.case.line} {o.case.code}, got {got}"
+        )
     for path in more + never:
-        print(f"fix rounds: {path}: {'never exported' if rounds[path] is None else f'{rounds[path]} applications'} within {ROUNDS}")
+        print(
+            f"fix rounds: {path}: {'never exported' if rounds[path] is None else f'{rounds[path]} applications'} within {ROUNDS}"
+        )
     for f in lost:
         print(f"lost: {f.path}:{f.line} {f.message}")
     for line in torch_words:

@@ -43,7 +43,7 @@ from exportlens.exporter.runtime.check import check_one
 from exportlens.exporter.runtime.explain import Context
 from exportlens.exporter.runtime.locate import ProjectFiles, record_guards
 from exportlens.exporter.runtime.summary import summarize
-from exportlens.exporter.static.plan import Plan, Planned, make_plan
+from exportlens.exporter.spec.plan import Plan, Planned, make_plan
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -144,7 +144,9 @@ def _stages(plan: Plan, item: Planned) -> dict[str, float]:
     out["inputs"] = time.perf_counter() - t
     t = time.perf_counter()
     with getattr(run, "quiet", contextlib.nullcontext)(), record_guards(files) as log:
-        ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=spec.settings.strict)
+        ep = torch.export.export(
+            model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=spec.settings.strict
+        )
     out["export (recording guards)"] = time.perf_counter() - t
     t = time.perf_counter()
     summarize(ep, Context(root, files, module, spec, built), log, None)
@@ -168,14 +170,20 @@ def main() -> int:
         (mlp_root / "pyproject.toml").write_text('[project]\nname = "bench"\nversion = "0"\n', encoding="utf-8")
         (mlp_root / "mlp.py").write_text(textwrap.dedent(MLP).lstrip(), encoding="utf-8")
         cases = [
-            ("TinyEncoder", "pyproject.toml", *planned([EXAMPLES / "models" / "encoder.py"], "models/encoder.py:TinyEncoder")),
+            (
+                "TinyEncoder",
+                "pyproject.toml",
+                *planned([EXAMPLES / "models" / "encoder.py"], "models/encoder.py:TinyEncoder"),
+            ),
             ("MLP", "example_inputs()", *planned([mlp_root / "mlp.py"], "mlp.py:MLP")),
         ]
 
         rows = []
         breakdowns = []
         for label, source, plan, item in cases:
-            verdict = check_one(plan, item, run.Options(collect_all=False))  # the verdict, as `exportlens check` gives it
+            verdict = check_one(
+                plan, item, run.Options(collect_all=False)
+            )  # the verdict, as `exportlens check` gives it
             if verdict.status is not Status.EXPORTED:
                 sys.exit(f"bench: {item.target} did not export: {[str(f) for f in verdict.findings]}")
             sides = {"torch.export": bare_export(plan, item), "exportlens": exportlens_verdict(plan, item)}
@@ -200,7 +208,9 @@ def main() -> int:
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, python {sys.version.split()[0]}; "
         f"{args.reps} timed runs each after {args.warmup} warm-up, interleaved (shuffled per round)"
     )
-    print(f"load average before / after: {load_before} / {_load()}  (other processes on these cores inflate wall times)")
+    print(
+        f"load average before / after: {load_before} / {_load()}  (other processes on these cores inflate wall times)"
+    )
     print()
     header = (
         f"{'module':<12} {'spec':<17} {'torch.export p50':>17} {'p95':>9} {'exportlens p50':>15} {'p95':>9}"
@@ -227,7 +237,9 @@ def main() -> int:
     for label, parts in breakdowns:
         print(f"{label:<12} " + " ".join(f"{parts[n] * 1000:>26.1f}" for n in names))
     print()
-    print(f"goal: exportlens p50 / torch.export p50 <= 1.10 -> {'met' if worst <= 1.10 else 'NOT met'} (worst {worst:.3f}x)")
+    print(
+        f"goal: exportlens p50 / torch.export p50 <= 1.10 -> {'met' if worst <= 1.10 else 'NOT met'} (worst {worst:.3f}x)"
+    )
     return 0
 
 

@@ -51,9 +51,9 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from exportlens.exporter.core.sources import Sources  # noqa: E402
-from exportlens.exporter.static.discover import Project  # noqa: E402
-from exportlens.exporter.static.spec import find_root  # noqa: E402
-from exportlens.exporter.static.walk import python_files_under  # noqa: E402
+from exportlens.exporter.find.discover import Project  # noqa: E402
+from exportlens.exporter.find.walk import python_files_under  # noqa: E402
+from exportlens.exporter.spec.loading import find_root  # noqa: E402
 from exportlens.server.index import ModuleIndex  # noqa: E402
 from exportlens.server.indexer import CODEC  # noqa: E402
 
@@ -100,7 +100,9 @@ def run_indexer(folder: Path, cache: Path) -> tuple[float, float, int, set[tuple
     (it writes its cache after answering), peak RSS in MB of the indexer, and the modules."""
     env = {**os.environ, "EXPORTLENS_INDEX_CACHE": str(cache), "PYTHONPATH": str(HERE.parent)}
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "exportlens.server.indexer", str(folder)], stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "exportlens.server.indexer", str(folder)], stdout=subprocess.PIPE, env=env
+    )
     assert proc.stdout is not None
     out = proc.stdout.read()
     answered = time.perf_counter() - start
@@ -174,7 +176,9 @@ def measure(folder: Path, cache: Path, args: argparse.Namespace) -> int:
     if args.cli_only:
         return table(cli)
     cold, cold_exit, cold_rss, found = run_indexer(folder, cache)
-    print(f"cold index: answered in {cold:.2f} s ({cold / baseline:.2f}x), cache written by {cold_exit:.2f} s;", end=" ")
+    print(
+        f"cold index: answered in {cold:.2f} s ({cold / baseline:.2f}x), cache written by {cold_exit:.2f} s;", end=" "
+    )
     print(f"indexer peak RSS {cold_rss} MB; {len(found):,} modules")
     warm, _, _, again = run_indexer(folder, cache)
     print(f"warm index: {warm:.2f} s ({warm / baseline:.2f}x); same modules: {again == found}")
@@ -188,7 +192,9 @@ def measure(folder: Path, cache: Path, args: argparse.Namespace) -> int:
     if not args.no_full:
         took, full = full_scan(folder, files)
         same = full == found
-        print(f"full scan (every file parsed whole): {took:.2f} s, {len(full):,} modules; same set as the index: {same}")
+        print(
+            f"full scan (every file parsed whole): {took:.2f} s, {len(full):,} modules; same set as the index: {same}"
+        )
         for missing in sorted(full - found)[:5]:
             print(f"  only in the full scan: {missing}")
         for extra in sorted(found - full)[:5]:

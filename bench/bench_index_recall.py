@@ -61,7 +61,9 @@ def main() -> None:
 
     package = Path(transformers.__file__).resolve().parent
     files = (
-        sorted(package.glob("models/*/modeling_*.py")) if args.all else [package / "models" / m / f"modeling_{m}.py" for m in args.models]
+        sorted(package.glob("models/*/modeling_*.py"))
+        if args.all
+        else [package / "models" / m / f"modeling_{m}.py" for m in args.models]
     )
     files = [f for f in files if f.is_file()]
     static, seconds = static_index(package, files)
@@ -76,13 +78,17 @@ def main() -> None:
             continue
         found = static[file]
         missed, extra = sorted(truth - found), sorted(found - truth)
-        names = "; ".join(filter(None, (missed and f"missed {', '.join(missed)}", extra and f"extra {', '.join(extra)}")))
+        names = "; ".join(
+            filter(None, (missed and f"missed {', '.join(missed)}", extra and f"extra {', '.join(extra)}"))
+        )
         if names or not args.all:
             print(f"{label:<40}{len(truth):>8}{len(found):>8}{len(missed):>8}{len(extra):>7}  {names}")
         totals = [totals[0] + len(truth), totals[1] + len(found), totals[2] + len(truth & found)]
     recall = totals[2] / totals[0] if totals[0] else 1.0
     precision = totals[2] / totals[1] if totals[1] else 1.0
-    print(f"\nrecall {recall:.1%} ({totals[2]}/{totals[0]}), precision {precision:.1%} ({totals[2]}/{totals[1]}); goal 100 % each")
+    print(
+        f"\nrecall {recall:.1%} ({totals[2]}/{totals[0]}), precision {precision:.1%} ({totals[2]}/{totals[1]}); goal 100 % each"
+    )
 
 
 if __name__ == "__main__":

@@ -70,7 +70,9 @@ def timed(command: list[str], cwd: Path) -> tuple[float, str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     start = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    return time.perf_counter() - start, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-200:]
+    return time.perf_counter() - start, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[
+        -200:
+    ]
 
 
 def one(file: str, reps: int) -> tuple[float, float, str, str]:
@@ -82,7 +84,9 @@ def one(file: str, reps: int) -> tuple[float, float, str, str]:
             root = copy_of(file, Path(tmp))
             seconds, out = timed([sys.executable, "-m", "exportlens.cli", "init", "--no-cache"], root)
             inits.append(seconds)
-            said = next((line for line in (root / "pyproject.toml").read_text().splitlines() if "checked:" in line), out)
+            said = next(
+                (line for line in (root / "pyproject.toml").read_text().splitlines() if "checked:" in line), out
+            )
             seconds, plain_said = timed([sys.executable, "-c", script], root)
             plains.append(seconds)
     return statistics.median(inits), statistics.median(plains), said.split("checked: ")[-1], plain_said
@@ -96,7 +100,9 @@ def main() -> None:
     for file in PLAIN:
         init, plain, said, plain_said = one(file, reps)
         ok = "ok" if init <= GOAL else "SLOW"
-        print(f"{PLAIN[file][0]:<14} {init:>9.1f} {plain:>10.1f} {init / plain:>6.2f}  {ok:<4}  {said}  (torch: {plain_said})")
+        print(
+            f"{PLAIN[file][0]:<14} {init:>9.1f} {plain:>10.1f} {init / plain:>6.2f}  {ok:<4}  {said}  (torch: {plain_said})"
+        )
 
 
 if __name__ == "__main__":

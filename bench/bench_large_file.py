@@ -93,7 +93,9 @@ def main() -> None:
         big.write_text(text)
         client = Client(root)
         options = {"exportOn": "manual"}
-        client.request(1, "initialize", {"capabilities": {}, "rootUri": root.as_uri(), "initializationOptions": options})
+        client.request(
+            1, "initialize", {"capabilities": {}, "rootUri": root.as_uri(), "initializationOptions": options}
+        )
         client.notify("initialized", {})
         small = {"uri": (root / "small.py").as_uri(), "languageId": "python", "version": 1, "text": SMALL}
         client.notify("textDocument/didOpen", {"textDocument": small})
@@ -114,10 +116,15 @@ def main() -> None:
         asker = threading.Thread(target=hovers)
         asker.start()
         uri = big.as_uri()
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        client.notify(
+            "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}
+        )
         for version in range(2, EDITS + 2):
             text = text.replace(f"x * {version}", f"x * {version + 100}", 1)
-            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]})
+            client.notify(
+                "textDocument/didChange",
+                {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
+            )
             time.sleep(0.5)  # typing pauses: each edit is rescanned
         time.sleep(2)
         edited = client.rss()

@@ -221,7 +221,9 @@ class Lsp:
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(
                     text_document=types.TextDocumentClientCapabilities(
-                        hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]),
+                        hover=types.HoverClientCapabilities(
+                            content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]
+                        ),
                         publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
                     ),
                     workspace=types.WorkspaceClientCapabilities(workspace_folders=True),
@@ -270,7 +272,9 @@ class Lsp:
         uri, text = self.uri(rel), (self.root / rel).read_text()
         self.versions[uri], self.texts[uri] = 1, text
         self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+            )
         )
 
     async def save(self, rel: str, text: str, pause: float = 0.0) -> float:
@@ -289,14 +293,17 @@ class Lsp:
             await asyncio.sleep(pause)
         (self.root / rel).write_text(text)
         t = time.perf_counter()
-        self.client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
         return t
 
     async def hover(self, rel: str, line: int, character: int) -> tuple[float, types.Hover | None]:
         t = time.perf_counter()
         result = await self.client.text_document_hover_async(
             types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri=self.uri(rel)), position=types.Position(line=line, character=character)
+                text_document=types.TextDocumentIdentifier(uri=self.uri(rel)),
+                position=types.Position(line=line, character=character),
             )
         )
         return time.perf_counter() - t, result
@@ -309,7 +316,11 @@ class Lsp:
             print(f"  !! exportlens/status failed: {e}; using the server process's pid and /proc instead")
             pid = self.client._server.pid
             return {"pid": pid, "torch_imported": None, "modules_indexed": "?", "files_indexed": "?", "error": str(e)}
-        result = result if isinstance(result, dict) else {k: getattr(result, k) for k in dir(result) if not k.startswith("_")}
+        result = (
+            result
+            if isinstance(result, dict)
+            else {k: getattr(result, k) for k in dir(result) if not k.startswith("_")}
+        )
         return result
 
     async def stop(self) -> None:
@@ -334,7 +345,9 @@ class Lsp:
 
 
 def landed(target: str, job: int | None = None) -> Callable[[Event], bool]:
-    pat = re.compile(rf"exportlens: {re.escape(target)}: (exported|failed|timeout|crash\w*|skipped) in ([\d.]+) s.*\(job (\d+)\)")
+    pat = re.compile(
+        rf"exportlens: {re.escape(target)}: (exported|failed|timeout|crash\w*|skipped) in ([\d.]+) s.*\(job (\d+)\)"
+    )
 
     def pred(e: Event) -> bool:
         m = e.kind == "log" and pat.search(e.text)
@@ -422,7 +435,10 @@ async def bench_save(lsp: Lsp, saves: int, warmup: int, pause: float) -> dict[st
         "p95": pct(totals, 95),
         "inproc_p50": pct(inproc, 50),
         "inproc_p95": pct(inproc, 95),
-        "stages": {k: (pct([r[k] for r in rows], 50), pct([r[k] for r in rows], 95)) for k in ("schedule", "job", "worker", "publish")},
+        "stages": {
+            k: (pct([r[k] for r in rows], 50), pct([r[k] for r in rows], 95))
+            for k in ("schedule", "job", "worker", "publish")
+        },
     }
 
 
@@ -537,7 +553,9 @@ async def bench_index(folder: Path, timeout: float) -> dict[str, Any]:
 
         sampler = asyncio.create_task(sample())
         try:
-            i = await lsp.wait(lambda e: e.kind == "log" and f"exportlens: indexed {folder}" in e.text, 0, timeout=timeout)
+            i = await lsp.wait(
+                lambda e: e.kind == "log" and f"exportlens: indexed {folder}" in e.text, 0, timeout=timeout
+            )
         finally:
             sampler_stop = True
             await sampler
@@ -601,7 +619,12 @@ async def main_async(args: argparse.Namespace) -> int:
                 print(f"  torch_imported {st['torch_imported']}; libtorch mapped {c['torch_mapped']}")
                 rss, hwm = c["after"].get("VmRSS", 0), c["after"].get("VmHWM", 0)
                 goals.append(
-                    (f"server RSS, {folder.name} indexed", "≤ 150 MB", f"{mb(rss)} (peak {mb(hwm)})", max(rss, hwm) * 1024 <= 150e6)
+                    (
+                        f"server RSS, {folder.name} indexed",
+                        "≤ 150 MB",
+                        f"{mb(rss)} (peak {mb(hwm)})",
+                        max(rss, hwm) * 1024 <= 150e6,
+                    )
                 )
                 torch_seen += [st["torch_imported"], c["torch_mapped"]]
         known = [t for t in torch_seen if t is not None]
@@ -697,7 +720,9 @@ def main() -> int:
     p.add_argument("--saves", type=int, default=30, help="timed saves of the small model (at least 20)")
     p.add_argument("--warmup", type=int, default=3, help="untimed saves first")
     p.add_argument("--hovers", type=int, default=100, help="hovers while an export runs (at least 50)")
-    p.add_argument("--debounce", type=int, default=0, help="initializationOptions.debounce in ms for a and b (default 0)")
+    p.add_argument(
+        "--debounce", type=int, default=0, help="initializationOptions.debounce in ms for a and b (default 0)"
+    )
     p.add_argument(
         "--pause",
         type=float,

@@ -23,7 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "llama7b"  # the model and its spec, as the test checks them
+DATA = (
+    Path(__file__).resolve().parents[1] / "tests" / "data" / "llama7b"
+)  # the model and its spec, as the test checks them
 
 PLAIN = """
 import sys, time

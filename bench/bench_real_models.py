@@ -310,7 +310,11 @@ class CrossGate(nn.Module):
         return text * torch.sigmoid(self.gate(audio))
 """,
         {"text": {"shape": "f32[batch, text_len, 8]"}, "audio": {"shape": "f32[batch, audio_len, 8]"}},
-        {"batch": BATCH, "text_len": {"min": 2, "max": 256, "example": 20}, "audio_len": {"min": 2, "max": 256, "example": 20}},
+        {
+            "batch": BATCH,
+            "text_len": {"min": 2, "max": 256, "example": 20},
+            "audio_len": {"min": 2, "max": 256, "example": 20},
+        },
         fails=True,
     ),
     Module(
@@ -413,8 +417,12 @@ def plain_description(modules: list[Module]) -> str:
         for name, spec in m.inputs.items():
             dtype, sizes = spec["shape"].rstrip("]").split("[")
             sizes = [int(s) if s.strip().isdigit() else s.strip() for s in sizes.split(",")]
-            inputs.append({"name": name, "dtype": dtype, "sizes": sizes} | {k: v for k, v in spec.items() if k != "shape"})
-        described.append({"target": m.target, "module": f"models.{m.file}", "cls": m.cls, "inputs": inputs, "dims": m.dims})
+            inputs.append(
+                {"name": name, "dtype": dtype, "sizes": sizes} | {k: v for k, v in spec.items() if k != "shape"}
+            )
+        described.append(
+            {"target": m.target, "module": f"models.{m.file}", "cls": m.cls, "inputs": inputs, "dims": m.dims}
+        )
     return json.dumps(described)
 
 
@@ -491,7 +499,9 @@ def main() -> None:
     ):
         seconds = statistics.median(runs[key])
         busy = sum(m["seconds"] for m in reports[key]["modules"])
-        print(f"| {label}; modules' `seconds` sum to {busy:.1f} s | {seconds:.1f} s | {seconds / plain:.2f}× | ≤ 1.1× |")
+        print(
+            f"| {label}; modules' `seconds` sum to {busy:.1f} s | {seconds:.1f} s | {seconds / plain:.2f}× | ≤ 1.1× |"
+        )
 
     print("\n| module | plain torch | exportlens (`seconds`, jobs 1) | verdicts |")
     print("|---|---|---|---|")
@@ -499,7 +509,9 @@ def main() -> None:
     for m in modules:
         p = statistics.median(r["seconds"][m.target] for r in plain_runs)
         verdict = plain_runs[-1]["verdicts"][m.target]
-        print(f"| `{m.target}` | {p:.2f} s | {ours[m.target]['seconds']:.2f} s | torch {verdict}, exportlens {ours[m.target]['status']} |")
+        print(
+            f"| `{m.target}` | {p:.2f} s | {ours[m.target]['seconds']:.2f} s | torch {verdict}, exportlens {ours[m.target]['status']} |"
+        )
     expected = {m.target: "failed" if m.fails else "exported" for m in modules}
     said = {key: {r["target"]: r for r in reports[key]["modules"]} for key in ("jobs1", "jobsN")}
     for side, verdicts in [("plain torch", plain_runs[-1]["verdicts"])] + [

@@ -220,7 +220,9 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     finally:
         latencies = await pinger.stop()
     cpu = cpu_seconds(pid) - cpu0
-    pool = tuple(b - a for a, b in zip(pool0, cpu_times(worker)))  # (parent user, parent system, jobs user, jobs system)
+    pool = tuple(
+        b - a for a, b in zip(pool0, cpu_times(worker))
+    )  # (parent user, parent system, jobs user, jobs system)
     elapsed = time.perf_counter() - t0
     edits = await edit_storm(client, root, args) if args.edits else None
     try:
@@ -278,7 +280,9 @@ async def edit_storm(client: LanguageClient, root: Path, args: argparse.Namespac
         at = types.Position(line=last, character=column + n)
         change = types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text="x")
         identifier = types.VersionedTextDocumentIdentifier(uri=uri, version=n + 2)
-        client.text_document_did_change(types.DidChangeTextDocumentParams(text_document=identifier, content_changes=[change]))
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(text_document=identifier, content_changes=[change])
+        )
         if n % 50 == 49:
             await asyncio.sleep(0.01)  # a fast typist, not one write of the whole storm
     sent = time.perf_counter() - t0
@@ -303,7 +307,9 @@ def report(args: argparse.Namespace, root: Path, out: dict[str, Any]) -> None:
     print(f"{args.files} files opened at once, jobs {args.jobs}; {len(storm.verdicts)} verdicts logged")
     print(f"  time until every verdict is right   {'never (timed out)' if right is None else f'{right:.2f} s'}")
     print(f"  exports' own time / jobs            {ideal:.2f} s  ({own:.2f} s over {len(storm.verdicts)} exports)")
-    print(f"  diagnostic pushes per file          mean {sum(pushes) / len(pushes):.2f}, max {max(pushes)}, total {sum(pushes)}")
+    print(
+        f"  diagnostic pushes per file          mean {sum(pushes) / len(pushes):.2f}, max {max(pushes)}, total {sum(pushes)}"
+    )
     print(
         f"  exportlens/status latency           p50 {pct(lat, 50) * 1000:.1f} ms, p99 {pct(lat, 99) * 1000:.1f} ms, "
         f"max {max(lat, default=float('nan')) * 1000:.1f} ms ({len(lat)} requests)"
@@ -318,7 +324,9 @@ def report(args: argparse.Namespace, root: Path, out: dict[str, Any]) -> None:
     if edits:
         e = edits["latencies"]
         print(f"\n{args.edits} keystrokes into a {edits['lines']}-line file (incremental didChange)")
-        print(f"  sent in {edits['sent']:.2f} s; the server answered a status request sent after the last at {edits['caught_up']:.2f} s")
+        print(
+            f"  sent in {edits['sent']:.2f} s; the server answered a status request sent after the last at {edits['caught_up']:.2f} s"
+        )
         print(
             f"  exportlens/status latency           p50 {pct(e, 50) * 1000:.1f} ms, p99 {pct(e, 99) * 1000:.1f} ms, "
             f"max {max(e, default=float('nan')) * 1000:.1f} ms ({len(e)} requests)"
@@ -342,12 +350,21 @@ def main() -> int:
     p.add_argument("--files", type=int, default=200, help="module files opened at once (default 200)")
     p.add_argument("--jobs", type=int, default=2, help="the server's jobs setting (default 2)")
     p.add_argument("--ping", type=float, default=0.05, help="seconds between status requests (default 0.05)")
-    p.add_argument("--settle", type=float, default=8.0, help="seconds to wait after initialized, before the storm (default 8)")
-    p.add_argument("--quiet", type=float, default=3.0, help="seconds to keep counting pushes after the verdicts are right")
-    p.add_argument("--edits", type=int, default=2000, help="keystrokes into a large file after the open storm (0: none)")
+    p.add_argument(
+        "--settle", type=float, default=8.0, help="seconds to wait after initialized, before the storm (default 8)"
+    )
+    p.add_argument(
+        "--quiet", type=float, default=3.0, help="seconds to keep counting pushes after the verdicts are right"
+    )
+    p.add_argument(
+        "--edits", type=int, default=2000, help="keystrokes into a large file after the open storm (0: none)"
+    )
     p.add_argument("--edit-lines", type=int, default=50_000, help="lines of that file (default 50,000)")
     p.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
-    p.add_argument("--server", help="the server command (default: this Python's -m exportlens.cli serve), e.g. under a sampling profiler")
+    p.add_argument(
+        "--server",
+        help="the server command (default: this Python's -m exportlens.cli serve), e.g. under a sampling profiler",
+    )
     args = p.parse_args()
     if args.server:
         SERVER[:] = shlex.split(args.server)

@@ -40,7 +40,7 @@ import torch
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.core.report import Status
 from exportlens.exporter.runtime import run
-from exportlens.exporter.static.plan import Plan, Planned, make_plan
+from exportlens.exporter.spec.plan import Plan, Planned, make_plan
 from exportlens.exporter.workers.batch import job_for
 from exportlens.exporter.workers.pool import Pool
 
@@ -75,7 +75,7 @@ COLD = """
 import sys
 from pathlib import Path
 from exportlens.exporter.runtime.check import check_one
-from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.runtime.run import Options
 plan = make_plan([Path(sys.argv[1])])
 (item,) = plan.modules
@@ -149,12 +149,19 @@ def _load() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reps", type=int, default=30, help="timed warm-pool and in-process runs (default 30, at least 20)")
-    parser.add_argument("--cold-reps", type=int, default=20, help="timed cold runs (default 20, at least 20; each takes seconds)")
+    parser.add_argument(
+        "--reps", type=int, default=30, help="timed warm-pool and in-process runs (default 30, at least 20)"
+    )
+    parser.add_argument(
+        "--cold-reps", type=int, default=20, help="timed cold runs (default 20, at least 20; each takes seconds)"
+    )
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs of each first (default 3)")
     parser.add_argument("--gap", type=float, default=0.5, help="seconds between warm-pool jobs (default 0.5)")
     parser.add_argument(
-        "--cli-runs", type=int, default=5, help="runs of `exportlens check examples/` per --jobs value (default 5; 0: skip)"
+        "--cli-runs",
+        type=int,
+        default=5,
+        help="runs of `exportlens check examples/` per --jobs value (default 5; 0: skip)",
     )
     args = parser.parse_args()
     if args.reps < 20 or args.cold_reps < 20:
@@ -197,11 +204,15 @@ def main() -> int:
     )
     print(f"{'':26} {'runs':>5} {'p50':>9} {'p95':>9} {'min':>9}")
     for name, values in times.items():
-        print(f"{name:26} {len(values):5d} {pct(values, 50) * 1000:7.1f}ms {pct(values, 95) * 1000:7.1f}ms {min(values) * 1000:7.1f}ms")
+        print(
+            f"{name:26} {len(values):5d} {pct(values, 50) * 1000:7.1f}ms {pct(values, 95) * 1000:7.1f}ms {min(values) * 1000:7.1f}ms"
+        )
     inproc, warm, cold_p50 = (statistics.median(times[k]) for k in ("in-process", "warm pool", "cold"))
     isolation = warm / inproc
     speedup = cold_p50 / warm
-    print(f"warm pool p50 / in-process p50 = {isolation:.2f} (goal <= 1.30): {'met' if isolation <= 1.3 else 'NOT met'}")
+    print(
+        f"warm pool p50 / in-process p50 = {isolation:.2f} (goal <= 1.30): {'met' if isolation <= 1.3 else 'NOT met'}"
+    )
     print(f"cold p50 / warm pool p50 = {speedup:.1f} (goal >= 5): {'met' if speedup >= 5 else 'NOT met'}")
     if args.cli_runs:
         one, two = (statistics.median(checks[j]) for j in (1, 2))

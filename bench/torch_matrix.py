@@ -51,7 +51,9 @@ class Row:
             self.red.append(step)
 
 
-def run(command: list[str], log: Path, env: dict[str, str], cwd: Path, timeout: float | None = None) -> tuple[int, str, float]:
+def run(
+    command: list[str], log: Path, env: dict[str, str], cwd: Path, timeout: float | None = None
+) -> tuple[int, str, float]:
     """Runs ``command``, its stdout and stderr appended to ``log``; returns (code, stdout, seconds)."""
     started = time.monotonic()
     try:
@@ -131,14 +133,18 @@ def readme_block(repo: Path) -> str:
 def check_examples(row: Row, venv: Path, repo: Path, logs: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="torch-matrix-examples-") as tmp:
         here = Path(tmp)
-        shutil.copytree(repo / "examples", here / "examples", ignore=shutil.ignore_patterns("__pycache__", ".exportlens"))
+        shutil.copytree(
+            repo / "examples", here / "examples", ignore=shutil.ignore_patterns("__pycache__", ".exportlens")
+        )
         command = [str(venv / "bin" / "python"), "-m", "exportlens.cli", "check", "examples"]
         code, out, seconds = run(command, logs / f"{row.version}-examples.log", venv_env(venv, repo), here, timeout=900)
     expected = readme_block(repo)
     if out == expected:
         row.mark("examples", f"identical ({seconds:.0f} s)", True)
         return
-    diff = list(difflib.unified_diff(expected.splitlines(), out.splitlines(), "README.md", f"torch {row.version}", lineterm=""))
+    diff = list(
+        difflib.unified_diff(expected.splitlines(), out.splitlines(), "README.md", f"torch {row.version}", lineterm="")
+    )
     (logs / f"{row.version}-examples.diff").write_text("\n".join(diff) + "\n", encoding="utf-8")
     changed = sum(1 for line in diff[2:] if line.startswith("-"))
     row.mark("examples", f"{changed} of {len(expected.splitlines())} lines differ (exit {code})", False)
@@ -162,7 +168,9 @@ def check_pytest(row: Row, step: str, args: list[str], venv: Path, repo: Path, l
 def newest_torch() -> str:
     """The newest torch release on the index pip reads (ignoring any constraints file)."""
     env = dict(os.environ, PIP_CONSTRAINT="")
-    done = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "torch"], capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", "torch"], capture_output=True, text=True, env=env
+    )
     found = re.search(r"^torch \(([^)+]+)", done.stdout, re.M)
     if done.returncode != 0 or not found:
         raise SystemExit(f"torch_matrix: cannot tell the newest torch: {done.stderr.strip() or done.stdout.strip()}")
@@ -171,15 +179,22 @@ def newest_torch() -> str:
 
 def table(rows: list[Row], steps: list[str]) -> str:
     names = {"examples": "examples block", "corpus": "corpus", "not-slow": "not-slow"}
-    lines = ["| " + " | ".join(["torch", "install", *(names[s] for s in steps)]) + " |", "|---" * (2 + len(steps)) + "|"]
+    lines = [
+        "| " + " | ".join(["torch", "install", *(names[s] for s in steps)]) + " |",
+        "|---" * (2 + len(steps)) + "|",
+    ]
     for row in rows:
-        lines.append("| " + " | ".join([row.version, row.install, *(row.cells.get(s, "not run") for s in steps)]) + " |")
+        lines.append(
+            "| " + " | ".join([row.version, row.install, *(row.cells.get(s, "not run") for s in steps)]) + " |"
+        )
     return "\n".join(lines)
 
 
 def matrix_row(version: str, args: argparse.Namespace, steps: list[str]) -> Row:
     row = Row(version)
-    venv = Path(args.venvs.format(version=version) if "{version}" in args.venvs else Path(args.venvs) / version).expanduser()
+    venv = Path(
+        args.venvs.format(version=version) if "{version}" in args.venvs else Path(args.venvs) / version
+    ).expanduser()
     error, row.install = prepare(version, venv, args.repo, args.logs / f"{version}-install.log", args.reinstall)
     if error:
         row.red.append("install")
@@ -195,18 +210,30 @@ def matrix_row(version: str, args: argparse.Namespace, steps: list[str]) -> Row:
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("versions", nargs="*", help=f"torch versions (default: {' '.join(VERSIONS)})")
-    parser.add_argument("--newest", action="store_true", help="the newest torch release on the index (instead of versions)")
+    parser.add_argument(
+        "--newest", action="store_true", help="the newest torch release on the index (instead of versions)"
+    )
     parser.add_argument("--repo", type=Path, default=REPO, help="the checkout under test (default: this one)")
-    parser.add_argument("--venvs", default=VENVS, help="where the environments are: a folder (FOLDER/VERSION) or a path with {version}")
-    parser.add_argument("--logs", type=Path, help="folder for each step's output and the examples' diffs (default: a new temporary one)")
+    parser.add_argument(
+        "--venvs", default=VENVS, help="where the environments are: a folder (FOLDER/VERSION) or a path with {version}"
+    )
+    parser.add_argument(
+        "--logs", type=Path, help="folder for each step's output and the examples' diffs (default: a new temporary one)"
+    )
     parser.add_argument("--not-slow", action="store_true", help='also run pytest -m "not slow" (long)')
     parser.add_argument("--no-examples", action="store_true", help="leave out the examples block")
     parser.add_argument("--no-corpus", action="store_true", help="leave out the corpus")
     parser.add_argument("--install-only", action="store_true", help="only create or complete the environments")
-    parser.add_argument("--reinstall", action="store_true", help="pip install -e the checkout even where exportlens is installed")
-    parser.add_argument("-j", "--jobs", type=int, default=2, help="pytest-xdist workers for the pytest steps (0: in process; default 2)")
+    parser.add_argument(
+        "--reinstall", action="store_true", help="pip install -e the checkout even where exportlens is installed"
+    )
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=2, help="pytest-xdist workers for the pytest steps (0: in process; default 2)"
+    )
     args = parser.parse_args(argv)
     args.repo = args.repo.resolve()
     args.versions = [newest_torch()] if args.newest else args.versions or VERSIONS

@@ -34,7 +34,7 @@ from .merge import MergeError, in_target_order, merge, read_report
 from .printed import CI_FORMATS, NOTHING_CHECKED, checked_nothing, located, print_text, relative, summary
 
 if TYPE_CHECKING:  # imported where used: `--help` and a mistyped option answer before libcst loads
-    from .exporter.static.plan import Plan
+    from .exporter.spec.plan import Plan
     from .exporter.workers.pool import Pool
     from .projects import Project
 
@@ -54,7 +54,8 @@ def _common(q: argparse.ArgumentParser, command: str) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="exportlens", description="Does each nn.Module export with torch.export? If not, which line of yours breaks it."
+        prog="exportlens",
+        description="Does each nn.Module export with torch.export? If not, which line of yours breaks it.",
     )
     p.add_argument("--version", action="version", version=f"exportlens {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -65,7 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("target", help="path.py:Class, or path.py holding one module")
     export.add_argument("-o", "--output", type=Path, help="where to write the .pt2 (default: ./Class.pt2)")
     export.add_argument(
-        "--allow-meta-weights", action="store_true", help="save the .pt2 of a module on meta, whose weights it does not hold"
+        "--allow-meta-weights",
+        action="store_true",
+        help="save the .pt2 of a module on meta, whose weights it does not hold",
     )
     _common(export, "export")
 
@@ -74,23 +77,36 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
     _common(show, "show")
 
-    init = sub.add_parser("init", help="write a spec, proven by exporting it, for every module under PATHs that has none")
+    init = sub.add_parser(
+        "init", help="write a spec, proven by exporting it, for every module under PATHs that has none"
+    )
     init.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
     init.add_argument("--dry-run", action="store_true", help="print the diff of pyproject.toml instead of writing it")
     _common(init, "init")
 
-    _merge_parser(sub.add_parser("merge", help="combine the JSON reports of `check --format json` (its shards) into one report"))
+    _merge_parser(
+        sub.add_parser("merge", help="combine the JSON reports of `check --format json` (its shards) into one report")
+    )
     sub.add_parser("serve", help="run the language server over stdio (for editors)")
     return p
 
 
 def _check_parser(check: argparse.ArgumentParser) -> None:
     check.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
-    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text", help="github: GitHub Actions annotations")
     check.add_argument(
-        "--first-only", action="store_true", help="report the plain export's first problem only (skip the slower draft export)"
+        "--format",
+        choices=("text", "json", "sarif", "github"),
+        default="text",
+        help="github: GitHub Actions annotations",
     )
-    check.add_argument("--module", action="append", default=[], help="only this module (path.py:Class or Class); repeatable")
+    check.add_argument(
+        "--first-only",
+        action="store_true",
+        help="report the plain export's first problem only (skip the slower draft export)",
+    )
+    check.add_argument(
+        "--module", action="append", default=[], help="only this module (path.py:Class or Class); repeatable"
+    )
     check.add_argument(
         "--shard",
         type=checked("shard", check_value=Shard.parse),

@@ -30,7 +30,9 @@ def _help(s: Setting) -> str:
     return f"{said} (default: {s.cli_default})"
 
 
-def checked(name: str, convert: Callable[[str], object] = str, check_value: Callable[..., object] | None = None) -> Callable[[str], object]:
+def checked(
+    name: str, convert: Callable[[str], object] = str, check_value: Callable[..., object] | None = None
+) -> Callable[[str], object]:
     """An argparse type that checks the text as ``check_value`` (else the setting ``name``) does."""
 
     def parse(text: str) -> object:

@@ -1,7 +1,7 @@
 """``exportlens init [PATH...]``: a proven spec for every module that has none.
 
 Each module without a table, ``example_inputs()`` or annotations gets the first guess
-that runs (static/scaffold.py, workers/guessed.py), written into its project's
+that runs (edit/scaffold.py, workers/guessed.py), written into its project's
 pyproject.toml with tomlkit: every other byte stays. A module built inside another
 project module's ``__init__`` is covered by that parent and gets no table. A second
 run finds nothing to do. ``--dry-run`` prints the diff instead of writing.
@@ -14,10 +14,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .exporter.static.children import parents
-from .exporter.static.plan import Plan, Planned
-from .exporter.static.scaffold import Candidate, candidates, with_tables
-from .exporter.static.spec import PYPROJECT
+from .exporter.edit.scaffold import Candidate, candidates, with_tables
+from .exporter.find.children import parents
+from .exporter.spec.loading import PYPROJECT
+from .exporter.spec.plan import Plan, Planned
 
 if TYPE_CHECKING:
     from .exporter.workers.pool import Pool
@@ -81,7 +81,9 @@ def run(projects: list[Project], pool: Pool, *, dry_run: bool) -> int:
         after = with_tables(before, {t: p.candidate.table(p.verdict) for t, p in proven.items()})
         shown_path = project.shown(PYPROJECT)
         if dry_run:
-            sys.stdout.writelines(difflib.unified_diff((before or "").splitlines(True), after.splitlines(True), shown_path, shown_path))
+            sys.stdout.writelines(
+                difflib.unified_diff((before or "").splitlines(True), after.splitlines(True), shown_path, shown_path)
+            )
         else:
             path.write_text(after, encoding="utf-8")
         wrote += len(proven)

@@ -47,6 +47,8 @@ def merge(reports: Iterable[tuple[str, Report]]) -> Report:
         for module in report.modules:
             first, seen = modules.setdefault(module.target, (name, module))
             if seen != module:
-                raise MergeError(f"{module.target} is in {first} and in {name} with different results: reports of different runs?")
+                raise MergeError(
+                    f"{module.target} is in {first} and in {name} with different results: reports of different runs?"
+                )
         findings.update(dict.fromkeys(report.findings))
     return in_target_order(Report(tuple(m for _, m in modules.values()), tuple(findings)))

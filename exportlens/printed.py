@@ -50,7 +50,9 @@ def summary(report: Report, findings: int, shard: tuple[Shard, int] | None = Non
     if shard:
         head = f"{n} of {shard[1]} module{'s' if shard[1] != 1 else ''} (shard {shard[0]})"
     if not report.modules and checked_nothing(report):
-        return f"{head}: " + ("none falls in this shard" if shard else "nothing was checked (no nn.Module under the paths given)")
+        return f"{head}: " + (
+            "none falls in this shard" if shard else "nothing was checked (no nn.Module under the paths given)"
+        )
     return (
         f"{head}: {counts[Status.EXPORTED]} exported, {counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped"
         + (f"; {findings} finding{'s' if findings != 1 else ''}" if findings else "")

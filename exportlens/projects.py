@@ -14,11 +14,11 @@ from pathlib import Path
 
 from .exporter.core.rebase import prefix, rebased, target
 from .exporter.core.report import Report
-from .exporter.static.index_cache import IndexCache
-from .exporter.static.plan import Plan, make_plan
-from .exporter.static.spec import find_root
-from .exporter.static.suppressions import Suppressor, suppress
-from .exporter.static.walk import projects_under
+from .exporter.find.index_cache import IndexCache
+from .exporter.find.walk import projects_under
+from .exporter.spec.loading import find_root
+from .exporter.spec.plan import Plan, make_plan
+from .exporter.spec.suppressions import Suppressor, suppress
 
 
 @dataclass

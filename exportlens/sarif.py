@@ -25,7 +25,10 @@ def _location(path: str) -> dict[str, str]:
 
 
 def _replacement(edit: Edit) -> dict[str, Any]:
-    return {"deletedRegion": _region(edit.line, edit.column, edit.end_line, edit.end_column), "insertedContent": {"text": edit.new_text}}
+    return {
+        "deletedRegion": _region(edit.line, edit.column, edit.end_line, edit.end_column),
+        "insertedContent": {"text": edit.new_text},
+    }
 
 
 def _result(f: Finding) -> dict[str, Any]:
@@ -34,7 +37,12 @@ def _result(f: Finding) -> dict[str, Any]:
         "level": _LEVEL[f.severity.value],
         "message": {"text": f.message},
         "locations": [
-            {"physicalLocation": {"artifactLocation": _location(f.path), "region": _region(f.line, f.column, f.end_line, f.end_column)}}
+            {
+                "physicalLocation": {
+                    "artifactLocation": _location(f.path),
+                    "region": _region(f.line, f.column, f.end_line, f.end_column),
+                }
+            }
         ],
     }
     if f.related:
@@ -51,7 +59,10 @@ def _result(f: Finding) -> dict[str, Any]:
             {
                 "description": {"text": fix.title},
                 "artifactChanges": [
-                    {"artifactLocation": _location(path), "replacements": [_replacement(e) for e in fix.edits if e.path == path]}
+                    {
+                        "artifactLocation": _location(path),
+                        "replacements": [_replacement(e) for e in fix.edits if e.path == path],
+                    }
                     for path in dict.fromkeys(e.path for e in fix.edits)
                 ],
             }
@@ -76,7 +87,14 @@ def to_sarif(report: Report, root_uri: str) -> dict[str, Any]:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "exportlens", "version": __version__, "informationUri": codes.DOCS_URL, "rules": rules}},
+                "tool": {
+                    "driver": {
+                        "name": "exportlens",
+                        "version": __version__,
+                        "informationUri": codes.DOCS_URL,
+                        "rules": rules,
+                    }
+                },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": root_uri.rstrip("/") + "/"}},
                 "results": [_result(f) for f in report.all_findings],
             }

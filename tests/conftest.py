@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core.report import Finding, Fix, ModuleReport, Report
-from exportlens.exporter.static.edits import apply_edits
-from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.edit.text_edits import apply_edits
+from exportlens.exporter.spec.plan import make_plan
 
 
 class Project:

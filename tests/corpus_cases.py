@@ -30,7 +30,7 @@ from pathlib import Path
 
 from exportlens.exporter.core.codes import BY_CODE
 from exportlens.exporter.core.report import Finding, ModuleReport, Status
-from exportlens.exporter.static.edits import apply_edits
+from exportlens.exporter.edit.text_edits import apply_edits
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 # torch's symbols (s77, u0, zuf0), sources (L['x']), node names, infinities and reprs: never the user's words
@@ -118,7 +118,9 @@ def _for_installed_torch(case: Case, older: dict[tuple[int, int], str]) -> Case:
     if m["clean"]:
         return replace(case, line=None, code=None, fix_exports=False, gap="", older=said)
     fix_exports = case.fix_exports and not m["nofix"]
-    return replace(case, line=int(m["line"]), code=m["code"], fix_exports=fix_exports, where=case.path, gap="", older=said)
+    return replace(
+        case, line=int(m["line"]), code=m["code"], fix_exports=fix_exports, where=case.path, gap="", older=said
+    )
 
 
 def _about(text: str) -> dict:
@@ -154,7 +156,7 @@ def copy_corpus(dest: Path) -> Path:
 
 def check(root: Path, only: str | None = None) -> dict[str, ModuleReport]:
     """Every module of the corpus at ``root`` (or the one ``only`` names), in this process."""
-    from exportlens.exporter.static.plan import make_plan
+    from exportlens.exporter.spec.plan import make_plan
 
     plan = make_plan([root])
     if only is not None:
@@ -174,7 +176,11 @@ def _checked(plan, planned) -> ModuleReport:
     except Exception as e:  # counted by the bench as a finding lost to an internal error
         name = planned.module.name_span
         lost = codes.finding(
-            codes.INTERNAL, f"exportlens failed: {type(e).__name__}: {e}", planned.module.path, name.line, column=name.column
+            codes.INTERNAL,
+            f"exportlens failed: {type(e).__name__}: {e}",
+            planned.module.path,
+            name.line,
+            column=name.column,
         )
         return ModuleReport(planned.target, Status.FAILED, (lost,))
 
@@ -199,7 +205,9 @@ def _fix_exports(case: Case, first: Finding | None, scratch: Path) -> bool:
     root = copy_corpus(scratch / case.path.removesuffix(".py"))
     for path in {e.path for e in preferred[0].edits}:
         file = root / path
-        file.write_text(apply_edits(file.read_text(encoding="utf-8"), [e for e in preferred[0].edits if e.path == path]))
+        file.write_text(
+            apply_edits(file.read_text(encoding="utf-8"), [e for e in preferred[0].edits if e.path == path])
+        )
     after = check(root, only=case.target)[case.target]
     return after.status is Status.EXPORTED
 

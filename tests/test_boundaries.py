@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 
 import exportlens
-import exportlens.exporter.static as static
+import exportlens.exporter.edit as edit
+import exportlens.exporter.find as find
+import exportlens.exporter.spec as spec
 
 PROBE = """
 import importlib, json, sys
@@ -23,15 +25,32 @@ print(json.dumps(sorted(m for m in sys.modules if m == "torch" or m.startswith((
 
 
 def imported_by(*modules: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *modules], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *modules], capture_output=True, text=True, timeout=120, check=True
+    )
     return json.loads(done.stdout)
 
 
 def test_the_server_and_the_static_side_never_import_torch():
-    statics = [f"exportlens.exporter.static.{m.name}" for m in pkgutil.iter_modules(static.__path__)]
+    statics = [f"{pkg.__name__}.{m.name}" for pkg in (find, spec, edit) for m in pkgutil.iter_modules(pkg.__path__)]
     assert statics, "no static modules found"
-    server = ["exportlens.server.app", "exportlens.server.indexer", "exportlens.exporter.workers.pool", "exportlens.exporter.workers.batch"]
-    assert imported_by(*server, *statics, "exportlens.exporter.core.report", "exportlens.cli", "exportlens.merge", "exportlens.sarif") == []
+    server = [
+        "exportlens.server.app",
+        "exportlens.server.indexer",
+        "exportlens.exporter.workers.pool",
+        "exportlens.exporter.workers.batch",
+    ]
+    assert (
+        imported_by(
+            *server,
+            *statics,
+            "exportlens.exporter.core.report",
+            "exportlens.cli",
+            "exportlens.merge",
+            "exportlens.sarif",
+        )
+        == []
+    )
 
 
 MERGE = """
@@ -45,7 +64,9 @@ print(code, json.dumps(sorted({m.split(".")[0] for m in sys.modules} & {"torch",
 def test_merging_reports_imports_neither_torch_nor_libcst(tmp_path):
     """The CI job that merges shards' reports needs only exportlens and the standard library."""
     report = tmp_path / "shard.json"
-    report.write_text(json.dumps({"modules": [{"target": "m.py:M", "status": "exported", "findings": []}], "findings": []}))
+    report.write_text(
+        json.dumps({"modules": [{"target": "m.py:M", "status": "exported", "findings": []}], "findings": []})
+    )
     args = ["merge", str(report), str(report), "--format", "sarif", "-o", str(tmp_path / "out.sarif")]
     done = subprocess.run([sys.executable, "-c", MERGE, *args], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.splitlines()[-1] == "0 []", done.stdout + done.stderr
@@ -54,7 +75,9 @@ def test_merging_reports_imports_neither_torch_nor_libcst(tmp_path):
 
 def _workers_modules(*modules: str) -> set[str]:
     probe = "import importlib, json, sys\nfor n in sys.argv[1:]: importlib.import_module(n)\nprint(json.dumps([m for m in sys.modules if m.startswith('exportlens.exporter.workers.')]))"
-    done = subprocess.run([sys.executable, "-c", probe, *modules], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *modules], capture_output=True, text=True, timeout=120, check=True
+    )
     return set(json.loads(done.stdout))
 
 
@@ -62,18 +85,27 @@ def test_the_protocol_and_the_platform_layer_are_the_only_modules_both_sides_of_
     """(The platform layer: how either side starts, kills and measures processes, one path per system.)"""
     owner = _workers_modules("exportlens.exporter.workers.pool", "exportlens.exporter.workers.batch")
     worker = _workers_modules("exportlens.exporter.workers.worker")
-    assert owner & worker == {"exportlens.exporter.workers.protocol", "exportlens.exporter.workers.platform"}, (owner, worker)
+    assert owner & worker == {"exportlens.exporter.workers.protocol", "exportlens.exporter.workers.platform"}, (
+        owner,
+        worker,
+    )
 
 
 def test_nothing_is_pickled():
-    sources = [p for p in Path(exportlens.__file__).parent.rglob("*.py") if re.search(r"^\s*(import|from)\s+pickle\b", p.read_text(), re.M)]
+    sources = [
+        p
+        for p in Path(exportlens.__file__).parent.rglob("*.py")
+        if re.search(r"^\s*(import|from)\s+pickle\b", p.read_text(), re.M)
+    ]
     assert not sources
 
 
 def _modules() -> dict[str, ast.Module]:
     root = Path(exportlens.__file__).parent
     return {
-        ".".join(("exportlens", *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__"): ast.parse(p.read_text())
+        ".".join(("exportlens", *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__"): ast.parse(
+            p.read_text()
+        )
         for p in root.rglob("*.py")
     }
 
@@ -90,16 +122,40 @@ def test_small_functions_and_files():
     assert not long_files and not long_functions, (long_files, long_functions)
 
 
-def test_no_import_cycles():
+def _module_level_imports(tree: ast.Module) -> list[ast.ImportFrom]:
+    """Imports a module runs when loaded, and those under ``if TYPE_CHECKING:``: a type
+    checker follows those too, so a circle through one is a circle (imports inside
+    functions are deliberate and late)."""
+    found = []
+    for node in tree.body:
+        body = node.body if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING") else [node]
+        found += [n for n in body if isinstance(n, ast.ImportFrom)]
+    return found
+
+
+def _import_graph() -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, tree in modules.items():
-        package = name if f"{name}.__init__" in modules or any(m.startswith(f"{name}.") for m in modules) else name.rpartition(".")[0]
-        for node in tree.body:  # module level: imports inside functions are deliberate and late
-            if isinstance(node, ast.ImportFrom) and node.level:
+        package = (
+            name
+            if f"{name}.__init__" in modules or any(m.startswith(f"{name}.") for m in modules)
+            else name.rpartition(".")[0]
+        )
+        for node in _module_level_imports(tree):
+            if node.level:
                 base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 target = f"{base}.{node.module}" if node.module else base
-                graph.setdefault(name, set()).update(t for t in (target, *(f"{target}.{a.name}" for a in node.names)) if t in modules)
+            else:
+                target = node.module or ""
+            graph.setdefault(name, set()).update(
+                t for t in (target, *(f"{target}.{a.name}" for a in node.names)) if t in modules
+            )
+    return graph
+
+
+def test_no_import_cycles():
+    graph = _import_graph()
     assert sum(map(len, graph.values())) > 100, "the import graph was not read"
     seen: dict[str, int] = {}  # 1: on the path, 2: done
 
@@ -111,6 +167,33 @@ def test_no_import_cycles():
                 visit(nxt, [*path, node])
         seen[node] = 2
 
-    for name in sorted(modules):
+    for name in sorted(graph):
         if name not in seen:
             visit(name, [])
+
+
+# Each folder of the exporter imports only the folders before it (core first).
+LAYERS = ["core", "find", "spec", "edit", "workers", "runtime"]
+
+
+def test_the_exporter_folders_import_only_the_folders_before_them():
+    rank = {f"exportlens.exporter.{layer}": i for i, layer in enumerate(LAYERS)}
+
+    def layer(module: str) -> str | None:
+        return next((f for f in rank if module == f or module.startswith(f"{f}.")), None)
+
+    upward = sorted(
+        f"{name} -> {target}"
+        for name, targets in _import_graph().items()
+        if (own := layer(name))
+        for target in targets
+        if (other := layer(target)) and rank[other] > rank[own]
+    )
+    assert not upward or upward == _WALK_READS_EXCLUDE, upward
+
+
+# walk reads the project's ``exclude`` itself: to go once the pyproject reader hands it over
+_WALK_READS_EXCLUDE = [
+    "exportlens.exporter.find.walk -> exportlens.exporter.spec",
+    "exportlens.exporter.find.walk -> exportlens.exporter.spec.toml_text",
+]

@@ -9,10 +9,10 @@ import textwrap
 from pathlib import Path
 
 from exportlens.cli import main
-from exportlens.exporter.static import bulk
-from exportlens.exporter.static.bulk import discover_tree
-from exportlens.exporter.static.discover import discover
-from exportlens.exporter.static.index_cache import IndexCache
+from exportlens.exporter.find import bulk
+from exportlens.exporter.find.bulk import discover_tree
+from exportlens.exporter.find.discover import discover
+from exportlens.exporter.find.index_cache import IndexCache
 
 TREE = {
     "pyproject.toml": "[project]\nname = 'p'\n",

@@ -81,7 +81,12 @@ def test_check_examples_prints_each_finding_on_its_line(check_examples):
 def test_the_readme_shows_what_checking_the_examples_prints(check_examples):
     """The README's first block is this command's output, fixes proven and all: regenerate it
     by running ``exportlens check examples/`` when the output changes."""
-    block = (REPO / "README.md").read_text(encoding="utf-8").split("$ exportlens check examples/\n", 1)[1].split("```", 1)[0]
+    block = (
+        (REPO / "README.md")
+        .read_text(encoding="utf-8")
+        .split("$ exportlens check examples/\n", 1)[1]
+        .split("```", 1)[0]
+    )
     assert check_examples.stdout == block
 
 
@@ -114,7 +119,10 @@ def test_an_edit_exports_again_only_what_it_changes_and_no_cache_ignores_the_cac
 def test_the_clean_example_alone_exits_0():
     result = exportlens("check", "examples/models/encoder.py")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.strip() == "1 module: 1 exported, 0 failed, 0 skipped (1 unchanged since an earlier run: from its cache)"
+    assert (
+        result.stdout.strip()
+        == "1 module: 1 exported, 0 failed, 0 skipped (1 unchanged since an earlier run: from its cache)"
+    )
 
 
 def test_json_follows_the_contract():
@@ -123,12 +131,23 @@ def test_json_follows_the_contract():
     data = json.loads(result.stdout)
     by_target = {m["target"]: m for m in data["modules"]}
     assert by_target["models/encoder.py:TinyEncoder"]["status"] == "exported"
-    assert by_target["models/encoder.py:TinyEncoder"]["summary"]["signature"] == "(ids: i64[batch, seq]) -> f32[batch, 32]"
+    assert (
+        by_target["models/encoder.py:TinyEncoder"]["summary"]["signature"] == "(ids: i64[batch, seq]) -> f32[batch, 32]"
+    )
     (finding,) = by_target["models/positional.py:LearnedPositions"]["findings"]
     assert finding["kind"] == "constraint-violation" and finding["path"] == "models/positional.py"
-    assert {"code", "kind", "severity", "message", "path", "line", "column", "end_line", "end_column", "fixes"} <= set(finding)
+    assert {"code", "kind", "severity", "message", "path", "line", "column", "end_line", "end_column", "fixes"} <= set(
+        finding
+    )
     (edit,) = finding["fixes"][0]["edits"]
-    assert edit["path"] == "pyproject.toml" and set(edit) == {"path", "line", "column", "end_line", "end_column", "new_text"}
+    assert edit["path"] == "pyproject.toml" and set(edit) == {
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "new_text",
+    }
 
 
 def test_sarif_lists_results_with_fixes():
@@ -138,7 +157,9 @@ def test_sarif_lists_results_with_fixes():
     assert sarif["version"] == "2.1.0" and run["tool"]["driver"]["name"] == "exportlens"
     rules = {r["id"] for r in run["tool"]["driver"]["rules"]}
     results = run["results"]
-    assert {r["ruleId"] for r in results} == {"EL101", "EL201", "EL202", "EL204"} and {r["ruleId"] for r in results} <= rules
+    assert {r["ruleId"] for r in results} == {"EL101", "EL201", "EL202", "EL204"} and {
+        r["ruleId"] for r in results
+    } <= rules
     positional = next(r for r in results if r["ruleId"] == "EL201")
     assert positional["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "models/positional.py"
     assert positional["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"] == "pyproject.toml"
@@ -164,7 +185,9 @@ def test_three_shards_merged_are_the_unsharded_check(check_examples, tmp_path):
     assert json.loads(merged.stdout) == json.loads(whole.stdout)  # modules, statuses, findings, fixes, in one order
 
     sarif = tmp_path / "exportlens.sarif"
-    written = exportlens("merge", *map(str, reversed(reports)), "--format", "sarif", "--root", "examples", "-o", str(sarif))
+    written = exportlens(
+        "merge", *map(str, reversed(reports)), "--format", "sarif", "--root", "examples", "-o", str(sarif)
+    )
     assert written.returncode == 1, written.stderr
     assert (
         written.stdout
@@ -179,7 +202,9 @@ def test_a_shard_says_which_it_is(check_examples):
     result = exportlens("check", "examples", "--shard", "3/3")  # models/head.py:ClassifierHead alone
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines()[0].startswith("examples/models/head.py:")
-    assert result.stdout.splitlines()[-1].startswith("1 of 5 modules (shard 3/3): 0 exported, 1 failed, 0 skipped; 1 finding")
+    assert result.stdout.splitlines()[-1].startswith(
+        "1 of 5 modules (shard 3/3): 0 exported, 1 failed, 0 skipped; 1 finding"
+    )
 
 
 @pytest.mark.slow  # a whole CLI run that starts torch (the lens test saves a .pt2 too)
@@ -198,7 +223,9 @@ def test_export_on_meta_saves_no_weightless_program_unless_asked(tmp_path):
     assert refused.returncode == 2 and not out.exists()
     assert "is exported on meta, which holds no weights" in refused.stderr and "--device cpu" in refused.stderr
     assert "Traceback" not in refused.stderr
-    allowed = exportlens("export", "examples/models/encoder.py:TinyEncoder", "--device", "meta", "--allow-meta-weights", "-o", str(out))
+    allowed = exportlens(
+        "export", "examples/models/encoder.py:TinyEncoder", "--device", "meta", "--allow-meta-weights", "-o", str(out)
+    )
     assert allowed.returncode == 0, allowed.stderr
     assert out.is_file()
 
@@ -224,17 +251,29 @@ def test_show_prints_signature_ranges_and_shapes_by_line():
     ("args", "message"),
     [
         (("check", "no/such/folder"), "no such file or folder"),
-        (("check", "examples", "--device", "tpu"), "argument --device: 'tpu' is not one of cpu, cuda, cuda:N, mps, meta"),
+        (
+            ("check", "examples", "--device", "tpu"),
+            "argument --device: 'tpu' is not one of cpu, cuda, cuda:N, mps, meta",
+        ),
         (("check", "examples", "--timeout", "-1"), "argument --timeout: '-1' is not a number of seconds above 0"),
         (("check", "examples", "--memory-limit", "lots"), "argument --memory-limit: 'lots' is not a size like 8GiB"),
-        (("show", "examples/models/encoder.py", "--ir", "onnx"), "argument --ir: 'onnx' is not one of training, core-aten"),
+        (
+            ("show", "examples/models/encoder.py", "--ir", "onnx"),
+            "argument --ir: 'onnx' is not one of training, core-aten",
+        ),
         (("export", "examples/models/encoder.py:Nope"), "no nn.Module 'Nope'"),
         (("bogus",), "invalid choice"),
-        (("check", "examples", "--timeout", "inf"), "argument --timeout: 'inf' is not a number of seconds above 0 and at most 604800"),
+        (
+            ("check", "examples", "--timeout", "inf"),
+            "argument --timeout: 'inf' is not a number of seconds above 0 and at most 604800",
+        ),
         (("check", "examples", "--timeout", "nan"), "argument --timeout: 'nan' is not a number of seconds above 0"),
         (("check", "examples", "--jobs", "0"), "argument --jobs/-j: '0' is not a whole number ≥ 1"),
         (("check", "examples", "--jobs", "-3"), "argument --jobs/-j: '-3' is not a whole number ≥ 1"),
-        (("check", "examples", "--memory-limit", "1B"), "argument --memory-limit: '1B' is not a size like 8GiB, at least 256MiB"),
+        (
+            ("check", "examples", "--memory-limit", "1B"),
+            "argument --memory-limit: '1B' is not a size like 8GiB, at least 256MiB",
+        ),
         (
             ("check", "examples", "--memory-limit", "17TiB"),
             "argument --memory-limit: '17TiB' is not a size like 8GiB, at least 256MiB and at most 16TiB",
@@ -243,8 +282,14 @@ def test_show_prints_signature_ranges_and_shapes_by_line():
             ("check", "examples", "--device", "cuda:1024"),
             "argument --device: 'cuda:1024' is not one of cpu, cuda, cuda:N, mps, meta (N at most 1023)",
         ),
-        (("check", "examples", "--python", "/nonexistent"), "argument --python: '/nonexistent' is not an interpreter: no such file"),
-        (("check", "examples", "--module", "Nope"), "--module Nope names no nn.Module here (found: models/encoder.py:TinyEncoder"),
+        (
+            ("check", "examples", "--python", "/nonexistent"),
+            "argument --python: '/nonexistent' is not an interpreter: no such file",
+        ),
+        (
+            ("check", "examples", "--module", "Nope"),
+            "--module Nope names no nn.Module here (found: models/encoder.py:TinyEncoder",
+        ),
         (("check", "examples", "--shard", "0/3"), "argument --shard: '0/3' is not K/N with 1 ≤ K ≤ N, like 2/3"),
         (("check", "examples", "--shard", "4/3"), "argument --shard: '4/3' is not K/N with 1 ≤ K ≤ N, like 2/3"),
         (("check", "examples", "--shard", "a/b"), "argument --shard: 'a/b' is not K/N with 1 ≤ K ≤ N, like 2/3"),
@@ -277,7 +322,10 @@ def test_merge_refuses_what_is_not_a_report_or_disagrees(tmp_path):
         (
             "typo.json",
         ): "typo.json is not a report of `exportlens check --format json`: modules[0].status: 'exportd' is not one of exported, failed, skipped",
-        ("one.json", "other.json"): "models/a.py:A is in one.json and in other.json with different results: reports of different runs?",
+        (
+            "one.json",
+            "other.json",
+        ): "models/a.py:A is in one.json and in other.json with different results: reports of different runs?",
     }
     for names, message in expected.items():
         result = exportlens("merge", *names, cwd=tmp_path)
@@ -289,7 +337,9 @@ def test_merge_refuses_what_is_not_a_report_or_disagrees(tmp_path):
 
 def test_broken_pyproject_is_a_configuration_error(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.exportlens\n")
-    (tmp_path / "m.py").write_text("from torch import nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x\n")
+    (tmp_path / "m.py").write_text(
+        "from torch import nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x\n"
+    )
     result = exportlens("check", str(tmp_path))
     assert result.returncode == 2
     assert "EL006 pyproject.toml does not parse" in result.stderr
@@ -307,13 +357,13 @@ def test_broken_pyproject_is_a_configuration_error(tmp_path):
 def test_a_key_written_twice_is_el006_on_its_second_line(tmp_path, pyproject, where, key):
     """tomlkit raises no ParseError for these (KeyAlreadyPresent, with no place): it was a traceback."""
     (tmp_path / "pyproject.toml").write_text(pyproject)
-    (tmp_path / "m.py").write_text("from torch import nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x\n")
+    (tmp_path / "m.py").write_text(
+        "from torch import nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x\n"
+    )
     for fmt in ("text", "json"):
         result = exportlens("check", "--format", fmt, str(tmp_path))
         assert result.returncode == 2 and result.stdout == ""
-        message = (
-            f'pyproject.toml:{where}: EL006 pyproject.toml does not parse: Key "{key}" already exists at line {where.replace(":", " col ")}'
-        )
+        message = f'pyproject.toml:{where}: EL006 pyproject.toml does not parse: Key "{key}" already exists at line {where.replace(":", " col ")}'
         assert result.stderr.splitlines()[-1].endswith(message), result.stderr
         assert "Traceback" not in result.stderr
 
@@ -383,8 +433,12 @@ def test_a_pyproject_that_is_not_utf8_is_a_configuration_error_on_its_byte(tmp_p
     """TOML is UTF-8: a byte that is not is EL006 on its place and exit 2, as any pyproject.toml
     that does not parse, not a list of modules "without example inputs"."""
     (tmp_path / "head.py").write_text((EXAMPLES / "models" / "head.py").read_text())
-    (tmp_path / "pyproject.toml").write_bytes(b'[tool.exportlens.modules."head.py:ClassifierHead"]\ninputs = { x = "f32[b, 16]\xff" }\n')
+    (tmp_path / "pyproject.toml").write_bytes(
+        b'[tool.exportlens.modules."head.py:ClassifierHead"]\ninputs = { x = "f32[b, 16]\xff" }\n'
+    )
     result = exportlens("check", str(tmp_path))
     assert result.returncode == 2
-    assert result.stderr.endswith("pyproject.toml:2:27: EL006 file is not valid UTF-8: invalid start byte (byte 0xff)\n")
+    assert result.stderr.endswith(
+        "pyproject.toml:2:27: EL006 file is not valid UTF-8: invalid start byte (byte 0xff)\n"
+    )
     assert "EL007" not in result.stdout + result.stderr

@@ -31,10 +31,16 @@ def broken_texts() -> dict[str, str]:
 
 @pytest.mark.parametrize(("name", "text"), broken_texts().items(), ids=list(broken_texts()))
 def test_a_broken_spec_is_a_located_finding_or_exit_2(tmp_path, name, text):
-    (tmp_path / "pyproject.toml").write_bytes(text.encode("utf-8", "surrogatepass"))  # a lone surrogate: bytes no UTF-8 reader takes
+    (tmp_path / "pyproject.toml").write_bytes(
+        text.encode("utf-8", "surrogatepass")
+    )  # a lone surrogate: bytes no UTF-8 reader takes
     env = dict(os.environ, PYTHONPATH=str(REPO))
     result = subprocess.run(
-        [sys.executable, "-m", "exportlens.cli", "check", str(tmp_path)], capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-m", "exportlens.cli", "check", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     said = result.stdout + result.stderr
     assert "Traceback" not in said and 'File "' not in said, said

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core.codec import CodecError
-from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.workers.batch import owner_plan
 from exportlens.exporter.workers.protocol import CODEC, Done, Job, Run, decode, encode, encode_run
 
@@ -48,7 +48,10 @@ def test_a_plan_json_cannot_carry_is_left_for_the_worker_to_make():
     plan = make_plan([EXAMPLES])
     planned = plan.modules[0]
     sent = owner_plan(plan, planned)
-    sent.plan.project.tables["released"] = (datetime.date(2026, 1, 1), sent.plan.project.tables[planned.target][1])  # a TOML date
+    sent.plan.project.tables["released"] = (
+        datetime.date(2026, 1, 1),
+        sent.plan.project.tables[planned.target][1],
+    )  # a TOML date
     job = Job(str(EXAMPLES), planned.target, class_line=1, plan=sent)
     back = decode(encode_run(Run("7", job)), Run)
     assert back.id == "7" and back.job.target == planned.target and back.job.plan is None

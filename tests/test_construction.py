@@ -149,7 +149,8 @@ def test_factories_object_values_and_variants_export_each_reported_by_name(tmp_p
     }
     (finding,) = modules["models/nets.py:Positions[long]"]["findings"]
     assert (
-        finding["message"] == "Positions[long]: `seq` is declared as [2, 64], but this line requires `seq <= 16` (`self.table` has 16 rows)"
+        finding["message"]
+        == "Positions[long]: `seq` is declared as [2, 64], but this line requires `seq <= 16` (`self.table` has 16 rows)"
     )
     (fix,) = [f for f in finding["fixes"] if f["preferred"]]
     (edit,) = fix["edits"]  # the long variant's own max, not the class table's
@@ -161,7 +162,10 @@ def test_a_missing_factory_is_refused_on_its_line(bad):
     message = "EL403 factory 'models/nets.py:build_nothing' does not exist: models/nets.py has no 'build_nothing'"
     assert f"pyproject.toml:{line}:1: {message}" in bad
     line = line_of(BAD, "nopackage")
-    assert f"pyproject.toml:{line}:1: EL403 factory 'nopackage.sub:make' does not exist: no module named 'nopackage' can be imported" in bad
+    assert (
+        f"pyproject.toml:{line}:1: EL403 factory 'nopackage.sub:make' does not exist: no module named 'nopackage' can be imported"
+        in bad
+    )
 
 
 def test_a_factory_that_raises_is_reported_on_the_line_that_raised(bad):
@@ -180,12 +184,20 @@ def test_a_malformed_object_value_is_a_spec_error_on_its_line(bad):
     message = "init.in_features: call 'torch.nn.Linear' must look like 'package.module:name' (importable) or 'path/to/file.py:name'"
     assert f"pyproject.toml:{line}:10: EL005 {message}" in bad
     line = line_of(BAD, "args = [4]")
-    assert f"pyproject.toml:{line}:10: EL005 init.in_features: an object value takes only `call` and `kwargs`, not args" in bad
+    assert (
+        f"pyproject.toml:{line}:10: EL005 init.in_features: an object value takes only `call` and `kwargs`, not args"
+        in bad
+    )
 
 
 def test_duplicate_and_missing_variant_names_are_spec_errors(bad):
     second = [i for i, text in enumerate(BAD.splitlines(), 1) if text.startswith("[[")][1]
-    message = "EL005 variant name 'short' is used twice for models/nets.py:Positions: each variant needs a name of its own"
+    message = (
+        "EL005 variant name 'short' is used twice for models/nets.py:Positions: each variant needs a name of its own"
+    )
     assert f"pyproject.toml:{second}:1: {message}" in bad
     third = [i for i, text in enumerate(BAD.splitlines(), 1) if text.startswith("[[")][2]
-    assert f'pyproject.toml:{third}:1: EL005 a variant of models/nets.py:Positions has no name: give each one name = "small"' in bad
+    assert (
+        f'pyproject.toml:{third}:1: EL005 a variant of models/nets.py:Positions has no name: give each one name = "small"'
+        in bad
+    )

@@ -18,7 +18,7 @@ import pytest
 from conftest import line_of, only
 
 from exportlens.exporter.core.report import Edit, Status
-from exportlens.exporter.static.edits import apply_edits
+from exportlens.exporter.edit.text_edits import apply_edits
 from exportlens.exporter.workers.proofs import said
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,7 +52,9 @@ def apply_preferred_once(project, report: dict) -> str:
     fix = next(f for f in module["findings"][0]["fixes"] if f["preferred"])
     edits = [Edit(**e) for e in fix["edits"]]
     for path in {e.path for e in edits}:
-        (project.root / path).write_text(apply_edits(project.read(path), [e for e in edits if e.path == path]), encoding="utf-8")
+        (project.root / path).write_text(
+            apply_edits(project.read(path), [e for e in edits if e.path == path]), encoding="utf-8"
+        )
     return fix["title"]
 
 
@@ -99,7 +101,9 @@ def test_two_reaches_exports_and_serves_with_one_application(project):
     project.write("two.py", TWO)
     title = reaches_exports_and_serves(project)
     # the range fixes, then the reshape the program would refuse sizes on at seq = 512
-    assert title.startswith("Set `seq` to Dim('seq', max=512); then set `batch` to Dim('batch', max=8); then write `h.flatten()")
+    assert title.startswith(
+        "Set `seq` to Dim('seq', max=512); then set `batch` to Dim('batch', max=8); then write `h.flatten()"
+    )
     assert "return h.flatten().reshape(16, -1)" in project.read("two.py")
 
 
@@ -285,7 +289,9 @@ def test_a_round_that_does_not_finish_keeps_what_the_rounds_before_proved(tmp_pa
     third = Fix("Set c", (Edit("net.py", 3, 5, 3, 6, "30"),), preferred=True)
 
     def failed(fix: Fix) -> ModuleReport:
-        return ModuleReport("net.py:Net", Status.FAILED, (codes.finding(codes.RANGE_VIOLATION, "left", "net.py", 2, fixes=(fix,)),))
+        return ModuleReport(
+            "net.py:Net", Status.FAILED, (codes.finding(codes.RANGE_VIOLATION, "left", "net.py", 2, fixes=(fix,)),)
+        )
 
     rounds = Converging(Job(str(tmp_path), "net.py:Net", 1, sources={"net.py": "a = 10\nb = 2\nc = 3\n"}), sources)
     second_job = rounds.step(failed(second))
@@ -308,9 +314,16 @@ def test_the_rounds_fold_in_no_assumption(tmp_path):
     from exportlens.exporter.workers.protocol import Job
 
     (tmp_path / "net.py").write_text("best = int(y.argmax())\nz = scale[best]\n")
-    check = Fix("Assume `best == 0` here: insert torch._check(best == 0)", (Edit("net.py", 2, 1, 2, 1, "torch._check(best == 0)\n"),), True)
-    failed = ModuleReport("net.py:Net", Status.FAILED, (codes.finding(codes.DATA_DEPENDENT, "`best`", "net.py", 2, fixes=(check,)),))
+    check = Fix(
+        "Assume `best == 0` here: insert torch._check(best == 0)",
+        (Edit("net.py", 2, 1, 2, 1, "torch._check(best == 0)\n"),),
+        True,
+    )
+    failed = ModuleReport(
+        "net.py:Net", Status.FAILED, (codes.finding(codes.DATA_DEPENDENT, "`best`", "net.py", 2, fixes=(check,)),)
+    )
     rounds = Converging(
-        Job(str(tmp_path), "net.py:Net", 1, sources={"net.py": "best = torch.sym_int(y.argmax().item())\n"}), Sources.of(tmp_path)
+        Job(str(tmp_path), "net.py:Net", 1, sources={"net.py": "best = torch.sym_int(y.argmax().item())\n"}),
+        Sources.of(tmp_path),
     )
     assert rounds.step(failed) is None and rounds.folded == []

@@ -43,7 +43,9 @@ def test_the_corpus_holds_cases_from_users_reports():
     assert len(reported) >= 25
     for case in reported:
         assert case.probes, f"{case.path}: no `Probes:`"
-        assert "def probe_inputs(" in (CORPUS / case.path).read_text(encoding="utf-8"), f"{case.path}: no probe_inputs()"
+        assert "def probe_inputs(" in (CORPUS / case.path).read_text(encoding="utf-8"), (
+            f"{case.path}: no probe_inputs()"
+        )
         assert case.code is None or case.remedy or case.older, f"{case.path}: no `Remedy:`"
 
 
@@ -85,4 +87,6 @@ def test_case(case: Case, reports: dict[str, ModuleReport], tmp_path: Path):
     assert (first.path, first.line, first.code) == (case.where or case.path, case.line, case.code), str(first)
     assert not TORCH_NAMES.search(first.message), first.message
     if case.fix_exports:
-        assert outcome.fix_ok, f"the preferred fix of {first} does not make the module export: {[f.title for f in first.fixes]}"
+        assert outcome.fix_ok, (
+            f"the preferred fix of {first} does not make the module export: {[f.title for f in first.fixes]}"
+        )

@@ -112,7 +112,10 @@ def test_a_reshape_that_fixes_a_size_is_a_specialization_with_a_static_fix(proje
     finding = only(project.module("Pooled").findings, "EL204")
     line = line_of(project, "pooled.py", "z.reshape")
     assert finding.line == line
-    assert finding.message == f"`h` was declared dynamic but was specialized to 64 by line {line}: `return z.reshape(z.shape[0], 3, 64)`"
+    assert (
+        finding.message
+        == f"`h` was declared dynamic but was specialized to 64 by line {line}: `return z.reshape(z.shape[0], 3, 64)`"
+    )
     (fix,) = finding.fixes
     assert fix.title == "Make `h` static: size 64"
     project.apply(fix)
@@ -166,7 +169,9 @@ def test_two_violations_come_in_source_order_each_with_a_fix_for_all_that_export
     assert project.module("Two").status is Status.EXPORTED
 
 
-def test_forward_that_raises_eagerly_too_is_a_bug_in_the_code_or_spec_and_one_that_only_raises_exporting_is_unsupported(project):
+def test_forward_that_raises_eagerly_too_is_a_bug_in_the_code_or_spec_and_one_that_only_raises_exporting_is_unsupported(
+    project,
+):
     project.write(
         "pyproject.toml",
         """
@@ -246,7 +251,10 @@ def test_the_preferred_check_is_the_branch_the_example_takes_in_the_user_s_own_e
     checks = [f for f in finding.fixes if "torch._check" in f.title]  # after the remedies that keep both sides
     assert [(f.title, bool(f.probes)) for f in checks] == [
         ("Assume `conf <= self.threshold` here: insert torch._check(conf <= self.threshold)", True),
-        ("Assume `conf > self.threshold` here: insert torch._check(conf > self.threshold) (the example inputs do not)", False),
+        (
+            "Assume `conf > self.threshold` here: insert torch._check(conf > self.threshold) (the example inputs do not)",
+            False,
+        ),
     ]
     project.apply(checks[0])
     after = project.module("Gate")
@@ -345,7 +353,7 @@ def test_a_size_the_code_hard_codes_is_fixed_in_the_code_whatever_the_example(pr
 
 
 def test_a_spec_fix_keeps_every_key_it_does_not_mean_to_change():
-    from exportlens.exporter.static.edits import set_dim_bounds, substitute_dim
+    from exportlens.exporter.edit.text_edits import set_dim_bounds, substitute_dim
 
     table = textwrap.dedent(
         """\
@@ -415,7 +423,9 @@ def test_a_value_read_inline_is_named_as_the_line_writes_it_not_by_torch_s_symbo
         inputs = { x = "f32[batch, 16]" }
         """,
     )
-    project.write("gate.py", GATE.replace("conf = probs.max().item()\n            if conf >", "if probs.max().item() >"))
+    project.write(
+        "gate.py", GATE.replace("conf = probs.max().item()\n            if conf >", "if probs.max().item() >")
+    )
     finding = only(project.module("Gate").findings, "EL101")
     assert finding.line == line_of(project, "gate.py", "if probs.max().item() > self.threshold")
     assert finding.message.startswith(
@@ -495,7 +505,9 @@ def test_a_derived_size_torch_pins_is_said_on_its_line_with_its_root(project):
     project.write("sliced.py", SLICED)
     finding = only(project.module("Sliced").findings, "EL204")
     assert finding.line == line_of(project, "sliced.py", "return h[2:] + y")
-    assert finding.message.startswith("`dimz + 1` was declared dynamic but was specialized to 3 (so `dimz` to 2) by line")
+    assert finding.message.startswith(
+        "`dimz + 1` was declared dynamic but was specialized to 3 (so `dimz` to 2) by line"
+    )
     assert finding.fixes[0].title == "Make `dimz` static: size 2"
     project.apply(finding.fixes[0])
     assert project.module("Sliced").status is Status.EXPORTED
@@ -510,9 +522,14 @@ def test_the_preferred_check_after_nonzero_says_what_it_assumes_and_keeps_the_to
     project.write("keep.py", KEEP)
     finding = only(project.module("Case").findings, "EL101")
     assert finding.line == line_of(project, "keep.py", "if keep.shape[0] == 0")
-    preferred, other = [f for f in finding.fixes if "torch._check" in f.title]  # after the remedies that keep both sides
+    preferred, other = [
+        f for f in finding.fixes if "torch._check" in f.title
+    ]  # after the remedies that keep both sides
     assert preferred.probes and not other.probes  # the proof tries the first on probes, never the second
-    assert preferred.title == "Assume `keep.shape[0] != 0` here (`keep` is never empty): insert torch._check(keep.shape[0] != 0)"
+    assert (
+        preferred.title
+        == "Assume `keep.shape[0] != 0` here (`keep` is never empty): insert torch._check(keep.shape[0] != 0)"
+    )
     assert other.title.endswith("(the example inputs do not)")
     project.apply(preferred)
     assert project.module("Case").status is Status.EXPORTED
@@ -529,5 +546,7 @@ def test_on_meta_a_data_dependent_branch_says_the_example_s_way_is_unknown_and_p
     )
     project.write("keep.py", KEEP)
     finding = only(project.module("Case").findings, "EL101")
-    assert finding.message.endswith("on meta the example inputs hold no values, so which way they go is not known: check on cpu for that")
+    assert finding.message.endswith(
+        "on meta the example inputs hold no values, so which way they go is not known: check on cpu for that"
+    )
     assert finding.fixes and not any(f.preferred for f in finding.fixes)

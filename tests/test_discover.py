@@ -1,4 +1,4 @@
-"""Static discovery of nn.Module classes (exportlens.exporter.static.discover)."""
+"""Static discovery of nn.Module classes (exportlens.exporter.find.discover)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from exportlens.exporter.core import codes
 from exportlens.exporter.core.targets import Param, Span
-from exportlens.exporter.static.discover import discover
-from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.find.discover import discover
+from exportlens.exporter.spec.plan import make_plan
 
 PROJECT = Path(__file__).parent / "data" / "discover" / "project"
 
@@ -279,7 +279,10 @@ def test_syntax_error_in_a_file_without_classes(tmp_path):
 
 
 def test_invalid_utf8_is_a_finding(tmp_path):
-    write(tmp_path, {"latin.py": b"x = 1\ns = '\xe9'\n", "good.py": "import torch\n\nclass Good(torch.nn.Module):\n    pass\n"})
+    write(
+        tmp_path,
+        {"latin.py": b"x = 1\ns = '\xe9'\n", "good.py": "import torch\n\nclass Good(torch.nn.Module):\n    pass\n"},
+    )
     found = discover(tmp_path)
     assert [m.name for m in found.modules] == ["Good"]
     (finding,) = found.findings
@@ -363,7 +366,7 @@ def test_many_files(tmp_path):
 
 
 def test_does_not_import_torch():
-    code = "import sys, exportlens.exporter.static.discover; assert 'torch' not in sys.modules"
+    code = "import sys, exportlens.exporter.find.discover; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])
 
 
@@ -378,7 +381,10 @@ def test_a_file_in_latin_1_is_read_as_python_reads_it(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x)\n        return x\n", "syntax error"),
+        (
+            b"from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x)\n        return x\n",
+            "syntax error",
+        ),
         (b"from torch import nn\n\xff\nclass Net(nn.Module):\n    pass\n", "file is not valid UTF-8"),
         (b"from torch import nn\x00\nclass Net(nn.Module):\n    pass\n", "syntax error"),
     ],
@@ -395,6 +401,8 @@ def test_a_symlink_loop_is_skipped_by_the_server_s_indexer(tmp_path):
     (tmp_path / "net.py").write_text("from torch import nn\n\n\nclass Net(nn.Module):\n    pass\n")
     (tmp_path / "loop.py").symlink_to("loop.py")
     (tmp_path / "away").symlink_to(tmp_path / "away")
-    result = subprocess.run([sys.executable, "-m", "exportlens.server.indexer", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "exportlens.server.indexer", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert '"name":"Net"' in result.stdout

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core.report import Kind, ModuleReport, Status
-from exportlens.exporter.static.plan import Plan, make_plan
+from exportlens.exporter.spec.plan import Plan, make_plan
 
 
 def _example_files() -> dict[str, str]:
@@ -90,7 +90,9 @@ def _example_module(name: str):
     case = examples()[name]
     module = inspect.getmodule(type(case.model))
     cls = type(case.model).__name__
-    assert module is not None and getattr(module, cls, None) is type(case.model), f"{name}: {cls} is not top-level in its file"
+    assert module is not None and getattr(module, cls, None) is type(case.model), (
+        f"{name}: {cls} is not top-level in its file"
+    )
     return module, cls
 
 
@@ -106,7 +108,9 @@ def written_source(name: str) -> str:
         "torch.manual_seed(0)  # the example draws its inputs at import: the same ones every run\n"
         "\n"
     )
-    case = f"\n\nclass Case({cls}):\n    @staticmethod\n    def example_inputs():\n        return example_args, {kwargs}\n"
+    case = (
+        f"\n\nclass Case({cls}):\n    @staticmethod\n    def example_inputs():\n        return example_args, {kwargs}\n"
+    )
     if getattr(module, "dynamic_shapes", None) is not None:
         case += "\n    @staticmethod\n    def dynamic_shapes():\n        return dynamic_shapes\n"
     return header + source + case
@@ -131,7 +135,9 @@ def subclassed_source(name: str) -> str:
         "        return copy.deepcopy((case.example_args, case.example_kwargs))\n"
     )
     if examples()[name].dynamic_shapes is not None:
-        text += f"\n    @staticmethod\n    def dynamic_shapes():\n        return all_examples()[{name!r}].dynamic_shapes\n"
+        text += (
+            f"\n    @staticmethod\n    def dynamic_shapes():\n        return all_examples()[{name!r}].dynamic_shapes\n"
+        )
     return text
 
 
@@ -163,7 +169,9 @@ class ExportDB:
                 self._done[target] = exc
         done = self._done[target]
         if isinstance(done, BaseException):
-            raise AssertionError(f"exportlens raised instead of reporting on {target}: {done!r}\n{_trace(done)}") from done
+            raise AssertionError(
+                f"exportlens raised instead of reporting on {target}: {done!r}\n{_trace(done)}"
+            ) from done
         return done
 
     def lines(self, path: str) -> list[str]:
@@ -257,7 +265,9 @@ def test_not_supported_example_fails_on_a_project_line(db: ExportDB, name: str, 
         assert 1 <= f.line <= len(db.lines(f.path)), str(f)
         assert not TORCH_SYMBOL.search(f.message), f"torch symbol in the message: {f.message}"
         assert not TORCH_SOURCE.search(f.message), f"torch source in the message: {f.message}"
-    if variant == "written" and name == "dynamic_shape_round":  # forward is the user's: the finding is on the line that breaks
+    if (
+        variant == "written" and name == "dynamic_shape_round"
+    ):  # forward is the user's: the finding is on the line that breaks
         lines = db.lines(file)
         on_forward = [f for f in errors if "round(" in lines[f.line - 1]]
         assert on_forward, f"no finding on the round() line:\n{_show(report)}"

@@ -52,9 +52,13 @@ def test_engine_is_no_newer_than_the_editor_the_end_to_end_test_runs():
     assert (major, minor) <= (1, 100)
 
 
-@pytest.mark.skipif(not READY and os.environ.get("CI") != "true", reason="run `npm ci` in vscode-extension/ first (.ci/run does)")
+@pytest.mark.skipif(
+    not READY and os.environ.get("CI") != "true", reason="run `npm ci` in vscode-extension/ first (.ci/run does)"
+)
 def test_extension_unit_tests_pass():
-    done = subprocess.run(["npm", "test", "--silent"], cwd=EXTENSION, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        ["npm", "test", "--silent"], cwd=EXTENSION, capture_output=True, text=True, timeout=300, check=False
+    )
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-4000:]
     passed = int(re.search(r"^# pass (\d+)$", out, re.M).group(1))
@@ -71,14 +75,18 @@ def test_every_editor_setting_is_contributed_as_core_settings_declares_it():
         # the description's key facts: the declared help, what null means, one line per choice
         assert p["markdownDescription"].startswith(s.help), key
         if PROJECT in s.where:
-            shown = f"{s.default:g}" if s.kind is float else f"`{str(s.default).lower() if s.kind is bool else s.default}`"
+            shown = (
+                f"{s.default:g}" if s.kind is float else f"`{str(s.default).lower() if s.kind is bool else s.default}`"
+            )
             assert "`null`" in p["markdownDescription"] and f"else {shown}." in p["markdownDescription"], key
         assert len(p.get("enumDescriptions", schema.get("enum", []))) == len(schema.get("enum", [])), key
 
 
 def _ts_list(name: str) -> list[str]:
     text = SOURCES["settings.ts"]
-    found = re.search(rf"export const {name} = \[(.*?)\] as const;", text, re.S) or re.search(rf"export const {name} = '([^']*)';", text)
+    found = re.search(rf"export const {name} = \[(.*?)\] as const;", text, re.S) or re.search(
+        rf"export const {name} = '([^']*)';", text
+    )
     return re.findall(r"'([^']*)'", found.group(1)) if "[" in found.group(0) else [found.group(1)]
 
 
@@ -110,4 +118,6 @@ def test_every_method_the_extension_sends_or_listens_to_is_the_server_s():
     for file, text in SOURCES.items():
         if file != "methods.ts":
             literals = set(re.findall(r"'(exportlens[./][\w./]+)'", text))
-            assert not literals & (server_names | {m for m in literals if "/" in m}), f"{file} spells a method: import it from methods.ts"
+            assert not literals & (server_names | {m for m in literals if "/" in m}), (
+                f"{file} spells a method: import it from methods.ts"
+            )

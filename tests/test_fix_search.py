@@ -33,7 +33,9 @@ def test_a_fix_torch_refuses_to_build_is_dropped_and_counted(project, caplog: py
     from torch.export import Dim
 
     project.write("pyproject.toml", '[tool.exportlens.modules."top.py:Top"]\ninputs = { x = "f32[n, 4]", k = 3 }\n')
-    project.write("top.py", "from torch import nn\n\nclass Top(nn.Module):\n    def forward(self, x, k):\n        return x * k\n")
+    project.write(
+        "top.py", "from torch import nn\n\nclass Top(nn.Module):\n    def forward(self, x, k):\n        return x * k\n"
+    )
     _, ctx = _exported(project, "Top")
     with caplog.at_level(logging.INFO, logger="exportlens.fixes"):
         built = ctx.fix_or("bounds of side", lambda: Dim("side", min=32, max=32), None)
@@ -54,10 +56,17 @@ def test_a_proof_that_fails_inside_exportlens_drops_its_fix_and_counts_it():
     from exportlens.exporter.workers.protocol import Job
 
     edit = Edit("pyproject.toml", 3, 1, 3, 5, "seq = { max = 8 }")
-    preferred, other = Fix("Set `seq` to Dim('seq', max=8)", (edit,), preferred=True), Fix("Make `seq` static: size 4", (edit,))
-    finding = codes.finding(codes.RANGE_VIOLATION, "`seq` is declared as [2, 64], but this line requires `seq <= 8`", "m.py", 5)
+    preferred, other = (
+        Fix("Set `seq` to Dim('seq', max=8)", (edit,), preferred=True),
+        Fix("Make `seq` static: size 4", (edit,)),
+    )
+    finding = codes.finding(
+        codes.RANGE_VIOLATION, "`seq` is declared as [2, 64], but this line requires `seq <= 8`", "m.py", 5
+    )
     report = ModuleReport("m.py:M", Status.FAILED, (replace(finding, fixes=(preferred, other)),))
-    crashed = ModuleReport("m.py:M", Status.FAILED, (codes.finding(codes.INTERNAL, "exportlens failed: AssertionError", "m.py", 3),))
+    crashed = ModuleReport(
+        "m.py:M", Status.FAILED, (codes.finding(codes.INTERNAL, "exportlens failed: AssertionError", "m.py", 3),)
+    )
     rounds = Converging(Job("/nowhere", "m.py:M", 1), Sources.of(Path("/nowhere")))
     rounds.step(crashed)  # the proof's first (and only) export
     after = proven(report, [(Proof(0, 0, None), rounds)])

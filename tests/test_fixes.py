@@ -88,7 +88,9 @@ def test_equality_fix_renames_the_dim_in_shapes(project):
     after = fix_and_recheck(project, "Fuse", "EL202")
     assert after.status is Status.EXPORTED, after.findings
     text = project.read("pyproject.toml")
-    assert ('a = "f32[batch, n, 4]", b = "f32[batch, n, 4]"' in text) or ('a = "f32[batch, m, 4]", b = "f32[batch, m, 4]"' in text)
+    assert ('a = "f32[batch, n, 4]", b = "f32[batch, n, 4]"' in text) or (
+        'a = "f32[batch, m, 4]", b = "f32[batch, m, 4]"' in text
+    )
 
 
 def test_specialization_fix_makes_the_dim_static(project):
@@ -110,7 +112,9 @@ def test_specialization_fix_makes_the_dim_static(project):
                 return x.view(4, 10) * 2
     """,
     )
-    after = fix_and_recheck(project, "Head", "EL204", title="Make `batch` static: size 4")  # the second: the code fix is first
+    after = fix_and_recheck(
+        project, "Head", "EL204", title="Make `batch` static: size 4"
+    )  # the second: the code fix is first
     assert after.status is Status.EXPORTED
     assert 'inputs = { x = "f32[4, 10]" }' in project.read("pyproject.toml")
     assert "dims" not in project.read("pyproject.toml")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core.codec import CodecError
-from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.spec.plan import make_plan
 from exportlens.server.index import ModuleIndex
 from exportlens.server.indexer import CODEC, scan
 
@@ -250,7 +250,9 @@ def test_a_file_checked_alone_belongs_to_its_checkout_or_its_packages(tmp_path, 
     plan = make_plan([tmp_path / "acme" / "models" / "text" / "encoder.py"])
     assert plan.root == (tmp_path / root).resolve()
     prefix = "acme/" if root == "." else ""
-    assert [m.target for m in plan.modules] == [f"{prefix}models/text/encoder.py:{n}" for n in ("TextEncoder", "Nested", "Chosen")]
+    assert [m.target for m in plan.modules] == [
+        f"{prefix}models/text/encoder.py:{n}" for n in ("TextEncoder", "Nested", "Chosen")
+    ]
 
 
 def test_the_server_s_rescan_of_an_open_file_uses_its_workspace_folder(tmp_path):
@@ -258,7 +260,12 @@ def test_the_server_s_rescan_of_an_open_file_uses_its_workspace_folder(tmp_path)
     folder = (tmp_path / "acme").resolve()
     entry = ModuleIndex(folders=[folder]).compute(folder / "apps.py", {})
     assert entry.root == folder
-    assert [m.target for m in entry.modules] == ["apps.py:App", "apps.py:TextApp", "apps.py:VisionApp", "apps.py:StarredApp"]
+    assert [m.target for m in entry.modules] == [
+        "apps.py:App",
+        "apps.py:TextApp",
+        "apps.py:VisionApp",
+        "apps.py:StarredApp",
+    ]
 
 
 def test_a_large_open_file_parsed_in_a_subprocess_uses_its_workspace_folder(tmp_path):
@@ -287,7 +294,9 @@ TRANSFORMERS_FILES = (
 
 def _indexer(folder: Path) -> dict[str, tuple[Path, set[str]]]:
     """What the server's indexer subprocess reports: each file's root and classes."""
-    done = subprocess.run([sys.executable, "-m", "exportlens.server.indexer", str(folder)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "exportlens.server.indexer", str(folder)], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     out = {}
     for line in done.stdout.splitlines():
@@ -310,7 +319,9 @@ def test_every_bert_module_of_a_transformers_copy_is_found(tmp_path, start):
         shutil.copy(installed / name, tmp_path / "transformers" / name)
     from transformers.models.bert import modeling_bert
 
-    defined = (c for c in vars(modeling_bert).values() if isinstance(c, type) and c.__module__ == modeling_bert.__name__)
+    defined = (
+        c for c in vars(modeling_bert).values() if isinstance(c, type) and c.__module__ == modeling_bert.__name__
+    )
     truth = {c.__name__ for c in defined if issubclass(c, torch.nn.Module)}
     assert {"BertForMaskedLM", "BertLayer", "BertEmbeddings"} <= truth
     folder = (tmp_path / start).resolve()

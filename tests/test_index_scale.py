@@ -1,4 +1,4 @@
-"""The workspace index at scale (``static.bulk``): a text pre-filter, outlines parsed with
+"""The workspace index at scale (``find.bulk``): a text pre-filter, outlines parsed with
 function bodies blanked, a pool, an on-disk cache. Whatever it skips, it finds exactly the
 modules a full scan finds, with the same positions, on a tree of every tricky case."""
 
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from exportlens.exporter.static.bulk import index_tree
-from exportlens.exporter.static.discover import discover
-from exportlens.exporter.static.index_cache import IndexCache
-from exportlens.exporter.static.skeleton import skeleton
-from exportlens.exporter.static.walk import python_files_under
+from exportlens.exporter.find.bulk import index_tree
+from exportlens.exporter.find.discover import discover
+from exportlens.exporter.find.index_cache import IndexCache
+from exportlens.exporter.find.skeleton import skeleton
+from exportlens.exporter.find.walk import python_files_under
 from exportlens.server.index import ModuleIndex
 
 TREE = {
@@ -235,7 +235,11 @@ def test_the_indexer_answers_an_unchanged_folder_from_its_cache_and_sees_a_new_f
 
     def targets() -> set[str]:
         done = subprocess.run(
-            [sys.executable, "-m", "exportlens.server.indexer", str(tree)], capture_output=True, text=True, env=env, check=True
+            [sys.executable, "-m", "exportlens.server.indexer", str(tree)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
         )
         return {f"{json.loads(line)['path']['$path']}" for line in done.stdout.splitlines()}
 
@@ -259,8 +263,12 @@ def test_the_indexer_lists_a_module_a_factory_table_declares(tmp_path: Path):
     from exportlens.server.indexer import scan
 
     (tmp_path / "models").mkdir()
-    (tmp_path / "models" / "build.py").write_text("from torch import nn\n\n\ndef build_mlp(width):\n    return nn.Linear(width, width)\n")
-    (tmp_path / "pyproject.toml").write_text('[tool.exportlens.modules."models/build.py:mlp"]\nfactory = "models/build.py:build_mlp"\n')
+    (tmp_path / "models" / "build.py").write_text(
+        "from torch import nn\n\n\ndef build_mlp(width):\n    return nn.Linear(width, width)\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.exportlens.modules."models/build.py:mlp"]\nfactory = "models/build.py:build_mlp"\n'
+    )
     ((path, entry),) = list(scan(tmp_path))
     assert path == tmp_path / "models" / "build.py"
     assert [(m.target, m.name_span.line) for m in entry.modules] == [("models/build.py:mlp", 4)]
@@ -270,14 +278,20 @@ def test_the_indexer_answers_again_when_pyproject_toml_declares_a_new_factory_mo
     """An edit of pyproject.toml changes no Python file, but may declare a module in one."""
     project = tmp_path / "project"
     (project / "models").mkdir(parents=True)
-    (project / "models" / "build.py").write_text("from torch import nn\n\n\ndef build_mlp(width):\n    return nn.Linear(width, width)\n")
+    (project / "models" / "build.py").write_text(
+        "from torch import nn\n\n\ndef build_mlp(width):\n    return nn.Linear(width, width)\n"
+    )
     spec = project / "pyproject.toml"
     spec.write_text("[project]\nname = 'p'\n")
     env = {**os.environ, "EXPORTLENS_INDEX_CACHE": str(tmp_path / "cache")}
 
     def paths() -> list[str]:
         done = subprocess.run(
-            [sys.executable, "-m", "exportlens.server.indexer", str(project)], capture_output=True, text=True, env=env, check=True
+            [sys.executable, "-m", "exportlens.server.indexer", str(project)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
         )
         return [json.loads(line)["path"]["$path"] for line in done.stdout.splitlines()]
 

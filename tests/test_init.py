@@ -65,7 +65,10 @@ def test_init_writes_a_proven_spec_for_each_model_and_none_for_their_parts(proje
     # the shape from `b, t, d = x.shape` and the first layer; start_pos an int the program takes as a variable
     assert 'inputs = {x = "f32[batch, seq, 64]", start_pos = "int[start_pos]"}' in text
     assert "#   start_pos: a position (annotated `int`): an int the program takes as a variable" in text
-    assert "#   x: rank 3 from `b, t, d = x.shape`; last size 32: the input of `self.gate = nn.Linear(dim, n_experts" in text
+    assert (
+        "#   x: rank 3 from `b, t, d = x.shape`; last size 32: the input of `self.gate = nn.Linear(dim, n_experts"
+        in text
+    )
     assert 'inputs = {pixel_values = "f32[batch, 3, 32, 32]"}' in text
     # the cache bounds the dims: their ranges come from the constructor's max_batch_size and max_seq_len
     assert "dims = {batch = {min = 1, max = 4}, seq = {min = 2, max = 32}, start_pos = {min = 0, max = 31}}" in text
@@ -84,7 +87,10 @@ def test_check_then_reports_real_findings_on_their_lines(project: Path, initiali
     decoder, moe = project / "models/decoder.py", project / "models/moe.py"
     lines = check.stdout.splitlines()
     assert f"models/moe.py:{line_of(moe, 'if rows.numel() == 0')}:13: EL101 `rows.numel() == 0`" in "\n".join(lines)
-    assert any(line.startswith(f"models/decoder.py:{line_of(decoder, 'self.cache_k[:b, start_pos')}:9: EL201 `seq`") for line in lines)
+    assert any(
+        line.startswith(f"models/decoder.py:{line_of(decoder, 'self.cache_k[:b, start_pos')}:9: EL201 `seq`")
+        for line in lines
+    )
     assert not any(code in check.stdout for code in ("EL403", "EL404", "EL405", "EL001"))  # no finding of a wrong guess
     assert "EL007" not in check.stdout  # the parts (Expert, PatchEmbed, FeedForward) are checked inside their parents
     assert check.returncode == 1

@@ -108,7 +108,11 @@ def test_code_that_specializes_an_axis_is_reported_on_its_line_in_the_axis_name(
     static = next(f for f in finding["fixes"] if f["title"] == "Make `batch` static: size 4")
     (edit,) = static["edits"]  # the annotation says so itself: "batch 12" -> "4 12"
     line = project.read("models/head.py").splitlines()[edit["line"] - 1]
-    assert (edit["path"], line[edit["column"] - 1 : edit["end_column"] - 1], edit["new_text"]) == ("models/head.py", "batch", "4")
+    assert (edit["path"], line[edit["column"] - 1 : edit["end_column"] - 1], edit["new_text"]) == (
+        "models/head.py",
+        "batch",
+        "4",
+    )
 
 
 def test_a_variadic_axis_is_a_finding_on_the_annotation_not_a_traceback(checked):
@@ -128,16 +132,22 @@ def test_fixes_for_annotated_dims_export_once_applied(project):
     project.write("pyproject.toml", '[project]\nname = "annotated"\n')
     project.write("models/positions.py", POSITIONS)
     finding = only(project.module("Positions").findings, "EL201")
-    assert finding.message == "`seq` is declared as [0, ∞], but this line requires `seq <= 32` (`self.table` has 32 rows)"
+    assert (
+        finding.message == "`seq` is declared as [0, ∞], but this line requires `seq <= 32` (`self.table` has 32 rows)"
+    )
     (fix,) = finding.fixes
     assert [e.path for e in fix.edits] == ["pyproject.toml"]  # jaxtyping has no way to say a range
     project.apply(fix)
-    assert project.read("pyproject.toml").endswith('[tool.exportlens.modules."models/positions.py:Positions"]\ndims = {seq = {max = 32}}\n')
+    assert project.read("pyproject.toml").endswith(
+        '[tool.exportlens.modules."models/positions.py:Positions"]\ndims = {seq = {max = 32}}\n'
+    )
     report = project.module("Positions")
     assert report.status.value == "exported" and report.summary.range_constraints == ("batch ∈ [0, ∞]", "seq ∈ [0, 32]")
 
     project.write("models/head.py", HEAD)
-    static = next(f for f in only(project.module("Head").findings, "EL204").fixes if f.title.startswith("Make `batch` static"))
+    static = next(
+        f for f in only(project.module("Head").findings, "EL204").fixes if f.title.startswith("Make `batch` static")
+    )
     project.apply(static)
     assert 'x: Float[Tensor, "4 12"]' in project.read("models/head.py")
     assert project.module("Head").status.value == "exported"

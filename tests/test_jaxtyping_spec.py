@@ -7,10 +7,10 @@ from conftest import Project, line_of
 
 from exportlens.exporter.core.report import Edit
 from exportlens.exporter.core.sources import Sources
-from exportlens.exporter.static.edits import apply_edits
-from exportlens.exporter.static.jaxtyping_edits import annotation_edits
-from exportlens.exporter.static.plan import make_plan
-from exportlens.exporter.static.shapes import AUTO, Derived
+from exportlens.exporter.edit.jaxtyping_edits import annotation_edits
+from exportlens.exporter.edit.text_edits import apply_edits
+from exportlens.exporter.spec.plan import make_plan
+from exportlens.exporter.spec.shapes import AUTO, Derived
 
 ALIASES = """
 import torch
@@ -55,7 +55,10 @@ def test_annotations_through_any_alias_are_the_inputs(project):
     assert p.spec.inputs["pos"].shape.sizes[0] == Derived("seq", 1, 1, "seq+1")
     assert p.spec.inputs["mask"].shape.sizes[1] == AUTO
     assert set(p.spec.dims) == {"batch", "seq"}
-    assert p.spec.describe() == f"models/net.py:{line_of(project, 'models/net.py', 'x: F[')} (forward's jaxtyping annotations)"
+    assert (
+        p.spec.describe()
+        == f"models/net.py:{line_of(project, 'models/net.py', 'x: F[')} (forward's jaxtyping annotations)"
+    )
 
 
 def test_a_dim_is_placed_on_its_first_axis_in_the_annotations(project):
@@ -181,7 +184,9 @@ def test_example_inputs_win_over_the_annotations(project):
 def fixed(project: Project, changes) -> dict[str, str]:
     spec = planned(project, "Net").spec
     edits: list[Edit] = list(annotation_edits(spec, changes, Sources(project.root)))
-    return {path: apply_edits(project.read(path), [e for e in edits if e.path == path]) for path in {e.path for e in edits}}
+    return {
+        path: apply_edits(project.read(path), [e for e in edits if e.path == path]) for path in {e.path for e in edits}
+    }
 
 
 def test_a_dim_made_static_or_substituted_is_rewritten_in_every_annotation(project):

@@ -16,8 +16,8 @@ from exportlens.exporter.core.regular_files import NotRegular, read_regular
 from exportlens.exporter.core.report import Edit
 from exportlens.exporter.core.sources import Sources
 from exportlens.exporter.core.targets import Target
-from exportlens.exporter.static.edits import apply_edits
-from exportlens.exporter.static.index_cache import IndexCache
+from exportlens.exporter.edit.text_edits import apply_edits
+from exportlens.exporter.find.index_cache import IndexCache
 from exportlens.exporter.workers import platform
 from exportlens.exporter.workers.platform import NO_FORK, fork_is_safe
 from exportlens.exporter.workers.sandbox import available, off_here
@@ -28,7 +28,12 @@ from exportlens.server.features.diagnostics import relative
     "text, path, name, variant",
     [
         ("C:\\proj\\models\\net.py:Net", "C:\\proj\\models\\net.py", "Net", None),
-        ("C:\\proj\\models\\net.py", "C:\\proj\\models\\net.py", "", None),  # a file alone: the drive's colon names no class
+        (
+            "C:\\proj\\models\\net.py",
+            "C:\\proj\\models\\net.py",
+            "",
+            None,
+        ),  # a file alone: the drive's colon names no class
         ("c:/proj/models/net.py:Outer.Inner[small]", "c:/proj/models/net.py", "Outer.Inner", "small"),
         ("D:net.py", "D:net.py", "", None),  # drive-relative
         ("models\\net.py:Net[a:b]", "models\\net.py", "Net", "a:b"),
@@ -56,7 +61,12 @@ def test_a_windows_file_is_named_relative_to_its_project_with_forward_slashes():
 def test_a_windows_project_s_index_cache_is_one_plain_file_in_the_cache_folder():
     cache = IndexCache(PurePosixPath("/cache"))  # type: ignore[arg-type]
     file = cache._file(PureWindowsPath("C:\\Users\\ada\\proj"), "jsonl")  # type: ignore[arg-type]
-    assert file.parent == PurePosixPath("/cache") and file.name.endswith(".jsonl") and ":" not in file.name and "\\" not in file.name
+    assert (
+        file.parent == PurePosixPath("/cache")
+        and file.name.endswith(".jsonl")
+        and ":" not in file.name
+        and "\\" not in file.name
+    )
 
 
 def test_an_edit_of_a_file_with_windows_line_ends_keeps_every_other_byte():

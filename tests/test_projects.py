@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from exportlens.exporter.static.walk import python_files_under
+from exportlens.exporter.find.walk import python_files_under
 
 REPO = Path(__file__).resolve().parent.parent
 NET = "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x\n"
@@ -18,7 +18,9 @@ NET = "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def fo
 
 def exportlens(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "exportlens.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "exportlens.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def outer(tmp_path: Path, exclude: str = '["scratch/"]') -> Path:
@@ -30,7 +32,9 @@ def outer(tmp_path: Path, exclude: str = '["scratch/"]') -> Path:
         (root / folder / "net.py").write_text(NET)
     (root / "pyproject.toml").write_text(f"[tool.exportlens]\nexclude = {exclude}\n")
     (root / ".gitignore").write_text("gen/\n")
-    (root / "inner" / "pyproject.toml").write_text('[tool.exportlens.modules."models/net.py:Net"]\ninputs = { x = "q32[batch, 4]" }\n')
+    (root / "inner" / "pyproject.toml").write_text(
+        '[tool.exportlens.modules."models/net.py:Net"]\ninputs = { x = "q32[batch, 4]" }\n'
+    )
     return root
 
 
@@ -83,4 +87,7 @@ def test_gitignore_rules_from_the_checkout_top_and_negations(tmp_path):
     (root / "pkg" / ".gitignore").write_text("gen/*\n!gen/keep.py\n")
     for name in ("pkg/a.py", "pkg/a_pb2.py", "pkg/gen/drop.py", "pkg/gen/keep.py"):
         (root / name).write_text(NET)
-    assert sorted(p.relative_to(root).as_posix() for p in python_files_under(root / "pkg")) == ["pkg/a.py", "pkg/gen/keep.py"]
+    assert sorted(p.relative_to(root).as_posix() for p in python_files_under(root / "pkg")) == [
+        "pkg/a.py",
+        "pkg/gen/keep.py",
+    ]

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(find_spec("transformers") is None, reason="transformers is not installed")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(find_spec("transformers") is None, reason="transformers is not installed"),
+]
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 # slow: not even imported for `-m "not slow"` (transformers takes seconds to import)
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(find_spec("transformers") is None, reason="transformers is not installed")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(find_spec("transformers") is None, reason="transformers is not installed"),
+]
 
 SPEC = """
 [tool.exportlens.modules."models/bert.py:TinyBert"]
@@ -64,14 +67,19 @@ def test_tiny_bert_and_llama_export_in_the_users_names(project):
 
     bert = by_target["models/bert.py:TinyBert"]
     assert bert.status.value == "exported", [str(f) for f in bert.findings]
-    assert bert.summary.signature == "(input_ids: i64[batch, seq], attention_mask: i64[batch, seq]) -> f32[batch, seq, 32]"
+    assert (
+        bert.summary.signature == "(input_ids: i64[batch, seq], attention_mask: i64[batch, seq]) -> f32[batch, seq, 32]"
+    )
     assert set(bert.summary.range_constraints) == {"batch ∈ [1, 8]", "seq ∈ [2, 64]"}
 
     llama = by_target["models/llama.py:TinyLlama"]
     assert llama.status.value == "exported", [str(f) for f in llama.findings]
     assert llama.summary.signature == "(input_ids: i64[batch, seq]) -> f32[batch, seq, 100]"
     # the line of forward that calls the model is where its output's shape shows
-    line = project.read("models/llama.py").splitlines().index("        logits = self.llama(input_ids=input_ids).logits") + 1
+    line = (
+        project.read("models/llama.py").splitlines().index("        logits = self.llama(input_ids=input_ids).logits")
+        + 1
+    )
     shapes = {ls.line: ls.shapes for ls in llama.summary.line_shapes if ls.path == "models/llama.py"}
     assert shapes[line][-1] == "f32[batch, seq, 100]"
 
@@ -81,13 +89,17 @@ def test_a_llama_that_returns_its_cache_is_told_on_the_return_line(project):
     project.write(
         "models/llama.py",
         LLAMA.replace("use_cache=False", "use_cache=True").replace(
-            "logits = self.llama(input_ids=input_ids).logits\n        return logits", "return self.llama(input_ids=input_ids)"
+            "logits = self.llama(input_ids=input_ids).logits\n        return logits",
+            "return self.llama(input_ids=input_ids)",
         ),
     )
     llama = project.module("models/llama.py:TinyLlama")
     (f,) = llama.findings
     assert f.code == "EL304"
-    assert f.line == project.read("models/llama.py").splitlines().index("        return self.llama(input_ids=input_ids)") + 1
+    assert (
+        f.line
+        == project.read("models/llama.py").splitlines().index("        return self.llama(input_ids=input_ids)") + 1
+    )
     assert "`DynamicCache`" in f.message and "`use_cache=False`" in f.message
 
 

@@ -16,10 +16,10 @@ import pytest
 from conftest import only
 
 from exportlens.exporter.core.options import Options
-from exportlens.exporter.static.async_checks import raise_as_assert, torch_assert_as_async
-from exportlens.exporter.static.item_reads import int_as_item
-from exportlens.exporter.static.plan import make_plan
-from exportlens.exporter.static.remedies import as_cond, as_where, without_branch, without_fast_path
+from exportlens.exporter.edit.async_checks import raise_as_assert, torch_assert_as_async
+from exportlens.exporter.edit.item_reads import int_as_item
+from exportlens.exporter.edit.remedies import as_cond, as_where, without_branch, without_fast_path
+from exportlens.exporter.spec.plan import make_plan
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -65,7 +65,10 @@ def test_the_routers_preferred_fix_keeps_the_expert(project, pool):
     finding = only(checked(project.root, pool).findings, "EL101")
 
     (preferred,) = [f for f in finding.fixes if f.preferred]
-    assert preferred.title == "Run both sides of `if routed > 0:` with torch.cond (module then exports and serves its ranges)"
+    assert (
+        preferred.title
+        == "Run both sides of `if routed > 0:` with torch.cond (module then exports and serves its ranges)"
+    )
     assert preferred.verified == "serves" and preferred.passes_probes
     assert {p.name for p in preferred.probes} >= {"example inputs"} and len(preferred.probes) >= 2
     assume = next(f for f in finding.fixes if "torch._check(routed <= 0)" in f.title)
@@ -129,7 +132,10 @@ def test_an_experts_early_exit_for_no_token_is_dropped_as_index_add_handles_it(p
     )
     finding = only(checked(project.root, pool).findings, "EL101")
     (preferred,) = [f for f in finding.fixes if f.preferred]
-    assert preferred.title == "Drop `if idx.numel() == 0:`: the code after it handles that case (module then exports and serves its ranges)"
+    assert (
+        preferred.title
+        == "Drop `if idx.numel() == 0:`: the code after it handles that case (module then exports and serves its ranges)"
+    )
     assert preferred.passes_probes and all(p.agrees is not False for p in preferred.probes)
     project.apply(preferred)
     assert "continue" not in project.read("experts.py")
@@ -173,7 +179,9 @@ def test_what_a_job_says_its_probes_gave_is_not_taken(tmp_path):
     from exportlens.exporter.workers.validate import checked_report
 
     (tmp_path / "m.py").write_text("x = 1\n")
-    claimed = Fix("Run both sides", (Edit("m.py", 1, 1, 1, 1, "y"),), True, "exports", (Probe("zeros", "zeros", agrees=True),))
+    claimed = Fix(
+        "Run both sides", (Edit("m.py", 1, 1, 1, 1, "y"),), True, "exports", (Probe("zeros", "zeros", agrees=True),)
+    )
     finding = Finding("EL101", Kind.DATA_DEPENDENT_GUARD, "a branch", "m.py", 1, fixes=(claimed,))
     report = ModuleReport("m.py:M", Status.FAILED, (finding,))
     (kept,) = checked_report(Job(str(tmp_path), "m.py:M", 1), report).findings[0].fixes
@@ -319,7 +327,9 @@ def test_names_read_by_the_other_picks_are_not_picked_one_after_another():
         "inv = self.short_inv\n", "inv = self.short_inv\n            scale = inv\n"
     )
     assert as_where(text, 7) is None  # the second torch.where would read the new ``inv``
-    assert as_where(ROPE.replace("long context\n", "long context\n            x = x.clone()\n"), 7) is None  # a side that does more
+    assert (
+        as_where(ROPE.replace("long context\n", "long context\n            x = x.clone()\n"), 7) is None
+    )  # a side that does more
 
 
 def test_a_finite_check_is_kept_in_the_program_proven_on_probes_it_passes(project, pool):
@@ -355,8 +365,13 @@ def test_a_finite_check_is_kept_in_the_program_proven_on_probes_it_passes(projec
     )
     assert preferred.passes_probes and len(preferred.probes) >= 2 and all(p.agrees for p in preferred.probes)
     project.apply(preferred)
-    assert '        torch._assert_async(torch.isfinite(y).all(), "the solver reached a non-finite state")\n' in project.read("solver.py")
-    program = torch.export.export(load(project.root / "solver.py", "kept_solver").Solver(), (torch.randn(3, 4),)).module()
+    assert (
+        '        torch._assert_async(torch.isfinite(y).all(), "the solver reached a non-finite state")\n'
+        in project.read("solver.py")
+    )
+    program = torch.export.export(
+        load(project.root / "solver.py", "kept_solver").Solver(), (torch.randn(3, 4),)
+    ).module()
     with pytest.raises(RuntimeError, match="the solver reached a non-finite state"):
         program(torch.full((3, 4), float("nan")))
 
@@ -395,13 +410,17 @@ def test_int_of_a_tensor_read_with_item_is_preferred_only_where_probes_of_other_
 
     mask, pick = sorted(check_in_workers(make_plan([project.root]), pool, Options()).modules, key=lambda m: m.target)
     (item,) = only(mask.findings, "EL101").fixes
-    assert item.preferred and item.title.startswith("Write `lengths.max().item()` for `int(lengths.max())`: the same number")
+    assert item.preferred and item.title.startswith(
+        "Write `lengths.max().item()` for `int(lengths.max())`: the same number"
+    )
     # other longest lengths than the example's 5: 40 (scaled by 8) and 1 (ones)
     assert {"values scaled up", "ones"} <= {p.name for p in item.probes} and all(p.agrees for p in item.probes)
     # indexing a Python list with it needs the argmax pinned: a torch._check is no step a fix
     # folds in (converge.py), so the fix says what it reaches, and is not preferred
     (pinned,) = only(pick.findings, "EL101").fixes
-    assert not pinned.preferred and pinned.title.endswith("the same number, read when the program runs (1 more problem remains)")
+    assert not pinned.preferred and pinned.title.endswith(
+        "the same number, read when the program runs (1 more problem remains)"
+    )
 
 
 SOLVER = """import torch
@@ -437,7 +456,10 @@ def test_a_raise_without_not_is_negated_and_without_a_message_says_the_error():
         'import torch\ndef f(x):\n    torch._assert_async(torch.logical_not((x < 0).any()), "errors.Negative")\n    return x\n'
     )
     text = "import torch\ndef f(x):\n    if not (x.sum() > 0):\n        raise RuntimeError()\n    return x\n"
-    assert raise_as_assert(text, 3).text == 'import torch\ndef f(x):\n    torch._assert_async(x.sum() > 0, "RuntimeError")\n    return x\n'
+    assert (
+        raise_as_assert(text, 3).text
+        == 'import torch\ndef f(x):\n    torch._assert_async(x.sum() > 0, "RuntimeError")\n    return x\n'
+    )
 
 
 @pytest.mark.parametrize(
@@ -465,16 +487,24 @@ def test_torch_assert_becomes_torch_assert_async_and_nothing_else_changes():
     )
     assert torch_assert_as_async(text, 3) is None
     other = 'def forward(self, x):\n    ok = torch._assert(x.all(), "m")\n    _assert(x.all(), "m")\n    return x\n'
-    assert torch_assert_as_async(other, 2) is None and torch_assert_as_async(other, 3) is None  # its value used; not torch's
+    assert (
+        torch_assert_as_async(other, 2) is None and torch_assert_as_async(other, 3) is None
+    )  # its value used; not torch's
 
 
 def test_int_of_a_tensor_becomes_item_the_same_number_kept_unknown():
     text = "def forward(self, lengths):\n    longest = int(lengths.max())  # the widest\n    return torch.arange(longest)\n"
     read = int_as_item(text, 2, frozenset({"lengths"}))
     assert (read.written, read.item) == ("int(lengths.max())", "lengths.max().item()")
-    assert read.text == "def forward(self, lengths):\n    longest = lengths.max().item()  # the widest\n    return torch.arange(longest)\n"
+    assert (
+        read.text
+        == "def forward(self, lengths):\n    longest = lengths.max().item()  # the widest\n    return torch.arange(longest)\n"
+    )
     text = "def forward(self, x):\n    n = 2 * int(x.sum() + 1)\n    return n\n"
-    assert int_as_item(text, 2, frozenset({"x"})).text == "def forward(self, x):\n    n = 2 * (x.sum() + 1).item()\n    return n\n"
+    assert (
+        int_as_item(text, 2, frozenset({"x"})).text
+        == "def forward(self, x):\n    n = 2 * (x.sum() + 1).item()\n    return n\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -495,7 +525,7 @@ def test_no_item_read_where_int_reads_no_tensor_or_more_than_one(line):
 def test_a_number_asked_of_a_value_read_from_a_tensor_is_kept_symbolic():
     """`int(...)` of a value read from a tensor is written `torch.sym_int(...)` (a tensor
     argument read with `.item()`, as `int()` reads it); every other byte stays."""
-    from exportlens.exporter.static.numbers import conversion, symbolic
+    from exportlens.exporter.edit.numbers import conversion, symbolic
 
     text = (
         "import torch\n\n\n"

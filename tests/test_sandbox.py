@@ -13,7 +13,7 @@ import pytest
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.core.report import Status
 from exportlens.exporter.core.settings import Overrides
-from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.workers.batch import job_for
 from exportlens.exporter.workers.pool import Pool
 from exportlens.exporter.workers.sandbox import available

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import tomlkit
 
-from exportlens.exporter.static.children import parents
-from exportlens.exporter.static.plan import make_plan
-from exportlens.exporter.static.scaffold import candidates, with_tables
+from exportlens.exporter.edit.scaffold import candidates, with_tables
+from exportlens.exporter.find.children import parents
+from exportlens.exporter.spec.plan import make_plan
 
 
 def guesses(tmp_path: Path, source: str, name: str) -> list[str]:

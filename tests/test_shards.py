@@ -68,23 +68,34 @@ def _module(target: str, *, seconds: float = 0.5) -> ModuleReport:
         (Related("pyproject.toml", 4, "the spec"),),
         "torch's text",
     )
-    summary = Summary("(x: f32[b]) -> f32[b]", ("x: f32[b]",), ("f32[b]",), ("b ∈ [1, 64]",), (), (LineShapes(path, 3, ("f32[b]",)),))
+    summary = Summary(
+        "(x: f32[b]) -> f32[b]", ("x: f32[b]",), ("f32[b]",), ("b ∈ [1, 64]",), (), (LineShapes(path, 3, ("f32[b]",)),)
+    )
     return ModuleReport(target, Status.FAILED, (finding,), summary, "pyproject.toml:3", seconds, "2.13.0+cpu", True)
 
 
 def test_the_documented_json_reads_back_as_the_report_it_was():
-    report = Report((_module("b.py:B"), ModuleReport("a.py:A", Status.SKIPPED)), (Finding("EL001", Kind.SPEC_ERROR, "bad", "c.py", 2),))
+    report = Report(
+        (_module("b.py:B"), ModuleReport("a.py:A", Status.SKIPPED)),
+        (Finding("EL001", Kind.SPEC_ERROR, "bad", "c.py", 2),),
+    )
     assert from_dict(Report, json.loads(json.dumps(to_dict(report)))) == report
 
 
 @pytest.mark.parametrize(
     ("data", "problem"),
     [
-        ({"modules": [{"target": "a.py:A", "status": "done"}]}, "modules[0].status: 'done' is not one of exported, failed, skipped"),
+        (
+            {"modules": [{"target": "a.py:A", "status": "done"}]},
+            "modules[0].status: 'done' is not one of exported, failed, skipped",
+        ),
         ({"modules": [{"target": "a.py:A"}]}, "modules[0]: no 'status'"),
         ({"modules": [], "extra": 1}, "unknown field 'extra'"),
         ({"modules": {}}, "modules: expected a list, got an object"),
-        ({"modules": [{"target": "a.py:A", "status": "failed", "seconds": "1"}]}, "modules[0].seconds: expected a number, got a string"),
+        (
+            {"modules": [{"target": "a.py:A", "status": "failed", "seconds": "1"}]},
+            "modules[0].seconds: expected a number, got a string",
+        ),
     ],
 )
 def test_json_that_is_not_a_report_says_where(data, problem):

@@ -6,10 +6,10 @@ import pytest
 from conftest import line_of, only
 
 from exportlens.exporter.core.report import Kind, Status
-from exportlens.exporter.static.module_spec import choose_examples
-from exportlens.exporter.static.plan import make_plan
-from exportlens.exporter.static.shapes import Derived, ShapeError, parse_shape
-from exportlens.exporter.static.spec import DimSpec, TensorInput
+from exportlens.exporter.spec.loading import DimSpec, TensorInput
+from exportlens.exporter.spec.module_spec import choose_examples
+from exportlens.exporter.spec.plan import make_plan
+from exportlens.exporter.spec.shapes import Derived, ShapeError, parse_shape
 
 NET = """
     from torch import nn
@@ -31,7 +31,14 @@ def test_shape_grammar():
 
 @pytest.mark.parametrize(
     ("text", "unknown_dtype"),
-    [("f33[1]", True), ("f32[1,,2]", False), ("f32[batch*seq]", False), ("f32[-2]", False), ("f32[seq**2]", False), ("tensor", False)],
+    [
+        ("f33[1]", True),
+        ("f32[1,,2]", False),
+        ("f32[batch*seq]", False),
+        ("f32[-2]", False),
+        ("f32[seq**2]", False),
+        ("tensor", False),
+    ],
 )
 def test_malformed_shapes(text, unknown_dtype):
     with pytest.raises(ShapeError) as e:
@@ -41,7 +48,9 @@ def test_malformed_shapes(text, unknown_dtype):
 
 def test_example_sizes_avoid_0_1_and_collisions():
     dims = choose_examples(
-        {"batch": DimSpec("batch", min=0), "seq": DimSpec("seq", min=1, max=40)}, {2, 3}, [Derived("seq", 1, 1, "seq + 1")]
+        {"batch": DimSpec("batch", min=0), "seq": DimSpec("seq", min=1, max=40)},
+        {2, 3},
+        [Derived("seq", 1, 1, "seq + 1")],
     )
     sizes = [dims["batch"].example, dims["seq"].example, dims["seq"].example + 1]
     assert len(set(sizes) | {2, 3}) == 5 and min(sizes) >= 2
@@ -60,20 +69,45 @@ def spec_errors(project, table: str):
 @pytest.mark.parametrize(
     ("table", "code", "needle", "message"),
     [
-        ('inputs = { x = "f32[2]", y = "f32[2]" }\n', "EL001", "y = ", "input 'y' is not a parameter of forward(x, mask, scale)"),
+        (
+            'inputs = { x = "f32[2]", y = "f32[2]" }\n',
+            "EL001",
+            "y = ",
+            "input 'y' is not a parameter of forward(x, mask, scale)",
+        ),
         ('inputs = { mask = "f32[2]" }\n', "EL001", "inputs", "missing input 'x' required by forward(x, mask, scale)"),
         ('inputs = { x = "f31[2]" }\n', "EL002", "x = ", "input 'x': unknown dtype 'f31'"),
         ('inputs = { x = "f32[2,, 3]" }\n', "EL003", "x = ", "input 'x': empty size in 'f32[2,, 3]'"),
-        ('inputs = { x = "f32[b]" }\ndims = { b = 4 }\n', "EL004", "b = 4", "dim 'b' must be a table like { min = 2, max = 64 }"),
-        ('inputs = { x = "f32[b]" }\ndims = { b = { min = 9, max = 3 } }\n', "EL004", "b = {", "dim 'b': min (9) is above max (3)"),
-        ('inputs = { x = "f32[b]" }\ndims = { c = { max = 3 } }\n', "EL004", "c = {", "dim 'c' is not used by any input shape"),
+        (
+            'inputs = { x = "f32[b]" }\ndims = { b = 4 }\n',
+            "EL004",
+            "b = 4",
+            "dim 'b' must be a table like { min = 2, max = 64 }",
+        ),
+        (
+            'inputs = { x = "f32[b]" }\ndims = { b = { min = 9, max = 3 } }\n',
+            "EL004",
+            "b = {",
+            "dim 'b': min (9) is above max (3)",
+        ),
+        (
+            'inputs = { x = "f32[b]" }\ndims = { c = { max = 3 } }\n',
+            "EL004",
+            "c = {",
+            "dim 'c' is not used by any input shape",
+        ),
         (
             'inputs = { x = "f32[b]" }\ndims = { b = { mx = 3 } }\n',
             "EL004",
             "b = {",
             "dim 'b': unknown key(s) mx (known: min, max, example)",
         ),
-        ('inputs = { x = "f32[b]" }\ndims = { b = { min = 2, example = 1 } }\n', "EL004", "b = {", "dim 'b': example 1 is outside [2, ∞]"),
+        (
+            'inputs = { x = "f32[b]" }\ndims = { b = { min = 2, example = 1 } }\n',
+            "EL004",
+            "b = {",
+            "dim 'b': example 1 is outside [2, ∞]",
+        ),
         (
             'inputs = { x = "f32[n - 6]" }\ndims = { n = { min = 2 } }\n',
             "EL004",
@@ -104,7 +138,12 @@ def spec_errors(project, table: str):
             "memory_limit = ",
             "memory_limit '99999999999999999999999GiB' is not a size like 8GiB, at least 256MiB and at most 16TiB",
         ),
-        ('inputs = { x = "f32[3]" }\nshapes = 1\n', "EL005", "shapes", "unknown key 'shapes' in the spec for net.py:Net"),
+        (
+            'inputs = { x = "f32[3]" }\nshapes = 1\n',
+            "EL005",
+            "shapes",
+            "unknown key 'shapes' in the spec for net.py:Net",
+        ),
     ],
 )
 def test_spec_errors_are_located_on_the_spec_line(project, table, code, needle, message):
@@ -154,20 +193,32 @@ def test_broken_pyproject_is_a_finding_not_a_crash(project):
             "timeout inf is not a number of seconds above 0 and at most",
         ),
         ("[tool.exportlens]\n\nstrict = 'no'\n", "strict =", "strict 'no' is not true or false"),
-        ("[tool.exportlens]\nmemory_limit = '1B'\n", "memory_limit", "memory_limit '1B' is not a size like 8GiB, at least 256MiB"),
+        (
+            "[tool.exportlens]\nmemory_limit = '1B'\n",
+            "memory_limit",
+            "memory_limit '1B' is not a size like 8GiB, at least 256MiB",
+        ),
         # values past any machine: refused where they are written, not an EL502 on the class later
         (
             "[tool.exportlens]\ndevice = 'cpu'\nmemory_limit = '99999999999999999999999GiB'\n",
             "memory_limit",
             "memory_limit '99999999999999999999999GiB' is not a size like 8GiB, at least 256MiB and at most 16TiB",
         ),
-        ("[tool.exportlens]\n\nmemory_limit = 17592186044417\n", "memory_limit", "memory_limit 17592186044417 is not a size like 8GiB"),
+        (
+            "[tool.exportlens]\n\nmemory_limit = 17592186044417\n",
+            "memory_limit",
+            "memory_limit 17592186044417 is not a size like 8GiB",
+        ),
         (
             "[tool.exportlens]\ndevice = 'cuda:99999999999999999999'\n",
             "device =",
             "device 'cuda:99999999999999999999' is not one of cpu, cuda, cuda:N, mps, meta (N at most 1023)",
         ),
-        ("[tool.exportlens]\ndevice = 'cuda:1024'\n", "device =", "device 'cuda:1024' is not one of cpu, cuda, cuda:N, mps, meta"),
+        (
+            "[tool.exportlens]\ndevice = 'cuda:1024'\n",
+            "device =",
+            "device 'cuda:1024' is not one of cpu, cuda, cuda:N, mps, meta",
+        ),
         (
             "[tool.exportlens]\n\ntimeout = 99999999999999999999999\n",
             "timeout =",
@@ -194,7 +245,9 @@ def test_a_pyproject_that_is_not_utf8_is_a_finding_on_its_byte(project):
 def test_an_unclosed_shape_is_a_shape_error_not_a_string(project):
     planned, _ = spec_errors(project, 'inputs = { x = "f32[batch,,16" }\n')
     f = only(planned.findings, "EL003")
-    assert f.message == "input 'x': 'f32[batch,,16' is not a shape string like 'f32[batch, 3]'; the closing ] is missing"
+    assert (
+        f.message == "input 'x': 'f32[batch,,16' is not a shape string like 'f32[batch, 3]'; the closing ] is missing"
+    )
 
 
 def test_spec_for_a_missing_module_is_reported(project):

@@ -11,17 +11,21 @@ import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.spec.plan import make_plan
 
 NET = "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x, y=None):\n        return x\n"
 
-_names = st.sampled_from(["x", "y", "batch", "seq", "n", "2*n", "shape", "value", "fill", "min", "max", "example", "low", "high", "dtype"])
+_names = st.sampled_from(
+    ["x", "y", "batch", "seq", "n", "2*n", "shape", "value", "fill", "min", "max", "example", "low", "high", "dtype"]
+)
 _scalars = (
     st.none()
     | st.booleans()
     | st.integers(-(2**40), 2**40)
     | st.floats(allow_nan=True, allow_infinity=True)
-    | st.sampled_from(["f32[batch, 4]", "f32[batch,,4", "i64[2*n]", "f33[4]", "randn", "8GiB", "1B", "cpu", "tpu", "", "ä🚀"])
+    | st.sampled_from(
+        ["f32[batch, 4]", "f32[batch,,4", "i64[2*n]", "f33[4]", "randn", "8GiB", "1B", "cpu", "tpu", "", "ä🚀"]
+    )
     | st.text(max_size=12)
 )
 _values = st.recursive(
@@ -29,12 +33,16 @@ _values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_names, inner, max_size=4),
     max_leaves=10,
 )
-_table_keys = st.sampled_from(["init", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit", "sandbox", "shapes", "x"])
+_table_keys = st.sampled_from(
+    ["init", "inputs", "dims", "device", "strict", "ir", "timeout", "memory_limit", "sandbox", "shapes", "x"]
+)
 _module_table = st.dictionaries(_table_keys, _values, max_size=5)
 _exportlens = st.fixed_dictionaries(
     {},
     optional={
-        "modules": st.dictionaries(st.sampled_from(["net.py:Net", "net.py:Gone", "nope", "net.py"]), _module_table | _values, max_size=3)
+        "modules": st.dictionaries(
+            st.sampled_from(["net.py:Net", "net.py:Gone", "nope", "net.py"]), _module_table | _values, max_size=3
+        )
         | _values,
         "device": _values,
         "timeout": _values,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from exportlens.exporter.static.spec_text import MODULES, context_at, family, scan, use_at, uses
+from exportlens.exporter.spec.spec_text import MODULES, context_at, family, scan, use_at, uses
 
 TEXT = """\
 [tool.exportlens.modules."m.py:Net"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import line_of
 
 from exportlens.exporter.core.report import Status
-from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.spec.plan import make_plan
 
 
 def test_signature_ranges_and_line_shapes_in_dim_names(project):
@@ -98,7 +98,12 @@ def test_nested_inputs_kwargs_and_derived_dims(project):
     report = project.module("Multi")
     assert report.status is Status.EXPORTED, report.findings
     # a plain number is baked into the program: shown with its value
-    assert report.summary.inputs == ("pair[0]: f32[batch, n]", "pair[1]: f32[batch, n + 1]", "extra['a']: f32[batch, 4]", "scale: 2.0")
+    assert report.summary.inputs == (
+        "pair[0]: f32[batch, n]",
+        "pair[1]: f32[batch, n + 1]",
+        "extra['a']: f32[batch, 4]",
+        "scale: 2.0",
+    )
     assert report.summary.outputs == ("f32[batch, n]", "f32[batch]")
 
 

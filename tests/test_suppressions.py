@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core.report import Finding, Fix, Kind, Severity
-from exportlens.exporter.static.suppressions import comments, ignore_edit
+from exportlens.exporter.spec.suppressions import comments, ignore_edit
 from exportlens.github import command
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,7 +30,9 @@ CLASS = "class ClassifierHead(nn.Module):"
 
 def exportlens(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "exportlens.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "exportlens.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +47,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "whole": HEAD.replace(CLASS, CLASS + "  # exportlens: ignore[EL204]"),  # the class line: the whole module
         "table": HEAD,  # ignore = [...] in its table
         # no spec: skipped, so its suppression is not judged unused (and its EL007 is suppressed)
-        "unchecked": HEAD.replace(CLASS, CLASS + "  # exportlens: ignore[EL007]").replace(VIEW, VIEW + "  # exportlens: ignore[EL101]"),
+        "unchecked": HEAD.replace(CLASS, CLASS + "  # exportlens: ignore[EL007]").replace(
+            VIEW, VIEW + "  # exportlens: ignore[EL101]"
+        ),
     }
     tables = ""
     for name, text in heads.items():
@@ -77,7 +81,9 @@ def test_format_github_prints_workflow_commands(project, tmp_path):
         "`ignore` entry 'EL101' hides nothing: TableHead reports no EL101; remove it",
     ]
     lines = done.stdout.splitlines()  # the second run answers from the first's cache, and says so
-    assert lines[:2] == expected and lines[2].startswith("4 modules: 0 exported, 3 failed, 1 skipped; 2 findings, 4 suppressed")
+    assert lines[:2] == expected and lines[2].startswith(
+        "4 modules: 0 exported, 3 failed, 1 skipped; 2 findings, 4 suppressed"
+    )
     report = tmp_path / "report.json"
     report.write_text(exportlens("check", ".", "--format", "json", cwd=project).stdout)
     merged = exportlens("merge", str(report), "--format", "github", cwd=project)

@@ -121,7 +121,9 @@ def test_below_the_floor_the_module_is_refused_with_the_version_and_the_range(pr
     """A torch older than the range is not run (its texts would put findings on wrong lines):
     EL506 on the class, naming the installed torch and the supported range."""
     project.write("pyproject.toml", '[tool.exportlens.modules."net.py:Net"]\ninputs = { x = "f32[4, 8]" }\n')
-    project.write("net.py", "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x + 1\n")
+    project.write(
+        "net.py", "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x + 1\n"
+    )
     monkeypatch.setattr(run, "unsupported", lambda: versions.unsupported("2.7.1+cpu"))
     report = project.module("Net", collect_all=False)
     (finding,) = report.findings

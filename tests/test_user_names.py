@@ -22,8 +22,12 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 def test_no_torch_names_in_anything_shown_for_the_corpus_and_the_examples(tmp_path: Path):
     corpus = copy_corpus(tmp_path / "corpus")
-    examples = Path(shutil.copytree(EXAMPLES, tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__", ".exportlens*")))
-    found = [line for root in (corpus, examples) for report in check(root).values() for line in in_torch_words(report, root)]
+    examples = Path(
+        shutil.copytree(EXAMPLES, tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__", ".exportlens*"))
+    )
+    found = [
+        line for root in (corpus, examples) for report in check(root).values() for line in in_torch_words(report, root)
+    ]
     assert not found, "torch's names reach the user:\n" + "\n".join(found)
 
 
@@ -44,7 +48,9 @@ def test_sizes_read_from_data_are_named_by_their_variable(tmp_path: Path):
     split = check(root, only="clean_split_sizes.py:Case")["clean_split_sizes.py:Case"]
     shapes = {ls.line: ls.shapes for ls in masked.summary.line_shapes}
     assert shapes[18][0] == "f32[picked.shape[0]]", shapes  # ``picked = x[mask]``
-    assert dict(shown(masked, root))["clean_masked_view.py:18 inlay"] == "f32[picked.shape[0]]"  # not torch's checks there
+    assert (
+        dict(shown(masked, root))["clean_masked_view.py:18 inlay"] == "f32[picked.shape[0]]"
+    )  # not torch's checks there
     assert shapes[19] == ("f32[4, (picked.shape[0]//4)]",), shapes
     parts = {ls.line: ls.shapes for ls in split.summary.line_shapes}[18]
     assert "(f32[sizes.tolist()[0], 4], f32[sizes.tolist()[1], 4])" in parts, parts
@@ -92,7 +98,7 @@ def _exported(project, name: str):
     from exportlens.exporter.runtime.context import Context
     from exportlens.exporter.runtime.locate import ProjectFiles
     from exportlens.exporter.runtime.run import prepare
-    from exportlens.exporter.static.plan import make_plan
+    from exportlens.exporter.spec.plan import make_plan
 
     root = project.root.resolve()
     (planned,) = [p for p in make_plan([root]).modules if p.module.name == name]
@@ -125,7 +131,9 @@ def test_the_programs_runtime_assertion_is_said_in_the_users_names(project):
         ep.module()(torch.randn(8, 4), torch.tensor(7))
     assert "on node '" in str(raised.value)
     said = in_user_names(ep, ctx)(str(raised.value).splitlines()[0])
-    assert said == "its check `count <= n // 2` fails (from top.py:6)", said  # (torch puts the check on the value's line)
+    assert said == "its check `count <= n // 2` fails (from top.py:6)", (
+        said
+    )  # (torch puts the check on the value's line)
 
 
 def test_a_size_no_variable_holds_is_named_by_the_call_that_made_it(project):
@@ -158,5 +166,7 @@ def test_a_comparison_of_sizes_is_said_as_written_and_not_called_a_tensor(tmp_pa
     root = copy_corpus(tmp_path / "corpus")
     report = check(root, only="data_numel_compare.py:Case")["data_numel_compare.py:Case"]
     first = report.findings[0]
-    assert first.message.startswith("`kept.numel() == x.numel()` depends on the values inside a tensor (`kept.shape[0]`"), first.message
+    assert first.message.startswith(
+        "`kept.numel() == x.numel()` depends on the values inside a tensor (`kept.shape[0]`"
+    ), first.message
     assert "is a tensor" not in first.message

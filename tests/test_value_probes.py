@@ -9,8 +9,8 @@ import pytest
 from conftest import line_of, only
 
 from exportlens.exporter.core.report import Status
-from exportlens.exporter.static.int_sizes import exact_fraction, scaled_int
-from exportlens.exporter.static.size_calls import with_keyword
+from exportlens.exporter.edit.int_sizes import exact_fraction, scaled_int
+from exportlens.exporter.edit.size_calls import with_keyword
 
 INTERP = """
 import torch
@@ -62,7 +62,8 @@ class Prior(nn.Module):
 
 
 @pytest.mark.parametrize(
-    ("literal", "fraction"), [("1.5", (3, 2)), ("0.25", (1, 4)), ("2.0", (2, 1)), ("0.1", None), ("1e-9", None), ("0.0", None)]
+    ("literal", "fraction"),
+    [("1.5", (3, 2)), ("0.25", (1, 4)), ("2.0", (2, 1)), ("0.1", None), ("1e-9", None), ("0.0", None)],
 )
 def test_only_an_exact_small_binary_fraction_is_rewritten(literal: str, fraction):
     got = exact_fraction(literal)

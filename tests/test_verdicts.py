@@ -34,14 +34,24 @@ def test_a_verdict_comes_back_as_it_was_kept(tmp_path: Path):
     assert Verdicts(tmp_path).get(KEY) == REPORT
     assert Verdicts(tmp_path).get("b" * 64) is None
     assert (tmp_path / ".exportlens/.gitignore").read_text().splitlines()[-1] == "*"
-    assert (tmp_path / ".exportlens/cache/CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (
+        (tmp_path / ".exportlens/cache/CACHEDIR.TAG")
+        .read_text()
+        .startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    )
 
 
 def test_a_damaged_entry_is_a_miss_and_a_folder_we_cannot_write_is_not_an_error(tmp_path: Path):
     store = Verdicts(tmp_path)
     store.put(KEY, REPORT)
     entry = store.folder / f"{KEY}.json"
-    for damage in ("", "{not json", '{"format": 1, "report": {"$type": "os.system"}}', '{"format": 99, "report": null}', "[]"):
+    for damage in (
+        "",
+        "{not json",
+        '{"format": 1, "report": {"$type": "os.system"}}',
+        '{"format": 99, "report": null}',
+        "[]",
+    ):
         entry.write_text(damage)
         assert store.get(KEY) is None, damage
     Verdicts("/proc/no-such-project").put(KEY, REPORT)  # logged, not raised
@@ -74,7 +84,7 @@ def test_the_import_graph_follows_buffers_and_the_disk_and_forgets_on_a_new_file
     or on disk changes it; a file created where an import pointed at nothing is found after
     ``forget``."""
     from exportlens.exporter.core.sources import Sources
-    from exportlens.exporter.static.deps import ImportGraph
+    from exportlens.exporter.find.deps import ImportGraph
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

@@ -26,7 +26,7 @@ import pytest
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.core.report import ModuleReport, Status
 from exportlens.exporter.core.settings import Overrides
-from exportlens.exporter.static.plan import Plan, Planned, make_plan
+from exportlens.exporter.spec.plan import Plan, Planned, make_plan
 from exportlens.exporter.workers.batch import job_for
 from exportlens.exporter.workers.platform import fork_is_safe
 from exportlens.exporter.workers.pool import Cancelled, Job, Pool
@@ -36,7 +36,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="checks processes through /proc")
 # what only a warm parent that forks does (EXPORTLENS_NO_FORK: one spare per job, no parent above them)
-forking = pytest.mark.skipif(not fork_is_safe(), reason="a warm parent that forks its jobs: not with EXPORTLENS_NO_FORK")
+forking = pytest.mark.skipif(
+    not fork_is_safe(), reason="a warm parent that forks its jobs: not with EXPORTLENS_NO_FORK"
+)
 
 
 # -- processes -----------------------------------------------------------------------
@@ -153,7 +155,11 @@ FAULTS = [
     # waiting out a timeout: in the full suite only (slow)
     pytest.param("loop", "EL501", r"^export did not finish within 3 s and was stopped$", marks=pytest.mark.slow),
     pytest.param("import_hang", "EL501", r"^export did not finish within 3 s and was stopped$", marks=pytest.mark.slow),
-    ("segfault", "EL502", r"^the export process was killed by SIGSEGV at faults/segfault\.py:13 in forward; it printed: about to crash$"),
+    (
+        "segfault",
+        "EL502",
+        r"^the export process was killed by SIGSEGV at faults/segfault\.py:13 in forward; it printed: about to crash$",
+    ),
     ("hard_exit", "EL502", r"^the export process exited with status 3 before reporting; it printed: leaving now$"),
     ("sys_exit", "EL502", r"^the module called sys\.exit\(2\) while exporting; it printed: expected a 2-d input$"),
     ("flood", "EL502", r"^the export process exited with status 5 before reporting; it printed: after the flood$"),
@@ -184,7 +190,9 @@ def allocation_line(root: Path, module: str) -> int:
     return next(i for i, text in enumerate(lines, 1) if "past the 1 GiB cap" in text)
 
 
-@pytest.mark.parametrize("module, code, message", FAULTS, ids=[f.values[0] if hasattr(f, "values") else f[0] for f in FAULTS])
+@pytest.mark.parametrize(
+    "module, code, message", FAULTS, ids=[f.values[0] if hasattr(f, "values") else f[0] for f in FAULTS]
+)
 def test_a_fault_becomes_a_finding_and_the_pool_goes_on(pool: Pool, root: Path, module: str, code: str, message: str):
     name = "".join(part.title() for part in module.split("_"))
     the_job = job(root, f"faults/{module}.py:{name}")
@@ -274,7 +282,9 @@ def test_a_verdict_queued_after_background_work_runs_before_it(root: Path):
     with Pool(jobs=1) as one:
         started: list[str] = []
         slow, _ = start_slow(one, root)  # holds the only slot while the others queue
-        proof = one.submit(job(root, "faults/fine.py:Fine", cache=False), lambda: started.append("proof"), background=True)
+        proof = one.submit(
+            job(root, "faults/fine.py:Fine", cache=False), lambda: started.append("proof"), background=True
+        )
         verdict = one.submit(job(root, "models/net.py:Net", cache=False), lambda: started.append("verdict"))
         one.cancel("faults/slow.py:Slow")
         assert verdict.result(timeout=60).status is Status.EXPORTED
@@ -418,7 +428,9 @@ def test_a_new_interpreter_restarts_the_warm_parent_whose_start_does_not_count(p
     pool.python = str(python)
 
     # the new parent imports torch and exports once (seconds) before the job's 2 s begin
-    report = pool.run(job(root, "faults/fine.py:Fine", Options(overrides=Overrides(timeout=2, sandbox=False)), cache=False))
+    report = pool.run(
+        job(root, "faults/fine.py:Fine", Options(overrides=Overrides(timeout=2, sandbox=False)), cache=False)
+    )
     assert report.status is Status.EXPORTED, report.findings
     assert warm_pid(pool) != old and not alive(old) and not alive(slow_pid)
     assert not pool.cache  # verdicts of the old environment were dropped
@@ -441,7 +453,9 @@ def test_a_worker_that_never_starts_gives_a_timeout_finding(root: Path, tmp_path
     with Pool(str(python), 1, startup_timeout=1) as stuck:
         report = stuck.run(job(root, "faults/fine.py:Fine"))
         (finding,) = report.findings
-        assert finding.code == "EL501" and finding.message.startswith("the export worker did not start within 1 s"), finding.message
+        assert finding.code == "EL501" and finding.message.startswith("the export worker did not start within 1 s"), (
+            finding.message
+        )
         assert stuck.warm_pid is None or not alive(stuck.warm_pid)
 
 
@@ -461,7 +475,7 @@ from pathlib import Path
 from exportlens.exporter.workers.batch import job_for
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.core.settings import Overrides
-from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.workers.pool import Pool
 
 root = Path(sys.argv[1])
@@ -499,7 +513,9 @@ def test_killing_the_owner_kills_the_warm_parent_and_its_jobs(root: Path):
     assert [pid for pid in tree if alive(pid)] == []
 
 
-META_HINT = '; `device = "meta"` in its table builds the module without allocating its weights, and checks that it exports'
+META_HINT = (
+    '; `device = "meta"` in its table builds the module without allocating its weights, and checks that it exports'
+)
 
 
 def test_the_memory_limit_holds_for_a_module_that_forks(pool: Pool, root: Path):

@@ -54,7 +54,10 @@ async def _first_scan(ls: ExportLensServer) -> None:
 
 
 def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
-    ls.say(f"{what} needs {{uri, target}} or {{uri, line}} inside an nn.Module class, got {args!r}", types.MessageType.Error)
+    ls.say(
+        f"{what} needs {{uri, target}} or {{uri, line}} inside an nn.Module class, got {args!r}",
+        types.MessageType.Error,
+    )
     ls.show("put the cursor inside an nn.Module class")
 
 
@@ -108,7 +111,10 @@ def _artifact_folder(ls: ExportLensServer, root: Path, target: str) -> Path | No
     if artifacts.is_relative_to(root) and not plain_folders(root, artifacts):
         # a link planted in the project (a cloned repo's .exportlens/artifacts -> ~/.ssh) would make
         # the export write, unconfined by the sandbox, wherever it leads
-        ls.show(f"not saving a .pt2: {artifacts} leads through a link or a file; remove it to save", types.MessageType.Warning)
+        ls.show(
+            f"not saving a .pt2: {artifacts} leads through a link or a file; remove it to save",
+            types.MessageType.Warning,
+        )
         return None
     return artifacts
 
@@ -191,10 +197,17 @@ async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] |
         by_root.setdefault(entry.root, []).extend(m.target for m in entry.modules)
     ls.session.checked |= set(by_root)
     texts = ls.snapshot().texts
-    batches = {root: [t for t, has in ls.session.has_spec(root, targets, texts).items() if has] for root, targets in by_root.items()}
-    ls.say(f"checking the workspace: {sum(map(len, batches.values()))} modules with a spec in {len(batches)} project(s)")
+    batches = {
+        root: [t for t, has in ls.session.has_spec(root, targets, texts).items() if has]
+        for root, targets in by_root.items()
+    }
+    ls.say(
+        f"checking the workspace: {sum(map(len, batches.values()))} modules with a spec in {len(batches)} project(s)"
+    )
     try:
-        landed = await asyncio.gather(*(ls.exports.export(root, targets, "workspace check") for root, targets in batches.items()))
+        landed = await asyncio.gather(
+            *(ls.exports.export(root, targets, "workspace check") for root, targets in batches.items())
+        )
     except asyncio.CancelledError:
         for root, targets in batches.items():
             ls.exports.cancel(root, targets)

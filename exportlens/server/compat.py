@@ -143,7 +143,9 @@ def _offset(doc: Any, source: str, position: types.Position) -> int | None:
     if text.isascii():  # a code unit is a character in every encoding: pygls's count, without its loop
         n, character = len(text), position.character
         return start + (0 if n == 0 else character if character <= n else n - 1)
-    return start + doc._position_codec.position_from_client_units([text], types.Position(0, position.character)).character
+    return (
+        start + doc._position_codec.position_from_client_units([text], types.Position(0, position.character)).character
+    )
 
 
 def give_params(server: LanguageServer, message: dict[str, Any]) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from ..exporter.core.sources import read_text
-from ..exporter.static.spec import PYPROJECT
+from ..exporter.spec.loading import PYPROJECT
 from .server import ExportLensServer
 from .snapshots import path_of
 
@@ -66,7 +66,9 @@ def did_close(ls: ExportLensServer, params: types.DidCloseTextDocumentParams) ->
 
 # -- files on disk ---------------------------------------------------------------------
 
-_PY_FILES = types.FileOperationRegistrationOptions(filters=[types.FileOperationFilter(pattern=types.FileOperationPattern(glob="**/*.py"))])
+_PY_FILES = types.FileOperationRegistrationOptions(
+    filters=[types.FileOperationFilter(pattern=types.FileOperationPattern(glob="**/*.py"))]
+)
 
 
 def _deleted(ls: ExportLensServer, path: Path) -> None:

@@ -20,9 +20,9 @@ from typing import Protocol
 from ..exporter.core.options import Options
 from ..exporter.core.report import ModuleReport, Status
 from ..exporter.core.sources import Sources, read_text
-from ..exporter.static.deps import ImportGraph
-from ..exporter.static.plan import Plan, Planned
-from ..exporter.static.spec import PYPROJECT
+from ..exporter.find.deps import ImportGraph
+from ..exporter.spec.loading import PYPROJECT
+from ..exporter.spec.plan import Plan, Planned
 from ..exporter.workers.batch import job_for
 from ..exporter.workers.converge import Once
 from ..exporter.workers.pool import Cancelled, Pool
@@ -168,7 +168,9 @@ class Exports:
         except Exception:
             names = ", ".join(p.name for p in due)
             log.exception("exporting after a change to %s failed", names)
-            self.say(f"internal error while exporting after a change to {names}: {traceback.format_exc().strip().splitlines()[-1]}")
+            self.say(
+                f"internal error while exporting after a change to {names}: {traceback.format_exc().strip().splitlines()[-1]}"
+            )
 
     def affected(self, root: Path, paths: Iterable[Path]) -> list[str]:
         """Modules a change to ``paths`` can change: those of the open ones, and those of open files
@@ -193,7 +195,9 @@ class Exports:
 
     # -- which, and how ----------------------------------------------------------------
 
-    async def export(self, root: Path, targets: Iterable[str], reason: str, *, artifacts: Path | None = None) -> dict[str, ModuleReport]:
+    async def export(
+        self, root: Path, targets: Iterable[str], reason: str, *, artifacts: Path | None = None
+    ) -> dict[str, ModuleReport]:
         """Export ``targets`` now (each in its own worker); returns the reports that landed.
         A verdict of an earlier session (on disk) lands at once, marked ``cached``, and is
         then verified again; an export the user asked for (``command``) never takes one."""
@@ -248,7 +252,9 @@ class Exports:
         # what the worker imports: the editor's text it was sent, else the disk's (``seen`` where the file is not open)
         read = text if sources else seen if text is None else read_text(file)
         fresh = reason in (COMMAND, REVERIFY)
-        sub = _Submitted(planned.target, number, file, seen, docs.versions, disk, read, reason, job, spec_key(planned.spec))
+        sub = _Submitted(
+            planned.target, number, file, seen, docs.versions, disk, read, reason, job, spec_key(planned.spec)
+        )
         return sub, pool.submit(job, fresh=fresh)
 
     async def _gather(
@@ -308,7 +314,9 @@ class Exports:
             self.landed(root, [job.target])
             return None
         self.session.results[key] = Result(report, job.versions, job.disk, {job.file: job.read}, job.spec)
-        verdict = f"{report.status.value} in {report.seconds:.2f} s" + (f", {len(report.findings)} finding(s)" if report.findings else "")
+        verdict = f"{report.status.value} in {report.seconds:.2f} s" + (
+            f", {len(report.findings)} finding(s)" if report.findings else ""
+        )
         origin = ", from an earlier session's cache" if report.cached else ""
         self.say(f"{job.target}: {verdict} (job {job.number}{origin})")
         self.landed(root, [job.target])
@@ -334,7 +342,10 @@ class Exports:
             after = await asyncio.gather(*waits, return_exceptions=True)
             if self.session.results.get((root, job.target)) is not result:
                 return  # the module was exported again: these fixes are gone
-            stepped = [(rounds, rounds.step(a if isinstance(a, ModuleReport) else None)) for (rounds, _), a in zip(pending, after)]
+            stepped = [
+                (rounds, rounds.step(a if isinstance(a, ModuleReport) else None))
+                for (rounds, _), a in zip(pending, after)
+            ]
             pending = [(rounds, j) for rounds, j in stepped if j is not None]
         key = (root, job.target)
         proven_report = proven(result.report, tries)

@@ -64,7 +64,11 @@ class Frames:
                 continue
             # a body with fewer brackets than MAX_DEPTH cannot nest deeper: two counts, no walk
             if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _deeper(message, MAX_DEPTH):
-                top = {k: v for k, v in message.items() if not isinstance(v, (dict, list))} if isinstance(message, dict) else None
+                top = (
+                    {k: v for k, v in message.items() if not isinstance(v, (dict, list))}
+                    if isinstance(message, dict)
+                    else None
+                )
                 return _refused(body, top)
             return message
 
@@ -101,7 +105,9 @@ class Frames:
     def _size(self, raw: bytes) -> int | None:
         # checked by its digits before int(): Python refuses to convert more than 4,300 of them
         if not raw.isdigit() or len(raw) > len(str(MAX_FRAME)) or int(raw) > MAX_FRAME:
-            log.warning("dropped a frame whose Content-Length is %r: skipped to the next header", raw.decode("latin-1")[:40])
+            log.warning(
+                "dropped a frame whose Content-Length is %r: skipped to the next header", raw.decode("latin-1")[:40]
+            )
             return None
         return int(raw)
 

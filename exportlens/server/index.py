@@ -15,11 +15,11 @@ from pathlib import Path
 from ..exporter.core.report import Finding
 from ..exporter.core.sources import Sources
 from ..exporter.core.targets import ModuleClass, Target
-from ..exporter.static.declared import declared_in
-from ..exporter.static.discover import Project
-from ..exporter.static.index_cache import Stamp, stamp
-from ..exporter.static.outline import FileOutline
-from ..exporter.static.spec import PYPROJECT, ProjectSpecs, find_root, load_project
+from ..exporter.find.declared import declared_in
+from ..exporter.find.discover import Project
+from ..exporter.find.index_cache import Stamp, stamp
+from ..exporter.find.outline import FileOutline
+from ..exporter.spec.loading import PYPROJECT, ProjectSpecs, find_root, load_project
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,9 @@ class FileEntry:
 @dataclass
 class ModuleIndex:
     files: dict[Path, FileEntry] = field(default_factory=dict)
-    folders: list[Path] = field(default_factory=list)  # the workspace folders: a project without pyproject.toml is the one holding it
+    folders: list[Path] = field(
+        default_factory=list
+    )  # the workspace folders: a project without pyproject.toml is the one holding it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _outlines: dict[Path, tuple[Stamp, FileOutline | Finding]] = field(default_factory=dict, repr=False)
     _projects: dict[Path, tuple[bytes | None, ProjectSpecs]] = field(default_factory=dict, repr=False)
@@ -57,7 +59,9 @@ class ModuleIndex:
         found = project.discover([path])
         self._keep(project.files, overrides)
         if not found.findings:  # a module a factory table declares in this file (no class of its own)
-            found.modules += declared_in(files.rel(path), self.project(files).tables, (m.target for m in found.modules), files)
+            found.modules += declared_in(
+                files.rel(path), self.project(files).tables, (m.target for m in found.modules), files
+            )
         return FileEntry(root, tuple(found.modules), tuple(f for f in found.findings), text)
 
     def project(self, files: Sources) -> ProjectSpecs:

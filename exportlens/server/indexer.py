@@ -26,18 +26,21 @@ from ..exporter.core.codec import Codec, CodecError
 from ..exporter.core.report import Edit, Finding, Fix, Kind, Related, Severity
 from ..exporter.core.sources import Sources, resolved
 from ..exporter.core.targets import Forward, ModuleClass, Param, Span
-from ..exporter.static.bulk import index_tree
-from ..exporter.static.declared import declared_in, declaring
-from ..exporter.static.index_cache import IndexCache, tree_stamp
-from ..exporter.static.spec import find_root, load_project
-from ..exporter.static.walk import python_files_under
+from ..exporter.find.bulk import index_tree
+from ..exporter.find.declared import declared_in, declaring
+from ..exporter.find.index_cache import IndexCache, tree_stamp
+from ..exporter.find.walk import python_files_under
+from ..exporter.spec.loading import find_root, load_project
 from .index import FileEntry
 
 CODEC = Codec(FileEntry, ModuleClass, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity)
 
 
 def scan(
-    folder: Path, files: Iterable[Path] | None = None, cache: IndexCache | None = None, saves: list[Callable[[], None]] | None = None
+    folder: Path,
+    files: Iterable[Path] | None = None,
+    cache: IndexCache | None = None,
+    saves: list[Callable[[], None]] | None = None,
 ) -> Iterator[tuple[Path, FileEntry]]:
     """Each module file's entry: all of ``folder``, or only ``files`` in it (its other files are
     still read where the scanned ones import them). Without a pyproject.toml above a file,
@@ -68,7 +71,10 @@ def _add_declared(root: Path, modules: dict[Path, list[ModuleClass]], findings: 
     for rel in declaring(tables):
         path = root / rel
         if path not in findings:
-            modules[path] = [*modules.get(path, ()), *declared_in(rel, tables, (m.target for m in modules.get(path, ())), files)]
+            modules[path] = [
+                *modules.get(path, ()),
+                *declared_in(rel, tables, (m.target for m in modules.get(path, ())), files),
+            ]
             if not modules[path]:
                 del modules[path]
 
@@ -123,7 +129,9 @@ async def scan_one(path: Path, text: str, folders: Iterable[Path] = ()) -> FileE
 class Indexer:
     """Runs the scan subprocess for a folder; calls ``on_file(path, entry)`` per result."""
 
-    def __init__(self, folder: Path, on_file: Callable[[Path, FileEntry], None], on_done: Callable[[int], None]) -> None:
+    def __init__(
+        self, folder: Path, on_file: Callable[[Path, FileEntry], None], on_done: Callable[[int], None]
+    ) -> None:
         # the server's own interpreter, never the `python` setting: indexing runs in untrusted
         # workspaces too, and a workspace must not choose what gets executed there (nor, by
         # being the current folder, what that interpreter imports: isolation)
@@ -134,7 +142,9 @@ class Indexer:
             stdin=subprocess.DEVNULL,
             env=isolation.environment(),
         )
-        self._thread = threading.Thread(target=self._read, args=(on_file, on_done), daemon=True, name="exportlens-indexer")
+        self._thread = threading.Thread(
+            target=self._read, args=(on_file, on_done), daemon=True, name="exportlens-indexer"
+        )
         self._thread.start()
 
     def _read(self, on_file: Callable[[Path, FileEntry], None], on_done: Callable[[int], None]) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from lsprotocol import types
 
 from .. import __version__
-from ..exporter.static.spec import PYPROJECT
+from ..exporter.spec.loading import PYPROJECT
 from ..exporter.workers.sandbox import available
 from . import compat, folders
 from . import settings as settings_mod
@@ -26,7 +26,8 @@ def initialize(ls: ExportLensServer, params: types.InitializeParams) -> None:
         ls.session.trusted = trusted is True  # anything but true fails closed (`bool("no")` is True)
         if not isinstance(trusted, bool):
             ls.say(
-                f"initializationOptions.trusted = {trusted!r} is not true or false: running no workspace code", types.MessageType.Warning
+                f"initializationOptions.trusted = {trusted!r} is not true or false: running no workspace code",
+                types.MessageType.Warning,
             )
         ls.session.settings, problems = settings_mod.resolve(options)
         for p in problems:
@@ -70,7 +71,10 @@ def shutdown(ls: ExportLensServer, params: None) -> None:
 def on_trust(ls: ExportLensServer, params: Any) -> None:
     trusted = compat.field_of(params, "trusted")
     if not isinstance(trusted, bool):
-        ls.say(f'{TRUST_NOTIFICATION} needs {{"trusted": true or false}}, got {params!r}: trust unchanged', types.MessageType.Warning)
+        ls.say(
+            f'{TRUST_NOTIFICATION} needs {{"trusted": true or false}}, got {params!r}: trust unchanged',
+            types.MessageType.Warning,
+        )
         return
     ls.set_trusted(trusted)
 

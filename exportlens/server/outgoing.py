@@ -97,4 +97,8 @@ def _scrubbed(value: Any, cut: list[str]) -> Any:
 
 
 def _text(traceback: Any) -> str:
-    return "".join(traceback) if isinstance(traceback, list) and all(isinstance(t, str) for t in traceback) else repr(traceback)
+    return (
+        "".join(traceback)
+        if isinstance(traceback, list) and all(isinstance(t, str) for t in traceback)
+        else repr(traceback)
+    )

@@ -36,7 +36,9 @@ class Lines:
         line0 = max(line - 1, 0)
         text = self.line(line0)
         col = len(text) if column is None else min(max(column - 1, 0), len(text))
-        return types.Position(line0, _codec(self.encoding).client_num_units(text[:col]) + (self._bom if line0 == 0 else 0))
+        return types.Position(
+            line0, _codec(self.encoding).client_num_units(text[:col]) + (self._bom if line0 == 0 else 0)
+        )
 
     def column(self, position: types.Position) -> int:
         """An LSP position's 0-based code-point column in its line."""

@@ -37,7 +37,10 @@ class Progress:
         if self.token:
             names = ", ".join(Target.parse(t).name for t in self.targets)
             self.server.work_done_progress.begin(
-                self.token, types.WorkDoneProgressBegin(title="exportlens", message=f"exporting {names}", cancellable=True, percentage=0)
+                self.token,
+                types.WorkDoneProgressBegin(
+                    title="exportlens", message=f"exporting {names}", cancellable=True, percentage=0
+                ),
             )
 
     def step(self, report: ModuleReport) -> None:
@@ -45,7 +48,8 @@ class Progress:
         if self.token:
             percentage = int(100 * self.done / max(len(self.targets), 1))
             self.server.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=f"{report.target}: {report.status.value}", percentage=percentage)
+                self.token,
+                types.WorkDoneProgressReport(message=f"{report.target}: {report.status.value}", percentage=percentage),
             )
 
     def end(self) -> None:

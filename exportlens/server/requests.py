@@ -95,6 +95,8 @@ def register(server: ExportLensServer) -> None:
     server.feature(types.TEXT_DOCUMENT_HOVER)(on_hover)
     server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))(inlay_hint)
     kinds = [types.CodeActionKind.QuickFix, EXPORT_KIND]
-    server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=kinds, resolve_provider=True))(code_action)
+    server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=kinds, resolve_provider=True)
+    )(code_action)
     server.feature(types.CODE_ACTION_RESOLVE)(resolve_code_action)
     server.command(APPLY_FIX_COMMAND)(apply_fix)

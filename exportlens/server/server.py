@@ -17,8 +17,8 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..exporter.core.report import Status
 from ..exporter.core.targets import Target
-from ..exporter.static.declared import declaring
-from ..exporter.static.spec import PYPROJECT
+from ..exporter.find.declared import declaring
+from ..exporter.spec.loading import PYPROJECT
 from . import compat
 from . import settings as settings_mod
 from .exports import Exports, PoolFactory
@@ -60,7 +60,9 @@ class ExportLensServer(LanguageServer):
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
         self.indexed = asyncio.Event()  # every workspace folder's first scan is done
         self.publisher = Publisher(self.snapshot, self._diagnostics, self.text_document_publish_diagnostics)
-        self._located: dict[tuple[Path, str], set[Path]] = {}  # (root, target) -> the files its findings were published in
+        self._located: dict[
+            tuple[Path, str], set[Path]
+        ] = {}  # (root, target) -> the files its findings were published in
         self._pull_refresh = False  # a workspace/diagnostic/refresh is on its way
         self._window_problems: list[str] = []  # what the window's settings were last said to get wrong
         self._shown_changed = False  # a CodeLens refresh and the status bar's counts are on their way
@@ -223,7 +225,9 @@ class ExportLensServer(LanguageServer):
         docs = self.snapshot()
         paths = {p for p in docs.documents if p.suffix == ".py" and self.session.root_of(p) == root}
         if root in self.session.checked:
-            paths |= {p for p in self.publisher.closed_with_problems if self.session.root_of(p) == root}  # to clear them
+            paths |= {
+                p for p in self.publisher.closed_with_problems if self.session.root_of(p) == root
+            }  # to clear them
             paths |= {
                 root / f.path
                 for (r, _), result in self.session.results.items()
@@ -331,7 +335,9 @@ class ExportLensServer(LanguageServer):
             return
         if values and isinstance(values[0], dict):
             self.apply_settings(values[0])
-        self._apply_folder_settings({f: v for f, v in zip(folders, values[1:] if values else []) if isinstance(v, dict)})
+        self._apply_folder_settings(
+            {f: v for f, v in zip(folders, values[1:] if values else []) if isinstance(v, dict)}
+        )
 
     def _apply_folder_settings(self, raw: dict[Path, dict]) -> None:
         """Each folder's own settings (a problem the window's already has is said once)."""

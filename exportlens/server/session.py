@@ -12,9 +12,9 @@ from pathlib import Path
 from ..exporter.core.report import Finding, ModuleReport
 from ..exporter.core.sources import Sources
 from ..exporter.core.targets import ModuleClass, Target
-from ..exporter.static.module_spec import resolve
-from ..exporter.static.plan import Plan, planned_of
-from ..exporter.static.spec import ExportSpec, ProjectSpecs, find_root
+from ..exporter.spec.loading import ExportSpec, ProjectSpecs, find_root
+from ..exporter.spec.module_spec import resolve
+from ..exporter.spec.plan import Plan, planned_of
 from .index import ModuleIndex
 from .settings import ServerSettings, in_folder
 
@@ -38,7 +38,9 @@ class Result:
     versions: Mapping[Path, int] = field(default_factory=dict)
     disk: Mapping[Path, str] = field(default_factory=dict, repr=False)
     texts: Mapping[Path, str] = field(default_factory=dict, repr=False)
-    spec: str | None = None  # ``spec_key`` of the spec it was exported with: one that is no longer the module's is stale
+    spec: str | None = (
+        None  # ``spec_key`` of the spec it was exported with: one that is no longer the module's is stale
+    )
 
     def __str__(self) -> str:
         return f"{self.report.target}: {self.report.status.value}"
@@ -53,13 +55,17 @@ def spec_key(spec: ExportSpec | None) -> str | None:
 @dataclass
 class Session:
     settings: ServerSettings = ServerSettings()  # the window's
-    folder_settings: dict[Path, ServerSettings] = field(default_factory=dict)  # a workspace folder's, where the client has them
+    folder_settings: dict[Path, ServerSettings] = field(
+        default_factory=dict
+    )  # a workspace folder's, where the client has them
     trusted: bool = True
     index: ModuleIndex = field(default_factory=ModuleIndex)
     results: dict[tuple[Path, str], Result] = field(default_factory=dict)  # (root, target) -> latest
     running: dict[tuple[Path, str], int] = field(default_factory=dict)  # (root, target) -> job number
     exports_started: int = 0
-    checked: set[Path] = field(default_factory=set)  # project roots a workspace check ran on: problems show in closed files too
+    checked: set[Path] = field(
+        default_factory=set
+    )  # project roots a workspace check ran on: problems show in closed files too
     _numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -118,9 +124,13 @@ class Session:
     def variants(self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]) -> list[str]:
         """The targets ``module`` is checked as: ``path.py:Class[name]`` for each of its variants, else its own."""
         tables = self.project(root, overrides).tables
-        return [t for t in tables if Target.parse(t).module == module.target and Target.parse(t).variant] or [module.target]
+        return [t for t in tables if Target.parse(t).module == module.target and Target.parse(t).variant] or [
+            module.target
+        ]
 
-    def spec_of(self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]) -> tuple[ExportSpec | None, list[Finding]]:
+    def spec_of(
+        self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]
+    ) -> tuple[ExportSpec | None, list[Finding]]:
         return resolve(module, self.project(root, overrides))
 
     def has_spec(self, root: Path, targets: list[str], overrides: Mapping[Path, str]) -> dict[str, bool]:

@@ -22,7 +22,11 @@ def _overrides(self: Any) -> Overrides:
 
 
 ServerSettings = settings_class(
-    "ServerSettings", "What the server uses: the client's settings, each checked.", SERVER, False, overrides=property(_overrides)
+    "ServerSettings",
+    "What the server uses: the client's settings, each checked.",
+    SERVER,
+    False,
+    overrides=property(_overrides),
 )
 
 # the editor's camelCase names, the Python names, and `debounceMs` for `debounce`

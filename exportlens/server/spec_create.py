@@ -11,8 +11,8 @@ from pathlib import Path
 from lsprotocol import types
 
 from ..exporter.core.targets import ModuleClass
-from ..exporter.static.scaffold import Candidate, candidates, with_tables
-from ..exporter.static.spec import PYPROJECT
+from ..exporter.edit.scaffold import Candidate, candidates, with_tables
+from ..exporter.spec.loading import PYPROJECT
 from ..exporter.workers.guessed import Proven, prove_guesses
 from . import compat
 from .features import actions
@@ -31,7 +31,9 @@ async def proven_table(ls: ExportLensServer, module: ModuleClass, root: Path, pa
     pool = ls.exports.start_pool()
     texts = dict(docs.texts)
     texts.pop(pyproject, None)
-    found: dict[str, Proven] = await asyncio.to_thread(prove_guesses, root, {module.target: guesses}, before, pool, texts)
+    found: dict[str, Proven] = await asyncio.to_thread(
+        prove_guesses, root, {module.target: guesses}, before, pool, texts
+    )
     proven = found.get(module.target)
     ls.say(f"{module.target}: the spec guessed from the code {proven.verdict if proven else 'was not exported'}")
     return proven.candidate.table(proven.verdict) if proven else guesses[0].table()
@@ -49,7 +51,9 @@ async def show_table(ls: ExportLensServer, root: Path, target: str, text: str) -
     start = next((i for i, line in enumerate(lines) if line.strip() == header), None)
     if start is None:
         return
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("[") or not lines[i].strip()), len(lines))
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].startswith("[") or not lines[i].strip()), len(lines)
+    )
     selection = types.Range(types.Position(start, 0), types.Position(end - 1, len(lines[end - 1])))
     params = types.ShowDocumentParams(pyproject.as_uri(), take_focus=True, selection=selection)
     await compat.client_reply(ls.window_show_document_async(params))
@@ -61,7 +65,9 @@ async def create_spec(ls: ExportLensServer, module: ModuleClass, root: Path, pat
         docs = ls.snapshot()
         edit = actions.create_spec_edit(module, root, path, docs, table)
         pyproject = root / PYPROJECT
-        after = with_tables(docs.get(pyproject).text if pyproject.is_file() or pyproject in docs else None, {module.target: table})
+        after = with_tables(
+            docs.get(pyproject).text if pyproject.is_file() or pyproject in docs else None, {module.target: table}
+        )
     except Exception as e:
         ls.say(f"cannot scaffold a spec for {module.target}: {e}")
         return False

@@ -61,7 +61,9 @@ def document_diagnostic(ls: ExportLensServer, params: types.DocumentDiagnosticPa
     return pull.document_report(ls.session, doc, docs.texts, params.previous_result_id)
 
 
-def workspace_diagnostic(ls: ExportLensServer, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
+def workspace_diagnostic(
+    ls: ExportLensServer, params: types.WorkspaceDiagnosticParams
+) -> types.WorkspaceDiagnosticReport:
     if not ls.pulls:
         return types.WorkspaceDiagnosticReport(items=[])
     docs = ls.snapshot()
@@ -73,10 +75,14 @@ def workspace_diagnostic(ls: ExportLensServer, params: types.WorkspaceDiagnostic
 
 
 def register(server: ExportLensServer) -> None:
-    server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=spec_complete.TRIGGERS))(completion)
+    server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=spec_complete.TRIGGERS))(
+        completion
+    )
     server.feature(types.TEXT_DOCUMENT_DEFINITION)(definition)
     server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)(prepare_rename)
     server.feature(types.TEXT_DOCUMENT_RENAME)(rename)
-    options = types.DiagnosticOptions(identifier=pull.IDENTIFIER, inter_file_dependencies=True, workspace_diagnostics=True)
+    options = types.DiagnosticOptions(
+        identifier=pull.IDENTIFIER, inter_file_dependencies=True, workspace_diagnostics=True
+    )
     server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, options)(document_diagnostic)
     server.feature(types.WORKSPACE_DIAGNOSTIC)(workspace_diagnostic)

@@ -173,7 +173,9 @@ def _handle(server: LanguageServer, gate: Gate, writer: Outgoing, raw: Any) -> b
         server.protocol.handle_message(message)
     except Exception as e:
         log.exception("handling %s failed", method or "a response")
-        _error(writer, msg_id if method else None, INTERNAL_ERROR, f"{method}: internal error ({type(e).__name__}: {e})")
+        _error(
+            writer, msg_id if method else None, INTERNAL_ERROR, f"{method}: internal error ({type(e).__name__}: {e})"
+        )
     return False
 
 
@@ -196,7 +198,9 @@ def _malformed(raw: Any) -> str | None:
     if "id" not in raw or ("result" in raw) == ("error" in raw):
         return "neither a request, a notification nor a response"
     error = raw.get("error")
-    if "error" in raw and not (isinstance(error, dict) and _is_int(error.get("code")) and isinstance(error.get("message"), str)):
+    if "error" in raw and not (
+        isinstance(error, dict) and _is_int(error.get("code")) and isinstance(error.get("message"), str)
+    ):
         return f"a response to {raw['id']!r} whose error has no code and message"
     return None
 

@@ -39,7 +39,9 @@ def _nvim_version() -> tuple[int, ...] | None:
     if NVIM is None:
         return None
     try:
-        first = subprocess.run([NVIM, "--version"], check=False, capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
+        first = subprocess.run(
+            [NVIM, "--version"], check=False, capture_output=True, text=True, timeout=30
+        ).stdout.splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
         return None
     m = re.search(r"v(\d+)\.(\d+)", first)
@@ -49,7 +51,9 @@ def _nvim_version() -> tuple[int, ...] | None:
 VERSION = _nvim_version()
 pytestmark = [
     pytest.mark.slow,  # a real editor: minutes; CI runs it, `-m "not slow"` skips it
-    pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (`nvim` not on PATH; Debian: apt-get install neovim)"),
+    pytest.mark.skipif(
+        NVIM is None, reason="Neovim is not installed (`nvim` not on PATH; Debian: apt-get install neovim)"
+    ),
     pytest.mark.skipif(
         NVIM is not None and (VERSION or (0, 0)) < (0, 7),
         reason=f"Neovim {VERSION} is older than 0.7 (vim.diagnostic, vim.lsp.start_client with on_exit)",
@@ -79,7 +83,9 @@ def marked(token: str) -> dict[int, str]:
             state = next((ln for ln in (entry / "status").read_text().splitlines() if ln.startswith("State:")), "")
             if "Z" in state.split()[1:2]:
                 continue  # a zombie holds no resources; its parent has yet to reap it
-            found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            found[int(entry.name)] = (
+                (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            )
         except (OSError, IndexError):
             continue  # gone, or not ours to read
     return found
@@ -170,7 +176,9 @@ def line_of(path: Path, needle: str) -> int:
 def test_neovim_shows_the_data_dependent_branch_on_its_line(tmp_path, root):
     result = run_nvim(tmp_path, root, "models/router.py", "EL101")
     ctx = result["context"]
-    assert result.get("error") is None and result["found"], f"{result.get('error')}; diagnostics: {result['diagnostics']}\n{ctx}"
+    assert result.get("error") is None and result["found"], (
+        f"{result.get('error')}; diagnostics: {result['diagnostics']}\n{ctx}"
+    )
 
     [d] = [d for d in result["diagnostics"] if d["code"] == "EL101"]
     line = line_of(root / "models/router.py", "if routed > 0")

@@ -33,7 +33,9 @@ SCRIPT = EXTENSION / "e2e" / "vscode.e2e.js"
 ARTIFACTS = EXTENSION / "e2e" / "artifacts"
 CODE_SERVER_VERSION = "4.100.3"
 CODE_SERVER = Path(
-    os.environ.get("EXPORTLENS_CODE_SERVER", Path.home() / f".cache/exportlens/code-server-{CODE_SERVER_VERSION}/bin/code-server")
+    os.environ.get(
+        "EXPORTLENS_CODE_SERVER", Path.home() / f".cache/exportlens/code-server-{CODE_SERVER_VERSION}/bin/code-server"
+    )
 )
 CHROMIUM = Path(os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium"))
 MARK = "EXPORTLENS_VSCODE_E2E"  # in code-server's environment, inherited by all it starts
@@ -101,7 +103,12 @@ class CodeServer:
         (home / "ud/User/settings.json").write_text(json.dumps(settings))
         (home / "config.yaml").write_text(f"bind-addr: 127.0.0.1:{self.port}\nauth: none\ncert: false\n")
         environ = {k: v for k, v in os.environ.items() if k not in drop_env}
-        self.env = {**environ, "XDG_CONFIG_HOME": str(home / "xdgc"), "XDG_DATA_HOME": str(home / "xdgd"), MARK: self.mark}
+        self.env = {
+            **environ,
+            "XDG_CONFIG_HOME": str(home / "xdgc"),
+            "XDG_DATA_HOME": str(home / "xdgd"),
+            MARK: self.mark,
+        }
         self.base = [
             str(CODE_SERVER),
             "--config",
@@ -112,7 +119,9 @@ class CodeServer:
             str(home / "ext"),
         ]
         (vsix,) = sorted(EXTENSION.glob("exportlens-*.vsix"))[-1:]
-        subprocess.run([*self.base, "--install-extension", str(vsix)], env=self.env, check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [*self.base, "--install-extension", str(vsix)], env=self.env, check=True, capture_output=True, timeout=120
+        )
         self.log = open(home / "code-server.log", "wb")  # closed in stop()
         self.proc = subprocess.Popen(
             [*self.base, "--disable-telemetry", "--disable-update-check", str(workspace)],
@@ -128,7 +137,9 @@ class CodeServer:
                 break
             except OSError:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise AssertionError(f"code-server did not start:\n{(home / 'code-server.log').read_text()[-3000:]}") from None
+                    raise AssertionError(
+                        f"code-server did not start:\n{(home / 'code-server.log').read_text()[-3000:]}"
+                    ) from None
                 time.sleep(0.2)
 
     def drive(self, mode: str) -> dict[str, dict]:
@@ -144,7 +155,9 @@ class CodeServer:
             "E2E_MARK_NAME": MARK,
             "E2E_MARK": self.mark,
         }
-        done = subprocess.run(["node", str(SCRIPT)], cwd=EXTENSION, env=env, capture_output=True, text=True, timeout=360)
+        done = subprocess.run(
+            ["node", str(SCRIPT)], cwd=EXTENSION, env=env, capture_output=True, text=True, timeout=360
+        )
         steps = {}
         for line in done.stdout.splitlines():
             if line.startswith("{"):
@@ -157,7 +170,9 @@ class CodeServer:
         return steps
 
     def extension_logs(self) -> str:
-        return "\n".join(p.read_text(errors="replace") for p in sorted((self.home / "ud/logs").rglob("*exportlens*.log")))
+        return "\n".join(
+            p.read_text(errors="replace") for p in sorted((self.home / "ud/logs").rglob("*exportlens*.log"))
+        )
 
     def stop(self) -> None:
         try:
@@ -200,7 +215,9 @@ def test_a_user_sees_the_problem_fixes_it_hovers_exports_and_reads_the_program(t
     offered = steps["quickfix"]["offered"]
     assert any("Run both sides of `if routed > 0:` with torch.cond" in o for o in offered), offered
     assert any("Assume `routed <= 0` here: insert torch._check(routed <= 0)" in o for o in offered), offered
-    assert any("Assume `routed > 0` here: insert torch._check(routed > 0) (the example inputs do not)" in o for o in offered), offered
+    assert any(
+        "Assume `routed > 0` here: insert torch._check(routed > 0) (the example inputs do not)" in o for o in offered
+    ), offered
     assert "torch.cond(routed > 0, true_fn, false_fn, (x, scores))" in steps["quickfix"]["source"]
     # 3. the hover names the ranges in the user's Dim names
     hover = steps["hover"]["text"]
@@ -227,7 +244,11 @@ def test_a_user_sees_the_problem_fixes_it_hovers_exports_and_reads_the_program(t
 
 
 def test_restricted_mode_runs_no_workspace_code_until_trust_is_granted(tmp_path: Path, workspace: Path):
-    settings = {**BASE_SETTINGS, "security.workspace.trust.enabled": True, "security.workspace.trust.startupPrompt": "never"}
+    settings = {
+        **BASE_SETTINGS,
+        "security.workspace.trust.enabled": True,
+        "security.workspace.trust.startupPrompt": "never",
+    }
     server = CodeServer(tmp_path / "restricted", workspace, settings)
     try:
         steps = server.drive("restricted")
@@ -238,7 +259,9 @@ def test_restricted_mode_runs_no_workspace_code_until_trust_is_granted(tmp_path:
     assert seen["status"].endswith("exportlens: restricted"), seen
     running = seen["processes"]
     assert any("exportlens.cli serve" in c for c in running), running  # the server runs...
-    assert not [c for c in running if "exportlens.exporter.workers.worker" in c], running  # ...and no worker ever started
+    assert not [c for c in running if "exportlens.exporter.workers.worker" in c], (
+        running
+    )  # ...and no worker ever started
     # granting trust, without a reload, brings the exports (and the squiggle) back
     assert steps["trusted"]["lens"] == "✗ 1 problem"
     assert not _left_behind(server.mark)
@@ -261,5 +284,6 @@ def test_an_interpreter_without_exportlens_is_named_with_the_command_that_instal
     assert "not running" in seen["tooltip"] and str(python) in seen["tooltip"], seen
     # the command the button runs, as the output shows it: pip of that interpreter, the bundled wheel
     assert re.search(
-        rf"to install: {re.escape(str(python))} -m pip install \S+/bundled/exportlens-[\d.]+-py3-none-any\.whl", server.extension_logs()
+        rf"to install: {re.escape(str(python))} -m pip install \S+/bundled/exportlens-[\d.]+-py3-none-any\.whl",
+        server.extension_logs(),
     ), server.extension_logs()[-2000:]

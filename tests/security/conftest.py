@@ -14,9 +14,45 @@ from server.conftest import EXAMPLES
 # and what `python -m` imports before the first line of ours runs (runpy's, on 3.10 and 3.12+)
 SHADOWED = (
     *("json", "ast", "dataclasses", "hashlib", "tomlkit", "pathspec", "typing_extensions"),
-    *("__future__", "argparse", "asyncio", "collections", "concurrent", "contextlib", "enum", "functools", "importlib", "inspect"),
-    *("keyword", "linecache", "logging", "operator", "pathlib", "re", "reprlib", "runpy", "selectors", "subprocess", "tempfile"),
-    *("threading", "traceback", "types", "typing", "warnings", "attrs", "cattrs", "libcst", "lsprotocol", "pygls", "landlock", "sympy"),
+    *(
+        "__future__",
+        "argparse",
+        "asyncio",
+        "collections",
+        "concurrent",
+        "contextlib",
+        "enum",
+        "functools",
+        "importlib",
+        "inspect",
+    ),
+    *(
+        "keyword",
+        "linecache",
+        "logging",
+        "operator",
+        "pathlib",
+        "re",
+        "reprlib",
+        "runpy",
+        "selectors",
+        "subprocess",
+        "tempfile",
+    ),
+    *(
+        "threading",
+        "traceback",
+        "types",
+        "typing",
+        "warnings",
+        "attrs",
+        "cattrs",
+        "libcst",
+        "lsprotocol",
+        "pygls",
+        "landlock",
+        "sympy",
+    ),
 )
 
 SHADOW = """\

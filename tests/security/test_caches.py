@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core.report import Finding, Kind, ModuleReport, Status
-from exportlens.exporter.static.index_cache import Entry, IndexCache
+from exportlens.exporter.find.index_cache import Entry, IndexCache
 from exportlens.exporter.workers import verdicts
 from exportlens.exporter.workers.verdicts import Verdicts
 
@@ -87,7 +87,10 @@ def test_an_entry_that_is_a_link_to_dev_zero_or_a_fifo_is_a_quick_miss(tmp_path)
 def test_an_entry_past_any_size_of_ours_is_a_miss(tmp_path, monkeypatch):
     monkeypatch.setattr(verdicts, "MAX_ENTRY", 1 << 10)
     store = Verdicts(tmp_path)
-    store.put(KEY, ModuleReport("m.py:M", Status.FAILED, (Finding("EL201", Kind.CONSTRAINT_VIOLATION, "x" * 4096, "m.py", 7),)))
+    store.put(
+        KEY,
+        ModuleReport("m.py:M", Status.FAILED, (Finding("EL201", Kind.CONSTRAINT_VIOLATION, "x" * 4096, "m.py", 7),)),
+    )
     assert store.get(KEY) is None
 
 

@@ -26,7 +26,7 @@ import pytest
 
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.core.settings import Overrides
-from exportlens.exporter.static.plan import make_plan
+from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.workers.batch import job_for
 from exportlens.exporter.workers.pool import Pool
 from exportlens.exporter.workers.sandbox import available
@@ -48,7 +48,9 @@ LANDLOCK_ABI = _landlock_abi()
 LIBSECCOMP = ctypes.util.find_library("seccomp")
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes and sandbox")
-signals_confined = pytest.mark.skipif(LANDLOCK_ABI < 6, reason=f"Landlock ABI {LANDLOCK_ABI} does not scope signals (6 does)")
+signals_confined = pytest.mark.skipif(
+    LANDLOCK_ABI < 6, reason=f"Landlock ABI {LANDLOCK_ABI} does not scope signals (6 does)"
+)
 metadata_confined = pytest.mark.skipif(not LIBSECCOMP, reason="no libseccomp here")
 
 
@@ -338,7 +340,9 @@ def test_nothing_a_running_job_started_outlives_the_pool(tmp_path: Path, sandbox
     started = threading.Event()
     pool = Pool(jobs=1)
     try:
-        future = pool.submit(job_for(plan, planned, Options(overrides=Overrides(sandbox=sandbox))), on_start=started.set)
+        future = pool.submit(
+            job_for(plan, planned, Options(overrides=Overrides(sandbox=sandbox))), on_start=started.set
+        )
         assert started.wait(120), future.done() and future.result()
         (job,) = pool.job_pids().values()
         deadline = time.monotonic() + 60

@@ -28,13 +28,21 @@ SERVERS = {
 }
 
 
-def test_the_indexer_and_the_large_file_parser_import_nothing_from_the_folder_they_start_in(shadowed: Shadowed, monkeypatch):
+def test_the_indexer_and_the_large_file_parser_import_nothing_from_the_folder_they_start_in(
+    shadowed: Shadowed, monkeypatch
+):
     monkeypatch.chdir(shadowed.root)  # as the server starts them: from its own current folder
-    monkeypatch.setenv("PYTHONPATH", os.pathsep + "/nonexistent")  # `export PYTHONPATH=$PYTHONPATH:...`: an empty entry is "."
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep + "/nonexistent"
+    )  # `export PYTHONPATH=$PYTHONPATH:...`: an empty entry is "."
     found, done = {}, asyncio.Event()
     loop = asyncio.new_event_loop()
     try:
-        indexer = Indexer(shadowed.root, lambda path, entry: found.setdefault(path, entry), lambda n: loop.call_soon_threadsafe(done.set))
+        indexer = Indexer(
+            shadowed.root,
+            lambda path, entry: found.setdefault(path, entry),
+            lambda n: loop.call_soon_threadsafe(done.set),
+        )
         loop.run_until_complete(asyncio.wait_for(done.wait(), 60))
         indexer.stop()
         head = shadowed.root / "models/head.py"

@@ -112,7 +112,12 @@ def refusal(out: dict, root: Path) -> dict:
     (module,) = out["modules"]
     assert module["target"] == "net.py:Net" and module["status"] == "failed" and not module["cached"]
     (finding,) = module["findings"]
-    assert (finding["code"], finding["path"], finding["line"], finding["fixes"]) == ("EL504", "net.py", class_line(root), [])
+    assert (finding["code"], finding["path"], finding["line"], finding["fixes"]) == (
+        "EL504",
+        "net.py",
+        class_line(root),
+        [],
+    )
     return finding
 
 
@@ -136,7 +141,9 @@ def test_a_forged_report_is_refused_on_the_class_and_never_cached(tmp_path, body
         finding = refusal(out, root)
         assert finding["message"].startswith("exportlens refused the report of the export process: ")
         assert why in finding["message"]
-        assert not (root / ".exportlens" / "cache" / "verdicts").exists() or not any((root / ".exportlens/cache/verdicts").iterdir())
+        assert not (root / ".exportlens" / "cache" / "verdicts").exists() or not any(
+            (root / ".exportlens/cache/verdicts").iterdir()
+        )
     assert (home / ".bashrc").read_text() == BASHRC
     assert not (home / ".forged").exists()
 
@@ -176,7 +183,7 @@ def test_a_verdict_on_disk_that_edits_outside_the_project_is_not_used(tmp_path):
     """``.exportlens/cache`` is in the project: an entry there is checked as a job's report is."""
     from exportlens.exporter.core.options import Options
     from exportlens.exporter.core.report import Edit, Finding, Fix, Kind, ModuleReport, Status
-    from exportlens.exporter.static.plan import make_plan
+    from exportlens.exporter.spec.plan import make_plan
     from exportlens.exporter.workers.batch import check_in_workers, job_for
     from exportlens.exporter.workers.pool import Pool
     from exportlens.exporter.workers.verdicts import Verdicts
@@ -184,11 +191,15 @@ def test_a_verdict_on_disk_that_edits_outside_the_project_is_not_used(tmp_path):
     root = tmp_path / "project"
     root.mkdir()
     (root / "pyproject.toml").write_text(PYPROJECT)
-    (root / "net.py").write_text("from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x * 2\n")
+    (root / "net.py").write_text(
+        "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+    )
     plan = make_plan([root])
     edit = Edit(str(tmp_path / ".bashrc"), 1, 1, 1, 1, "echo forged\n")
     fix = Fix("Declare `n` (module then exports)", (edit,), preferred=True, verified="exports")
-    forged = ModuleReport("net.py:Net", Status.FAILED, (Finding("EL101", Kind.DATA_DEPENDENT_GUARD, "forged", "net.py", 6, fixes=(fix,)),))
+    forged = ModuleReport(
+        "net.py:Net", Status.FAILED, (Finding("EL101", Kind.DATA_DEPENDENT_GUARD, "forged", "net.py", 6, fixes=(fix,)),)
+    )
     with Pool(jobs=1, persist=True) as pool:
         job = job_for(plan, plan.modules[0], Options(), environment=pool.environment, sources=plan.sources.relative())
         Verdicts(root).put(job.key, forged)

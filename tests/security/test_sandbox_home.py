@@ -46,7 +46,9 @@ def test_a_module_cannot_read_the_home_exportlens_was_started_in(tmp_path: Path,
     (project / "snoop.py").write_text(SNOOP.format(secret=str(secret)))
     command = [sys.executable, "-m", "exportlens.cli", "check", str(project), "--no-cache", "--format", "json"]
     cwd = home if start_in == "$HOME" else Path("/")
-    done = subprocess.run(command, cwd=cwd, env=dict(os.environ, HOME=str(home)), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        command, cwd=cwd, env=dict(os.environ, HOME=str(home)), capture_output=True, text=True, timeout=300
+    )
     (module,) = json.loads(done.stdout)["modules"]
     (finding,) = module["findings"]
     assert "PermissionError" in finding["message"], finding["message"]
@@ -61,8 +63,19 @@ def test_a_model_checked_alone_in_the_home_folder_is_not_exported_there(tmp_path
     secret = home / ".ssh" / "id_rsa"
     secret.write_text("PRIVATE KEY")
     (home / "snoop.py").write_text(SNOOP.format(secret=str(secret)))
-    command = [sys.executable, "-m", "exportlens.cli", "check", str(home / "snoop.py"), "--no-cache", "--format", "json"]
-    done = subprocess.run(command, cwd=home, env=dict(os.environ, HOME=str(home)), capture_output=True, text=True, timeout=300)
+    command = [
+        sys.executable,
+        "-m",
+        "exportlens.cli",
+        "check",
+        str(home / "snoop.py"),
+        "--no-cache",
+        "--format",
+        "json",
+    ]
+    done = subprocess.run(
+        command, cwd=home, env=dict(os.environ, HOME=str(home)), capture_output=True, text=True, timeout=300
+    )
     (module,) = json.loads(done.stdout)["modules"]
     (finding,) = module["findings"]
     assert (finding["code"], finding["line"], module["status"]) == ("EL505", 6, "failed"), finding

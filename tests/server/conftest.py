@@ -55,7 +55,9 @@ class Editor:
         text = (self.root / rel).read_text()
         self.versions[uri], self.texts[uri] = 1, text
         self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python" if rel.endswith(".py") else "toml", 1, text))
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri, "python" if rel.endswith(".py") else "toml", 1, text)
+            )
         )
         return uri
 
@@ -112,7 +114,9 @@ class Editor:
             touched.append(rel)
         return touched
 
-    async def diagnostics(self, rel: str, until: Callable[[list[types.Diagnostic]], bool], timeout: float = 90) -> list[types.Diagnostic]:
+    async def diagnostics(
+        self, rel: str, until: Callable[[list[types.Diagnostic]], bool], timeout: float = 90
+    ) -> list[types.Diagnostic]:
         """Wait for this file's published diagnostics to satisfy ``until``."""
         uri = self.uri(rel)
 
@@ -157,12 +161,16 @@ class Editor:
     async def configure(self, **settings: Any) -> None:
         """Change settings as VS Code does (didChangeConfiguration); the server applies them
         before it answers the next request."""
-        self.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"exportlens": settings}))
+        self.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"exportlens": settings})
+        )
         await self.status()
 
     async def status(self) -> dict[str, Any]:
         result = await self.client.protocol.send_request_async("exportlens/status", {})
-        return result._asdict() if hasattr(result, "_asdict") else dict(result)  # pygls hands unknown results over as namedtuples
+        return (
+            result._asdict() if hasattr(result, "_asdict") else dict(result)
+        )  # pygls hands unknown results over as namedtuples
 
 
 def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
@@ -284,7 +292,9 @@ async def editor(shared: Editor, workspace: Path):
     )
     await ed.logged(f"indexed {workspace.resolve()}")
     yield ed
-    if (await ed.status())["settings"]._asdict() != shared.settings:  # a test changed them: the next one starts as this one did
+    if (await ed.status())[
+        "settings"
+    ]._asdict() != shared.settings:  # a test changed them: the next one starts as this one did
         await ed.configure(**shared.settings)
     for uri in list(ed.versions):
         client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))

@@ -38,8 +38,12 @@ class CannedPool:
     def job_pids(self) -> dict[tuple[str, str], int]:
         return {}
 
-    def submit(self, job: Any, on_start: Any = None, *, fresh: bool = False, supersede: bool = True, background: bool = False) -> Future:
-        finding = Finding(codes.INTERNAL.code, codes.INTERNAL.kind, f"{MESSAGE} ({job.target})", job.path, job.class_line)
+    def submit(
+        self, job: Any, on_start: Any = None, *, fresh: bool = False, supersede: bool = True, background: bool = False
+    ) -> Future:
+        finding = Finding(
+            codes.INTERNAL.code, codes.INTERNAL.kind, f"{MESSAGE} ({job.target})", job.path, job.class_line
+        )
         future: Future = Future()
         future.set_result(ModuleReport(job.target, Status.FAILED, (finding,)))
         return future

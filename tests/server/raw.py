@@ -50,7 +50,11 @@ class Raw:
         self.proc.stdin.flush()
 
     def request(self, msg_id: int | str, method: str, params: object = None) -> None:
-        self.send(frame({"jsonrpc": "2.0", "id": msg_id, "method": method, **({"params": params} if params is not None else {})}))
+        self.send(
+            frame(
+                {"jsonrpc": "2.0", "id": msg_id, "method": method, **({"params": params} if params is not None else {})}
+            )
+        )
 
     def notify(self, method: str, params: object) -> None:
         self.send(frame({"jsonrpc": "2.0", "method": method, "params": params}))
@@ -59,7 +63,11 @@ class Raw:
         deadline = time.monotonic() + timeout
         while True:
             for message in self.received:
-                if isinstance(message, dict) and message.get("id") == msg_id and ("result" in message or "error" in message):
+                if (
+                    isinstance(message, dict)
+                    and message.get("id") == msg_id
+                    and ("result" in message or "error" in message)
+                ):
                     return message
             if time.monotonic() > deadline or not self.read(0.1):
                 raise AssertionError(f"no reply to {msg_id}")
@@ -86,7 +94,9 @@ class Raw:
 
     def initialize(self, **options: Any) -> None:
         options = {"exportOn": "manual", **options}
-        self.request(1, "initialize", {"capabilities": {}, "rootUri": self.root.as_uri(), "initializationOptions": options})
+        self.request(
+            1, "initialize", {"capabilities": {}, "rootUri": self.root.as_uri(), "initializationOptions": options}
+        )
         assert "result" in self.reply(1)
         self.notify("initialized", {})
         self.open()

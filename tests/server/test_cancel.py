@@ -31,7 +31,9 @@ class Slow(torch.nn.Module):
 async def gone(pids: list[int], timeout: float = 10) -> None:
     for _ in range(int(timeout * 10)):
         if not any(
-            Path(f"/proc/{p}").exists() and "Z" not in (Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[:1]) for p in pids
+            Path(f"/proc/{p}").exists()
+            and "Z" not in (Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[:1])
+            for p in pids
         ):
             return
         await asyncio.sleep(0.1)
@@ -64,7 +66,9 @@ def export_slow(editor, msg_id: str | None = None) -> asyncio.Future:
     """Run the export command as a client does (the request is sent at once)."""
     args = [{"uri": editor.uri("models/slow.py"), "target": "models/slow.py:Slow"}]
     params = types.ExecuteCommandParams("exportlens.exportModule", args)
-    return asyncio.ensure_future(editor.client.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id))
+    return asyncio.ensure_future(
+        editor.client.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id)
+    )
 
 
 async def test_cancel_request_kills_the_export(slow):

@@ -36,13 +36,18 @@ async def test_a_constraint_violation_points_at_its_spec(editor):
     assert related.location.uri == editor.uri("pyproject.toml")
     assert related.message == "the export spec for LearnedPositions"
     spec_lines = (editor.root / "pyproject.toml").read_text().splitlines()
-    assert "LearnedPositions" in spec_lines[related.location.range.start.line] or "seq" in spec_lines[related.location.range.start.line]
+    assert (
+        "LearnedPositions" in spec_lines[related.location.range.start.line]
+        or "seq" in spec_lines[related.location.range.start.line]
+    )
 
 
 async def test_spec_errors_land_on_their_pyproject_line_as_you_type(editor):
     editor.open("pyproject.toml")
     text = editor.texts[editor.uri("pyproject.toml")]
-    editor.change("pyproject.toml", text.replace('inputs = { x = "f32[tokens, 16]" }', 'inputs = { x = "f33[tokens, 16]" }'))
+    editor.change(
+        "pyproject.toml", text.replace('inputs = { x = "f32[tokens, 16]" }', 'inputs = { x = "f33[tokens, 16]" }')
+    )
     found = await editor.diagnostics("pyproject.toml", lambda ds: any(d.code == "EL002" for d in ds))
     d = next(d for d in found if d.code == "EL002")
     line = editor.texts[editor.uri("pyproject.toml")].splitlines()[d.range.start.line]

@@ -8,7 +8,9 @@ from lsprotocol import types
 ROUTER = "models/router.py"
 
 
-@pytest.mark.parametrize("export_on", [pytest.param("save", marks=pytest.mark.slow), "change"])  # (one is enough for the quick loop)
+@pytest.mark.parametrize(
+    "export_on", [pytest.param("save", marks=pytest.mark.slow), "change"]
+)  # (one is enough for the quick loop)
 async def test_fifty_rapid_edits_export_the_final_text_once(editor, export_on):
     """Saves (exportOn = save) or unsaved edits (exportOn = change): one export, of the last text."""
     await editor.configure(exportOn=export_on, debounce=400)
@@ -32,7 +34,9 @@ async def test_fifty_rapid_edits_export_the_final_text_once(editor, export_on):
 async def test_closing_a_file_clears_its_diagnostics(editor):
     editor.open(ROUTER)
     await editor.diagnostics(ROUTER, lambda ds: any(d.code == "EL101" for d in ds))
-    editor.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(editor.uri(ROUTER))))
+    editor.client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(editor.uri(ROUTER)))
+    )
     await editor.diagnostics(ROUTER, lambda ds: not ds)
 
 
@@ -72,6 +76,8 @@ async def test_a_save_that_inserts_a_line_never_shows_the_problem_on_the_old_lin
     await editor.logged(f"{ROUTER}:TokenRouter: failed", after=logged)
     await editor.diagnostics(ROUTER, lambda ds: any(d.code == "EL101" for d in ds))
     after = [
-        (version, [d.range.start.line for d in ds if d.code == "EL101"]) for u, version, ds in editor.client.published[seen:] if u == uri
+        (version, [d.range.start.line for d in ds if d.code == "EL101"])
+        for u, version, ds in editor.client.published[seen:]
+        if u == uri
     ]
     assert after and all(lines == [before + 1] for version, lines in after if version == 2), after

@@ -70,9 +70,13 @@ async def test_a_byte_order_mark_in_the_editors_buffer_is_no_code(workspace):
         (d,) = found
         assert "U+FEFF" not in d.message and "never closed" in d.message
         assert (d.range.start.line, d.range.start.character) == (0, len("\ufeffx = "))  # on the bracket
-        editor.change(rel, "\ufeffimport torch\n\n\nclass Fine(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+        editor.change(
+            rel, "\ufeffimport torch\n\n\nclass Fine(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+        )
         await editor.diagnostics(rel, lambda ds: not ds)
-        lenses = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+        lenses = await editor.client.text_document_code_lens_async(
+            types.CodeLensParams(types.TextDocumentIdentifier(uri))
+        )
         assert [lens.range.start.line for lens in lenses] == [3]  # the class is a module
     finally:
         await stop(editor)

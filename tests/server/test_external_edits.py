@@ -18,7 +18,9 @@ def changed_on_disk(editor, *rels: str) -> None:
 
 
 async def lens_titles(editor, rel: str) -> list[str]:
-    lenses = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(rel))))
+    lenses = await editor.client.text_document_code_lens_async(
+        types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(rel)))
+    )
     return [lens.command.title for lens in lenses]
 
 

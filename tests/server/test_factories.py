@@ -31,13 +31,17 @@ def workspace(workspace: Path) -> Path:
 
 
 async def lenses(editor) -> list:
-    return await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(BUILD))))
+    return await editor.client.text_document_code_lens_async(
+        types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(BUILD)))
+    )
 
 
 async def test_a_factory_module_exports_when_its_file_opens_and_has_a_lens_on_the_factory(editor):
     editor.open(BUILD)
     await editor.logged(f"{BUILD}:tiny_mlp: exported")
-    (lens,) = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(BUILD))))
+    (lens,) = await editor.client.text_document_code_lens_async(
+        types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(BUILD)))
+    )
     assert lens.range.start.line == editor.line_of(BUILD, "def build_mlp")
     assert lens.command.title.startswith("✓ exported")
 

@@ -55,7 +55,9 @@ async def test_hang_and_segfault_become_diagnostics_while_hover_answers(workspac
         line = editor.line_of("models/encoder.py", "class TinyEncoder")
         hover = await asyncio.wait_for(
             editor.client.text_document_hover_async(
-                types.HoverParams(types.TextDocumentIdentifier(editor.uri("models/encoder.py")), types.Position(line, 8))
+                types.HoverParams(
+                    types.TextDocumentIdentifier(editor.uri("models/encoder.py")), types.Position(line, 8)
+                )
             ),
             5,
         )

@@ -61,7 +61,9 @@ async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
     # each fix lands in the file it names: Dim changes in pyproject.toml, torch.cond in the model
     # the example inputs route no token, but the preferred fix keeps the expert: both sides in torch.cond
     # (its title says what its proof gave: "... (module then exports and serves its ranges)")
-    assert applied["models/router.py"][0].startswith("Run both sides of `if routed > 0:` with torch.cond (module then exports")
+    assert applied["models/router.py"][0].startswith(
+        "Run both sides of `if routed > 0:` with torch.cond (module then exports"
+    )
     assert applied["models/router.py"][1] == ["models/router.py"]
     assert applied["models/positional.py"][0].startswith("Set `seq` to Dim('seq', max=128)")
     assert applied["models/positional.py"][1] == ["pyproject.toml"]
@@ -74,7 +76,9 @@ async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
             await editor.logged(f"{rel}:{cls}: exported")
         except AssertionError as e:
             shown = {r: editor.client.diagnostics.get(editor.uri(r)) for r in (rel, "pyproject.toml")}
-            raise AssertionError(f"{e}\ndiagnostics: {shown}\npyproject.toml:\n{(editor.root / 'pyproject.toml').read_text()}") from None
+            raise AssertionError(
+                f"{e}\ndiagnostics: {shown}\npyproject.toml:\n{(editor.root / 'pyproject.toml').read_text()}"
+            ) from None
 
 
 async def test_a_fix_computed_before_an_edit_names_the_older_version(editor):
@@ -119,7 +123,10 @@ async def test_a_fix_for_a_file_changed_since_the_export_waits_for_the_next_one(
 async def test_the_editor_shows_what_exporting_with_a_fix_gave_once_its_proof_lands(editor):
     """The title says what the proof gave, once it lands (or at once, where the server
     remembers this module's verdict from an earlier export of the same text)."""
-    rel, proven = "models/positional.py", ("Set `seq` to Dim('seq', max=128) (module then exports and serves its ranges)", True)
+    rel, proven = (
+        "models/positional.py",
+        ("Set `seq` to Dim('seq', max=128) (module then exports and serves its ranges)", True),
+    )
     editor.open(rel)
     found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL201" for d in ds))
     diagnostic = next(d for d in found if d.code == "EL201")
@@ -157,7 +164,9 @@ async def test_no_fix_is_shown_preferred_before_its_proof_and_probes_say_so(edit
     except asyncio.TimeoutError:
         raise AssertionError(f"no fix became preferred: {seen}") from None
     shown_preferred = {title for titles in seen for title, preferred in titles if preferred}
-    assert shown_preferred == {"Run both sides of `if routed > 0:` with torch.cond (module then exports and serves its ranges)"}, seen
+    assert shown_preferred == {
+        "Run both sides of `if routed > 0:` with torch.cond (module then exports and serves its ranges)"
+    }, seen
 
 
 async def test_a_fix_for_a_closed_file_that_changed_on_disk_since_it_was_offered_is_refused(editor):

@@ -41,7 +41,9 @@ async def test_hover_on_a_forward_line_shows_its_shape(editor):
 async def test_inlay_hints_end_each_assignment_in_forward(editor):
     await exported(editor)
     hints = await editor.client.text_document_inlay_hint_async(
-        types.InlayHintParams(types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Range(types.Position(0, 0), types.Position(100, 0)))
+        types.InlayHintParams(
+            types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Range(types.Position(0, 0), types.Position(100, 0))
+        )
     )
     by_line = {h.position.line: h.label for h in hints}
     source = editor.texts[editor.uri(ENCODER)].splitlines()
@@ -62,7 +64,9 @@ async def test_hints_and_hover_follow_lines_typed_above_them_before_the_next_exp
     uri = editor.uri(ENCODER)
     editor.change(ENCODER, "# one\n# two\n" + editor.texts[uri])
     hints = await editor.client.text_document_inlay_hint_async(
-        types.InlayHintParams(types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(100, 0)))
+        types.InlayHintParams(
+            types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(100, 0))
+        )
     )
     source = editor.texts[uri].splitlines()
     embed = next(i for i, text in enumerate(source) if "h = self.embed(ids)" in text)  # in the edited text
@@ -73,10 +77,14 @@ async def test_hints_and_hover_follow_lines_typed_above_them_before_the_next_exp
 
 async def test_inlay_hints_follow_the_setting_without_restart(editor):
     await exported(editor)
-    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"exportlens": {"inlayHints": False}}))
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"exportlens": {"inlayHints": False}})
+    )
     await editor.logged("inlay_hints=False")
     hints = await editor.client.text_document_inlay_hint_async(
-        types.InlayHintParams(types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Range(types.Position(0, 0), types.Position(100, 0)))
+        types.InlayHintParams(
+            types.TextDocumentIdentifier(editor.uri(ENCODER)), types.Range(types.Position(0, 0), types.Position(100, 0))
+        )
     )
     assert not hints
 
@@ -103,7 +111,11 @@ async def test_a_client_that_takes_plain_text_gets_no_markdown(workspace):
         text = editor.texts[spec] + '\n[tool.exportlens.modules."models/'
         editor.change("pyproject.toml", text)
         end = types.Position(text.count("\n"), len(text.splitlines()[-1]))
-        items = (await editor.client.text_document_completion_async(types.CompletionParams(types.TextDocumentIdentifier(spec), end))).items
+        items = (
+            await editor.client.text_document_completion_async(
+                types.CompletionParams(types.TextDocumentIdentifier(spec), end)
+            )
+        ).items
         docs = [i.documentation for i in items]
         assert docs and {d.kind for d in docs} == {types.MarkupKind.PlainText}
         assert "    def forward(ids" in next(d.value for d, i in zip(docs, items) if i.label.endswith("TinyEncoder"))

@@ -12,7 +12,9 @@ ENCODER = "models/encoder.py"
 
 
 async def lens_titles(editor, rel: str) -> list[str]:
-    lenses = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(rel))))
+    lenses = await editor.client.text_document_code_lens_async(
+        types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(rel)))
+    )
     return [lens.command.title for lens in lenses]
 
 
@@ -39,7 +41,9 @@ async def test_export_this_module_writes_a_pt2_and_says_where(editor):
     # lsprotocol's client side reads any code action carrying a command as a bare Command
     # (and loses its arguments), so run what the action runs, as VS Code would
     args = [{"uri": editor.uri(ENCODER), "target": "models/encoder.py:TinyEncoder", "save": True}]
-    result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args))
+    result = await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams("exportlens.exportModule", args)
+    )
     artifact = Path(result["artifact"])
     assert artifact == editor.root.resolve() / ".exportlens/artifacts/TinyEncoder.pt2"
     assert artifact.stat().st_size > 0

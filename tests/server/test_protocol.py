@@ -66,7 +66,11 @@ def test_requests_before_initialize_are_refused_with_32002(raw):
     raw.request(2, "workspace/executeCommand", {"command": "exportlens.exportModule", "arguments": []})
     error = raw.reply(2)["error"]
     assert error["code"] == -32002 and "initialize" in error["message"] and "data" not in error
-    raw.request(3, "initialize", {"capabilities": {}, "rootUri": raw.root.as_uri(), "initializationOptions": {"exportOn": "manual"}})
+    raw.request(
+        3,
+        "initialize",
+        {"capabilities": {}, "rootUri": raw.root.as_uri(), "initializationOptions": {"exportOn": "manual"}},
+    )
     assert "result" in raw.reply(3)
     raw.open()
     assert "**Net**" in hovered(raw.hover(4))
@@ -81,7 +85,9 @@ def test_requests_before_initialize_are_refused_with_32002(raw):
         b"\x00\xff\xfe random bytes\r\n\r\n",
         b"Content-Length: 999999999999\r\n\r\n",
         frame({"jsonrpc": "2.0", "id": 50, "method": "shutdown"}, length=10),  # too short
-        frame({"jsonrpc": "2.0", "id": 50, "method": "shutdown"}, length=400),  # too long: swallows the next frame's start
+        frame(
+            {"jsonrpc": "2.0", "id": 50, "method": "shutdown"}, length=400
+        ),  # too long: swallows the next frame's start
         b"Content-Length: 2\r\n\r\n[]",
     ],
 )
@@ -94,7 +100,9 @@ def test_a_broken_frame_is_skipped_and_the_next_request_answered(served, broken)
 def test_a_hover_at_a_negative_position_gets_an_invalid_params_error(raw):
     raw.initialize()
     raw.request(
-        2, "textDocument/hover", {"textDocument": {"uri": (raw.root / "net.py").as_uri()}, "position": {"line": -1, "character": 0}}
+        2,
+        "textDocument/hover",
+        {"textDocument": {"uri": (raw.root / "net.py").as_uri()}, "position": {"line": -1, "character": 0}},
     )
     assert raw.reply(2)["error"]["code"] == -32602
     assert "**Net**" in hovered(raw.hover(3))
@@ -119,7 +127,14 @@ _messages = st.fixed_dictionaries(
     {
         "jsonrpc": st.sampled_from(["2.0", "1.0"]),
         "method": st.sampled_from(
-            ["textDocument/hover", "initialize", "exportlens/status", "$/x", "textDocument/didOpen", "workspace/didChangeConfiguration"]
+            [
+                "textDocument/hover",
+                "initialize",
+                "exportlens/status",
+                "$/x",
+                "textDocument/didOpen",
+                "workspace/didChangeConfiguration",
+            ]
         ),
     },
     optional={"id": st.integers(100, 10**6) | st.text(max_size=4), "params": _json},
@@ -169,7 +184,9 @@ def test_a_message_of_the_wrong_shape_is_answered_or_dropped_and_the_server_stay
     assert raw.proc.poll() is None
 
 
-DEEP = "".join(['{"jsonrpc": "2.0", "id": 7, "method": "exportlens/status", "params": ', '{"a": ' * 50_000, "1", "}" * 50_000, "}"])
+DEEP = "".join(
+    ['{"jsonrpc": "2.0", "id": 7, "method": "exportlens/status", "params": ', '{"a": ' * 50_000, "1", "}" * 50_000, "}"]
+)
 
 
 @pytest.mark.parametrize(
@@ -219,7 +236,11 @@ LONG = "a" * 5000 + ".py"  # a name no file system allows: every call on it rais
 @pytest.mark.parametrize(
     "method, params, result",
     [
-        ("textDocument/hover", {"textDocument": {"uri": f"file:///{LONG}"}, "position": {"line": 0, "character": 0}}, None),
+        (
+            "textDocument/hover",
+            {"textDocument": {"uri": f"file:///{LONG}"}, "position": {"line": 0, "character": 0}},
+            None,
+        ),
         (
             "textDocument/inlayHint",
             {
@@ -229,7 +250,11 @@ LONG = "a" * 5000 + ".py"  # a name no file system allows: every call on it rais
             [],
         ),
         ("exportlens/program", {"uri": f"file:///{LONG}", "line": 3}, None),
-        ("workspace/executeCommand", {"command": "exportlens.exportModule", "arguments": [{"uri": f"file:///{LONG}", "line": 3}]}, None),
+        (
+            "workspace/executeCommand",
+            {"command": "exportlens.exportModule", "arguments": [{"uri": f"file:///{LONG}", "line": 3}]},
+            None,
+        ),
         ("workspace/executeCommand", {"command": "exportlens.exportModule"}, None),
         ("workspace/executeCommand", {"command": "exportlens.exportModule", "arguments": None}, None),
         ("workspace/executeCommand", {"command": "exportlens.createSpec", "arguments": None}, False),
@@ -270,7 +295,9 @@ def test_documented_requests_answer_with_their_params_left_out_or_null(tmp_path)
         raw.initialize()
         raw.request(2, "exportlens/checkWorkspace")  # as docs/server.md shows it: no params
         assert raw.reply(2)["result"] == {"modules": 0, "exported": 0, "failed": 0, "findings": 0}
-        for msg_id, method in enumerate(["exportlens/checkWorkspace", "exportlens/status", "exportlens/program"], start=3):
+        for msg_id, method in enumerate(
+            ["exportlens/checkWorkspace", "exportlens/status", "exportlens/program"], start=3
+        ):
             raw.send(frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": None}))
             assert "result" in raw.reply(msg_id)
         raw.request(6, "exportlens/program")
@@ -284,7 +311,9 @@ def test_initialize_counts_once_it_succeeds_and_only_once(raw):
     assert raw.reply(1)["error"]["code"] == -32602
     raw.request(2, "exportlens/status", {})
     assert raw.reply(2)["error"]["code"] == -32002  # the refused initialize opened nothing
-    raw.send(frame({"jsonrpc": "2.0", "method": "initialize", "params": {"capabilities": {}}}))  # a notification: dropped
+    raw.send(
+        frame({"jsonrpc": "2.0", "method": "initialize", "params": {"capabilities": {}}})
+    )  # a notification: dropped
     raw.request(3, "exportlens/status", {})
     assert raw.reply(3)["error"]["code"] == -32002
     raw.request(4, "initialize", {"capabilities": {}, "rootUri": raw.root.as_uri()})

@@ -53,7 +53,9 @@ METHODS = [
 # a Python frame's mark (File "...")
 _text = st.text(st.characters(blacklist_characters='"', blacklist_categories=["Cs"]), max_size=12)
 _scalar = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | _text
-_json = st.recursive(_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3), max_leaves=10)
+_json = st.recursive(
+    _scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3), max_leaves=10
+)
 _ids = (
     st.integers(-5, 10**6)
     | st.text(max_size=5)
@@ -69,11 +71,16 @@ _ints = st.sampled_from([0, 1, 3, 5, -1, 2**31, 2**64]) | st.integers(-(2**40), 
 def _params(root: Path) -> st.SearchStrategy:
     files = ["net.py", "pyproject.toml", "missing.py", "a" * 300 + ".py", "dir/../net.py"]
     uris = (
-        st.sampled_from([(root / f).as_uri() for f in files] + ["file:///%00.py", "untitled:x", "", "file://", "http://x/net.py"]) | _scalar
+        st.sampled_from(
+            [(root / f).as_uri() for f in files] + ["file:///%00.py", "untitled:x", "", "file://", "http://x/net.py"]
+        )
+        | _scalar
     )
     position = st.fixed_dictionaries({"line": _ints, "character": _ints}) | _json
     span = st.fixed_dictionaries({"start": position, "end": position}) | _json
-    document = st.fixed_dictionaries({"uri": uris}, optional={"version": _ints, "text": st.just(NET) | _text, "languageId": _text})
+    document = st.fixed_dictionaries(
+        {"uri": uris}, optional={"version": _ints, "text": st.just(NET) | _text, "languageId": _text}
+    )
     lsp = st.fixed_dictionaries(
         {},
         optional={
@@ -81,10 +88,14 @@ def _params(root: Path) -> st.SearchStrategy:
             "position": position,
             "range": span,
             "context": st.fixed_dictionaries({"diagnostics": st.lists(_json, max_size=2)}) | _json,
-            "contentChanges": st.lists(st.fixed_dictionaries({"text": _text}, optional={"range": span}) | _json, max_size=2),
+            "contentChanges": st.lists(
+                st.fixed_dictionaries({"text": _text}, optional={"range": span}) | _json, max_size=2
+            ),
             "command": st.sampled_from(["exportlens.exportModule", "exportlens.createSpec", "nothing"]) | _scalar,
             "arguments": st.none()
-            | st.lists(st.fixed_dictionaries({"uri": uris}, optional={"line": _ints, "target": _text}) | _json, max_size=2),
+            | st.lists(
+                st.fixed_dictionaries({"uri": uris}, optional={"line": _ints, "target": _text}) | _json, max_size=2
+            ),
             "uri": uris,
             "line": _ints,
             "target": st.just("net.py:Net") | _text,
@@ -114,12 +125,18 @@ def _messages(root: Path) -> st.SearchStrategy:
 def _frames(root: Path) -> st.SearchStrategy:
     messages = _messages(root)
     deep = st.integers(100, 400).map(
-        lambda d: framed(f'{{"jsonrpc": "2.0", "id": 5, "method": "exportlens/status", "params": {"[" * d}{"]" * d}}}'.encode())
+        lambda d: framed(
+            f'{{"jsonrpc": "2.0", "id": 5, "method": "exportlens/status", "params": {"[" * d}{"]" * d}}}'.encode()
+        )
     )
-    length = st.integers(0, 400).map(str) | st.integers(10, 5000).map(lambda n: "9" * n) | _text  # never one that waits for megabytes
+    length = (
+        st.integers(0, 400).map(str) | st.integers(10, 5000).map(lambda n: "9" * n) | _text
+    )  # never one that waits for megabytes
     return st.one_of(
         messages.map(frame),
-        st.tuples(messages, st.integers(-300, 300)).map(lambda m: frame(m[0], length=max(0, len(json.dumps(m[0])) + m[1]))),
+        st.tuples(messages, st.integers(-300, 300)).map(
+            lambda m: frame(m[0], length=max(0, len(json.dumps(m[0])) + m[1]))
+        ),
         deep,
         st.binary(max_size=64),
         length.map(lambda v: f"Content-Length: {v}\r\n\r\n".encode()),

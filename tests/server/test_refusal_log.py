@@ -14,7 +14,11 @@ def test_a_refused_rename_is_its_sentence_and_no_traceback_in_the_output(tmp_pat
         server.initialize(trusted=False)
         doc = {"uri": (tmp_path / "pyproject.toml").as_uri(), "languageId": "toml", "version": 1, "text": PYPROJECT}
         server.notify("textDocument/didOpen", {"textDocument": doc})
-        server.request(7, "textDocument/prepareRename", {"textDocument": {"uri": doc["uri"]}, "position": {"line": 0, "character": 1}})
+        server.request(
+            7,
+            "textDocument/prepareRename",
+            {"textDocument": {"uri": doc["uri"]}, "position": {"line": 0, "character": 1}},
+        )
         answer = server.reply(7)
     finally:
         log = server.stop()

@@ -38,7 +38,9 @@ async def test_a_range_the_program_cannot_serve_lands_after_the_verdict_with_a_p
     uri = editor.uri("pyproject.toml")
     found = await editor.diagnostics("pyproject.toml", lambda ds: any(d.code == "EL206" for d in ds))
     (el206,) = [d for d in found if d.code == "EL206"]
-    assert el206.range.start.line == editor.line_of("pyproject.toml", "dims = { batch = { max = 8 }, seq = { min = 2, max = 256 } }")
+    assert el206.range.start.line == editor.line_of(
+        "pyproject.toml", "dims = { batch = { max = 8 }, seq = { min = 2, max = 256 } }"
+    )
     assert el206.message.startswith("`seq` is declared as [2, 256], but at seq = 256 forward fails")
     # the export's own verdict was shown first: the program was run in a job of its own, afterwards
     exported = await editor.logged("models/positions.py:Positions: exported in")
@@ -47,7 +49,9 @@ async def test_a_range_the_program_cannot_serve_lands_after_the_verdict_with_a_p
     assert logs.index(exported) < logs.index(ran)
     # its fix lowers the max, and was proven by exporting and running with it applied
     params = types.CodeActionParams(
-        types.TextDocumentIdentifier(uri), el206.range, types.CodeActionContext([el206], only=[types.CodeActionKind.QuickFix])
+        types.TextDocumentIdentifier(uri),
+        el206.range,
+        types.CodeActionContext([el206], only=[types.CodeActionKind.QuickFix]),
     )
 
     async def titles() -> list[str]:
@@ -97,11 +101,17 @@ async def test_the_editors_fix_converges_to_one_that_exports_and_serves(editor):
     found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL201" for d in ds))
     first = min((d for d in found if d.code == "EL201"), key=lambda d: d.range.start.line)
     params = types.CodeActionParams(
-        types.TextDocumentIdentifier(editor.uri(rel)), first.range, types.CodeActionContext([first], only=[types.CodeActionKind.QuickFix])
+        types.TextDocumentIdentifier(editor.uri(rel)),
+        first.range,
+        types.CodeActionContext([first], only=[types.CodeActionKind.QuickFix]),
     )
 
     async def actions() -> list[types.CodeAction]:
-        return [a for a in await editor.client.text_document_code_action_async(params) or [] if isinstance(a, types.CodeAction)]
+        return [
+            a
+            for a in await editor.client.text_document_code_action_async(params) or []
+            if isinstance(a, types.CodeAction)
+        ]
 
     for _ in range(100):
         if any("serves its ranges" in a.title for a in await actions()):

@@ -18,7 +18,10 @@ async def test_a_bad_setting_is_reported_and_the_default_used(workspace):
         assert status["settings"].export_on == "save"
         assert status["settings"].timeout is None
         warnings = [m.message for m in editor.client.log_messages if m.type == types.MessageType.Warning]
-        assert "exportlens: setting exportlens.exportOn = 'sometimes' must be one of save, change, manual; using 'save'" in warnings
+        assert (
+            "exportlens: setting exportlens.exportOn = 'sometimes' must be one of save, change, manual; using 'save'"
+            in warnings
+        )
         assert (
             "exportlens: setting exportlens.timeout = -1 must be a number of seconds above 0 and at most 604800 (a week);"
             " using the project's [tool.exportlens] value" in warnings
@@ -40,7 +43,9 @@ async def test_manual_mode_exports_only_on_demand_and_a_setting_change_takes_eff
     editor.open("models/router.py")
     editor.save("models/router.py")
     assert (await editor.status())["exports_started"] == before
-    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"exportlens": {"exportOn": "save"}}))
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"exportlens": {"exportOn": "save"}})
+    )
     await editor.logged("export_on='save'")
     editor.save("models/router.py")
     await editor.diagnostics("models/router.py", lambda ds: any(d.code == "EL101" for d in ds))
@@ -58,13 +63,16 @@ async def test_a_workspace_folder_s_own_settings_apply_to_its_projects(workspace
         editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
         await editor.logged(f"settings of {folder}: ")
         warnings = [m.message for m in editor.client.log_messages if m.type == types.MessageType.Warning]
-        assert f"exportlens: {folder}: setting exportlens.device = 'tpu' must be one of cpu, cuda, cuda:N, mps, meta (N at most 1023);" in (
-            " ".join(warnings)
+        assert (
+            f"exportlens: {folder}: setting exportlens.device = 'tpu' must be one of cpu, cuda, cuda:N, mps, meta (N at most 1023);"
+            in (" ".join(warnings))
         )
         assert not any("exportlens.jobs" in w for w in warnings)
         line = editor.line_of("models/encoder.py", "pooled = h.mean(dim=1)")
         args = [{"uri": editor.uri("models/encoder.py"), "line": line, "save": True}]
-        result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args))
+        result = await editor.client.workspace_execute_command_async(
+            types.ExecuteCommandParams("exportlens.exportModule", args)
+        )
         assert Path(result["artifact"]) == folder / "out/pt2/TinyEncoder.pt2" and Path(result["artifact"]).is_file()
     finally:
         await stop(editor)

@@ -58,7 +58,9 @@ async def picked(editor, text: str, cursor: int, label: str) -> str:
         editor.open(PYPROJECT)
     editor.change(PYPROJECT, text)
     at = position(text[:cursor], text[:cursor])
-    result = await editor.client.text_document_completion_async(types.CompletionParams(types.TextDocumentIdentifier(uri), at))
+    result = await editor.client.text_document_completion_async(
+        types.CompletionParams(types.TextDocumentIdentifier(uri), at)
+    )
     (item,) = [i for i in result.items if i.label == label]
     return apply_text_edits(text, [item.text_edit])
 
@@ -87,7 +89,8 @@ async def test_a_picked_target_closes_the_header_once(editor, typed, back):
 
 async def test_a_module_table_completes_the_keys_it_lacks(editor):
     text = original(editor).replace(
-        "dims = { batch = { min = 1, max = 256, example = 4 } }\n", "dims = { batch = { min = 1, max = 256, example = 4 } }\nde\n"
+        "dims = { batch = { min = 1, max = 256, example = 4 } }\n",
+        "dims = { batch = { min = 1, max = 256, example = 4 } }\nde\n",
     )
     found = await labels(editor, text, "example = 4 } }\nde")
     assert {"device", "strict", "ir", "timeout", "memory_limit", "sandbox"} <= set(found)
@@ -126,7 +129,9 @@ async def hover(editor, needle: str, back: int = 0) -> str:
 async def definition(editor, needle: str, back: int = 0) -> list[types.Location]:
     uri = editor.uri(PYPROJECT)
     at = position(editor.texts[uri], needle, back)
-    result = await editor.client.text_document_definition_async(types.DefinitionParams(types.TextDocumentIdentifier(uri), at))
+    result = await editor.client.text_document_definition_async(
+        types.DefinitionParams(types.TextDocumentIdentifier(uri), at)
+    )
     return list(result or [])
 
 
@@ -169,7 +174,9 @@ async def test_renaming_a_dim_edits_its_table_and_nothing_else(editor):
     edit = await rename(editor, 'text = "f32[batch, text', "words")
     (change,) = edit.document_changes
     assert change.text_document.version == editor.versions[uri]
-    expected = before.replace('"f32[batch, text_len, 16]"', '"f32[batch, words, 16]"').replace("{ text_len = {", "{ words = {")
+    expected = before.replace('"f32[batch, text_len, 16]"', '"f32[batch, words, 16]"').replace(
+        "{ text_len = {", "{ words = {"
+    )
     assert apply_text_edits(before, change.edits) == expected
 
 
@@ -212,8 +219,12 @@ async def test_a_client_that_pulls_diagnostics_gets_them_pulled_not_pushed(works
             if editor.client.pull_requests:
                 break
             await asyncio.sleep(0.1)
-        report = await editor.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
-        assert [d.message for d in report.items if "'extra'" in d.message] == ["dim 'extra' is not used by any input shape"]
+        report = await editor.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+        )
+        assert [d.message for d in report.items if "'extra'" in d.message] == [
+            "dim 'extra' is not used by any input shape"
+        ]
         again = await editor.client.text_document_diagnostic_async(
             types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri), previous_result_id=report.result_id)
         )
@@ -239,12 +250,18 @@ async def test_a_rename_reaches_the_variants_of_the_class(editor):
 async def test_positions_count_in_the_negotiated_encoding(editor):
     """A dim after a character outside the BMP: LSP's UTF-16 counts it twice."""
     uri = editor.open(PYPROJECT)
-    text = editor.texts[uri].replace('inputs = { x = "f32[batch, 16]" }', 'inputs = { "é😀" = "f32[batch, 16]", x = "f32[batch, 16]" }')
+    text = editor.texts[uri].replace(
+        'inputs = { x = "f32[batch, 16]" }', 'inputs = { "é😀" = "f32[batch, 16]", x = "f32[batch, 16]" }'
+    )
     editor.change(PYPROJECT, text)
     assert editor.encoding in (None, types.PositionEncodingKind.Utf16)
     line = text.splitlines()[position(text, '"é😀" = "f32[').line]
     (change,) = (await rename(editor, '"é😀" = "f32[batch', "b")).document_changes
-    first = min((e.range.start.line, e.range.start.character) for e in change.edits if e.range.start.line == position(text, "é😀").line)
+    first = min(
+        (e.range.start.line, e.range.start.character)
+        for e in change.edits
+        if e.range.start.line == position(text, "é😀").line
+    )
     assert first[1] == len(line[: line.index("batch")].encode("utf-16-le")) // 2
     hovered = await hover(editor, '"é😀" = "f32[bat')
     assert "`é😀` axis 0" in hovered
@@ -259,7 +276,9 @@ async def test_a_client_that_pulls_but_cannot_be_asked_again_is_pushed_them_once
         uri = editor.open(PYPROJECT)
         editor.change(PYPROJECT, with_unused_dim(editor.texts[uri]))
         await editor.diagnostics(PYPROJECT, lambda ds: any("'extra'" in d.message for d in ds))
-        report = await editor.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
+        report = await editor.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+        )
         assert not report.items
     finally:
         await stop(editor)

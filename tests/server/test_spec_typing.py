@@ -54,8 +54,14 @@ async def every_request(client, uri: str, text: str, middle: bool = True) -> lis
             answered(client.text_document_definition_async(types.DefinitionParams(doc, at))),
             answered(client.text_document_prepare_rename_async(types.PrepareRenameParams(doc, at)), refusable=True),
             answered(client.text_document_rename_async(types.RenameParams(doc, at, "renamed")), refusable=True),
-            answered(client.text_document_code_action_async(types.CodeActionParams(doc, span, types.CodeActionContext(found)))),
-            answered(client.text_document_inlay_hint_async(types.InlayHintParams(doc, types.Range(types.Position(0, 0), at)))),
+            answered(
+                client.text_document_code_action_async(
+                    types.CodeActionParams(doc, span, types.CodeActionContext(found))
+                )
+            ),
+            answered(
+                client.text_document_inlay_hint_async(types.InlayHintParams(doc, types.Range(types.Position(0, 0), at)))
+            ),
         )
     return found
 
@@ -94,7 +100,8 @@ NOT_TOML = ("EL006", "EL401")  # does not parse; is not UTF-8
 
 
 @pytest.mark.parametrize(
-    "broken", ["a key twice", "a table twice", "a string left open", "a lone surrogate in a shape", "a header left open"]
+    "broken",
+    ["a key twice", "a table twice", "a string left open", "a lone surrogate in a shape", "a header left open"],
 )
 @pytest.mark.parametrize("how", ["typed", "saved"])
 async def test_a_spec_that_does_not_parse_is_said_once_and_cleared_once_fixed(editor, broken, how):
@@ -105,7 +112,9 @@ async def test_a_spec_that_does_not_parse_is_said_once_and_cleared_once_fixed(ed
         editor.change(rel, text)
         if how == "saved":  # a lone surrogate as the bytes it stands for (no UTF-8 file can hold it)
             (editor.root / rel).write_bytes(text.encode("utf-8", "surrogatepass"))
-            editor.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(editor.uri(rel))))
+            editor.client.text_document_did_save(
+                types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(editor.uri(rel)))
+            )
 
     before = shown(await editor.diagnostics(PYPROJECT, lambda ds: True))
     old, new = BROKEN[broken]

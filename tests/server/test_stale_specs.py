@@ -49,7 +49,9 @@ async def test_removed_variants_leave_no_problem_behind(editor):
     (editor.root / "pyproject.toml").write_text(spec + VARIANTS)
     editor.open(POSITIONAL)
     variants = ("LearnedPositions[long]: ", "LearnedPositions[broken]: ")
-    await editor.diagnostics(POSITIONAL, lambda ds: {d.message.startswith(variants) for d in ds} == {True} and len(ds) == 2)
+    await editor.diagnostics(
+        POSITIONAL, lambda ds: {d.message.startswith(variants) for d in ds} == {True} and len(ds) == 2
+    )
     editor.open("pyproject.toml")
     editor.save("pyproject.toml", spec)
     # the class's own verdict, of its own table, and nothing of its variants'

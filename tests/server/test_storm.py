@@ -52,7 +52,9 @@ async def test_files_opened_at_once_are_each_published_at_most_twice(storm):
         for i in range(FILES):
             await editor.logged(f"mods/m{i}.py:M{i}: {'failed' if i % 3 == 2 else 'exported'} in")
         for i in range(FILES):  # every verdict shown: EL204 where the batch is hard-coded
-            await editor.diagnostics(f"mods/m{i}.py", lambda ds, i=i: any(d.code == "EL204" for d in ds) == (i % 3 == 2))
+            await editor.diagnostics(
+                f"mods/m{i}.py", lambda ds, i=i: any(d.code == "EL204" for d in ds) == (i % 3 == 2)
+            )
         await editor.status()  # whatever was still to be published went out before this answer
         pushes = Counter(uri for uri, _, _ in editor.client.published)
         per_file = {f"m{i}.py": pushes[editor.uri(f"mods/m{i}.py")] for i in range(FILES)}

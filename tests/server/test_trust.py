@@ -32,7 +32,12 @@ async def test_untrusted_runs_no_user_code_until_trust_is_granted(workspace):
         editor.open("models/writer.py")
         editor.save("models/writer.py")
         args = [{"uri": editor.uri("models/writer.py"), "target": "models/writer.py:Writer"}]
-        assert await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args)) is None
+        assert (
+            await editor.client.workspace_execute_command_async(
+                types.ExecuteCommandParams("exportlens.exportModule", args)
+            )
+            is None
+        )
         assert "not trusted" in editor.client.messages[-1].message
         # static features still work: the module is indexed and has its CodeLens
         lenses = await editor.client.text_document_code_lens_async(
@@ -68,6 +73,8 @@ async def test_trust_fails_closed_on_anything_but_a_boolean(workspace):
         )
         assert [lens.command.title for lens in lenses] == ["▶ Export (workspace not trusted)"]
         assert (await editor.status())["exports_started"] == 0 and not marker.exists()
-        assert any("initializationOptions.trusted = 'no' is not true or false" in m.message for m in editor.client.log_messages)
+        assert any(
+            "initializationOptions.trusted = 'no' is not true or false" in m.message for m in editor.client.log_messages
+        )
     finally:
         await stop(editor)

@@ -39,14 +39,20 @@ async def test_check_workspace_puts_problems_in_files_that_are_not_open(editor):
 
     # closing a file the check found a problem in keeps its problem in the list
     editor.open(ROUTER)
-    editor.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(editor.uri(ROUTER))))
+    editor.client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(editor.uri(ROUTER)))
+    )
     await editor.logged(f"{ROUTER}:TokenRouter: failed")
     assert [x.code for x in editor.client.diagnostics[editor.uri(ROUTER)]] == ["EL101"]
 
 
 async def test_the_exported_program_of_the_module_under_the_cursor(editor):
     line = editor.line_of(ENCODER, "h = self.embed(ids)")
-    result = plain(await editor.client.protocol.send_request_async("exportlens/program", {"uri": editor.uri(ENCODER), "line": line}))
+    result = plain(
+        await editor.client.protocol.send_request_async(
+            "exportlens/program", {"uri": editor.uri(ENCODER), "line": line}
+        )
+    )
     assert result["target"] == "models/encoder.py:TinyEncoder" and result["status"] == "exported"
     text = result["text"]
     assert "signature: (ids: i64[batch, seq]) -> f32[batch, 32]" in text
@@ -62,15 +68,22 @@ async def test_the_exported_program_of_the_module_under_the_cursor(editor):
     assert failed["status"] == "failed" and "models/router.py:16: EL101" in failed["text"]
 
     # outside any class: no module, and the user is told where to put the cursor
-    assert await editor.client.protocol.send_request_async("exportlens/program", {"uri": editor.uri(ENCODER), "line": 0}) is None
+    assert (
+        await editor.client.protocol.send_request_async("exportlens/program", {"uri": editor.uri(ENCODER), "line": 0})
+        is None
+    )
     assert any("put the cursor inside an nn.Module class" in m.message for m in editor.client.messages)
 
 
 async def test_the_export_lens_writes_the_pt2(editor):
     editor.open(ENCODER)
     await editor.logged(f"{ENCODER}:TinyEncoder: exported")
-    (lens,) = await editor.client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(ENCODER))))
-    await editor.client.workspace_execute_command_async(types.ExecuteCommandParams(lens.command.command, lens.command.arguments))
+    (lens,) = await editor.client.text_document_code_lens_async(
+        types.CodeLensParams(types.TextDocumentIdentifier(editor.uri(ENCODER)))
+    )
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(lens.command.command, lens.command.arguments)
+    )
     artifact = editor.root / ".exportlens/artifacts/TinyEncoder.pt2"
     assert artifact.stat().st_size > 0
 
@@ -78,18 +91,25 @@ async def test_the_export_lens_writes_the_pt2(editor):
 async def test_export_this_module_from_a_cursor_line(editor):
     line = editor.line_of(ENCODER, "pooled = h.mean(dim=1)")
     args = [{"uri": editor.uri(ENCODER), "line": line, "save": True}]
-    result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args))
+    result = await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams("exportlens.exportModule", args)
+    )
     assert result["target"] == "models/encoder.py:TinyEncoder" and Path(result["artifact"]).is_file()
     # a flag that is not a boolean is refused, not read as true
     bad = [{"uri": editor.uri(ENCODER), "line": line, "save": "no"}]
-    assert await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", bad)) is None
+    assert (
+        await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", bad))
+        is None
+    )
 
 
 async def test_the_export_lens_on_meta_saves_no_weightless_pt2(editor):
     await editor.configure(device="meta")
     line = editor.line_of(ENCODER, "pooled = h.mean(dim=1)")
     args = [{"uri": editor.uri(ENCODER), "line": line, "save": True}]
-    result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args))
+    result = await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams("exportlens.exportModule", args)
+    )
     assert result["status"] == "exported" and result["artifact"] is None
     assert any("is checked on meta, which holds no weights" in m.message for m in editor.client.messages)
     assert not (editor.root / ".exportlens/artifacts/TinyEncoder.pt2").exists()
@@ -109,9 +129,13 @@ async def test_an_artifact_folder_that_is_a_link_is_not_written_through(editor, 
     try:
         line = editor.line_of(ENCODER, "pooled = h.mean(dim=1)")
         args = [{"uri": editor.uri(ENCODER), "line": line, "save": True}]
-        result = await editor.client.workspace_execute_command_async(types.ExecuteCommandParams("exportlens.exportModule", args))
+        result = await editor.client.workspace_execute_command_async(
+            types.ExecuteCommandParams("exportlens.exportModule", args)
+        )
         assert result["status"] == "exported" and result["artifact"] is None
-        assert any("not saving a .pt2" in m.message and "leads through a link" in m.message for m in editor.client.messages)
+        assert any(
+            "not saving a .pt2" in m.message and "leads through a link" in m.message for m in editor.client.messages
+        )
         assert list(elsewhere.iterdir()) == []
     finally:
         folder.unlink()
@@ -134,12 +158,16 @@ async def test_a_folder_removed_from_the_workspace_takes_its_problems_with_it(ed
     await editor.diagnostics(ROUTER, lambda ds: [d.code for d in ds] == ["EL101"])
     folder = types.WorkspaceFolder(editor.root.resolve().as_uri(), editor.root.name)
     change = types.WorkspaceFoldersChangeEvent
-    editor.client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(change(added=[], removed=[folder])))
+    editor.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(change(added=[], removed=[folder]))
+    )
     await editor.diagnostics(ROUTER, lambda ds: ds == [])
     assert (await editor.status())["modules_indexed"] == 0
     assert exports_counts(editor)[-1] == {"running": 0, "exported": 0, "failed": 0, "problems": 0}
     # added back, it is scanned again
-    editor.client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(change(added=[folder], removed=[])))
+    editor.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(change(added=[folder], removed=[]))
+    )
     await editor.logged(f"serving {editor.root.resolve()} too")
     editor.open(ROUTER)
     await editor.diagnostics(ROUTER, lambda ds: [d.code for d in ds] == ["EL101"])

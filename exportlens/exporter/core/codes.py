@@ -84,4 +84,6 @@ def finding(code: Code, message: str, path: str, line: int, **kwargs) -> Finding
 
 def finding_at(code: Code, message: str, path: str, span: Span, **kwargs) -> Finding:
     """A finding over ``span`` in ``path``."""
-    return finding(code, message, path, span.line, column=span.column, end_line=span.end_line, end_column=span.end_column, **kwargs)
+    return finding(
+        code, message, path, span.line, column=span.column, end_line=span.end_line, end_column=span.end_column, **kwargs
+    )

@@ -24,7 +24,9 @@ def prefix(base: Path, root: Path) -> str:
 def rebased(report: Report, prefix: str) -> Report:
     if not prefix:
         return report
-    return Report(tuple(_module(m, prefix) for m in report.modules), tuple(_finding(f, prefix) for f in report.findings))
+    return Report(
+        tuple(_module(m, prefix) for m in report.modules), tuple(_finding(f, prefix) for f in report.findings)
+    )
 
 
 def target(text: str, prefix: str) -> str:
@@ -37,7 +39,9 @@ def _path(path: str, prefix: str) -> str:
 
 
 def _finding(f: Finding, prefix: str) -> Finding:
-    fixes = tuple(replace(fix, edits=tuple(replace(e, path=_path(e.path, prefix)) for e in fix.edits)) for fix in f.fixes)
+    fixes = tuple(
+        replace(fix, edits=tuple(replace(e, path=_path(e.path, prefix)) for e in fix.edits)) for fix in f.fixes
+    )
     related = tuple(replace(r, path=_path(r.path, prefix)) for r in f.related)
     return replace(f, path=_path(f.path, prefix), fixes=fixes, related=related)
 

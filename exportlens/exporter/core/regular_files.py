@@ -67,7 +67,12 @@ def read_regular(path: Path, limit: int = MAX_SOURCE, *, follow: bool = True) ->
 
 
 def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"))
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a device"),
+    )
     return next((name for test, name in kinds if test(mode)), "a device")
 
 

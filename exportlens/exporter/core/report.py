@@ -283,5 +283,12 @@ def _unfit(where: str, problem: str) -> ValueError:
 
 
 def _json_type(cls: type) -> str:
-    names = {bool: "true or false", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
+    names = {
+        bool: "true or false",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+    }
     return names.get(cls, "null")

@@ -25,7 +25,9 @@ MAX_TIMEOUT = 7 * 24 * 3600.0  # seconds: a week; longer is a typo, and past ~1e
 MIN_MEMORY = 256 << 20  # bytes: below this the export's process cannot even import torch
 MAX_MEMORY = 16 << 40  # bytes: more than any one machine holds; past ~8 EiB the cap overflows the kernel's limit
 
-PROJECT = "project"  # pyproject.toml's [tool.exportlens] and each module's table; elsewhere None means "the project decides"
+PROJECT = (
+    "project"  # pyproject.toml's [tool.exportlens] and each module's table; elsewhere None means "the project decides"
+)
 CLI = "cli"  # an option of the commands that export
 SERVER = "server"  # read by the language server from its client (camelCase key)
 EDITOR = "editor"  # contributed by the VS Code extension (package.json)
@@ -87,9 +89,15 @@ def interpreter(value: Any) -> str:
     not a dead worker later."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError("a path to a Python interpreter")
-    found = shutil.which(value) if os.sep not in value else (value if os.path.isfile(value) and os.access(value, os.X_OK) else None)
+    found = (
+        shutil.which(value)
+        if os.sep not in value
+        else (value if os.path.isfile(value) and os.access(value, os.X_OK) else None)
+    )
     if found is None:
-        raise ValueError("an interpreter: " + ("no such file" if not os.path.exists(value) else "not an executable file"))
+        raise ValueError(
+            "an interpreter: " + ("no such file" if not os.path.exists(value) else "not an executable file")
+        )
     return found
 
 

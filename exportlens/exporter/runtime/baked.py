@@ -3,7 +3,7 @@
 A Python int that forward reads is traced as the example's number: the program then
 refuses every other value, with no word at export time. Where the spec gives an int for
 a parameter forward reads, the exported module says so, with the spec edit that keeps it
-a variable (static.int_inputs).
+a variable (edit.int_inputs).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import textwrap
 
 from ..core import codes
 from ..core.report import Finding, Fix
-from ..static.edits import edit_between
-from ..static.int_inputs import declare_dynamic
+from ..edit.int_inputs import declare_dynamic
+from ..edit.text_edits import edit_between
 from .context import Context
 
 
@@ -43,7 +43,9 @@ def _fixes(name: str, value: int, ctx: Context) -> tuple[Fix, ...]:
     old = ctx.read(path)
     new = ctx.fix_or(f"int input {name}", lambda: declare_dynamic(old, spec.target, name, value), None)
     edit = edit_between(path, old, new) if new else None
-    title = f'Declare `{name}` a dynamic int: `{name} = "int[{name}]"`' + (f", its example {value}" if value >= 2 else "")
+    title = f'Declare `{name}` a dynamic int: `{name} = "int[{name}]"`' + (
+        f", its example {value}" if value >= 2 else ""
+    )
     return (Fix(title, (edit,), preferred=True),) if edit else ()
 
 

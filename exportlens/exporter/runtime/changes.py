@@ -40,7 +40,9 @@ class Change:
         if self.kind is ChangeKind.STATIC:
             return f"Make `{self.dim}` static: size {self.value}"
         if self.kind is ChangeKind.SUBSTITUTE:  # (bounds here are the new dim's: ``n = 2*_n`` with ``_n >= 3``)
-            bounds = " and ".join(f"`{self.root} {op} {v}`" for op, v in ((">=", self.min), ("<=", self.max)) if v is not None)
+            bounds = " and ".join(
+                f"`{self.root} {op} {v}`" for op, v in ((">=", self.min), ("<=", self.max)) if v is not None
+            )
             return f"Declare `{self.dim} = {self.value}`" + (f" with {bounds}" if bounds else "")
         bounds = ", ".join(f"{k}={v}" for k, v in (("min", self.min), ("max", self.max)) if v is not None)
         return f"Set `{self.dim}` to Dim('{self.dim}', {bounds})"

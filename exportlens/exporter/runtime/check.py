@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core.report import ModuleReport, Report, Status
-from ..static.plan import Plan, Planned, no_spec_findings
+from ..spec.plan import Plan, Planned, no_spec_findings
 from .run import Options, export_module
 
 

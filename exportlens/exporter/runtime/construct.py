@@ -16,9 +16,9 @@ import torch
 from ..core import codes
 from ..core.report import Finding
 from ..core.targets import Location, ModuleClass
-from ..static.packages import dotted_names, name_base
-from ..static.spec import ExportSpec
-from ..static.values import Call, Ref
+from ..find.packages import dotted_names, name_base
+from ..spec.loading import ExportSpec
+from ..spec.values import Call, Ref
 from .locate import ProjectFiles
 
 
@@ -29,7 +29,9 @@ class Stop(Exception):
         self.finding = finding
 
 
-def construct(cls: type | None, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> torch.nn.Module:
+def construct(
+    cls: type | None, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles
+) -> torch.nn.Module:
     """The module in eval mode on ``device`` (built under it for ``meta``)."""
     torch.manual_seed(0)  # the same weights in every process, so the same verdict
     maker = _resolve(spec.factory, spec.where("factory"), files, "factory") if spec.factory else cls
@@ -106,7 +108,11 @@ def _resolve(ref: Ref, where: Location, files: ProjectFiles, what: str) -> Any:
 
 def _import_failed(exc: BaseException, name: str, where: Location, files: ProjectFiles) -> Stop:
     path, line = where_of(exc, files, where.path, where.line)
-    return Stop(codes.finding(codes.IMPORT_FAILED, f"importing {name} failed: {one_line(exc)}", path, line, detail=trace_of(exc)))
+    return Stop(
+        codes.finding(
+            codes.IMPORT_FAILED, f"importing {name} failed: {one_line(exc)}", path, line, detail=trace_of(exc)
+        )
+    )
 
 
 def _a(value: Any) -> str:

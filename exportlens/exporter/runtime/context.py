@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from ..core.report import Related
 from ..core.sources import Sources
 from ..core.targets import ModuleClass
-from ..static.spec import ExportSpec
+from ..spec.loading import ExportSpec
 from .inputs import Built
 from .locate import ProjectFiles
 
@@ -41,7 +41,9 @@ class Context:
         try:
             return build()
         except Exception as exc:
-            _log.info("dropped a fix for %s (%s): %s: %s", self.module.name, what, type(exc).__name__, exc, exc_info=True)
+            _log.info(
+                "dropped a fix for %s (%s): %s: %s", self.module.name, what, type(exc).__name__, exc, exc_info=True
+            )
             self.dropped.append(f"{what}: {type(exc).__name__}: {exc}")
             return instead
 

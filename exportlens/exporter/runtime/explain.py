@@ -14,10 +14,10 @@ import torch
 
 from ..core import codes
 from ..core.report import Finding, Fix
-from ..static.edits import assert_async, edit_between
-from ..static.int_sizes import scaled_int
-from ..static.numbers import Conversion
-from ..static.source import branch_test, locate, tensor_test
+from ..edit.at_line import branch_test, span_at, tensor_test
+from ..edit.int_sizes import scaled_int
+from ..edit.numbers import Conversion
+from ..edit.text_edits import assert_async, edit_between
 from .compat.internals import pytree
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
@@ -40,7 +40,12 @@ def finding(record: Record, ctx: Context) -> Finding:
         case DataDependent():
             return data_dependent(record, ctx)
         case SpecRejected():
-            return _on_spec(ctx, codes.SPEC_INVALID, f"torch.export rejects the spec: {first_line(record.message)}", detail=record.message)
+            return _on_spec(
+                ctx,
+                codes.SPEC_INVALID,
+                f"torch.export rejects the spec: {first_line(record.message)}",
+                detail=record.message,
+            )
         case OutputType():
             return unsupported_output(record, ctx)
         case FakeKernel():
@@ -49,23 +54,33 @@ def finding(record: Record, ctx: Context) -> Finding:
             code = codes.MISSING_FAKE_KERNEL if record.fake_kernel else codes.UNSUPPORTED_OP
             return at(ctx, code, f"torch.export cannot trace this: {record.text}", record.frame, detail=record.detail)
         case Raised(by_forward=True, eager=""):
-            message = f"forward runs eagerly on the example inputs, but raised {record.error} while exporting: {record.text}"
+            message = (
+                f"forward runs eagerly on the example inputs, but raised {record.error} while exporting: {record.text}"
+            )
             return at(ctx, codes.EXPORT_ONLY_FAILURE, message, record.frame, detail=record.detail)
         case Raised(by_forward=True):
             how = "on the example inputs (and eagerly too: a bug in the code or the spec, not an export problem)"
             message = f"forward raised {record.error} {how if record.eager else 'while exporting'}: {record.text}"
             return at(ctx, codes.FORWARD_FAILED, message, record.frame, detail=record.detail)
         case Raised():
-            return at(ctx, codes.INTERNAL, f"torch.export failed: {record.error}: {record.text}", record.frame, detail=record.detail)
+            return at(
+                ctx,
+                codes.INTERNAL,
+                f"torch.export failed: {record.error}: {record.text}",
+                record.frame,
+                detail=record.detail,
+            )
     raise TypeError(f"no finding for {record!r}")
 
 
-def at(ctx: Context, code: codes.Code, message: str, frame: Frame | None, expression: str | None = None, **kwargs: Any) -> Finding:
+def at(
+    ctx: Context, code: codes.Code, message: str, frame: Frame | None, expression: str | None = None, **kwargs: Any
+) -> Finding:
     """A finding on ``frame``'s line (columns from libcst), else on the module's class name."""
     if frame is None:
         return codes.finding_at(code, message, ctx.module.path, ctx.module.name_span, **kwargs)
     path = ctx.files.relative(frame.filename)
-    place = locate(ctx.read(path), frame.line, expression)
+    place = span_at(ctx.read(path), frame.line, expression)
     return codes.finding_at(code, message, path, place, **kwargs)
 
 
@@ -96,7 +111,7 @@ def unsupported_output(record: OutputType, ctx: Context) -> Finding:
     line = _return_line(ctx)
     if line is None:
         return at(ctx, codes.UNSUPPORTED_OUTPUT, message, None, detail=record.detail)
-    place = locate(ctx.read(ctx.module.path), line, None)
+    place = span_at(ctx.read(ctx.module.path), line, None)
     return codes.finding_at(codes.UNSUPPORTED_OUTPUT, message, ctx.module.path, place, detail=record.detail)
 
 
@@ -136,7 +151,9 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
     elif _on_meta(ctx):
-        message += "; on meta the example inputs hold no values, so which way they go is not known: check on cpu for that"
+        message += (
+            "; on meta the example inputs hold no values, so which way they go is not known: check on cpu for that"
+        )
     # the condition as code is how the line most likely writes it: the finding's columns
     return at(ctx, codes.DATA_DEPENDENT, message, record.frame, names.write(cond), fixes=fixes, detail=record.detail)
 
@@ -152,7 +169,9 @@ def _asked_number(record: DataDependent, ctx: Context, asked_for: Conversion) ->
     fixes = ctx.fix_or("remedies", lambda: remedy_fixes(record, ctx), ())
     # the way its first fix keeps the number: a tensor's own ``.item()``, else ``torch.sym_int``
     keep = f"{asked_for.argument}.item()" if asked_for.argument in record.tensors else f"{asked_for.symbolic}(...)"
-    message += f"; `{keep}` gives the same number and keeps it symbolic" if fixes else "; compute it from shapes instead"
+    message += (
+        f"; `{keep}` gives the same number and keeps it symbolic" if fixes else "; compute it from shapes instead"
+    )
     return at(ctx, codes.DATA_DEPENDENT, message, record.frame, asked_for.call, fixes=fixes, detail=record.detail)
 
 
@@ -179,7 +198,11 @@ def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
     ``torch._assert``, an ``if`` that only raises) becomes ``torch._assert_async``, which the
     exported program checks when it runs."""
     cond, frame = record.condition, record.frame
-    unbacked = [s for s in cond.free_symbols if str(s).startswith("u") and s not in record.names.message and s not in record.names.code]
+    unbacked = [
+        s
+        for s in cond.free_symbols
+        if str(s).startswith("u") and s not in record.names.message and s not in record.names.code
+    ]
     if frame is None or len(unbacked) != 1 or len(cond.free_symbols) != 1:
         return None
     path = ctx.files.relative(frame.filename)
@@ -192,7 +215,11 @@ def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
     if written.keyword == "assert":
         new = assert_async(text, frame.line, written.test, written.message)
         edit = edit_between(path, text, new) if new else None
-        fixes = (Fix("Check it when the program runs: `torch._assert_async(...)`", (edit,), preferred=True),) if edit else ()
+        fixes = (
+            (Fix("Check it when the program runs: `torch._assert_async(...)`", (edit,), preferred=True),)
+            if edit
+            else ()
+        )
         message += "; torch._assert_async makes the same check inside the exported program"
     elif (kept := ctx.fix_or("kept check", lambda: kept_check(record, ctx, written), None)) is not None:
         message += "; torch._assert_async makes the same check inside the exported program"
@@ -238,7 +265,9 @@ def _specialized(record: Specialization) -> str:
     where = f" by line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
     if record.derived:
         size, value = record.derived
-        return f"`{size}` was declared dynamic but was specialized to {value} (so `{record.dim}` to {record.value}){where}"
+        return (
+            f"`{size}` was declared dynamic but was specialized to {value} (so `{record.dim}` to {record.value}){where}"
+        )
     return f"`{record.dim}` was declared dynamic but was specialized to {record.value}{where}"
 
 
@@ -257,7 +286,9 @@ def _cast(record: Specialization, ctx: Context, fixes: tuple[Fix, ...]) -> Findi
     )
     path = ctx.files.relative(frame.filename)
     edit = edit_between(path, text, scaled.text)
-    title = f"Write `{scaled.rewritten}` for `{scaled.written}`: the same sizes in integer arithmetic, which stays symbolic"
+    title = (
+        f"Write `{scaled.rewritten}` for `{scaled.written}`: the same sizes in integer arithmetic, which stays symbolic"
+    )
     own = (Fix(title, (edit,), preferred=True, probes=(EXAMPLE,)),) if edit else ()
     fixes = (*own, *(replace(f, preferred=False) for f in fixes)) if own else fixes
     return _on(ctx, codes.SPECIALIZED, message, frame, dim, record.detail, fixes)
@@ -268,7 +299,9 @@ def _violated(record: Violation, ctx: Context) -> str:
         dim = record.dims[0]
         declared = _declared(dim, ctx, record.declared or "unbounded")
         whence = _bounds_from(record, ctx)
-        return f"`{dim}` is declared as {declared}, but this line requires `{record.requirement}`" + (f" ({whence})" if whence else "")
+        return f"`{dim}` is declared as {declared}, but this line requires `{record.requirement}`" + (
+            f" ({whence})" if whence else ""
+        )
     if record.kind is ViolationKind.EQUALITY:
         a, b = record.dims
         return f"`{a}` and `{b}` are declared as independent dims, but this line needs them equal"
@@ -298,7 +331,11 @@ def _bounds_from(record: Violation, ctx: Context) -> str:
         elif isinstance(tensor, torch.Tensor):
             for axis, size in enumerate(tensor.shape):
                 if size in numbers and size > 1:
-                    said.append(f"`self.{attr}` has {size} rows" if axis == 0 else f"`self.{attr}` has size {size} in dim {axis}")
+                    said.append(
+                        f"`self.{attr}` has {size} rows"
+                        if axis == 0
+                        else f"`self.{attr}` has size {size} in dim {axis}"
+                    )
     values = dict(zip(ctx.built.params, ctx.built.args)) | ctx.built.kwargs
     for name in dict.fromkeys(_NAME.findall(code)):
         value = values.get(name)
@@ -317,7 +354,15 @@ def _declared(dim: str, ctx: Context, fallback: str) -> str:
     return f"[{lo}, {hi}]"
 
 
-def _on(ctx: Context, code: codes.Code, message: str, frame: Frame | None, dim: str | None, detail: str, fixes: tuple[Fix, ...]) -> Finding:
+def _on(
+    ctx: Context,
+    code: codes.Code,
+    message: str,
+    frame: Frame | None,
+    dim: str | None,
+    detail: str,
+    fixes: tuple[Fix, ...],
+) -> Finding:
     """A constraint finding: on the guard's line when known, else on the dim's spec line."""
     key = f"dims.{dim}" if dim and f"dims.{dim}" in ctx.spec.locations else None
     related = (ctx.spec_related(key),)

@@ -15,7 +15,7 @@ from typing import Any
 import sympy
 import torch
 
-from ..static.source import branch_mutation, item_operand
+from ..edit.at_line import branch_mutation, item_operand
 from .compat import messages as forms
 from .compat.internals import (
     GuardOnDataDependentSymNode,
@@ -139,12 +139,16 @@ def read_failure(exc: BaseException, log: GuardLog, built: Built) -> tuple[Recor
     dde = _in_chain(exc, GuardOnDataDependentSymNode)
     if dde is not None:
         # non-strict: the user's frame is live in the traceback; strict: dynamo keeps it in real_stack
-        frame = log.files.deepest_in_traceback(dde.__traceback__) or log.files.deepest_in_summary(getattr(exc, "real_stack", None))
+        frame = log.files.deepest_in_traceback(dde.__traceback__) or log.files.deepest_in_summary(
+            getattr(exc, "real_stack", None)
+        )
         return (data_dependent(dde, frame, log, built, str(exc)),)
     return (_read_other(exc, log, built),)
 
 
-def data_dependent(dde: GuardOnDataDependentSymNode, frame: Frame | None, log: GuardLog, built: Built, text: str) -> DataDependent:
+def data_dependent(
+    dde: GuardOnDataDependentSymNode, frame: Frame | None, log: GuardLog, built: Built, text: str
+) -> DataDependent:
     """The record of a data-dependent guard met on ``frame``'s line, its symbols named from
     the frame's locals and the spec (``text``: torch's own account, for the detail)."""
     names = from_locals(frame.locals if frame else None, from_shape_env(log.shape_env, built.names))
@@ -172,12 +176,19 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
     if m := search(forms.OUTPUT, said):
         return OutputType(m["type"], detail)
     # strict mode: the user's frames are dynamo's record of the code it traced, not live ones
-    frame = log.files.deepest_in_traceback(exc.__traceback__) or log.files.deepest_in_summary(getattr(exc, "real_stack", None))
+    frame = log.files.deepest_in_traceback(exc.__traceback__) or log.files.deepest_in_summary(
+        getattr(exc, "real_stack", None)
+    )
     if m := search(forms.NO_FAKE, said):
         how = search(forms.REGISTER, said)
-        return FakeKernel(m["op"], frame, detail, register=f"`@{how['how']}.register_fake`" if how else "torch.library.register_fake")
+        return FakeKernel(
+            m["op"], frame, detail, register=f"`@{how['how']}.register_fake`" if how else "torch.library.register_fake"
+        )
     names = from_shape_env(log.shape_env, built.names)
-    if not isinstance(exc, UserError) and (tied := read_mismatch(said, names, built.names.roots, frame, detail)) is not None:
+    if (
+        not isinstance(exc, UserError)
+        and (tied := read_mismatch(said, names, built.names.roots, frame, detail)) is not None
+    ):
         return tied  # a size mismatch between declared dims: a constraint in disguise
     text = rename_sources(names.text(first_line(getattr(exc, "msg", None) or said)), built.names)
     if search(forms.SOLVER_SYMBOL, said):  # (said as what it is: torch's symbol names nothing of the user's)
@@ -185,13 +196,15 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
     if isinstance(exc, Unsupported) or _is_unsupported(exc) or forms.UNCAPTURED in said:
         found = _in_branch(said, frame, detail) or _in_hop(said, log, detail)
         return found or Untraceable(_explained(text, said), frame, detail, fake_kernel=_is_missing_fake(said))
-    return Raised(type(exc).__name__, text, frame, detail, by_forward=frame is not None and not isinstance(exc, UserError))
+    return Raised(
+        type(exc).__name__, text, frame, detail, by_forward=frame is not None and not isinstance(exc, UserError)
+    )
 
 
 def _in_branch(said: str, frame: Frame | None, detail: str) -> Untraceable | None:
     """A ``torch.cond`` (map, scan, while_loop) branch that changes module state: torch's
     trace names only its own files and the op's line, so the statement is found in the
-    branch functions handed to the call on that line (static.source.branch_mutation)."""
+    branch functions handed to the call on that line (edit.at_line.branch_mutation)."""
     op = search(forms.HOP, said)
     if op is None or forms.MUTATION not in said or frame is None:
         return None
@@ -244,7 +257,9 @@ def _whole(text: str, said: str) -> str:
 def _inline_value(names: SymbolNames, cond: Any, frame: Frame | None) -> SymbolNames:
     """A value read inline (``if probs.max().item() > t:``) that no variable holds, named in
     messages as the line writes it rather than as torch's ``zuf0``."""
-    unnamed = [s for s in cond.free_symbols if s not in names.message and s not in names.code and not str(s).startswith("s")]
+    unnamed = [
+        s for s in cond.free_symbols if s not in names.message and s not in names.code and not str(s).startswith("s")
+    ]
     if len(unnamed) != 1 or frame is None:
         return names
     written = item_operand("".join(linecache.getlines(frame.filename)), frame.line)
@@ -331,7 +346,10 @@ def _draft_data_dependent(data: dict[str, Any], frame: Frame | None) -> DataDepe
     # draft export names each symbol by the variable that held it ({'locals': {'n': ['u0']}})
     # ({'probs': [None]} for a local that holds no symbol)
     held = {
-        sym: var for var, syms in (data.get("frame_locals") or {}).get("locals", {}).items() for sym in syms or () if isinstance(sym, str)
+        sym: var
+        for var, syms in (data.get("frame_locals") or {}).get("locals", {}).items()
+        for sym in syms or ()
+        if isinstance(sym, str)
     }
     names = SymbolNames()
     for sym, var in held.items():

@@ -18,7 +18,9 @@ import sympy
 from torch.export import Dim
 
 from ..core.report import ASSUMES, Fix
-from ..static.edits import (
+from ..edit.at_line import branch_conditions
+from ..edit.jaxtyping_edits import annotation_edits
+from ..edit.text_edits import (
     edit_between,
     insert_check,
     replace_size_literal,
@@ -27,8 +29,6 @@ from ..static.edits import (
     substitute_dim,
     substitute_dim_call,
 )
-from ..static.jaxtyping_edits import annotation_edits
-from ..static.source import branch_conditions
 from .compat.internals import is_dim
 from .context import Context
 from .failures import DataDependent, Record
@@ -47,7 +47,9 @@ def verified(records: tuple[Record, ...], ctx: Context, try_export: TryExport) -
     for record in records:
         for change in fixes_of(record):
             unique.setdefault(change.dim, change)
-    kept = set(ctx.fix_or("proof by export", lambda: _verify(_buildable(list(unique.values()), ctx), ctx, try_export), []))
+    kept = set(
+        ctx.fix_or("proof by export", lambda: _verify(_buildable(list(unique.values()), ctx), ctx, try_export), [])
+    )
     return tuple(replace(r, fixes=tuple(c for c in r.fixes if c in kept)) if fixes_of(r) else r for r in records)
 
 
@@ -60,12 +62,18 @@ def _with_solved(records: tuple[Record, ...], ctx: Context) -> tuple[Record, ...
     """Where torch suggests nothing for a dim whose range a recorded guard cuts: the bounds that
     make the guard hold, carried by every violation that blames the dim."""
     suggested = {c.dim for r in records for c in fixes_of(r)}
-    cuts = {r.dims[0]: r for r in records if isinstance(r, Violation) and r.kind is ViolationKind.RANGE and r.guard is not None}
+    cuts = {
+        r.dims[0]: r
+        for r in records
+        if isinstance(r, Violation) and r.kind is ViolationKind.RANGE and r.guard is not None
+    }
     solved = {}
     for dim, cut in cuts.items():  # a dim cut twice: its last guard, as torch lists them
         if dim in suggested:
             continue
-        change = ctx.fix_or(f"bounds of {dim}", lambda dim=dim, cut=cut: solve_bounds(dim, cut.guard, ctx, cut.also), None)
+        change = ctx.fix_or(
+            f"bounds of {dim}", lambda dim=dim, cut=cut: solve_bounds(dim, cut.guard, ctx, cut.also), None
+        )
         if change is not None:
             solved[dim] = change
     if not solved:
@@ -96,7 +104,9 @@ def solve_bounds(dim: str, guard: Any, ctx: Context, also: tuple[Any, ...] = ())
     lo = int(root.min) if finite(root.min) else 0
     hi = int(root.max) if finite(root.max) else None
     solved = (
-        _beside_point(dim, guard, sym_i, example) if isinstance(guard, sympy.Ne) else _around_example(dim, guard, sym_i, lo, hi, example)
+        _beside_point(dim, guard, sym_i, example)
+        if isinstance(guard, sympy.Ne)
+        else _around_example(dim, guard, sym_i, lo, hi, example)
     )
     if solved is not None:
         return solved
@@ -106,13 +116,20 @@ def solve_bounds(dim: str, guard: Any, ctx: Context, also: tuple[Any, ...] = ())
         k, r, first = step
         least = -((r - lo) // k)  # the new dim's min that the old min implies (the spec edit carries it)
         start = (first - r) // k
-        return Change(dim, ChangeKind.SUBSTITUTE, value=f"{k}*_{dim}" + (f" + {r}" if r else ""), min=start if start > least else None)
+        return Change(
+            dim,
+            ChangeKind.SUBSTITUTE,
+            value=f"{k}*_{dim}" + (f" + {r}" if r else ""),
+            min=start if start > least else None,
+        )
     found = scanned_interval(guard, lo, hi, example)
     if found is None or found == (lo, hi):
         return None
     if found[0] == found[1]:  # one size: torch refuses a Dim whose min is its max
         return Change(dim, ChangeKind.STATIC, value=str(found[0]))
-    return Change(dim, ChangeKind.BOUNDS, min=found[0] if found[0] != lo else None, max=found[1] if found[1] != hi else None)
+    return Change(
+        dim, ChangeKind.BOUNDS, min=found[0] if found[0] != lo else None, max=found[1] if found[1] != hi else None
+    )
 
 
 def _over(guards: tuple[Any, ...], sym: Any, sym_i: Any) -> list[Any]:
@@ -139,7 +156,9 @@ def _beside_point(dim: str, guard: Any, sym: sympy.Symbol, example: int | None) 
     return Change(dim, ChangeKind.BOUNDS, min=point + 1)
 
 
-def _around_example(dim: str, guard: Any, sym: sympy.Symbol, lo: int, hi: int | None, example: int | None) -> Change | None:
+def _around_example(
+    dim: str, guard: Any, sym: sympy.Symbol, lo: int, hi: int | None, example: int | None
+) -> Change | None:
     """The piece of ``[lo, hi]`` where ``guard`` holds that holds the example (the first, without one)."""
     try:
         allowed = sympy.solveset(guard, sym, sympy.Interval(lo, hi if hi is not None else sympy.oo))
@@ -154,7 +173,9 @@ def _around_example(dim: str, guard: Any, sym: sympy.Symbol, lo: int, hi: int | 
                 new_lo += 1
             if new_hi is not None and piece.right_open and new_hi == piece.end:
                 new_hi -= 1
-            return Change(dim, ChangeKind.BOUNDS, min=new_lo if new_lo != lo else None, max=new_hi if new_hi != hi else None)
+            return Change(
+                dim, ChangeKind.BOUNDS, min=new_lo if new_lo != lo else None, max=new_hi if new_hi != hi else None
+            )
     return None
 
 
@@ -266,7 +287,12 @@ def size_in_code(record: Constraint, ctx: Context) -> Fix | None:
         return None
     if frame is None or frame.name != "forward":
         return None
-    axes = [(param, axis) for param, named in ctx.built.names.by_input.items() for axis, name in named.items() if name == dim]
+    axes = [
+        (param, axis)
+        for param, named in ctx.built.names.by_input.items()
+        for axis, name in named.items()
+        if name == dim
+    ]
     axes = [(p, a) for p, a in axes if p.isidentifier() and p in ctx.built.params]
     if not axes:
         return None
@@ -293,7 +319,9 @@ def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred:
     """One edit of the spec that makes every change (in code, the ``Dim(...)`` calls)."""
     spec = ctx.spec
     if spec.source == "annotations":  # the annotations, and a range in pyproject.toml
-        plain = [(c.dim, {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}, c.value) for c in changes]
+        plain = [
+            (c.dim, {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}, c.value) for c in changes
+        ]
         edits = annotation_edits(spec, plain, ctx.sources)
         return Fix(title, edits, preferred=preferred) if edits else None
     in_toml = spec.source == "pyproject"

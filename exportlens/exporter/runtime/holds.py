@@ -33,7 +33,9 @@ def isolated(guard: Any, dim: str) -> str:
         return ""
     if a == 0:
         return ""
-    op = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">", sympy.GreaterThan: ">="}[type(guard)]
+    op = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">", sympy.GreaterThan: ">="}[
+        type(guard)
+    ]
     if a < 0:
         op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
     bound = -b / a

@@ -8,9 +8,9 @@ from typing import Any
 import torch
 from torch.export import Dim
 
-from ..static.module_spec import auto_sizes, example_size
-from ..static.shapes import AUTO, DTYPES, Derived
-from ..static.spec import DimSpec, ExportSpec, IntInput, TensorInput, ValueInput
+from ..spec.loading import DimSpec, ExportSpec, IntInput, TensorInput, ValueInput
+from ..spec.module_spec import auto_sizes, example_size
+from ..spec.shapes import AUTO, DTYPES, Derived
 from .compat.internals import flat_input_source, positional_input_source, pytree
 from .naming import Names
 
@@ -70,7 +70,9 @@ def _dtype(short: str) -> torch.dtype:
     return getattr(torch, DTYPES[short])
 
 
-def _tensor(t: TensorInput, dims: dict[str, DimSpec], device: str, auto: dict[tuple[str, int], int], path: str) -> torch.Tensor:
+def _tensor(
+    t: TensorInput, dims: dict[str, DimSpec], device: str, auto: dict[tuple[str, int], int], path: str
+) -> torch.Tensor:
     size = [auto[(path, i)] if s == AUTO else example_size(s, dims) for i, s in enumerate(t.shape.sizes)]
     dtype = _dtype(t.shape.dtype)
     if t.low is not None:

@@ -38,7 +38,9 @@ def sides(text: str) -> tuple[str, str] | None:
     return None
 
 
-def read_mismatch(text: str, names: SymbolNames, roots: dict[str, Any], frame: Frame | None, detail: str) -> Constraint | None:
+def read_mismatch(
+    text: str, names: SymbolNames, roots: dict[str, Any], frame: Frame | None, detail: str
+) -> Constraint | None:
     """The constraint a mismatch message puts on the declared dims (``roots``: name -> Dim)."""
     found = sides(text)
     if found is None:
@@ -69,11 +71,15 @@ def _specialized(equation: Any, free: set[sympy.Symbol], frame: Frame | None, de
         solved = _solutions(equation, sym)
         if len(solved) == 1 and solved[0].is_Integer and solved[0] > 0:
             value = int(solved[0])
-            return Specialization(str(sym), value, detail, frame, (Change(str(sym), ChangeKind.STATIC, value=str(value)),))
+            return Specialization(
+                str(sym), value, detail, frame, (Change(str(sym), ChangeKind.STATIC, value=str(value)),)
+            )
     return None
 
 
-def _tied(equation: Any, free: set[sympy.Symbol], roots: dict[str, Any], frame: Frame | None, detail: str) -> Violation | None:
+def _tied(
+    equation: Any, free: set[sympy.Symbol], roots: dict[str, Any], frame: Frame | None, detail: str
+) -> Violation | None:
     """Two dims the equation ties: one becomes an expression of the other, which keeps the
     bounds declared for it (``dx >= 5`` stays, ``dy = dx - 1``): the one with fewer declared
     bounds, of two alike the one declared last."""
@@ -88,9 +94,13 @@ def _tied(equation: Any, free: set[sympy.Symbol], roots: dict[str, Any], frame: 
         dim, expr = str(sym), solved[0]
         if expr == other:
             change = Change(dim, ChangeKind.SUBSTITUTE, value=str(other))
-            return Violation(ViolationKind.EQUALITY, (str(other), dim), detail, f"{other} = {dim}", frame=frame, fixes=(change,))
+            return Violation(
+                ViolationKind.EQUALITY, (str(other), dim), detail, f"{other} = {dim}", frame=frame, fixes=(change,)
+            )
         change = Change(dim, ChangeKind.SUBSTITUTE, value=str(expr))
-        return Violation(ViolationKind.RELATION, (dim, str(other)), detail, f"{dim} = {expr}", frame=frame, fixes=(change,))
+        return Violation(
+            ViolationKind.RELATION, (dim, str(other)), detail, f"{dim} = {expr}", frame=frame, fixes=(change,)
+        )
     return None
 
 

@@ -57,7 +57,9 @@ class _Printer(StrPrinter):
 
     def _print_Function(self, expr: Any) -> str:
         name = type(expr).__name__
-        python = _PYTHON_CALLS.get(name) or (f"math.{name.removeprefix('OpaqueUnaryFn_')}" if name.startswith("OpaqueUnaryFn_") else None)
+        python = _PYTHON_CALLS.get(name) or (
+            f"math.{name.removeprefix('OpaqueUnaryFn_')}" if name.startswith("OpaqueUnaryFn_") else None
+        )
         if python is None:
             return super()._print_Function(expr)
         return f"{python}({', '.join(self._print(a) for a in expr.args)})"

@@ -26,9 +26,9 @@ import torch
 
 from ..core.options import Options
 from ..core.report import DimSize, Finding, Fix, Probe
-from ..static.item_reads import int_as_item
-from ..static.source import branch_test, tensor_test
-from ..static.spec import ExportSpec
+from ..edit.at_line import branch_test, tensor_test
+from ..edit.item_reads import int_as_item
+from ..spec.loading import ExportSpec
 from ..workers.overlay import overlay
 from .branch import truth_at, value_at
 from .compat.internals import pytree
@@ -135,7 +135,9 @@ def with_probe_set(
     branch: remedies.py) given the module's whole probe set."""
     if not any(fix.probes for f in findings for fix in f.fixes):
         return findings
-    branches = [(r.frame, code) for r in records if isinstance(r, DataDependent) and r.frame and (code := _test(r, ctx))]
+    branches = [
+        (r.frame, code) for r in records if isinstance(r, DataDependent) and r.frame and (code := _test(r, ctx))
+    ]
     branches += _found_by_draft(findings, {(f.filename, f.line) for f, _ in branches}, ctx)
     branches += _values_read(records, model, ctx)
     build = lambda probe: inputs_of(probe, ctx.built, ctx.spec, rebuild)  # noqa: E731
@@ -145,7 +147,10 @@ def with_probe_set(
     except Exception:  # a probe that cannot be built is no reason to lose the finding
         probes, inputs = (EXAMPLE,), [ctx.built]
     return [
-        _kept(replace(f, fixes=tuple(replace(x, probes=probes) if x.probes else x for x in f.fixes)), model, ctx, inputs) for f in findings
+        _kept(
+            replace(f, fixes=tuple(replace(x, probes=probes) if x.probes else x for x in f.fixes)), model, ctx, inputs
+        )
+        for f in findings
     ]
 
 
@@ -186,7 +191,7 @@ def _found_by_draft(findings: list[Finding], known: set[tuple[str, int]], ctx: C
 
 
 def _values_read(records: tuple[Record, ...], model: torch.nn.Module, ctx: Context) -> list[tuple[Frame, str]]:
-    """Each ``int(<tensor>)`` a fix reads with ``.item()`` (static.item_reads), as the test that
+    """Each ``int(<tensor>)`` a fix reads with ``.item()`` (edit.item_reads), as the test that
     its value is the example's (``y.argmax().item() == 0``): probes that give it another value
     are where a fix that pins it (``torch._check(best == 0)``) shows what it assumes."""
     out = []
@@ -234,9 +239,13 @@ def probe_set(
         (truth,) = truth_at(model, built, frame, (code,))
         if truth is None:
             continue
-        others = (p for p in found if (i := usable(p)) is not None and truth_at(model, i, frame, (code,)) == (not truth,))
+        others = (
+            p for p in found if (i := usable(p)) is not None and truth_at(model, i, frame, (code,)) == (not truth,)
+        )
         chosen += [p for p in itertools.islice(others, OTHER_SIDE) if p not in chosen]
-    always = [p for p in found if p.fill == "random" and not p.sizes][:ALWAYS] + [p for p in found if p.sizes or p.fill == "declared"]
+    always = [p for p in found if p.fill == "random" and not p.sizes][:ALWAYS] + [
+        p for p in found if p.sizes or p.fill == "declared"
+    ]
     chosen += [p for p in always if p not in chosen and usable(p) is not None]
     return tuple(chosen)
 
@@ -273,7 +282,9 @@ def on_eager(
             runs = []
             for probe in options.probes:
                 inputs = inputs_of(probe, built, spec, rebuild)
-                runs.append((probe, inputs, _outputs(model, inputs) if inputs is not None else "its inputs cannot be built"))
+                runs.append(
+                    (probe, inputs, _outputs(model, inputs) if inputs is not None else "its inputs cannot be built")
+                )
             return Reference(runs)
     except Exception:
         return None
@@ -306,7 +317,9 @@ def compared(program: Callable[..., Any], reference: Reference) -> tuple[Probe, 
             continue
         got = _outputs(program, inputs)
         if isinstance(got, str):
-            said = "a runtime assertion fails" if "Runtime assertion failed" in got else got  # (torch's own symbols: u0)
+            said = (
+                "a runtime assertion fails" if "Runtime assertion failed" in got else got
+            )  # (torch's own symbols: u0)
             out.append(replace(probe, agrees=False, rejected=True, said=f"the exported program rejects them: {said}"))
         elif differs := _differs(got, want):
             out.append(replace(probe, agrees=False, said=f"the exported program's outputs are not eager's: {differs}"))

@@ -39,7 +39,9 @@ def provisional_records(model: torch.nn.Module, built: Built, files: ProjectFile
     return tuple(_records(met, log, built)) + tuple(r for r in stopped if isinstance(r, DataDependent))
 
 
-def _records(met: list[tuple[GuardOnDataDependentSymNode, Frame | None]], log: GuardLog, built: Built) -> Iterator[DataDependent]:
+def _records(
+    met: list[tuple[GuardOnDataDependentSymNode, Frame | None]], log: GuardLog, built: Built
+) -> Iterator[DataDependent]:
     for dde, frame in met:
         if frame is not None:
             yield data_dependent(dde, frame, log, built, str(dde))

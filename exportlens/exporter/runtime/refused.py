@@ -15,7 +15,7 @@ from typing import Any
 
 import sympy
 
-from ..static.edits import edit_between
+from ..edit.text_edits import edit_between
 from .context import Context
 from .locate import Frame, GuardLog
 from .naming import from_shape_env

@@ -1,15 +1,15 @@
 """The fixes of a data-dependent guard, ranked by how much of the model they keep (torch side).
 
 0. the check or the value kept: ``if <tensor test>: raise`` and ``torch._assert`` as
-   ``torch._assert_async`` (static.async_checks, ``kept_check``), tried before the rest;
+   ``torch._assert_async`` (edit.async_checks, ``kept_check``), tried before the rest;
    where torch was asked for the value itself, the same number kept symbolic:
-   ``int(lengths.max())`` as ``lengths.max().item()`` (static.item_reads), and
-   ``capacity = int(....item() * f)`` as ``torch.sym_int(...)`` (static.numbers), which decide nothing;
-1. branch-free: the test removed, where one side adds nothing (static.remedies.without_branch),
-   or a fast path that only assigns names dropped whole (static.remedies.without_fast_path);
+   ``int(lengths.max())`` as ``lengths.max().item()`` (edit.item_reads), and
+   ``capacity = int(....item() * f)`` as ``torch.sym_int(...)`` (edit.numbers), which decide nothing;
+1. branch-free: the test removed, where one side adds nothing (edit.remedies.without_branch),
+   or a fast path that only assigns names dropped whole (edit.remedies.without_fast_path);
 2. ``torch.where``, where a tensor test picks between two sides that assign the same names
-   (static.remedies.as_where);
-3. ``torch.cond`` over both sides, where both give tensors (static.remedies.as_cond);
+   (edit.remedies.as_where);
+3. ``torch.cond`` over both sides, where both give tensors (edit.remedies.as_cond);
 4. ``torch._check`` of the side the example inputs take (fixes.check_fixes): the exported
    program then rejects every input that takes the other side.
 
@@ -29,12 +29,12 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..core.report import Fix, Probe
-from ..static.async_checks import raise_as_assert, torch_assert_as_async
-from ..static.edits import edit_between, importing_torch
-from ..static.item_reads import int_as_item
-from ..static.numbers import Conversion, conversion, symbolic
-from ..static.remedies import as_cond, as_where, without_branch, without_fast_path
-from ..static.source import TensorTest, index, tensor_test
+from ..edit.async_checks import raise_as_assert, torch_assert_as_async
+from ..edit.at_line import TensorTest, index, tensor_test
+from ..edit.item_reads import int_as_item
+from ..edit.numbers import Conversion, conversion, symbolic
+from ..edit.remedies import as_cond, as_where, without_branch, without_fast_path
+from ..edit.text_edits import edit_between, importing_torch
 from .context import Context
 from .failures import DataDependent
 from .fixes import check_fixes
@@ -55,7 +55,9 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     path = ctx.files.relative(record.frame.filename)
     text = ctx.read(path)
     rewrites = _rewrites(record, ctx, text)
-    fixes = [Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))]
+    fixes = [
+        Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))
+    ]
     assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
     ranked = [*fixes, *assumed]
     # the one to try first, should no proof choose (an unproven report): the torch.where or
@@ -71,12 +73,16 @@ def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[tuple[str,
     value kept symbolic (``.item()``, ``torch.sym_int``); branch-free forms, then torch.where
     (both sides computed, the test picks), then torch.cond."""
     line = record.frame.line
-    if record.tensors and (read := _safely(int_as_item, text, line, record.tensors)) is not None:  # (sym_int would say it again)
+    if (
+        record.tensors and (read := _safely(int_as_item, text, line, record.tensors)) is not None
+    ):  # (sym_int would say it again)
         return [(f"Write `{read.item}` for `{read.written}`: the same number, read when the program runs", read.text)]
     rewrites = _kept_symbolic(record, ctx, text)
     header = _header(text, line)
     if (fast := _safely(without_fast_path, text, line)) is not None:
-        rewrites.append((f"{BRANCH_FREE}the fast path `{header}`: the code after it computes the same without it", fast))
+        rewrites.append(
+            (f"{BRANCH_FREE}the fast path `{header}`: the code after it computes the same without it", fast)
+        )
     if (free := _safely(without_branch, text, line)) is not None:
         new, how = free
         title = (
@@ -90,7 +96,10 @@ def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[tuple[str,
         new, names = where
         said = ", ".join(f"`{n}`" for n in names)
         rewrites.append(
-            (f"{PICK}{said} with torch.where instead of `{header}`: both sides computed, the test chooses", importing_torch(new))
+            (
+                f"{PICK}{said} with torch.where instead of `{header}`: both sides computed, the test chooses",
+                importing_torch(new),
+            )
         )
     if record.tensors and (cond := _safely(as_cond, text, line, record.tensors)) is not None:
         rewrites.append((f"Run both sides of `{header}` with torch.cond", importing_torch(cond)))
@@ -111,7 +120,9 @@ def kept_check(record: DataDependent, ctx: Context, written: TensorTest) -> Fix 
         title += " in place of `torch._assert(...)`"
     elif written.keyword == "if" and (kept := _safely(raise_as_assert, text, record.frame.line)) is not None:
         new = kept.text
-        title += f" in place of `raise {kept.error}`" + ("" if kept.error == "RuntimeError" else " (it raises RuntimeError)")
+        title += f" in place of `raise {kept.error}`" + (
+            "" if kept.error == "RuntimeError" else " (it raises RuntimeError)"
+        )
     else:
         return None
     edit = edit_between(path, text, new) if new else None
@@ -131,13 +142,15 @@ def _kept_symbolic(record: DataDependent, ctx: Context, text: str) -> list[tuple
 
 def values(record: DataDependent) -> list[str]:
     """The values torch's guard reads, as the user's code names them (never torch's own ``u0``)."""
-    unbacked = sorted((s for s in record.condition.free_symbols if str(s).startswith(("u", "zuf"))), key=str)  # ints, floats
+    unbacked = sorted(
+        (s for s in record.condition.free_symbols if str(s).startswith(("u", "zuf"))), key=str
+    )  # ints, floats
     return [said for s in unbacked if not SYMBOL.fullmatch(said := record.names.say(s))]
 
 
 def asked(record: DataDependent, ctx: Context) -> Conversion | None:
     """The ``int(...)`` or ``float(...)`` on the record's line that asked torch for its value
-    (static.numbers), where torch was asked for a number rather than a truth."""
+    (edit.numbers), where torch was asked for a number rather than a truth."""
     if not record.asks_number or record.frame is None:
         return None
     return _safely(conversion, ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line, values(record))
@@ -160,7 +173,9 @@ def _header(text: str, line: int) -> str:
 
 def _uncommented(code: str) -> str:
     try:
-        comment = next((t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT), None)
+        comment = next(
+            (t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT), None
+        )
     except (tokenize.TokenError, SyntaxError):  # a header that goes on over lines: its first as it is
         return code.rstrip()
     return code[: comment.start[1]].rstrip() if comment else code.rstrip()

@@ -21,8 +21,8 @@ import torch
 from libcst.metadata import PositionProvider
 
 from ..core.report import Fix
-from ..static.edits import apply_edits
-from ..static.source import visit_parsed
+from ..edit.at_line import visit_parsed
+from ..edit.text_edits import apply_edits
 from .compat.internals import pytree
 from .inputs import Built, copied
 from .serving import _differs
@@ -45,7 +45,9 @@ def keeps_results(model: torch.nn.Module, fix: Fix, root: str, text: str, inputs
     if old is None or getattr(old, "__closure__", True) is not None:
         return None  # not a plain function of the class (super() makes a closure)
     namespace: dict[str, Any] = {}
-    exec(compile(source, os.path.join(root, path), "exec"), dict(old.__globals__), namespace)  # the user's own code, rewritten
+    exec(
+        compile(source, os.path.join(root, path), "exec"), dict(old.__globals__), namespace
+    )  # the user's own code, rewritten
     new = namespace[name]
     for built in inputs:
         want = _run(model, built)

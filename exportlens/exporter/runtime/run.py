@@ -29,8 +29,8 @@ from ..core.report import Finding, ModuleReport, Status
 from ..core.settings import effective
 from ..core.sources import Sources
 from ..core.targets import ModuleClass
-from ..static.spec import ExportSpec
-from ..static.variants import named
+from ..spec.loading import ExportSpec
+from ..spec.variants import named
 from .baked import baked_ints
 from .branch import tensors_at, truth_at
 from .compat.internals import draft_export, pytree, silenced_trace_print
@@ -85,7 +85,9 @@ def export_module(
     def report(status: Status, findings: list[Finding], summary=None, dropped: int = 0) -> ModuleReport:
         seconds = time.perf_counter() - started
         findings = named(findings, spec.target)
-        return ModuleReport(spec.target, status, findings, summary, spec.describe(), seconds, torch.__version__, fixes_dropped=dropped)
+        return ModuleReport(
+            spec.target, status, findings, summary, spec.describe(), seconds, torch.__version__, fixes_dropped=dropped
+        )
 
     def rebuild_of(cls: type) -> Rebuild:  # the example inputs of another spec (other sizes)
         return lambda other: _build_inputs(cls, module, other, device, files)
@@ -100,7 +102,9 @@ def export_module(
     ctx = Context(root, files, module, spec, built, sources=Sources.of(root, sources), model=model)
     try:
         with quiet(), record_guards(files) as log:
-            ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
+            ep = torch.export.export(
+                model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict
+            )
     except Exception as exc:
         findings = _failed(exc, log, model, ctx, strict, options.collect_all, rebuild_of(cls))
         return report(Status.FAILED, findings, dropped=len(ctx.dropped))
@@ -109,10 +113,14 @@ def export_module(
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None), dropped=len(ctx.dropped))
     probed = compared(ep.module(), reference) if reference is not None else ()
     ep, artifact = _finish(ep, settings.ir, options.artifact)
-    return replace(report(Status.EXPORTED, baked_ints(cls.forward, ctx), summarize(ep, ctx, log, artifact)), probes=probed)
+    return replace(
+        report(Status.EXPORTED, baked_ints(cls.forward, ctx), summarize(ep, ctx, log, artifact)), probes=probed
+    )
 
 
-def _unserved(ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, device: str, log: GuardLog) -> list[Finding]:
+def _unserved(
+    ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, device: str, log: GuardLog
+) -> list[Finding]:
     """What the program cannot serve: the example inputs or a declared bound (serving.py),
     else a probe of values eager takes (value_probes.py)."""
     found = serving_findings(ep, model, ctx, rebuild, device, log)
@@ -123,7 +131,13 @@ def _unserved(ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, d
 
 
 def _failed(
-    exc: Exception, log: GuardLog, model: torch.nn.Module, ctx: Context, strict: bool, collect_all: bool, rebuild: Rebuild
+    exc: Exception,
+    log: GuardLog,
+    model: torch.nn.Module,
+    ctx: Context,
+    strict: bool,
+    collect_all: bool,
+    rebuild: Rebuild,
 ) -> list[Finding]:
     """What the export raised, as findings with their fixes; with ``collect_all``, draft export's too."""
     built = ctx.built
@@ -158,7 +172,9 @@ def _with_example_branch(records: tuple[Record, ...], model: torch.nn.Module, ct
     for r in records:
         if isinstance(r, DataDependent) and r.frame is not None:
             candidates = check_candidates(r, ctx)
-            converted = (asked_for.argument,) if (asked_for := asked(r, ctx)) else ()  # is ``int(...)``'s argument a tensor?
+            converted = (
+                (asked_for.argument,) if (asked_for := asked(r, ctx)) else ()
+            )  # is ``int(...)``'s argument a tensor?
             tensors = tensors_at(model, ctx.built, r.frame, converted)
             r = replace(r, example=truth_at(model, ctx.built, r.frame, candidates), tensors=tensors)
         out.append(r)
@@ -174,7 +190,9 @@ def in_source_order(findings: list[Finding], module_path: str) -> list[Finding]:
     return sorted(first.values(), key=lambda f: (f.path != module_path, f.path, f.line, f.column))
 
 
-def _finish(ep: torch.export.ExportedProgram, ir: str, artifact: Path | None) -> tuple[torch.export.ExportedProgram, str | None]:
+def _finish(
+    ep: torch.export.ExportedProgram, ir: str, artifact: Path | None
+) -> tuple[torch.export.ExportedProgram, str | None]:
     """The program in the IR asked for, saved where asked (the saved path, else None)."""
     if ir == "core-aten":
         ep = ep.run_decompositions()
@@ -259,7 +277,9 @@ def _forget_project_modules(root: Path, name: str) -> None:
     importlib.invalidate_caches()
 
 
-def prepare(root: Path, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> tuple[type, torch.nn.Module, Built]:
+def prepare(
+    root: Path, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles
+) -> tuple[type, torch.nn.Module, Built]:
     """The class imported fresh, the module built as the spec says, and its example inputs:
     what ``torch.export.export`` is then called with. Raises ``_Stop`` with the finding; first,
     where torch is older than the supported range (its texts would put findings on wrong lines)."""
@@ -289,14 +309,21 @@ def _load_class(root: Path, module: ModuleClass, files: ProjectFiles, declared: 
     except BaseException as exc:
         path, line = _where(exc, files, module.path, 1)
         raise _Stop(
-            codes.finding(codes.IMPORT_FAILED, f"importing {name} failed: {_one_line(exc)}", path, line, detail=_trace(exc))
+            codes.finding(
+                codes.IMPORT_FAILED, f"importing {name} failed: {_one_line(exc)}", path, line, detail=_trace(exc)
+            )
         ) from None
     cls = getattr(mod, module.name, None)
     if declared and not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
         return None  # no class of the project: the factory makes the module
     if not isinstance(cls, type):
         raise _Stop(
-            codes.finding(codes.IMPORT_FAILED, f"{name} has no class {module.name} after import", module.path, module.name_span.line)
+            codes.finding(
+                codes.IMPORT_FAILED,
+                f"{name} has no class {module.name} after import",
+                module.path,
+                module.name_span.line,
+            )
         )
     return cls
 
@@ -319,7 +346,9 @@ def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str,
         loc = spec.location
         path, line = _where(exc, files, loc.path, loc.line)
         raise _Stop(
-            codes.finding(codes.INPUTS_FAILED, f"building {_what(spec)} failed: {_one_line(exc)}", path, line, detail=_trace(exc))
+            codes.finding(
+                codes.INPUTS_FAILED, f"building {_what(spec)} failed: {_one_line(exc)}", path, line, detail=_trace(exc)
+            )
         ) from None
     try:
         inspect.signature(cls.forward).bind(None, *built.args, **built.kwargs)
@@ -340,7 +369,9 @@ def _forward_params(cls: type) -> dict[str, Any]:
         sig = inspect.signature(cls.forward)
     except (TypeError, ValueError):
         return {}
-    return {p.name: p.kind for p in list(sig.parameters.values())[1:] if p.kind not in (P.VAR_POSITIONAL, P.VAR_KEYWORD)}
+    return {
+        p.name: p.kind for p in list(sig.parameters.values())[1:] if p.kind not in (P.VAR_POSITIONAL, P.VAR_KEYWORD)
+    }
 
 
 def _to(value: Any, device: str) -> Any:

@@ -20,8 +20,8 @@ import torch
 
 from ..core import codes
 from ..core.report import Finding, Fix
-from ..static.module_spec import example_size
-from ..static.spec import DimSpec, ExportSpec, TensorInput
+from ..spec.loading import DimSpec, ExportSpec, TensorInput
+from ..spec.module_spec import example_size
 from .compat import messages as forms
 from .compat.internals import pytree
 from .context import Context
@@ -121,7 +121,9 @@ def _unserved(
             fixes = spec_fixes((Change(dim.name, ChangeKind.BOUNDS, **{side: works}),), ctx)
     key = f"dims.{dim.name}" if f"dims.{dim.name}" in ctx.spec.locations else None
     loc = ctx.spec.where(key) if key else ctx.spec.location
-    return codes.finding_at(codes.UNSERVED_RANGE, message, loc.path, loc.span, fixes=fixes, detail=eager or exported or differs)
+    return codes.finding_at(
+        codes.UNSERVED_RANGE, message, loc.path, loc.span, fixes=fixes, detail=eager or exported or differs
+    )
 
 
 def _refused_on_line(
@@ -159,7 +161,9 @@ def _refused_on_line(
     works = _widest(dim, example, bound, lambda b: not failure_of(program, b), ctx.spec, rebuild)
     if works is not None and works != example:  # a range that leaves out the refused edge
         side = "max" if bound > example else "min"
-        fixes += tuple(replace(f, preferred=True) for f in spec_fixes((Change(dim.name, ChangeKind.BOUNDS, **{side: works}),), ctx))
+        fixes += tuple(
+            replace(f, preferred=True) for f in spec_fixes((Change(dim.name, ChangeKind.BOUNDS, **{side: works}),), ctx)
+        )
     return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported)
 
 
@@ -186,7 +190,9 @@ def _outputs(program: Any, model: torch.nn.Module, built: Built) -> tuple[list[A
     return out[0], out[1]
 
 
-def _widest(dim: DimSpec, good: int, bad: int, works: Callable[[Built], bool], spec: ExportSpec, rebuild: Rebuild) -> int | None:
+def _widest(
+    dim: DimSpec, good: int, bad: int, works: Callable[[Built], bool], spec: ExportSpec, rebuild: Rebuild
+) -> int | None:
     """The size closest to ``bad`` where ``works`` holds, from ``good`` (where it does)."""
     while abs(bad - good) > 1:
         mid = (good + bad) // 2

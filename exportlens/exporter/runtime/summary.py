@@ -16,7 +16,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
 from ..core.report import LineShapes, Summary
-from ..static.shapes import DTYPES
+from ..spec.shapes import DTYPES
 from .compat import messages as forms
 from .compat.internals import pytree
 from .context import Context
@@ -41,7 +41,9 @@ def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | 
         range_constraints=_ranges(ep, names),
         equalities=_equalities(placeholders, paths, names, ctx),
         line_shapes=_line_shapes(ep, ctx, names),
-        graph=_rename(ep.graph_module.print_readable(print_output=False, include_stride=False, include_device=False), names),
+        graph=_rename(
+            ep.graph_module.print_readable(print_output=False, include_stride=False, include_device=False), names
+        ),
         artifact=artifact,
     )
 
@@ -83,7 +85,9 @@ def _said(text: str, names: dict[sympy.Symbol, sympy.Expr]) -> str:
 
 
 def _user_placeholders(ep: ExportedProgram) -> list[torch.fx.Node]:
-    user = {s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT and hasattr(s.arg, "name")}
+    user = {
+        s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT and hasattr(s.arg, "name")
+    }
     return [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in user]
 
 
@@ -201,7 +205,9 @@ def _checks(ep: ExportedProgram) -> set[torch.fx.Node]:
     out: set[torch.fx.Node] = set()
     for node in reversed(ep.graph.nodes):
         asserts = "assert" in str(node.target) or isinstance(node.meta.get("val"), torch.SymBool)
-        if asserts or (node.users and all(u in out for u in node.users) and not isinstance(node.meta.get("val"), torch.Tensor)):
+        if asserts or (
+            node.users and all(u in out for u in node.users) and not isinstance(node.meta.get("val"), torch.Tensor)
+        ):
             out.add(node)
     return out
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import sympy
 
-from ..static.source import item_operand
+from ..edit.at_line import item_operand
 from .context import Context
 
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?(?<![=!<>])=(?!=)\s*(.+?)\s*$")

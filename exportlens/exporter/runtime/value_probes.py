@@ -19,8 +19,8 @@ import torch
 
 from ..core import codes
 from ..core.report import Finding, Fix, Probe
-from ..static.edits import edit_between
-from ..static.size_calls import call_named, with_keyword
+from ..edit.size_calls import call_named, with_keyword
+from ..edit.text_edits import edit_between
 from .compat import messages as forms
 from .compat.internals import pytree
 from .context import Context
@@ -36,7 +36,9 @@ from .serving import Rebuild, failure_of
 FILLS = (Probe("zeros", "zeros"), Probe("ones", "ones"))  # run where the program assumes something of values
 
 
-def refused_values(ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, device: str, log: GuardLog | None) -> Finding | None:
+def refused_values(
+    ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, device: str, log: GuardLog | None
+) -> Finding | None:
     """EL206 for the first probe eager takes and the program refuses; None where there is none."""
     if device == "meta":
         return None
@@ -81,7 +83,9 @@ def _refused(ep: Any, failed: str, probe: Probe, inputs: Built, ctx: Context, lo
         found = refusal(log, ctx, _sizes(inputs, ctx)) if log is not None else None
         frame, refused = (found.frame, f"`{found.refused}`") if found else (None, "")
         where = f" where {refused}" if refused else ""
-        message = f"the exported program refuses inputs{where}, e.g. {example}, which eager takes: {SYMBOL.sub('?', failed)}"
+        message = (
+            f"the exported program refuses inputs{where}, e.g. {example}, which eager takes: {SYMBOL.sub('?', failed)}"
+        )
         return at(ctx, codes.UNSERVED_RANGE, message, frame, detail=failed)
     event, sym = assumption
     call, axis, made_at = _made_by(ep, sym, ctx)
@@ -120,7 +124,9 @@ def _made_by(ep: Any, sym: sympy.Symbol, ctx: Context) -> tuple[str | None, int,
         if not isinstance(val, torch.Tensor) or node.op != "call_function":
             continue
         axes = [
-            i for i, s in enumerate(val.shape) if isinstance(s, torch.SymInt) and str(getattr(s.node, "_expr", s.node.expr)) == str(sym)
+            i
+            for i, s in enumerate(val.shape)
+            if isinstance(s, torch.SymInt) and str(getattr(s.node, "_expr", s.node.expr)) == str(sym)
         ]
         frame = ctx.files.deepest_in_text(node.meta.get("stack_trace"))
         if not axes or frame is None:
@@ -146,7 +152,11 @@ def _minlength(frame: Frame, value: Any, ctx: Context) -> tuple[Fix, ...]:
 
 def _described(probe: Probe, inputs: Built) -> str:
     """``ids` all zeros`` where every tensor input holds one value; else the probe's name."""
-    leaves = [(p, t) for p, t in zip(inputs.paths(), pytree.tree_leaves((inputs.args, inputs.kwargs))) if isinstance(t, torch.Tensor)]
+    leaves = [
+        (p, t)
+        for p, t in zip(inputs.paths(), pytree.tree_leaves((inputs.args, inputs.kwargs)))
+        if isinstance(t, torch.Tensor)
+    ]
     values = {t.flatten()[0].item() for _, t in leaves if t.numel() and bool((t == t.flatten()[0]).all())}
     if not leaves or len(values) != 1 or any(not t.numel() or not bool((t == t.flatten()[0]).all()) for _, t in leaves):
         return f"{probe.name}" if probe.fill == "declared" else f"the example inputs filled with {probe.name}"

@@ -153,7 +153,11 @@ def _parse(item: str) -> Constraint:
         return Violation(ViolationKind.RELATION, (root_of(m["a"]), root_of(m["b"])), item, requirement=m["by"])
     if m := search(forms.RANGE, item):  # a derived size's range is its root's: ``dy - 6 >= 3`` is ``dy >= 9``
         return Violation(
-            ViolationKind.RANGE, (root_of(m["dim"]),), item, requirement=m["guard"].rstrip("."), declared=m["declared"] or ""
+            ViolationKind.RANGE,
+            (root_of(m["dim"]),),
+            item,
+            requirement=m["guard"].rstrip("."),
+            declared=m["declared"] or "",
         )  # torch's full stop
     return Violation(ViolationKind.OTHER, tuple(dict.fromkeys(forms.NAMED.findall(item))), item, requirement=item)
 
@@ -297,11 +301,15 @@ def _cutting_guard(log: GuardLog, over_root: dict[sympy.Symbol, Any], root: Any)
         if event.kind != "guard" or not event.frame:
             continue
         expr = _replaced(event.expr, replacements)
-        if expr.free_symbols & symbols and any(_breaks(expr.xreplace(over_root), hints, dim, value) for value in probes):
+        if expr.free_symbols & symbols and any(
+            _breaks(expr.xreplace(over_root), hints, dim, value) for value in probes
+        ):
             return event, expr
     event = log.first(symbols, ("guard",))
     expr = _replaced(event.expr, replacements) if event is not None else None
-    return (event, expr) if expr is not None and expr is not sympy.true else None  # (``Eq(s77 - 3, s68)``, once replaced)
+    return (
+        (event, expr) if expr is not None and expr is not sympy.true else None
+    )  # (``Eq(s77 - 3, s68)``, once replaced)
 
 
 def _replaced(expr: Any, replacements: dict) -> Any:

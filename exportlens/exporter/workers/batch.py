@@ -11,10 +11,10 @@ from ..core.options import Options
 from ..core.report import ModuleReport, Report, Status
 from ..core.settings import effective, parse_bytes
 from ..core.sources import Sources
-from ..static.deps import closure, digest, fingerprint, third_party
-from ..static.plan import Plan, Planned, no_spec_findings
-from ..static.spec import PYPROJECT
-from ..static.values import spec_refs
+from ..find.deps import closure, digest, fingerprint, third_party
+from ..spec.loading import PYPROJECT
+from ..spec.plan import Plan, Planned, no_spec_findings
+from ..spec.values import spec_refs
 from .pool import Cancelled, Pool
 from .proofs import prove, settled
 from .protocol import CODEC, Job, OwnerPlan
@@ -40,7 +40,11 @@ def job_for(
     own = [fingerprint(files, files.path(r.where)) for r in called if r.in_project]
     file = files.path(planned.module.path)
     paths = closure(files, file)  # walked once: the key hashes it, the preload reads its imports
-    key = "" if options.artifact else fingerprint(files, file, repr(spec), CODEC.dumps(options), environment, *own, paths=paths)
+    key = (
+        ""
+        if options.artifact
+        else fingerprint(files, file, repr(spec), CODEC.dumps(options), environment, *own, paths=paths)
+    )
     name = planned.module.name_span
     return Job(
         root=str(plan.root),

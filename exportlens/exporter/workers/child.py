@@ -15,9 +15,9 @@ import traceback
 from pathlib import Path
 
 from ..core.sources import Sources
-from ..static.deps import digest
-from ..static.packages import package_base
-from ..static.plan import Plan, make_plan
+from ..find.deps import digest
+from ..find.packages import package_base
+from ..spec.plan import Plan, make_plan
 from . import scratch as scratch_folders
 from .overlay import overlay
 from .platform import die_with_parent, limit_memory, new_session

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from ..core.report import ASSUMES, Edit, Fix, ModuleReport, Status
 from ..core.sources import Sources
-from ..static.edits import apply_edits, edit_between
+from ..edit.text_edits import apply_edits, edit_between
 from .protocol import Job
 
 ROUNDS = 4  # exports per fix, the first included: each folds what the one before suggests
@@ -113,7 +113,11 @@ def _next_fixes(after: ModuleReport) -> list[Fix]:
 
 
 def _overlap(a: Edit, b: Edit) -> bool:
-    return a.path == b.path and (a.line, a.column) <= (b.end_line, b.end_column) and (b.line, b.column) <= (a.end_line, a.end_column)
+    return (
+        a.path == b.path
+        and (a.line, a.column) <= (b.end_line, b.end_column)
+        and (b.line, b.column) <= (a.end_line, a.end_column)
+    )
 
 
 class Once:

@@ -1,4 +1,4 @@
-"""A scaffolded spec, proven before it is written: each module's guesses (static/scaffold.py)
+"""A scaffolded spec, proven before it is written: each module's guesses (edit/scaffold.py)
 exported in the workers, the likeliest first, until one runs (no torch: the owner's side).
 
 A guess *runs* when its export succeeds or fails on a real export problem (a
@@ -16,9 +16,9 @@ from pathlib import Path
 
 from ..core.options import Options
 from ..core.report import ModuleReport, Status
-from ..static.plan import make_plan
-from ..static.scaffold import Candidate, with_tables
-from ..static.spec import PYPROJECT
+from ..edit.scaffold import Candidate, with_tables
+from ..spec.loading import PYPROJECT
+from ..spec.plan import make_plan
 from .batch import check_in_workers
 from .pool import Pool
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from ..core import codes
 from ..core.homes import holds_a_home
 from ..core.report import Finding, ModuleReport, Status
-from ..static.packages import package_base
-from ..static.variants import named
+from ..find.packages import package_base
+from ..spec.variants import named
 from .platform import SIGKILL
 from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported
 from .validate import Refused, accepted
@@ -29,9 +29,14 @@ def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) 
         try:
             end = accepted(job, end)
         except Refused as e:
-            message = f"exportlens refused the report of the export process: {e}; the module's own code runs in that process"
+            message = (
+                f"exportlens refused the report of the export process: {e}; the module's own code runs in that process"
+            )
             return ModuleReport(
-                job.target, Status.FAILED, named([_on_class(job, codes.REFUSED, message, "")], job.target), seconds=seconds
+                job.target,
+                Status.FAILED,
+                named([_on_class(job, codes.REFUSED, message, "")], job.target),
+                seconds=seconds,
             ), False
     return _ended(job, end, why_killed, seconds)
 
@@ -57,7 +62,11 @@ def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -
     shown = f"; it printed: {output.splitlines()[-1][:200]}" if output.strip() else ""
 
     def failed(code: codes.Code, message: str, detail: str = "") -> tuple[ModuleReport, bool]:
-        parts = [detail, f"last output:\n{output}" if output else "", f"Python stack at the crash:\n{fault}" if fault else ""]
+        parts = [
+            detail,
+            f"last output:\n{output}" if output else "",
+            f"Python stack at the crash:\n{fault}" if fault else "",
+        ]
         return ModuleReport(
             job.target,
             Status.FAILED,
@@ -71,7 +80,9 @@ def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -
         stderr = end.stderr.strip()
         if end.startup:
             return failed(
-                codes.TIMEOUT, f"the export worker {end.why} (importing torch and a first export); is the machine very busy?", stderr
+                codes.TIMEOUT,
+                f"the export worker {end.why} (importing torch and a first export); is the machine very busy?",
+                stderr,
             )
         last = f": {stderr.splitlines()[-1][:200]}" if stderr else ""
         return failed(codes.CRASH, f"the export worker process died ({end.why}){last}", stderr)
@@ -80,7 +91,10 @@ def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -
         report, converted = _memory_findings(e.report, job)
         return _sandbox_hint(report, job), not converted and not e.replanned
     if isinstance(e, OutOfMemory):
-        return failed(codes.MEMORY, f"export needed more than the memory limit of {_human(job.memory_limit)}{_meta_hint(job)}{shown}")
+        return failed(
+            codes.MEMORY,
+            f"export needed more than the memory limit of {_human(job.memory_limit)}{_meta_hint(job)}{shown}",
+        )
     if isinstance(e, Exited):
         return failed(codes.CRASH, f"the module {e.message} while exporting{shown}")
     if isinstance(e, Internal):
@@ -128,7 +142,9 @@ def _memory_findings(report: ModuleReport, job: Job) -> tuple[ModuleReport, bool
     for f in report.findings:
         if f.kind.value != "spec-error" and any(m in f.message or m in f.detail for m in MEMORY_MESSAGES):
             said = f.message.rstrip(": ")  # a MemoryError says nothing: "... while exporting: "
-            message = f"export needed more than the memory limit of {_human(job.memory_limit)} ({said}){_meta_hint(job)}"
+            message = (
+                f"export needed more than the memory limit of {_human(job.memory_limit)} ({said}){_meta_hint(job)}"
+            )
             f = codes.finding_at(codes.MEMORY, message, f.path, f.span, detail=f.detail)
         out.append(f)
     converted = tuple(out) != report.findings
@@ -139,7 +155,9 @@ def _meta_hint(job: Job) -> str:
     """A model too big for the device can still be checked: its weights are not needed to export."""
     if job.device == "meta":
         return ""
-    return '; `device = "meta"` in its table builds the module without allocating its weights, and checks that it exports'
+    return (
+        '; `device = "meta"` in its table builds the module without allocating its weights, and checks that it exports'
+    )
 
 
 SANDBOX_HINT = (
@@ -154,7 +172,9 @@ def _sandbox_hint(report: ModuleReport, job: Job) -> ModuleReport:
     if not job.sandbox:
         return report
     hinted = tuple(
-        replace(f, message=f.message + SANDBOX_HINT) if "PermissionError" in f.message and SANDBOX_HINT not in f.message else f
+        replace(f, message=f.message + SANDBOX_HINT)
+        if "PermissionError" in f.message and SANDBOX_HINT not in f.message
+        else f
         for f in report.findings
     )
     return replace(report, findings=hinted) if hinted != report.findings else report

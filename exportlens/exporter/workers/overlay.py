@@ -48,11 +48,16 @@ class _Finder(importlib.abc.MetaPathFinder):
             return None
         for folder in path if path is not None else sys.path:
             folder = os.path.abspath(folder or os.curdir)
-            for candidate, package in ((os.path.join(folder, name, "__init__.py"), True), (os.path.join(folder, name + ".py"), False)):
+            for candidate, package in (
+                (os.path.join(folder, name, "__init__.py"), True),
+                (os.path.join(folder, name + ".py"), False),
+            ):
                 if candidate in self.files:
                     locations = [os.path.dirname(candidate)] if package else None
                     loader = _Loader(candidate, self.files[candidate])
-                    return importlib.util.spec_from_file_location(fullname, candidate, loader=loader, submodule_search_locations=locations)
+                    return importlib.util.spec_from_file_location(
+                        fullname, candidate, loader=loader, submodule_search_locations=locations
+                    )
                 if os.path.isfile(candidate):
                     return None  # on disk, earlier in the path: the normal import finds it
         return None

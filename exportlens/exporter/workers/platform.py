@@ -189,7 +189,9 @@ def limit_memory(limit: int | None) -> str | None:
     if not limit:
         return None
     if not LINUX:
-        return "RLIMIT_AS is not enforced on macOS" if sys.platform == "darwin" else "no per-process memory cap on Windows"
+        return (
+            "RLIMIT_AS is not enforced on macOS" if sys.platform == "darwin" else "no per-process memory cap on Windows"
+        )
     import resource
 
     try:
@@ -212,7 +214,9 @@ def tree_private_bytes(pid: int) -> int:
     for p in tree(pid):
         try:
             with open(f"/proc/{p}/smaps_rollup", "rb") as f:
-                total += sum(int(line.split()[1]) << 10 for line in f if line.startswith((b"Private_Clean:", b"Private_Dirty:")))
+                total += sum(
+                    int(line.split()[1]) << 10 for line in f if line.startswith((b"Private_Clean:", b"Private_Dirty:"))
+                )
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile
     return total

@@ -314,7 +314,15 @@ class Pool:
         if entry.timer:
             entry.timer.cancel()
         self._pending.insert(
-            0, _Running(entry.job, entry.id, entry.future, entry.on_start, alone=alone or entry.alone, background=entry.background)
+            0,
+            _Running(
+                entry.job,
+                entry.id,
+                entry.future,
+                entry.on_start,
+                alone=alone or entry.alone,
+                background=entry.background,
+            ),
         )
 
     def _finish(self, entry: _Running, end: Done | Lost) -> None:

@@ -3,7 +3,7 @@
 A child forked for a job starts with what its parent had imported. torch is
 imported at warm-up; a project's model files also import heavy packages of their
 own (transformers, timm), which every job's child would otherwise import again:
-seconds each. The owner names them (``static.deps.third_party``: imports outside
+seconds each. The owner names them (``find.deps.third_party``: imports outside
 the project and the standard library); the parent imports each once, before it
 forks the job's child. The user's own files are never imported here: a name that
 resolves inside the project, or that fails to import, is left to the child.

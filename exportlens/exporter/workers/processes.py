@@ -120,7 +120,9 @@ class Warm:
 
     def _ready(self, ready: Ready) -> None:
         if ready.version != VERSION:  # an exportlens of another version in that environment
-            self.kill(f"speaks worker protocol {ready.version}, not {VERSION}: install the same exportlens version there")
+            self.kill(
+                f"speaks worker protocol {ready.version}, not {VERSION}: install the same exportlens version there"
+            )
             return
         self._torch_stamp = _stamp(ready.torch_file)
         self.ready = ready

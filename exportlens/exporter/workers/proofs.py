@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from ..core.report import Finding, Fix, Kind, ModuleReport, Status
 from ..core.sources import Sources
-from ..static.edits import apply_edits
+from ..edit.text_edits import apply_edits
 from .converge import Converging, Once
 from .probed import ranked, with_probes
 from .protocol import Job
@@ -47,7 +47,9 @@ def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
     warning about the program, EL207), for a fix offered on
     several, and for each remedy of a data-dependent branch (the same fix is tried once, for
     the first finding)."""
-    if report.cached or not (report.status is Status.FAILED or any(f.kind is Kind.SPECIALIZATION for f in report.findings)):
+    if report.cached or not (
+        report.status is Status.FAILED or any(f.kind is Kind.SPECIALIZATION for f in report.findings)
+    ):
         return []  # (an exported module's finding of its own: an int it bakes in, EL207)
     shared = {fix.edits for f in report.findings for fix in f.fixes if sum(fix in g.fixes for g in report.findings) > 1}
     out, seen = [], set()
@@ -65,7 +67,9 @@ def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
                 # too, and a remedy's, on its probes beside the module as written (the files it edits)
                 written = {path: sources.text(path) for path in texts if path.endswith(".py")} if fix.probes else {}
                 options = replace(job.options, artifact=None, serve=True, probes=fix.probes, eager_sources=written)
-                out.append(Proof(i, j, replace(job, key="", plan=None, options=options, sources={**job.sources, **texts})))
+                out.append(
+                    Proof(i, j, replace(job, key="", plan=None, options=options, sources={**job.sources, **texts}))
+                )
     return out
 
 
@@ -94,13 +98,18 @@ def proven(report: ModuleReport, results: list[tuple[Proof, Converging]]) -> Mod
         if rounds.first is None or rounds.after is None:
             continue
         tried = report.findings[proof.finding].fixes[proof.fix]
-        if any(f.kind is Kind.INTERNAL for f in rounds.first.findings):  # exportlens failed at the proof: not the fix's doing
+        if any(
+            f.kind is Kind.INTERNAL for f in rounds.first.findings
+        ):  # exportlens failed at the proof: not the fix's doing
             judged, dropped = None, dropped + 1
         else:
             probed = rounds.after if rounds.after.probes else rounds.first
             judged = with_probes(_judged(tried, report.findings[proof.finding], rounds), probed)
         # wherever the same fix is offered (a fix for all is on each finding it solves)
-        findings = [replace(f, fixes=tuple(judged if x == tried else x for x in f.fixes if x != tried or judged)) for f in findings]
+        findings = [
+            replace(f, fixes=tuple(judged if x == tried else x for x in f.fixes if x != tried or judged))
+            for f in findings
+        ]
     return replace(report, findings=tuple(ranked(_distinct(f)) for f in findings), fixes_dropped=dropped)
 
 

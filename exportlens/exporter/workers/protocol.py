@@ -18,14 +18,27 @@ from dataclasses import dataclass, field, replace
 
 from ..core.codec import Codec, CodecError
 from ..core.options import Options
-from ..core.report import DimSize, Edit, Finding, Fix, Kind, LineShapes, ModuleReport, Probe, Related, Severity, Status, Summary
+from ..core.report import (
+    DimSize,
+    Edit,
+    Finding,
+    Fix,
+    Kind,
+    LineShapes,
+    ModuleReport,
+    Probe,
+    Related,
+    Severity,
+    Status,
+    Summary,
+)
 from ..core.settings import Overrides, Settings
 from ..core.sources import Sources
 from ..core.targets import Forward, Location, ModuleClass, Param, Span, Target
-from ..static.plan import Plan, Planned
-from ..static.shapes import Derived, Shape
-from ..static.spec import DimSpec, ExportSpec, IntInput, ProjectSpecs, TensorInput, ValueInput
-from ..static.values import Call, Ref
+from ..spec.loading import DimSpec, ExportSpec, IntInput, ProjectSpecs, TensorInput, ValueInput
+from ..spec.plan import Plan, Planned
+from ..spec.shapes import Derived, Shape
+from ..spec.values import Call, Ref
 
 VERSION = 1  # Ready carries it; an owner refuses a worker of another version
 

@@ -27,9 +27,17 @@ def interpreter_folders() -> tuple[Path, ...]:
     and exportlens's own package. Found once per process: the warm parent finds them while
     warming up, and each job's child inherits the answer instead of reading every installed
     distribution's metadata again (some 8 ms of each job)."""
-    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    paths = [
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(os.path.realpath(sys.executable)),
+    ]
     sites = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
-    return tuple(Path(p) for p in [*paths, *sites, *_pth_folders(sites), *_editable_projects(sites), OWN] if not holds_a_home(p))
+    return tuple(
+        Path(p) for p in [*paths, *sites, *_pth_folders(sites), *_editable_projects(sites), OWN] if not holds_a_home(p)
+    )
 
 
 def _pth_folders(sites: list[str]) -> list[str]:
@@ -42,7 +50,11 @@ def _pth_folders(sites: list[str]) -> list[str]:
                 lines = pth.read_text(errors="replace").splitlines()
             except OSError:
                 continue
-            found += [os.path.join(folder, ln.strip()) for ln in lines if ln.strip() and not ln.startswith(("#", "import ", "import\t"))]
+            found += [
+                os.path.join(folder, ln.strip())
+                for ln in lines
+                if ln.strip() and not ln.startswith(("#", "import ", "import\t"))
+            ]
     return found
 
 

@@ -51,10 +51,14 @@ def _landlock(project: Path, writable: list[Path]) -> str | None:
         if not abi:
             return "Landlock is not available here"
         handled = fs_for_abi(abi)
-        file_rights = handled & (AccessFS.EXECUTE | AccessFS.READ_FILE | AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV)
+        file_rights = handled & (
+            AccessFS.EXECUTE | AccessFS.READ_FILE | AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
+        )
         read = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
         # the network is not confined (handled_net empty); scopes the kernel lacks are dropped
-        with Ruleset(handled_fs=handled, handled_net=AccessNet.NONE, scoped=Scope.SIGNAL | Scope.ABSTRACT_UNIX_SOCKET) as ruleset:
+        with Ruleset(
+            handled_fs=handled, handled_net=AccessNet.NONE, scoped=Scope.SIGNAL | Scope.ABSTRACT_UNIX_SOCKET
+        ) as ruleset:
             for path in _existing([project, *_interpreter(), *map(Path, SYSTEM)]):
                 ruleset.allow_path(path, read if path.is_dir() else read & file_rights)  # a file takes file rights only
             for path in _existing(map(Path, WRITABLE_DEVICES)):

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, from_dict, to_dict
-from ..static.spec import PYPROJECT
+from ..spec.loading import PYPROJECT
 from .proofs import EXPORTS, PARTIAL, SERVES, UNVERIFIED
 from .protocol import Died, Done, End, Exited, Internal, Job, OutOfMemory, Reported
 

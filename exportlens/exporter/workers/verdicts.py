@@ -128,7 +128,9 @@ def _parsed(data: bytes) -> ModuleReport | None:
 
 def _write_new(file: Path, text: str) -> None:
     """A file made now, in a folder made now: nothing already there is written through."""
-    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
+    fd = os.open(
+        file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644
+    )
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)
 

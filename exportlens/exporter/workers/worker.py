@@ -55,7 +55,22 @@ from .platform import (
     tree_private_bytes,
 )
 from .preload import preload
-from .protocol import CodecError, Died, Done, End, Exited, Internal, OutOfMemory, Ready, Reported, Run, Shutdown, Started, decode, encode
+from .protocol import (
+    CodecError,
+    Died,
+    Done,
+    End,
+    Exited,
+    Internal,
+    OutOfMemory,
+    Ready,
+    Reported,
+    Run,
+    Shutdown,
+    Started,
+    decode,
+    encode,
+)
 
 OUTPUT_TAIL = 64 * 1024  # bytes of the user's output kept per job
 RESULT_MAX = 256 * 1024 * 1024  # a larger result is truncated, and reported as such
@@ -164,7 +179,9 @@ class Parent:
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: never returns
-            inherited = [out_r, res_r, req_w, self.wake_r, self.wake_w, self.proto] + [f for c in self.children.values() for f in c.fds]
+            inherited = [out_r, res_r, req_w, self.wake_r, self.wake_w, self.proto] + [
+                f for c in self.children.values() for f in c.fds
+            ]
             forked(parent, request, inherited, out_w, res_w, req_r)
         for fd in (out_w, res_w, req_r):
             if fd is not None:
@@ -297,7 +314,9 @@ class Parent:
         scratch.remove(child.pid)
         for kind in ("res", "out"):
             # after the kill nothing holds the write ends: end of file comes at once
-            while getattr(child, kind) is not None and readable(getattr(child, kind), 1.0 if status is not None else 0.0):
+            while getattr(child, kind) is not None and readable(
+                getattr(child, kind), 1.0 if status is not None else 0.0
+            ):
                 if not self.pump(child.pid, kind):
                     break
             fd = getattr(child, kind)
@@ -317,7 +336,10 @@ class Parent:
         elif end is None and child.result and not fault:
             end = Internal("the export process wrote a truncated result")
         elif end is None:
-            exited, signalled = status is not None and os.WIFEXITED(status), status is not None and os.WIFSIGNALED(status)
+            exited, signalled = (
+                status is not None and os.WIFEXITED(status),
+                status is not None and os.WIFSIGNALED(status),
+            )
             end = Died(os.WEXITSTATUS(status) if exited else None, os.WTERMSIG(status) if signalled else None)
         self.send(Done(child.job, end, child.output.decode("utf-8", "replace"), fault))
 

@@ -11,8 +11,8 @@ from lsprotocol import types
 
 from ...exporter.core.report import Edit, Fix
 from ...exporter.core.targets import ModuleClass
-from ...exporter.static.scaffold import spec_edit
-from ...exporter.static.spec import PYPROJECT
+from ...exporter.edit.scaffold import spec_edit
+from ...exporter.spec.loading import PYPROJECT
 from ..methods import CREATE_SPEC_COMMAND, EXPORT_COMMAND, EXPORT_KIND
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
@@ -20,7 +20,9 @@ from .diagnostics import SOURCE, Located, findings_for
 from .suppressed import ignore_action
 
 
-def workspace_edit(root: Path, edits: Iterable[Edit], docs: WorkspaceSnapshot, versions: Mapping[Path, int | None]) -> types.WorkspaceEdit:
+def workspace_edit(
+    root: Path, edits: Iterable[Edit], docs: WorkspaceSnapshot, versions: Mapping[Path, int | None]
+) -> types.WorkspaceEdit:
     """Edits grouped per file, each naming the version of its document they were made for
     (None: no check), so that the editor refuses a stale one."""
     edits = list(edits)
@@ -29,7 +31,9 @@ def workspace_edit(root: Path, edits: Iterable[Edit], docs: WorkspaceSnapshot, v
         path = root / rel
         lines = docs.get(path).lines
         text_edits = [
-            types.TextEdit(types.Range(lines.position(e.line, e.column), lines.position(e.end_line, e.end_column)), e.new_text)
+            types.TextEdit(
+                types.Range(lines.position(e.line, e.column), lines.position(e.end_line, e.end_column)), e.new_text
+            )
             for e in edits
             if e.path == rel
         ]
@@ -126,8 +130,13 @@ def create_spec_edit(
     edit = spec_edit(module, docs.get(path).text, before.text if exists else None, table)
     lines = before.lines
     text_edit = types.TextEdit(
-        types.Range(lines.position(edit.line, edit.column), lines.position(edit.end_line, edit.end_column)), edit.new_text
+        types.Range(lines.position(edit.line, edit.column), lines.position(edit.end_line, edit.end_column)),
+        edit.new_text,
     )
     doc = types.OptionalVersionedTextDocumentIdentifier(uri=pyproject.as_uri(), version=before.version)
-    create = [] if exists else [types.CreateFile(uri=pyproject.as_uri(), options=types.CreateFileOptions(ignore_if_exists=True))]
+    create = (
+        []
+        if exists
+        else [types.CreateFile(uri=pyproject.as_uri(), options=types.CreateFileOptions(ignore_if_exists=True))]
+    )
     return types.WorkspaceEdit(document_changes=[*create, types.TextDocumentEdit(text_document=doc, edits=[text_edit])])

@@ -14,7 +14,7 @@ from ...exporter.core import codes
 from ...exporter.core.report import Finding, Kind, Severity
 from ...exporter.core.sources import read_text
 from ...exporter.core.targets import Target
-from ...exporter.static.spec import PYPROJECT
+from ...exporter.spec.loading import PYPROJECT
 from ..positions import Lines
 from ..remap import remap
 from ..session import Result, Session
@@ -69,7 +69,11 @@ def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) ->
     now = overrides.get(path)
     for (r, target), result in session.results.items():
         if r == root:
-            found = [Located(f, target, result) for f in result.report.findings if f.path == rel and f.kind is not Kind.SPEC_ERROR]
+            found = [
+                Located(f, target, result)
+                for f in result.report.findings
+                if f.path == rel and f.kind is not Kind.SPEC_ERROR
+            ]
             then = result.texts.get(path)
             if then is not None and found:
                 now = read_text(path) if now is None else now  # a closed file: read once, for every result
@@ -85,7 +89,9 @@ def _in_text_of_now(found: list[Located], then: str, now: str) -> list[Located]:
     for item in found:
         moved = remap(item.finding, then, now)
         if moved is not None:
-            out.append(replace(item, finding=moved, reported_line=item.finding.line if moved is not item.finding else None))
+            out.append(
+                replace(item, finding=moved, reported_line=item.finding.line if moved is not item.finding else None)
+            )
     return out
 
 
@@ -104,7 +110,9 @@ def to_diagnostic(item: Located, lines: Lines, root: Path) -> types.Diagnostic:
     f = item.finding
     related = [
         types.DiagnosticRelatedInformation(
-            types.Location((root / r.path).as_uri(), types.Range(types.Position(r.line - 1, 0), types.Position(r.line - 1, 0))),
+            types.Location(
+                (root / r.path).as_uri(), types.Range(types.Position(r.line - 1, 0), types.Position(r.line - 1, 0))
+            ),
             r.message,
         )
         for r in f.related
@@ -123,7 +131,9 @@ def to_diagnostic(item: Located, lines: Lines, root: Path) -> types.Diagnostic:
 
 def diagnostics(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str]) -> list[types.Diagnostic]:
     root = session.root_of(doc.path)
-    found, unused = screened(session, root, relative(root, doc.path), findings_for(session, doc.path, overrides), overrides)
+    found, unused = screened(
+        session, root, relative(root, doc.path), findings_for(session, doc.path, overrides), overrides
+    )
     found += [Located(f) for f in unused]  # suppressions that hide nothing (EL008)
     return [to_diagnostic(item, doc.lines, root) for item in found if item.finding.code != codes.SPEC_MISSING.code]
 

@@ -29,10 +29,16 @@ def digest(text: str) -> str:
 def unversioned(edit: types.WorkspaceEdit | None) -> list[str]:
     """The URIs an edit changes with no version to check: files that were not open."""
     changes = edit.document_changes if edit is not None else None
-    return [c.text_document.uri for c in changes or [] if isinstance(c, types.TextDocumentEdit) and c.text_document.version is None]
+    return [
+        c.text_document.uri
+        for c in changes or []
+        if isinstance(c, types.TextDocumentEdit) and c.text_document.version is None
+    ]
 
 
-def guard(action: types.CodeAction, docs: WorkspaceSnapshot, resolves: bool, unstructure: Unstructure) -> types.CodeAction:
+def guard(
+    action: types.CodeAction, docs: WorkspaceSnapshot, resolves: bool, unstructure: Unstructure
+) -> types.CodeAction:
     """``action`` with its edit of files that are not open deferred: the edit and the digest of
     each such file's text now go in its data (``resolves``: the client asks for the edit by
     ``codeAction/resolve``), else in the arguments of a command that applies it."""
@@ -51,10 +57,16 @@ def guard(action: types.CodeAction, docs: WorkspaceSnapshot, resolves: bool, uns
     return action
 
 
-def checked_edit(data: Any, docs: WorkspaceSnapshot, structure: Structure) -> tuple[types.WorkspaceEdit | None, str | None]:
+def checked_edit(
+    data: Any, docs: WorkspaceSnapshot, structure: Structure
+) -> tuple[types.WorkspaceEdit | None, str | None]:
     """The deferred edit in ``data``, or why not: a file changed since it was offered (or
     ``data`` is none of ours)."""
-    if not isinstance(data, dict) or not isinstance(data.get("digests"), dict) or not isinstance(data.get("edit"), dict):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("digests"), dict)
+        or not isinstance(data.get("edit"), dict)
+    ):
         return None, "this fix carries no edit exportlens made"
     for uri, was in data["digests"].items():
         path = path_of(uri) if isinstance(uri, str) else None

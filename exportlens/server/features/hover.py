@@ -27,23 +27,36 @@ def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str]
     if module is not None and module.name_span.line == line:
         spec, _ = session.spec_of(root, module, overrides)
         where = spec.describe() if spec else None
-        return "\n\n---\n\n".join(module_hover(session, root, module, where, t) for t in session.variants(root, module, overrides))
+        return "\n\n---\n\n".join(
+            module_hover(session, root, module, where, t) for t in session.variants(root, module, overrides)
+        )
     found = shapes_at(session, root, doc, line)
     return line_hover(found[0], doc.lines.line(line - 1)) if found else None
 
 
-def module_hover(session: Session, root: Path, module: ModuleClass, spec_where: str | None, target: str | None = None) -> str:
+def module_hover(
+    session: Session, root: Path, module: ModuleClass, spec_where: str | None, target: str | None = None
+) -> str:
     """One target's verdict: the module's own, or one of its variants (``target``)."""
     target = target or module.target
     variant = Target.parse(target).variant
-    lines = [f"**{module.name}{f'[{variant}]' if variant else ''}** — `torch.export`" + (f" (variant `{variant}`)" if variant else "")]
+    lines = [
+        f"**{module.name}{f'[{variant}]' if variant else ''}** — `torch.export`"
+        + (f" (variant `{variant}`)" if variant else "")
+    ]
     if spec_where is None:
-        lines.append("No example inputs yet: use the quick fix *Create export spec*, or add an `example_inputs()` staticmethod.")
+        lines.append(
+            "No example inputs yet: use the quick fix *Create export spec*, or add an `example_inputs()` staticmethod."
+        )
         return "\n\n".join(lines)
     result = session.result(root, target)
     running = (root, target) in session.running
     if result is None:
-        lines.append("exporting…" if running else ("not exported yet" if session.trusted else "not exported: the workspace is not trusted"))
+        lines.append(
+            "exporting…"
+            if running
+            else ("not exported yet" if session.trusted else "not exported: the workspace is not trusted")
+        )
     else:
         lines += verdict(result.report, running)
     lines.append(f"Spec: `{spec_where}`")

@@ -49,5 +49,7 @@ def code_lenses(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path
         for target in session.variants(entry.root, m, overrides):  # one lens per variant: "[small] ✓ exported"
             variant = Target.parse(target).variant
             said = (f"[{variant}] " if variant else "") + title(session, entry.root, target, spec)
-            lenses.append(types.CodeLens(range=where, command=types.Command(title=said, command=command, arguments=args)))
+            lenses.append(
+                types.CodeLens(range=where, command=types.Command(title=said, command=command, arguments=args))
+            )
     return lenses

@@ -53,7 +53,9 @@ def workspace_report(
         if previous.get(doc.uri) == rid:
             items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=doc.uri, version=None, result_id=rid))
         else:
-            items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=doc.uri, version=None, items=found, result_id=rid))
+            items.append(
+                types.WorkspaceFullDocumentDiagnosticReport(uri=doc.uri, version=None, items=found, result_id=rid)
+            )
     return types.WorkspaceDiagnosticReport(items=items)
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from ...exporter.static.module_spec import _TABLE_KEYS
-from ...exporter.static.shapes import DTYPES
-from ...exporter.static.spec import FILLS
-from ...exporter.static.spec_text import MODULES, VARIANTS, Context, context_at, family, module_of, uses
+from ...exporter.spec.loading import FILLS
+from ...exporter.spec.module_spec import _TABLE_KEYS
+from ...exporter.spec.shapes import DTYPES
+from ...exporter.spec.spec_text import MODULES, VARIANTS, Context, context_at, family, module_of, uses
 from ..session import Session
 from ..snapshots import DocumentSnapshot
 from .spec_where import SpecDoc, signature, where_used
@@ -58,7 +58,9 @@ def completions(session: Session, doc: DocumentSnapshot, position: types.Positio
     return []
 
 
-def _keys(session, root, spec: SpecDoc, target: str, rel, variant: bool, ctx: Context, edit) -> list[types.CompletionItem]:
+def _keys(
+    session, root, spec: SpecDoc, target: str, rel, variant: bool, ctx: Context, edit
+) -> list[types.CompletionItem]:
     present = {
         t.value
         for s in family(spec.scopes, target)
@@ -67,23 +69,39 @@ def _keys(session, root, spec: SpecDoc, target: str, rel, variant: bool, ctx: Co
     }
     if rel == ():
         keys = [*_TABLE_KEYS, *(["name"] if variant else [])]
-        return [_item(k, _KEY_DOCS.get(k, ""), f"{k} = ", edit, types.CompletionItemKind.Property) for k in keys if k not in present]
+        return [
+            _item(k, _KEY_DOCS.get(k, ""), f"{k} = ", edit, types.CompletionItemKind.Property)
+            for k in keys
+            if k not in present
+        ]
     if rel == ("inputs",):
         module = session.index.by_target(root, target)
         params = module.forward.params if module and module.forward else ()
         return [
             _item(
-                p.name, p.annotation or ("optional" if p.has_default else "required"), f"{p.name} = ", edit, types.CompletionItemKind.Field
+                p.name,
+                p.annotation or ("optional" if p.has_default else "required"),
+                f"{p.name} = ",
+                edit,
+                types.CompletionItemKind.Field,
             )
             for p in params
             if p.kind not in ("var_positional", "var_keyword") and p.name not in present
         ]
     if rel == ("dims",):
-        all_uses = [u for u in uses(family(spec.scopes, target)) if (u.start, u.end) != (ctx.start, ctx.start + len(ctx.text))]
+        all_uses = [
+            u for u in uses(family(spec.scopes, target)) if (u.start, u.end) != (ctx.start, ctx.start + len(ctx.text))
+        ]
         declared = {u.name for u in all_uses if u.input is None}
         names = dict.fromkeys(u.name for u in all_uses if u.input is not None and u.name not in declared)
         return [
-            _item(n, "used by " + where_used([u for u in all_uses if u.name == n]), f"{n} = {{ ", edit, types.CompletionItemKind.Variable)
+            _item(
+                n,
+                "used by " + where_used([u for u in all_uses if u.name == n]),
+                f"{n} = {{ ",
+                edit,
+                types.CompletionItemKind.Variable,
+            )
             for n in names
         ]
     if len(rel) == 2 and rel[0] == "dims":
@@ -107,13 +125,19 @@ def _in_string(spec: SpecDoc, target: str, rel, ctx: Context, offset: int) -> li
     names = dict.fromkeys(u.name for u in all_uses)
     edit = spec.range(start, offset)
     return [
-        _item(n, "used by " + where_used([u for u in all_uses if u.name == n]), n, edit, types.CompletionItemKind.Variable) for n in names
+        _item(
+            n, "used by " + where_used([u for u in all_uses if u.name == n]), n, edit, types.CompletionItemKind.Variable
+        )
+        for n in names
     ]
 
 
 def _dtypes(spec: SpecDoc, start: int, offset: int) -> list[types.CompletionItem]:
     edit = spec.range(start, offset)
-    return [_item(short, f"torch.{full}", short, edit, types.CompletionItemKind.EnumMember) for short, full in DTYPES.items()]
+    return [
+        _item(short, f"torch.{full}", short, edit, types.CompletionItemKind.EnumMember)
+        for short, full in DTYPES.items()
+    ]
 
 
 def _targets(session: Session, root: Path, spec: SpecDoc, ctx: Context, offset: int) -> list[types.CompletionItem]:
@@ -125,9 +149,16 @@ def _targets(session: Session, root: Path, spec: SpecDoc, ctx: Context, offset: 
     items = []
     for _, m in sorted(session.index.under(root), key=lambda pm: pm[1].target):
         has = m.target in written
-        doc = f"```python\nclass {m.name}\n    def {signature(m)}\n```\n\n" + ("has a table here" if has else "no table yet")
+        doc = f"```python\nclass {m.name}\n    def {signature(m)}\n```\n\n" + (
+            "has a table here" if has else "no table yet"
+        )
         item = _item(
-            m.target, f"class {m.name}" + (" (has a table)" if has else ""), close(m.target), edit, types.CompletionItemKind.Class, doc
+            m.target,
+            f"class {m.name}" + (" (has a table)" if has else ""),
+            close(m.target),
+            edit,
+            types.CompletionItemKind.Class,
+            doc,
         )
         item.sort_text = ("1" if has else "0") + m.target
         items.append(item)
@@ -144,7 +175,9 @@ def _target_edit(spec: SpecDoc, ctx: Context, offset: int) -> tuple[types.Range,
     ``[`` or ``"``) is replaced, not written twice."""
     quote = ctx.text[:1] if ctx.text[:1] in ('"', "'") else ""
     line_start = spec.doc.text.rfind("\n", 0, ctx.start) + 1
-    single = not spec.doc.text[line_start : ctx.start].lstrip().startswith("[[")  # an array of tables: `.variants]]` follows
+    single = (
+        not spec.doc.text[line_start : ctx.start].lstrip().startswith("[[")
+    )  # an array of tables: `.variants]]` follows
     rest = _HEADER_REST.match(spec.doc.text, offset)
     end = rest.end() if single or rest.group(1) is None else rest.start(1)
     bracket = "]" if single else ""
@@ -152,7 +185,9 @@ def _target_edit(spec: SpecDoc, ctx: Context, offset: int) -> tuple[types.Range,
     return edit, (lambda t: f"{t}{quote}{bracket}") if quote else (lambda t: f'"{t}"{bracket}')
 
 
-def _item(label: str, detail: str, new_text: str, edit: types.Range, kind, doc: str | None = None) -> types.CompletionItem:
+def _item(
+    label: str, detail: str, new_text: str, edit: types.Range, kind, doc: str | None = None
+) -> types.CompletionItem:
     return types.CompletionItem(
         label=label,
         kind=kind,

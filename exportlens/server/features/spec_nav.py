@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from ...exporter.core.report import Finding, Status
 from ...exporter.core.sources import read_text
-from ...exporter.static.spec_text import DimUse, Scope, scope_at, use_at, uses
+from ...exporter.spec.spec_text import DimUse, Scope, scope_at, use_at, uses
 from ..remap import remap
 from ..session import Session
 from ..snapshots import DocumentSnapshot
@@ -19,7 +19,9 @@ from .hover import module_hover
 from .spec_where import SpecDoc, bounds, mentions, reported, where_used
 
 
-def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], position: types.Position) -> str | None:
+def hover(
+    session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], position: types.Position
+) -> str | None:
     spec = SpecDoc.of(doc)
     if spec is None:
         return None
@@ -44,7 +46,11 @@ def dim_hover(session: Session, root: Path, spec: SpecDoc, scope: Scope, name: s
     all_uses = [u for u in uses([s for s in spec.scopes if s.key[0] == target]) if u.name == name]
     lines = [f"**`{name}`**: a dim of `{target}`", "Used by: " + where_used(all_uses)]
     declared = bounds(spec.declared(scope, name))
-    lines.append(f"Declared: `{name}` ∈ {declared}" if declared else f"Declared: no bounds in `dims` (torch's default range for `{name}`)")
+    lines.append(
+        f"Declared: `{name}` ∈ {declared}"
+        if declared
+        else f"Declared: no bounds in `dims` (torch's default range for `{name}`)"
+    )
     for reported_as in reported(spec, scope):
         result = session.result(root, reported_as)
         if result is None:
@@ -53,7 +59,9 @@ def dim_hover(session: Session, root: Path, spec: SpecDoc, scope: Scope, name: s
         if report.status is Status.EXPORTED and report.summary:
             s = report.summary
             found = [c for c in (*s.range_constraints, *s.equalities) if mentions(f"`{c}`", name)]
-            lines.append(f"Last export{of}: ✓ " + (", ".join(f"`{c}`" for c in found) or f"`{name}` left unconstrained"))
+            lines.append(
+                f"Last export{of}: ✓ " + (", ".join(f"`{c}`" for c in found) or f"`{name}` left unconstrained")
+            )
         else:
             found = [f for f in report.findings if mentions(f.message, name)]
             said = "; ".join(f"{f.path}:{f.line}: {f.message}" for f in found[:3])
@@ -61,7 +69,9 @@ def dim_hover(session: Session, root: Path, spec: SpecDoc, scope: Scope, name: s
     return "\n\n".join(lines)
 
 
-def definition(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], position: types.Position) -> list[types.Location]:
+def definition(
+    session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], position: types.Position
+) -> list[types.Location]:
     spec = SpecDoc.of(doc)
     if spec is None:
         return []
@@ -104,5 +114,7 @@ def _constraints(
         moved: Finding | None = remap(f, result.texts[path], now) if path in result.texts else f
         if moved is not None:
             lines = DocumentSnapshot(path, now, None, encoding).lines
-            out.append(types.Location(path.as_uri(), lines.range(moved.line, moved.column, moved.end_line, moved.end_column)))
+            out.append(
+                types.Location(path.as_uri(), lines.range(moved.line, moved.column, moved.end_line, moved.end_column))
+            )
     return out

@@ -7,7 +7,7 @@ import re
 
 from lsprotocol import types
 
-from ...exporter.static.spec_text import DimUse, family, scan, use_at, uses
+from ...exporter.spec.spec_text import DimUse, family, scan, use_at, uses
 from ..snapshots import DocumentSnapshot
 from .spec_where import SpecDoc
 
@@ -43,7 +43,9 @@ def rename(doc: DocumentSnapshot, position: types.Position, new_name: str) -> ty
         raise RenameRefused(f"'{new_name}' is not a dim name: use letters, digits and '_', not starting with a digit")
     taken = {u.name for u in uses(tables)}
     if new_name != use.name and new_name in taken:
-        raise RenameRefused(f"'{new_name}' is already a dim of {target}: renaming '{use.name}' to it would make them one dim")
+        raise RenameRefused(
+            f"'{new_name}' is already a dim of {target}: renaming '{use.name}' to it would make them one dim"
+        )
     mine = [u for u in uses(tables) if u.name == use.name]
     edits = [types.TextEdit(spec.range(u.start, u.end), new_name) for u in mine] if new_name != use.name else []
     _check(doc.text, mine, target, use.name, new_name)

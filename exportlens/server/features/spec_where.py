@@ -13,9 +13,9 @@ import tomlkit.exceptions
 from lsprotocol import types
 
 from ...exporter.core.targets import ModuleClass
-from ...exporter.static import toml_text
-from ...exporter.static.spec import PYPROJECT
-from ...exporter.static.spec_text import MODULES, VARIANTS, DimUse, Scope, family, scan, scope_at
+from ...exporter.spec import toml_text
+from ...exporter.spec.loading import PYPROJECT
+from ...exporter.spec.spec_text import MODULES, VARIANTS, DimUse, Scope, family, scan, scope_at
 from ..snapshots import DocumentSnapshot
 
 
@@ -106,7 +106,9 @@ def bounds(table: dict[str, Any] | None) -> str | None:
     if not table:
         return None
     lo, hi, ex = table.get("min"), table.get("max"), table.get("example")
-    text = f"[{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]" if lo is not None or hi is not None else ""
+    text = (
+        f"[{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]" if lo is not None or hi is not None else ""
+    )
     return (text + (f", example {ex}" if ex is not None else "")).strip(", ") or None
 
 
@@ -121,7 +123,10 @@ def signature(module: ModuleClass) -> str:
         return "forward(...)"
     prefix = {"var_positional": "*", "var_keyword": "**"}
     params = [
-        prefix.get(p.kind, "") + p.name + (f": {p.annotation}" if p.annotation else "") + ("=…" if p.has_default else "")
+        prefix.get(p.kind, "")
+        + p.name
+        + (f": {p.annotation}" if p.annotation else "")
+        + ("=…" if p.has_default else "")
         for p in module.forward.params
     ]
     return f"forward({', '.join(params)})"

@@ -1,6 +1,6 @@
 """Suppressions in the editor: a finding the user has suppressed (``# exportlens:
 ignore[...]``, a module table's ``ignore``) is not published, one that hides nothing is
-(EL008), and each finding offers "Ignore EL204 on this line" (static/suppressions.py)."""
+(EL008), and each finding offers "Ignore EL204 on this line" (spec/suppressions.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from ...exporter.core import codes
 from ...exporter.core.report import Finding
 from ...exporter.core.sources import Sources
 from ...exporter.core.targets import Target
-from ...exporter.static.spec import PYPROJECT
-from ...exporter.static.suppressions import Suppressor, ignore_edit, traced
+from ...exporter.spec.loading import PYPROJECT
+from ...exporter.spec.suppressions import Suppressor, ignore_edit, traced
 from ..session import Session
 from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
 

@@ -117,7 +117,11 @@ def solver_lacks_max(exc: BaseException) -> bool:
 
 def is_fake_tensor_error(exc: BaseException) -> bool:
     """The fake tensor's own refusals (torch._subclasses.fake_tensor, 2.8–2.15)."""
-    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException
+    from torch._subclasses.fake_tensor import (
+        DataDependentOutputException,
+        DynamicOutputShapeException,
+        UnsupportedOperatorException,
+    )
 
     return isinstance(exc, (UnsupportedOperatorException, DynamicOutputShapeException, DataDependentOutputException))
 

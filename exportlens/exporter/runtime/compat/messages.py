@@ -50,15 +50,20 @@ NAMED = re.compile(r"\b(\w+) = L\[")
 # second dim may be one of torch's own new roots: ``_n - 2``)
 _SIZE = r"(?:\w+|\w+ [-+] \d+|\d+\*\w+(?: [-+] \d+)?)"
 SPECIALIZED = (
-    *_forms("2.8–2.15", r"You marked (?P<dim>.+?) as dynamic but your code specialized it to be a constant \((?P<value>\d+)\)"),
+    *_forms(
+        "2.8–2.15",
+        r"You marked (?P<dim>.+?) as dynamic but your code specialized it to be a constant \((?P<value>\d+)\)",
+    ),
     *_forms("2.7", rf"are valid because (?P<dim>{_SIZE}) was inferred to be a constant \((?P<value>\d+)\)"),
 )
 SPECIALIZED_BY_GUARDS = _forms(
-    "2.8–2.15", rf"solving the guards generated for (?P<dim>{_SIZE}) = \S+ resulted in a specialized value of (?P<value>\d+)"
+    "2.8–2.15",
+    rf"solving the guards generated for (?P<dim>{_SIZE}) = \S+ resulted in a specialized value of (?P<value>\d+)",
 )
 EQUAL = _forms("2.8–2.15", r"The values of (?P<a>\w+) = \S+ and (?P<b>\w+) = \S+ must always be equal")
 RELATED = _forms(
-    "2.8–2.15", rf"The values of (?P<a>{_SIZE}) = .+? must always be related to the values of (?P<b>{_SIZE}) = .+? by (?P<by>.+?)\.?$"
+    "2.8–2.15",
+    rf"The values of (?P<a>{_SIZE}) = .+? must always be related to the values of (?P<b>{_SIZE}) = .+? by (?P<by>.+?)\.?$",
 )
 RANGE = _forms(
     "2.8–2.15",
@@ -99,14 +104,22 @@ MUTATED = re.compile(r"_self_(?:buffers|parameters)_(\w+?)_\]")
 UNCAPTURED = "doesn't work unless it is captured completely with torch.compile"
 SCROLL_UP = "Scroll up to find out what causes the graph break."  # 2.8
 BREAK = (
-    *_forms("2.12–2.15", r"Got graph break/error:\s*\n\s*\n?(?P<title>.+?)\n(?:.*?\n)*?\s*Explanation: (?P<why>.+?)\n", flags=re.S),
-    *_forms("2.8–2.10", r"captured completely with torch\.compile\. Got (?P<title>.+?)\n\s*Explanation: (?P<why>.+?)\n"),
+    *_forms(
+        "2.12–2.15",
+        r"Got graph break/error:\s*\n\s*\n?(?P<title>.+?)\n(?:.*?\n)*?\s*Explanation: (?P<why>.+?)\n",
+        flags=re.S,
+    ),
+    *_forms(
+        "2.8–2.10", r"captured completely with torch\.compile\. Got (?P<title>.+?)\n\s*Explanation: (?P<why>.+?)\n"
+    ),
 )
 USER_CODE = "from user code:"
 
 # -- size mismatches between declared dims ------------------------------------------------
 
-BROADCAST = re.compile(r"The size of tensor a \((.+?)\) must match the size of tensor b \((.+?)\) at non-singleton dimension")
+BROADCAST = re.compile(
+    r"The size of tensor a \((.+?)\) must match the size of tensor b \((.+?)\) at non-singleton dimension"
+)
 RESHAPE = re.compile(r"shape '\[(.+?)\]' is invalid for input of size (\S+)")
 CAT = re.compile(r"Expected size (\S+) but got size (\S+) for tensor number")
 MATMUL = re.compile(r"shapes cannot be multiplied \((\S+?)x(\S+?) and (\S+?)x(\S+?)\)")
@@ -116,4 +129,6 @@ MATMUL = re.compile(r"shapes cannot be multiplied \((\S+?)x(\S+?) and (\S+?)x(\S
 ASSERTION = re.compile(r"Runtime assertion failed for expression (?P<expr>.+?) on node '(?P<node>\w+)'")
 # a check of an assumption on tensor data: the program's (on u0, zuf0: unbacked symbols),
 # or eager's own torch._check
-ASSUMED = re.compile(r"Runtime assertion failed for expression .*\b(?:u|zuf)\d+\b|Expected cond to be True, but got False")
+ASSUMED = re.compile(
+    r"Runtime assertion failed for expression .*\b(?:u|zuf)\d+\b|Expected cond to be True, but got False"
+)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-FLOOR = (2, 9)  # the oldest torch whose examples block, corpus and not-slow suite were checked green (2.8: see docs/architecture.md)
+FLOOR = (
+    2,
+    9,
+)  # the oldest torch whose examples block, corpus and not-slow suite were checked green (2.8: see docs/architecture.md)
 NEWEST = (2, 15)  # the newest checked: newer ones are used as they are (their forms may be new)
 RANGE = f"{FLOOR[0]}.{FLOOR[1]} to {NEWEST[0]}.{NEWEST[1]}"
 

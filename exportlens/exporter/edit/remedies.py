@@ -1,0 +1,393 @@
+"""Rewrites of a data-dependent ``if`` that keep what the model computes (libcst, no torch).
+
+Two kinds, tried before a ``torch._check`` (which drops one branch for good):
+
+- branch-free: where one side does nothing the other does not already do, the test can
+  go: an early exit (``if idx.numel() == 0: continue``) that the code after it handles
+  anyway is dropped; a body whose other side is the identity (no ``else``, or ``return x``
+  after it) always runs. Whether that keeps eager's results is for the proof to say
+  (workers/proofs.py runs both on probe inputs). A fast path with no ``else`` that only
+  assigns names (``if torch.all(mask == 1): mask = None``) may be dropped whole, test and body.
+- ``torch.where``: an ``if``/``else`` whose sides assign the same names, each picked from
+  both: ``inv = torch.where(seq_len > self.original_max, self.long_inv, self.short_inv)``.
+- ``torch.cond``: both sides as local functions of the tensors they read, called with the
+  same test: ``return torch.cond(routed > 0, true_fn, false_fn, (x, scores))``.
+
+Each function takes a file's text and the line of the ``if``, and returns the new text
+(None where the statement has no such form; as_where also says the names it picks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider
+
+EXITS = (cst.Continue, cst.Pass)
+
+
+@dataclass(frozen=True)
+class FoundIf:
+    module: cst.Module
+    branch: cst.If
+    block: cst.IndentedBlock  # the block that holds it
+    function: cst.FunctionDef | None
+
+
+class _FindIf(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.found: tuple[cst.If, cst.CSTNode] | None = None
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.get_metadata(PositionProvider, node).start.line == self.line and self.found is None:
+            self.found = (node, self.get_metadata(ParentNodeProvider, node))
+
+
+def find_if(text: str, line: int) -> FoundIf | None:
+    """The plain ``if`` (no ``elif``) on ``line`` and the block it stands in."""
+    try:
+        wrapper = cst.MetadataWrapper(cst.parse_module(text))
+    except cst.ParserSyntaxError:
+        return None
+    finder = _FindIf(line)
+    wrapper.visit(finder)
+    if finder.found is None:
+        return None
+    branch, block = finder.found
+    if (
+        not isinstance(block, cst.IndentedBlock)
+        or isinstance(branch.orelse, cst.If)
+        or not isinstance(branch.body, cst.IndentedBlock)
+    ):
+        return None  # an ``elif`` is part of a chain; a one-line ``if x: y`` is left as written
+    parents = wrapper.resolve(ParentNodeProvider)
+    function = parents.get(block)
+    return FoundIf(wrapper.module, branch, block, function if isinstance(function, cst.FunctionDef) else None)
+
+
+def _replaced(found: FoundIf, start: int, end: int, new: Sequence[cst.BaseStatement]) -> str:
+    """The module with ``block.body[start:end]`` replaced by ``new``."""
+    body = list(found.block.body)
+    if new and body[start].leading_lines:  # the comment or blank line above the ``if`` stays above
+        new = [new[0].with_changes(leading_lines=body[start].leading_lines), *new[1:]]
+    body[start:end] = new
+    return found.module.deep_replace(found.block, found.block.with_changes(body=body)).code
+
+
+def _returns_name(stmt: cst.BaseStatement) -> str | None:
+    """``return x``: the name it returns unchanged."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return):
+        value = stmt.body[0].value
+        return value.value if isinstance(value, cst.Name) else None
+    return None
+
+
+def _ends_in_return(statements: Sequence[cst.BaseStatement]) -> bool:
+    last = statements[-1] if statements else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
+
+
+# -- branch-free -------------------------------------------------------------------
+
+
+def without_branch(text: str, line: int) -> tuple[str, str] | None:
+    """The ``if`` on ``line`` rewritten without its test, and how: ``(new text, "drop")`` for
+    an early exit removed, ``(new text, "always")`` for a body that always runs."""
+    found = find_if(text, line)
+    if found is None or found.branch.orelse is not None:
+        return None
+    body = found.branch.body.body
+    at = list(found.block.body).index(found.branch)
+    if (
+        len(body) == 1
+        and isinstance(body[0], cst.SimpleStatementLine)
+        and all(isinstance(s, EXITS) for s in body[0].body)
+    ):
+        return _replaced(found, at, at + 1, []), "drop"  # ``continue``: what follows handles the case
+    rest = list(found.block.body)[at + 1 :]
+    if not _ends_in_return(body):
+        return _replaced(found, at, at + 1, list(body)), "always"  # the other side is "nothing happens"
+    if len(rest) == 1 and _returns_name(rest[0]) is not None:
+        return _replaced(found, at, at + 2, list(body)), "always"  # the other side returns its input as it is
+    return None
+
+
+def _has(node: cst.CSTNode, kinds: tuple[type, ...]) -> bool:
+    return isinstance(node, kinds) or any(_has(c, kinds) for c in node.children)
+
+
+# what a statement may hold for it to be dropped, or both its sides run: no call (its
+# effects, if any, are not ours to see), no ``yield``, nothing assigned in passing
+_NOT_DROPPED = (cst.Call, cst.Yield, cst.Await, cst.NamedExpr)
+
+
+def _assigns_names_only(statements: Sequence[cst.BaseStatement]) -> list[tuple[str, cst.BaseExpression]] | None:
+    """``a = ...`` statements of plain names, in order, as (name, value); None for anything else
+    (``x += 1`` changes a tensor in place; ``self.cache = ...`` the module)."""
+    out = []
+    for stmt in statements:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        for small in stmt.body:
+            if not isinstance(small, cst.Assign) or not all(isinstance(t.target, cst.Name) for t in small.targets):
+                return None
+            out += [(t.target.value, small.value) for t in small.targets]
+    return out
+
+
+def without_fast_path(text: str, line: int) -> str | None:
+    """The ``if`` on ``line`` dropped, body and test, where it has no ``else`` and its body only
+    assigns names (``if torch.all(mask == 1): mask = None``): a fast path whose other side, the
+    code after it, may compute the same (multiplying by a mask of ones changes nothing)."""
+    found = find_if(text, line)
+    if found is None or found.branch.orelse is not None or len(found.block.body) < 2:
+        return None
+    body = found.branch.body.body
+    if (
+        not _assigns_names_only(body)
+        or _has(found.branch.test, (cst.NamedExpr,))
+        or any(_has(s, _NOT_DROPPED) for s in body)
+    ):
+        return None
+    at = list(found.block.body).index(found.branch)
+    return _replaced(found, at, at + 1, [])
+
+
+# -- torch.where -------------------------------------------------------------------
+
+
+def _picked(found: FoundIf) -> list[tuple[str, cst.BaseExpression, cst.BaseExpression]] | None:
+    """(name, its value on the true side, on the false side) where each side only assigns the
+    same names once each, to values ``torch.where`` can pick between (not ``None``, a string,
+    a container); where there are several, no value and not the test reads any of them (one
+    ``torch.where`` after another would see the new values)."""
+    sides = [_assigns_names_only(found.branch.body.body), _assigns_names_only(found.branch.orelse.body.body)]
+    if not sides[0] or not sides[1]:
+        return None
+    true, false = dict(sides[0]), dict(sides[1])
+    if len(true) != len(sides[0]) or len(false) != len(sides[1]) or set(true) != set(false):
+        return None
+    values = [*true.values(), *false.values()]
+    if any(_number(true[n]) and _number(false[n]) for n in true):
+        return None  # two numbers: eager gives a number, torch.where a tensor
+    if any(_has(v, (cst.Yield, cst.Await, cst.NamedExpr, cst.Lambda)) or not _tensor_like(v) for v in values):
+        return None
+    if len(true) > 1 and set(true) & set(_names([found.branch.test, *values]).read):
+        return None
+    return [(name, true[name], false[name]) for name in true]
+
+
+def _tensor_like(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Name):
+        return value.value not in ("None", "True", "False")
+    return not isinstance(value, (cst.BaseString, cst.Tuple, cst.List, cst.Dict, cst.Set, cst.BaseComp))
+
+
+def _number(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.UnaryOperation):
+        return _number(value.expression)
+    return isinstance(value, cst.BaseNumber)
+
+
+def as_where(text: str, line: int) -> tuple[str, tuple[str, ...]] | None:
+    """The ``if``/``else`` on ``line`` whose sides assign the same names, as one
+    ``name = torch.where(test, true_value, false_value)`` for each: both values are computed,
+    and the test (a tensor: the caller makes sure) picks, element by element. Returns the new
+    text and the names."""
+    found = find_if(text, line)
+    if (
+        found is None
+        or not isinstance(found.branch.orelse, cst.Else)
+        or not isinstance(found.branch.orelse.body, cst.IndentedBlock)
+    ):
+        return None
+    picked = _picked(found)
+    if picked is None:
+        return None
+    code = found.module.code_for_node
+    test = code(found.branch.test)
+    new = [cst.parse_statement(f"{name} = torch.where({test}, {code(a)}, {code(b)})\n") for name, a, b in picked]
+    at = list(found.block.body).index(found.branch)
+    return _replaced(found, at, at + 1, new), tuple(name for name, _, _ in picked)
+
+
+# -- torch.cond --------------------------------------------------------------------
+
+
+class _Names(cst.CSTVisitor):
+    """Names a piece of code reads and assigns (not inside functions it defines)."""
+
+    def __init__(self) -> None:
+        self.read: list[str] = []
+        self.assigned: list[str] = []
+        self.other = False  # an attribute or item assigned, a return, break, yield...
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.read.append(node.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.assigned.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+        else:
+            self.other = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Break, cst.Continue, cst.Yield, cst.Global, cst.Nonlocal, cst.Del)):
+            self.other = True
+        return super().on_visit(node)
+
+
+def _names(statements: Sequence[cst.BaseStatement]) -> _Names:
+    names = _Names()
+    for stmt in statements:
+        stmt.visit(names)
+    return names
+
+
+def _returns(statements: Sequence[cst.BaseStatement]) -> int:
+    count = 0
+
+    class Count(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            nonlocal count
+            count += 1
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    for stmt in statements:
+        stmt.visit(Count())
+    return count
+
+
+def _sets_none(statements: Sequence[cst.BaseStatement], outputs: Sequence[str]) -> bool:
+    """Whether one of ``statements`` assigns ``None`` to one of ``outputs``."""
+    return any(
+        isinstance(small, cst.Assign)
+        and isinstance(small.value, cst.Name)
+        and small.value.value == "None"
+        and any(isinstance(t.target, cst.Name) and t.target.value in outputs for t in small.targets)
+        for stmt in statements
+        if isinstance(stmt, cst.SimpleStatementLine)
+        for small in stmt.body
+    )
+
+
+def _clone_operands(statements: Sequence[cst.BaseStatement], operands: Sequence[str]) -> list[cst.BaseStatement]:
+    """A final ``return x`` (or ``return x, y``) of operands the side leaves as they are, as
+    ``return x.clone()``: torch.cond refuses a branch whose output is its input (aliasing)."""
+    last = statements[-1] if statements else None
+    if not isinstance(last, cst.SimpleStatementLine) or not isinstance(last.body[-1], cst.Return):
+        return list(statements)
+    value = last.body[-1].value
+    items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+    assigned = set(_names(statements[:-1]).assigned)
+    if not any(isinstance(v, cst.Name) and v.value in operands and v.value not in assigned for v in items):
+        return list(statements)
+    said = [
+        f"{v.value}.clone()"
+        if isinstance(v, cst.Name) and v.value in operands and v.value not in assigned
+        else cst.Module([]).code_for_node(v)
+        for v in items
+    ]
+    new = cst.parse_expression(", ".join(said) if len(said) > 1 else said[0])
+    return [*statements[:-1], last.with_changes(body=[*last.body[:-1], last.body[-1].with_changes(value=new)])]
+
+
+def _function(name: str, operands: Sequence[str], statements: Sequence[cst.BaseStatement]) -> cst.FunctionDef:
+    header = cst.parse_statement(f"def {name}({', '.join(operands)}):\n    pass\n")
+    assert isinstance(header, cst.FunctionDef)
+    return header.with_changes(body=cst.IndentedBlock(body=_clone_operands(statements, operands)))
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    out, n = name, 1
+    while out in taken:
+        n += 1
+        out = f"{name}_{n}"
+    return out
+
+
+@dataclass(frozen=True)
+class _Sides:
+    true: list[cst.BaseStatement]
+    false: list[cst.BaseStatement]
+    end: int  # where the statements the call replaces end in the block
+    outputs: list[str]  # what the call assigns; none where it is returned
+
+
+def _sides(found: FoundIf, tensors: frozenset[str]) -> _Sides | None:
+    """The two sides of the ``if`` as the bodies of torch.cond's functions: two ``return``s
+    (``if c: return a`` then ``return b``), or the tensors both sides assign, returned."""
+    branch, block = found.branch, list(found.block.body)
+    body, orelse = list(branch.body.body), list(branch.orelse.body.body) if branch.orelse else []
+    at = block.index(branch)
+    rest = block[at + 1 :]
+    if found.function is not None and found.block is found.function.body and _ends_in_return(body):
+        other = orelse or rest
+        if not _ends_in_return(other) or _returns(body) != 1 or _returns(other) != 1 or (orelse and rest):
+            return None
+        return _Sides(body, other, len(block), [])
+    assigned = list(dict.fromkeys(_names(body).assigned + _names(orelse).assigned))
+    both = set(_names(body).assigned) & set(_names(orelse).assigned)
+    outputs = [n for n in assigned if n in tensors or n in both]
+    if not outputs or _returns(body) or _returns(orelse) or (not orelse and any(n not in tensors for n in assigned)):
+        return None
+    if _sets_none(body, outputs) or _sets_none(orelse, outputs):
+        return None  # a side's output must be a tensor: ``mask = None`` cannot be one
+    result = cst.parse_statement(f"return {', '.join(outputs)}\n")
+    return _Sides(body + [result], orelse + [result], at + 1, outputs)
+
+
+def as_cond(text: str, line: int, tensors: frozenset[str]) -> str | None:
+    """The ``if`` on ``line`` as ``torch.cond`` over its two sides, each a local function of
+    the tensors it reads (``tensors``: the names that hold tensors on that line when forward
+    runs; anything else they read, ``self`` included, they see as closures)."""
+    found = find_if(text, line)
+    sides = _sides(found, tensors) if found is not None and found.function is not None else None
+    if sides is None or _names(sides.true).other or _names(sides.false).other:
+        return None
+    read = _names(sides.true).read + _names(sides.false).read
+    operands = [n for n in dict.fromkeys(read + sides.outputs) if n in tensors and n != "self"]
+    own = _names(list(found.function.body.body))
+    taken = set(own.read) | set(own.assigned)
+    true_fn, false_fn = _fresh("true_fn", taken), _fresh("false_fn", taken)
+    test = found.module.code_for_node(found.branch.test)
+    call = f"torch.cond({test}, {true_fn}, {false_fn}, ({', '.join(operands)}{',' if len(operands) == 1 else ''}))"
+    last = f"{', '.join(sides.outputs)} = {call}" if sides.outputs else f"return {call}"
+    apart = {
+        "leading_lines": [cst.EmptyLine(indent=False)]
+    }  # a blank line between the functions and the call, as people write them
+    new = [
+        _function(true_fn, operands, sides.true),
+        _function(false_fn, operands, sides.false).with_changes(**apart),
+        cst.parse_statement(last + "\n").with_changes(**apart),
+    ]
+    at = list(found.block.body).index(found.branch)
+    return _replaced(found, at, sides.end, new)

@@ -1,0 +1,211 @@
+"""The workspace index's on-disk cache: each file's sketch and outline, under its
+modification time and size (no torch).
+
+One file of entries per indexed root, and one of the last answer per scanned folder. The
+editor's are in the user's cache folder (``$EXPORTLENS_INDEX_CACHE``, else
+``$XDG_CACHE_HOME/exportlens/index``, else ``~/.cache/exportlens/index``): never in
+the workspace, which may be read only (an installed package) and is not ours to write.
+``exportlens check`` keeps its own in ``.exportlens/cache/index`` of the project root,
+beside its verdicts (``of_project``): a project checked is one the user asked us to
+keep a cache in, and CI keeps it with the verdicts. A link anywhere from the root into that
+folder means no cache (nothing read or written through it).
+The entries are plain data in the codec every process boundary uses (``CODEC``); an
+entry of another format, exportlens or Python is a miss, and a damaged file is an
+empty cache, as is anything but a regular file of a sane size in a cache file's place
+(a link, a FIFO, a device: core/regular_files.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ..core.codec import Codec, CodecError
+from ..core.regular_files import NotRegular, open_regular, plain_folders, read_regular
+from ..core.report import Edit, Finding, Fix, Kind, Related, Severity
+from ..core.targets import Forward, Param, Span
+from .outline import BaseOutline, ClassOutline, FileOutline, Ref
+from .prefilter import Sketch
+from .walk import PYPROJECT
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+MAX_FILE = 1 << 30  # bytes of one root's entries: about a million files' outlines
+MAX_ANSWER = 256 << 20  # bytes of one scan's answer
+Stamp = tuple[int, int]  # modification time (ns) and size: a file whose stamp is unchanged is not read again
+
+
+@dataclass(frozen=True)
+class Entry:
+    stamp: Stamp
+    sketch: Sketch | None  # None for a file only parsed because a base led through it
+    outline: FileOutline | Finding | None = None  # None: never parsed (it cannot define a module)
+    checked: bool = False  # its whole text was parsed (the CLI's): ``problem`` says how that went
+    problem: Finding | None = None  # its syntax or encoding error, from a whole parse
+
+
+CODEC = Codec(
+    Entry,
+    Sketch,
+    FileOutline,
+    ClassOutline,
+    BaseOutline,
+    Ref,
+    Forward,
+    Param,
+    Span,
+    Finding,
+    Fix,
+    Edit,
+    Related,
+    Kind,
+    Severity,
+)
+
+
+def tree_stamp(folder: Path, files: Iterable[Path]) -> str:
+    """A digest of the files' stamps, their folders' (a file added or removed changes a
+    folder's) and the stamps of the pyproject.toml in each folder from ``folder`` down to
+    them (edited in place it changes no folder's, and its tables declare modules)."""
+    files = list(files)
+    folders = {folder}
+    for f in files:
+        up = f.parent
+        while up not in folders and up != up.parent:  # up to ``folder``, or a folder seen already
+            folders.add(up)
+            up = up.parent
+    digest = hashlib.sha256()
+    for path in sorted({*files, *folders, *(p / PYPROJECT for p in folders)}):
+        digest.update(f"{path}\0{stamp(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def stamp(path: Path) -> Stamp | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+class IndexCache:
+    def __init__(self, folder: Path, *, inside: Path | None = None) -> None:
+        self.folder = folder
+        self.inside = inside  # a project root the folder is in: no link may lead from it to the folder
+
+    @classmethod
+    def of_project(cls, root: Path) -> IndexCache:
+        """``exportlens check``'s cache of the project at ``root``."""
+        return cls(root / FOLDER / "cache" / "index", inside=root)
+
+    @classmethod
+    def default(cls) -> IndexCache:
+        given = os.environ.get("EXPORTLENS_INDEX_CACHE")
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "exportlens" / "index"
+        return cls(Path(given) if given else base)
+
+    def load(self, root: Path) -> dict[Path, Entry]:
+        try:
+            self._check_folder()
+            with open_regular(self._file(root, "jsonl"), MAX_FILE, follow=False) as f:
+                if CODEC.loads(f.readline()) != {"version": _version(), "root": str(root)}:
+                    return {}
+                return {path: entry for path, entry in map(CODEC.loads, f)}
+        except FileNotFoundError:
+            pass
+        except (OSError, CodecError, KeyError, TypeError, ValueError) as e:  # a damaged or foreign cache is no cache
+            log.info("index cache for %s not used: %s", root, e)
+        return {}
+
+    def save(self, root: Path, entries: Mapping[Path, Entry]) -> None:
+        """One line per file, so that neither writing nor reading holds it all as one string."""
+        lines = (CODEC.dumps(item) + "\n" for item in [{"version": _version(), "root": str(root)}, *entries.items()])
+        self._write(self._file(root, "jsonl"), lines)
+
+    def _write(self, file: Path, lines: Iterable[str]) -> None:
+        try:
+            self._make_folder()
+            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.writelines(lines)
+            os.replace(tmp, file)  # readers see the old file or the new, whole
+        except OSError as e:
+            log.info("index cache %s not saved: %s", file, e)
+
+    def prepare(self) -> None:
+        """Make the folder now, if it can be made."""
+        try:
+            self._make_folder()
+        except OSError as e:
+            log.info("index cache %s not made: %s", self.folder, e)
+
+    def _check_folder(self) -> None:
+        if self.inside is not None and not plain_folders(self.inside, self.folder):
+            raise NotRegular(f"{self.folder} is reached through a link, or is not a folder: not using it")
+
+    def _make_folder(self) -> None:
+        """The folder, made with a ``.gitignore`` where it makes ``.exportlens`` (as the verdicts' store
+        does: workers/verdicts.py) and a ``CACHEDIR.TAG`` of its own, keeping it out of backups."""
+        self._check_folder()
+        if self.inside is not None and not (self.inside / FOLDER).exists():
+            (self.inside / FOLDER).mkdir()
+            _write_new(
+                self.inside / FOLDER / ".gitignore",
+                "# made by exportlens: nothing in here belongs in version control\n*\n",
+            )
+        if self.inside is not None and not self.folder.exists():
+            self.folder.mkdir(parents=True)
+            _write_new(self.folder / "CACHEDIR.TAG", _TAG)
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def answer(self, folder: Path, tree: str) -> str | None:
+        """A whole scan's answer for ``folder``, if it was made when the tree's stamp was ``tree``."""
+        try:
+            data = CODEC.loads(read_regular(self._file(folder, "answer.json"), MAX_ANSWER, follow=False))
+            return data["answer"] if (data["version"], data["tree"]) == (_version(), tree) else None
+        except (OSError, CodecError, KeyError, TypeError):
+            return None
+
+    def keep_answer(self, folder: Path, tree: str, answer: str) -> None:
+        data = {"version": _version(), "tree": tree, "answer": answer}
+        self._write(self._file(folder, "answer.json"), [CODEC.dumps(data)])
+
+    def _file(self, path: Path, kind: str) -> Path:
+        return self.folder / f"{hashlib.sha256(str(path).encode()).hexdigest()[:24]}.{kind}"
+
+
+@cache
+def _version() -> tuple[int, str, str]:
+    """What made the entries: a change to the code that sketches and outlines files is a miss."""
+    here = Path(__file__).parent
+    code = hashlib.sha256(b"".join((here / name).read_bytes() for name in _MAKERS)).hexdigest()
+    return FORMAT, code, sys.version
+
+
+def _write_new(file: Path, text: str) -> None:
+    """A file made now, in a folder made now: nothing already there is written through."""
+    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+FOLDER = ".exportlens"  # workers/verdicts.py's FOLDER: the project's own cache folder
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# exportlens's index cache: https://bford.info/cachedir/\n"
+_MAKERS = (
+    "outline.py",
+    "skeleton.py",
+    "prefilter.py",
+    "syntax.py",
+    "index_cache.py",
+    "packages.py",
+    "../core/targets.py",
+    "../core/report.py",
+)

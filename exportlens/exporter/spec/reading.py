@@ -1,0 +1,234 @@
+"""What a module's own code says about how it is called (libcst; no torch).
+
+Read once per class for the scaffold (scaffold.py): the constructor's literal defaults
+and the sizes its attributes compute from them (``self.head_dim = dim // n_heads``),
+the layers it builds (``self.proj = nn.Linear(dim, 4 * dim)``), and, in ``forward``,
+for each parameter: the names a ``.shape`` unpacking gives its axes (its rank), the
+sizes a ``.view``/``.reshape`` of it ends in, and the first layer applied to it.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+_OPS = {
+    cst.Add: operator.add,
+    cst.Subtract: operator.sub,
+    cst.Multiply: operator.mul,
+    cst.FloorDivide: operator.floordiv,
+    cst.Power: operator.pow,
+}
+
+
+def literal(node: cst.BaseExpression | None) -> Any:
+    """The value of a literal expression, or None."""
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.Float):
+        return float(node.value)
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        v = literal(node.expression)
+        return -v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    return None
+
+
+@dataclass(frozen=True)
+class Layer:
+    kind: str  # "Linear", "Conv2d", a project class's name
+    first: int | None  # its first argument (or the keyword that names the input size), where known
+    written: str  # as the user wrote the call, for the spec's comment
+
+
+@dataclass
+class Use:
+    """What ``forward`` does with one parameter."""
+
+    axes: tuple[str, ...] | None = None  # ``b, t, d = x.shape``: ("b", "t", "d")
+    last: int | None = None  # ``x.view(-1, 64)``: the size it ends in
+    layer: str | None = None  # the first ``self.<layer>(x ...)``
+
+
+@dataclass
+class Reading:
+    init: dict[str, Any] = field(default_factory=dict)  # constructor keywords with literal defaults
+    missing: list[str] = field(default_factory=list)  # constructor parameters with no default
+    sizes: dict[str, Any] = field(
+        default_factory=dict
+    )  # names and ``self.`` attributes -> values, as __init__ computes them
+    layers: dict[str, Layer] = field(default_factory=dict)  # self attribute -> the layer built there
+    uses: dict[str, Use] = field(default_factory=dict)  # forward parameter -> its use
+
+
+# the keyword that names a layer's input size, where it is not the first argument
+_SIZE_KEYWORDS = (
+    "in_features",
+    "in_channels",
+    "num_embeddings",
+    "normalized_shape",
+    "embed_dim",
+    "input_size",
+    "num_features",
+)
+
+
+def _call_name(func: cst.BaseExpression) -> str:
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+def _self_attr(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None
+
+
+class _Init(cst.CSTVisitor):
+    """``__init__``'s assignments: sizes it computes, layers it builds, in order."""
+
+    def __init__(self, reading: Reading) -> None:
+        self.r = reading
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            name = _self_attr(target.target) or (target.target.value if isinstance(target.target, cst.Name) else None)
+            if name is None:
+                continue
+            value = evaluate(node.value, self.r.sizes)
+            if value is not None:
+                self.r.sizes.setdefault(name, value)
+            if _self_attr(target.target) and isinstance(node.value, cst.Call):
+                layer = self._layer(node.value)
+                if layer is not None:
+                    self.r.layers.setdefault(name, layer)
+
+    def _layer(self, call: cst.Call) -> Layer | None:
+        kind = _call_name(call.func)
+        if kind in ("Sequential", "ModuleList") and call.args and isinstance(call.args[0].value, cst.Call):
+            return self._layer(call.args[0].value)  # its first layer takes the input
+        if not kind:
+            return None
+        first = next((a.value for a in call.args if a.keyword is None), None)
+        keyed = next((a.value for a in call.args if a.keyword and a.keyword.value in _SIZE_KEYWORDS), None)
+        size = evaluate(first if first is not None else keyed, self.r.sizes)
+        return Layer(
+            kind,
+            size if isinstance(size, int) and not isinstance(size, bool) else None,
+            cst.Module([]).code_for_node(call),
+        )
+
+
+def evaluate(node: cst.BaseExpression | None, sizes: dict[str, Any]) -> Any:
+    """``dim // n_heads``, ``self.dim``, ``4``: its value from literals and ``sizes``; else None."""
+    if node is None:
+        return None
+    value = literal(node)
+    if value is not None:
+        return value
+    if isinstance(node, cst.Name):
+        return sizes.get(node.value)
+    attr = _self_attr(node)
+    if attr is not None:
+        return sizes.get(attr)
+    if isinstance(node, cst.BinaryOperation) and type(node.operator) in _OPS:
+        left, right = evaluate(node.left, sizes), evaluate(node.right, sizes)
+        if (
+            isinstance(left, int)
+            and isinstance(right, int)
+            and not (right == 0 and isinstance(node.operator, cst.FloorDivide))
+        ):
+            return _OPS[type(node.operator)](left, right)
+    if isinstance(node, (cst.List, cst.Tuple)) and node.elements:  # LayerNorm([64]): its last size
+        return evaluate(node.elements[-1].value, sizes)
+    return None
+
+
+class _Forward(cst.CSTVisitor):
+    """Per parameter: its ``.shape`` unpacking, the size a view of it ends in, its first layer."""
+
+    def __init__(self, reading: Reading) -> None:
+        self.r = reading
+        self.aliases: dict[str, str] = {}  # ``tokens = x.reshape(-1, d)``: tokens -> x
+
+    def _param(self, name: str | None) -> str | None:
+        name = self.aliases.get(name, name) if name else None
+        return name if name in self.r.uses else None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target
+        reshaped = self._param(_root_name(node.value)) if isinstance(node.value, cst.Call) else None
+        if isinstance(target, cst.Name) and reshaped and target.value not in self.r.uses:
+            self.aliases[target.value] = reshaped
+        shape_of = _shape_of(node.value)
+        if isinstance(target, (cst.Tuple, cst.List)) and shape_of in self.r.uses:
+            names = tuple(e.value.value if isinstance(e.value, cst.Name) else "_" for e in target.elements)
+            if self.r.uses[shape_of].axes is None and not any(
+                isinstance(e, cst.StarredElement) for e in target.elements
+            ):
+                self.r.uses[shape_of].axes = names
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        layer = _self_attr(func)
+        if layer is not None and node.args:
+            name = self._param(_root_name(node.args[0].value))
+            if name and self.r.uses[name].layer is None:
+                self.r.uses[name].layer = layer
+        if isinstance(func, cst.Attribute) and func.attr.value in ("view", "reshape") and node.args:
+            name = self._param(_root_name(func.value))
+            last = evaluate(node.args[-1].value, self.r.sizes)
+            if name and isinstance(last, int) and last > 0 and self.r.uses[name].last is None:
+                self.r.uses[name].last = last
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    """``x`` for ``x``, ``x.float()``, ``x.to(dtype)``: the parameter a call's argument is."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        node = node.func.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _shape_of(node: cst.BaseExpression) -> str | None:
+    """``x`` for ``x.shape`` and ``x.size()``."""
+    if isinstance(node, cst.Call) and not node.args:
+        node = node.func
+        if isinstance(node, cst.Attribute) and node.attr.value == "size" and isinstance(node.value, cst.Name):
+            return node.value.value
+        return None
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape" and isinstance(node.value, cst.Name):
+        return node.value.value
+    return None
+
+
+def method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+def find_class(tree: cst.Module, name: str) -> cst.ClassDef | None:
+    return next((s for s in tree.body if isinstance(s, cst.ClassDef) and s.name.value == name), None)
+
+
+def read_class(cls: cst.ClassDef | None, params: list[str]) -> Reading:
+    """What ``cls``'s ``__init__`` and ``forward`` say about ``params`` (forward's)."""
+    r = Reading(uses={p: Use() for p in params})
+    init = method(cls, "__init__") if cls is not None else None
+    if init is not None:
+        for p in [*init.params.params[1:], *init.params.kwonly_params]:
+            value = literal(p.default)
+            if value is not None:
+                r.init[p.name.value] = value
+            elif p.default is None:
+                r.missing.append(p.name.value)
+        r.sizes.update(r.init)
+        init.visit(_Init(r))
+    forward = method(cls, "forward") if cls is not None else None
+    if forward is not None:
+        forward.visit(_Forward(r))
+    return r

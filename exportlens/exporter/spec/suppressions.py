@@ -1,0 +1,217 @@
+"""Findings a team has accepted: ``# exportlens: ignore[EL204]`` comments and a module
+table's ``ignore = ["EL204"]`` (standard library tokenizer; no torch).
+
+A comment at the end of a line hides the findings on that line; on a module's ``class``
+line, every finding of that module; ``ignore`` in its pyproject table, the same. Without
+``[...]`` every code. A suppression that hides nothing is itself reported (EL008), but
+only where a module was exported this run: a module not checked proves nothing unused.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..core import codes
+from ..core.report import Edit, Finding, Kind, ModuleReport, Report, Status
+from ..core.targets import ModuleClass, Span
+from .loading import PYPROJECT, TomlLines
+from .module_spec import ignore_problem
+from .plan import Plan
+
+MARK = re.compile(r"#\s*exportlens:\s*ignore\b(?:\[(?P<codes>[^\]]*)\])?")
+CODE = re.compile(r"EL\d{3}")
+# an export that ran to its verdict: every line its module reaches was traced
+_TRACED = frozenset({Kind.DATA_DEPENDENT_GUARD, Kind.CONSTRAINT_VIOLATION, Kind.SPECIALIZATION})
+
+
+@dataclass(frozen=True)
+class Ignore:
+    """One suppression: a comment (``target`` None) or an entry of a module's ``ignore``."""
+
+    path: str
+    span: Span  # the comment's ``exportlens: ignore[...]``, or the entry's string
+    codes: tuple[str, ...]  # empty: every code
+    target: str | None = None
+
+    def hides(self, code: str) -> bool:
+        return not self.codes or code in self.codes
+
+
+def comments(text: str, path: str) -> dict[int, Ignore]:
+    """The suppression comment on each line of a Python file, read with Python's own
+    tokenizer (so ``"# exportlens: ignore"`` inside a string is no comment); a file that
+    does not tokenize to its end keeps the comments before the problem."""
+    found: dict[int, Ignore] = {}
+    if "exportlens:" not in text:
+        return found  # most files: no tokenizing at all
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and (m := MARK.search(tok.string)):
+                line, col = tok.start
+                span = Span(line, col + m.start() + 1, line, col + m.end() + 1)
+                found[line] = Ignore(path, span, _codes(m.group("codes")))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return found
+
+
+def _codes(text: str | None) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(c.strip() for c in text.split(","))) if text else ()
+
+
+def table_ignores(target: str, table: Any, line: int, text: str) -> list[Ignore]:
+    """A module table's ``ignore`` entries, each where its string is written in pyproject.toml."""
+    value = table.get("ignore") if isinstance(table, dict) else None
+    if value is None or ignore_problem(value):
+        return []
+    lines = TomlLines(text)
+    start = lines.key_after(line, "ignore", inline=True) or line
+    out = []
+    for code in dict.fromkeys(value):
+        at = next((i for i in range(start, len(lines.lines) + 1) if f'"{code}"' in lines.lines[i - 1]), start)
+        col = lines.lines[at - 1].find(f'"{code}"') + 1 if at <= len(lines.lines) else 0
+        span = Span(at, col, at, col + len(code) + 2) if col else Span(at)
+        out.append(Ignore(PYPROJECT, span, (code,), target))
+    return out
+
+
+def traced(report: ModuleReport) -> bool:
+    """Whether the module's export ran to a verdict, so that what it did not report on a
+    line of its class is known not to be there."""
+    if report.status is Status.EXPORTED:
+        return True
+    return report.status is Status.FAILED and all(f.kind in _TRACED for f in report.findings)
+
+
+def class_target(target: str) -> str:
+    """``path.py:Class`` of a report's target, without a variant's ``[name]``."""
+    return re.sub(r"\[[^\]]*\]$", "", target)
+
+
+@dataclass
+class Suppressor:
+    """What can hide findings in one project, with the text of each file as it is now."""
+
+    text: Callable[[str], str]  # a project-relative path's text
+    modules: Mapping[str, ModuleClass]  # by class target
+    tables: Mapping[str, tuple[Any, Any]]  # ProjectSpecs.tables: target -> (raw table, Location)
+    pyproject: str = ""  # its text, where ``ignore`` entries are found
+    used: dict[Ignore, set[str]] = field(default_factory=dict)  # what each suppression hid
+    _comments: dict[str, dict[int, Ignore]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, plan: Plan) -> Suppressor:
+        modules = {m.target: m.module for m in plan.modules}
+        return cls(plan.sources.text, modules, plan.project.tables, plan.project.text)
+
+    def comments_in(self, path: str) -> dict[int, Ignore]:
+        if path not in self._comments:
+            self._comments[path] = comments(self.text(path), path) if path.endswith(".py") else {}
+        return self._comments[path]
+
+    def match(self, target: str | None, f: Finding) -> Ignore | None:
+        """The suppression that hides ``f`` (of module ``target``), noted as used; None: shown."""
+        for ignore in self._candidates(target, f):
+            if ignore.hides(f.code):
+                self.used.setdefault(ignore, set()).add(f.code)
+                return ignore
+        return None
+
+    def _candidates(self, target: str | None, f: Finding) -> Iterable[Ignore]:
+        line = self.comments_in(f.path).get(f.line)
+        if line is not None:
+            yield line
+        if target is None or f.code == codes.UNUSED_SUPPRESSION.code:
+            return
+        module = self.modules.get(class_target(target))
+        if module is not None and (on_class := self.comments_in(module.path).get(module.name_span.line)):
+            yield on_class
+        yield from self.entries(target)
+
+    def entries(self, target: str) -> list[Ignore]:
+        entry = self.tables.get(target) or self.tables.get(class_target(target))
+        return table_ignores(target, entry[0], entry[1].line, self.pyproject) if entry else []
+
+    def unused(self, judged: Iterable[str]) -> list[tuple[str, Finding]]:
+        """EL008 for each suppression in the class (or the table) of a ``judged`` module
+        that hid nothing this run, with the module it is reported for."""
+        out: dict[tuple[str, int, int], tuple[str, Finding]] = {}
+        for target in judged:
+            module = self.modules.get(class_target(target))
+            if module is None:
+                continue
+            inside = [
+                c
+                for n, c in self.comments_in(module.path).items()
+                if module.span.line <= n <= (module.span.end_line or n)
+            ]
+            for ignore in [*inside, *self.entries(target)]:
+                finding = self._unused_finding(ignore, module)
+                if finding is not None:
+                    out.setdefault((finding.path, finding.line, finding.column), (target, finding))
+        return list(out.values())
+
+    def _unused_finding(self, ignore: Ignore, module: ModuleClass) -> Finding | None:
+        hid = self.used.get(ignore, set())
+        idle = [c for c in ignore.codes if c not in hid] if ignore.codes else ([] if hid else ["any"])
+        if not idle:
+            return None
+        what = "finding" if idle == ["any"] else " or ".join(idle)
+        if ignore.target is not None:
+            message = f"`ignore` entry {idle[0]!r} hides nothing: {module.name} reports no {idle[0]}; remove it"
+        elif ignore.span.line == module.name_span.line:
+            message = f"this suppression hides nothing: {module.name} reports no {what}; remove it"
+        else:
+            message = f"this suppression hides nothing: no {what} is reported on this line; remove it"
+        return codes.finding_at(codes.UNUSED_SUPPRESSION, message, ignore.path, ignore.span)
+
+
+def suppress(report: Report, suppressor: Suppressor, *, judge: bool) -> tuple[Report, int]:
+    """The report without what is suppressed, and how many findings that hid; with
+    ``judge`` (an export that collected every problem), EL008 on each unused suppression
+    of a module that was exported, in that module's report."""
+    modules, hidden = [], 0
+    for m in report.modules:
+        kept = tuple(f for f in m.findings if suppressor.match(m.target, f) is None)
+        hidden += len(m.findings) - len(kept)
+        modules.append(replace(m, findings=kept))
+    others = tuple(f for f in report.findings if suppressor.match(None, f) is None)
+    hidden += len(report.findings) - len(others)
+    if judge:
+        unused: dict[str, list[Finding]] = {}
+        for target, finding in suppressor.unused(m.target for m in report.modules if traced(m)):
+            unused.setdefault(target, []).append(finding)
+        modules = [replace(m, findings=m.findings + tuple(unused.get(m.target, ()))) for m in modules]
+    return Report(tuple(modules), others), hidden
+
+
+def ignore_edit(text: str, line: int, code: str, path: str) -> Edit | None:
+    """The edit that adds ``# exportlens: ignore[code]`` at the end of ``line``, after any
+    comment there, or merges ``code`` into the suppression already there. None where the
+    line cannot end in a comment (it ends inside a string, or continues with a backslash),
+    where ``code`` is already suppressed, or where the file does not tokenize."""
+    lines = text.splitlines()
+    if not 0 < line <= len(lines) or lines[line - 1].rstrip().endswith("\\"):
+        return None
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    if any(t.start[0] <= line < t.end[0] for t in tokens if t.type != tokenize.NL and t.type != tokenize.NEWLINE):
+        return None  # a string (or bracket-free token) goes on past this line's end
+    comment = next((t for t in tokens if t.type == tokenize.COMMENT and t.start[0] == line), None)
+    mark = MARK.search(comment.string) if comment else None
+    if comment is not None and mark is not None:
+        codes_now = _codes(mark.group("codes"))
+        if not codes_now or code in codes_now:
+            return None
+        start = comment.start[1] + mark.start() + 1
+        merged = f"# exportlens: ignore[{', '.join((*codes_now, code))}]"
+        return Edit(path, line, start, line, comment.start[1] + mark.end() + 1, merged)
+    end = len(lines[line - 1].rstrip()) + 1
+    return Edit(path, line, end, line, len(lines[line - 1]) + 1, f"  # exportlens: ignore[{code}]")
