@@ -189,11 +189,4 @@ def test_the_exporter_folders_import_only_the_folders_before_them():
         for target in targets
         if (other := layer(target)) and rank[other] > rank[own]
     )
-    assert not upward or upward == _WALK_READS_EXCLUDE, upward
-
-
-# walk reads the project's ``exclude`` itself: to go once the pyproject reader hands it over
-_WALK_READS_EXCLUDE = [
-    "exportlens.exporter.find.walk -> exportlens.exporter.spec",
-    "exportlens.exporter.find.walk -> exportlens.exporter.spec.toml_text",
-]
+    assert not upward, upward

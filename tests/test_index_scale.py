@@ -19,6 +19,7 @@ from exportlens.exporter.find.discover import discover
 from exportlens.exporter.find.index_cache import IndexCache
 from exportlens.exporter.find.skeleton import skeleton
 from exportlens.exporter.find.walk import python_files_under
+from exportlens.exporter.spec.pyproject import excludes
 from exportlens.server.index import ModuleIndex
 
 TREE = {
@@ -154,7 +155,7 @@ def _full(root: Path) -> list:
 
 
 def _bulk(root: Path, **kwargs) -> list:
-    found = index_tree(root, sorted(python_files_under(root)), **kwargs)
+    found = index_tree(root, sorted(python_files_under(root, exclude=excludes())), **kwargs)
     return sorted((m for ms in found.modules.values() for m in ms), key=lambda m: (m.path, m.span.line))
 
 
@@ -190,7 +191,7 @@ def test_forward_is_read_where_its_body_was_blanked(tree: Path):
 
 def test_a_second_run_reads_only_the_cache_and_an_edited_base_is_followed(tree: Path, tmp_path: Path):
     cache = IndexCache(tmp_path / "cache")
-    files = sorted(python_files_under(tree))
+    files = sorted(python_files_under(tree, exclude=excludes()))
     first = index_tree(tree, files, cache=cache)
     first.save()
     again = index_tree(tree, files, cache=cache)
@@ -213,7 +214,7 @@ def test_a_syntax_error_outside_bodies_is_found_and_one_in_a_blanked_body_is_lef
     (tree / "pkg" / "body.py").write_text(
         "import torch\nclass Ok(torch.nn.Module):\n    def f(self):\n        return 1 +\n", encoding="utf-8"
     )
-    found = index_tree(tree, sorted(python_files_under(tree)), jobs=1)
+    found = index_tree(tree, sorted(python_files_under(tree, exclude=excludes())), jobs=1)
     (error,) = found.findings[tree / "pkg" / "header.py"]
     assert error.line == 3 and error.message.startswith("syntax error: invalid syntax")
     assert [m.name for m in found.modules[tree / "pkg" / "body.py"]] == ["Ok"]  # its body was not parsed

@@ -31,6 +31,7 @@ from ..exporter.find.declared import declared_in, declaring
 from ..exporter.find.index_cache import IndexCache, tree_stamp
 from ..exporter.find.walk import python_files_under
 from ..exporter.spec.loading import find_root, load_project
+from ..exporter.spec.pyproject import excludes
 from .index import FileEntry
 
 CODEC = Codec(FileEntry, ModuleClass, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity)
@@ -49,7 +50,8 @@ def scan(
     folder = folder.resolve()
     roots: dict[Path, Path] = {}  # by a file's folder: the same for all its files
     by_root: dict[Path, list[Path]] = {}
-    for f in sorted(python_files_under(folder) if files is None else map(resolved, files)):
+    walked = python_files_under(folder, exclude=excludes()) if files is None else map(resolved, files)
+    for f in sorted(walked):
         if f.parent not in roots:
             roots[f.parent] = find_root(f, [folder])
         by_root.setdefault(roots[f.parent], []).append(f)
@@ -89,7 +91,7 @@ def main() -> None:
         sys.stdout.write(CODEC.dumps({"path": path, "entry": replace(entry, text=None)}) + "\n")
         return
     folder, cache = Path(sys.argv[1]).resolve(), IndexCache.default()
-    files = sorted(python_files_under(folder))
+    files = sorted(python_files_under(folder, exclude=excludes()))  # the disk's: a folder is scanned as saved
     tree = tree_stamp(folder, files)
     answer = cache.answer(folder, tree)  # the folder as it was at the last scan: its output as it was
     if answer is not None:

@@ -36,6 +36,7 @@ from .index_cache import CODEC, Entry, IndexCache, Stamp, stamp, tree_stamp
 from .outline import FileOutline
 from .prefilter import Sketch, candidates, sketch
 from .reach import reach
+from .walk import Exclude, no_exclude
 
 SERIAL_BELOW = 64  # fewer files than this are read in this process: a pool costs more to start
 CHUNK = 16  # files per task: small enough to balance the processes, large enough to cost little to send
@@ -78,11 +79,13 @@ def index_tree(
         return _index_tree(root, files, jobs, cache, checked)
 
 
-def discover_tree(root: Path, paths: Iterable[Path], cache: IndexCache | None = None) -> Discovery:
+def discover_tree(
+    root: Path, paths: Iterable[Path], cache: IndexCache | None = None, *, exclude: Exclude = no_exclude
+) -> Discovery:
     """What ``discover`` finds under ``paths``, through the index: the CLI's discovery. The
     answer is kept whole too, under the stamps of every file it read: a tree checked again
-    unchanged is only stat'ed."""
-    files = python_files(Sources.of(root), paths)
+    unchanged is only stat'ed. ``exclude``: each project's exclude patterns."""
+    files = python_files(Sources.of(root), paths, exclude)
     if cache is not None:
         cache.prepare()  # before the stamps are taken: a folder made in the root changes the root's
     tree = tree_stamp(root, files)

@@ -22,7 +22,7 @@ from . import outline
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
 from .packages import dotted_names, module_file, name_base
 from .syntax import decode_finding, python_syntax_error, syntax_finding
-from .walk import python_files_under, scanned
+from .walk import Exclude, no_exclude, python_files_under, scanned
 
 __all__ = ["Discovery", "Project", "discover", "python_files"]
 
@@ -40,6 +40,8 @@ def discover(
     root: Path,
     paths: Iterable[Path] | None = None,
     sources: Sources | Mapping[Path, str] | None = None,
+    *,
+    exclude: Exclude = no_exclude,
 ) -> Discovery:
     """The nn.Module classes defined in ``paths`` (files or folders; default: all of ``root``).
 
@@ -47,15 +49,16 @@ def discover(
     ``sources`` overrides file text (unsaved editor buffers), keyed by absolute path.
     Bases are resolved through the files that scanned files import (under ``root``, or
     in their own packages), parsed on demand; only scanned files report syntax errors.
+    ``exclude``: each project's exclude patterns (spec/pyproject.py reads them).
     """
     project = Project(Sources.of(root, sources))
-    return project.discover(python_files(project.sources, paths))
+    return project.discover(python_files(project.sources, paths, exclude))
 
 
 # -- which files -----------------------------------------------------------------
 
 
-def python_files(sources: Sources, paths: Iterable[Path] | None) -> list[Path]:
+def python_files(sources: Sources, paths: Iterable[Path] | None, exclude: Exclude = no_exclude) -> list[Path]:
     """Absolute paths of the ``*.py`` files to scan, sorted, each once."""
     found: set[Path] = set()
     folders: list[Path] = []
@@ -63,11 +66,12 @@ def python_files(sources: Sources, paths: Iterable[Path] | None) -> list[Path]:
         path = resolved(Path(given))
         if path.is_dir():
             folders.append(path)
-            found.update(python_files_under(path, nested=False))
+            found.update(python_files_under(path, nested=False, exclude=exclude))
         elif path.suffix == ".py" and sources.exists(path):
             found.add(path)
     # an unsaved new buffer inside a scanned folder is scanned too
-    found.update(p for p in sources.buffers if p.suffix == ".py" and any(scanned(p, f) for f in folders))
+    new = (p for p in sources.buffers if p.suffix == ".py")
+    found.update(p for p in new if any(scanned(p, f, exclude=exclude) for f in folders))
     return sorted(found)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import tomlkit.exceptions
 
-from ..core.sources import Sources
+from ..core.sources import Sources, resolved
 from ..core.targets import Location, Span
 from ..find.walk import exclude_problem
 from . import toml_text
@@ -109,7 +109,7 @@ class Pyproject:
         n = len(MODULES)
         for x in self.nodes:
             p = x.path
-            if len(p) == n + 4 and p[:n] == MODULES and p[n:n + 2] == (target, VARIANTS) and p[-1] == "name":
+            if len(p) == n + 4 and p[:n] == MODULES and p[n : n + 2] == (target, VARIANTS) and p[-1] == "name":
                 if not x.is_key and x.value == name and isinstance(p[n + 2], int):
                     return p[n + 2]
         return None
@@ -145,7 +145,7 @@ def excludes(sources: Sources | None = None) -> Callable[[Path], Sequence[str]]:
 
     def of(folder: Path) -> Sequence[str]:
         try:
-            return read(files.decode(folder / PYPROJECT)).exclude()
+            return read(files.decode(resolved(folder) / PYPROJECT)).exclude()
         except (OSError, UnicodeDecodeError):
             return []
 
