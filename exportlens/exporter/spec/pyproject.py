@@ -65,12 +65,18 @@ class Pyproject:
 
     def span(self, start: int, end: int) -> Span:
         """The span of the text between two offsets."""
-        (line, column), (end_line, end_column) = self._place(start), self._place(end)
+        (line, column), (end_line, end_column) = self.place(start), self.place(end)
         return Span(line, column, end_line, end_column)
 
-    def _place(self, offset: int) -> tuple[int, int]:
+    def place(self, offset: int) -> tuple[int, int]:
+        """The 1-based line and column of an offset."""
         line = max(bisect.bisect_right(self._starts, offset) - 1, 0)
         return line + 1, offset - self._starts[line] + 1
+
+    def offset(self, line: int, column: int) -> int:
+        """The offset of a 1-based line and column (past the end: the end)."""
+        line = min(max(line, 1), len(self._starts))
+        return min(self._starts[line - 1] + column - 1, len(self.text))
 
     @cached_property
     def doc(self) -> dict[str, Any] | None:
