@@ -203,7 +203,8 @@ def main() -> None:
     print(f"| its kind as expected | {share(sum(o.kind_ok for o in failing), len(failing))} | ≥ 95 % |")
     print(f"| negative controls clean | {share(sum(o.line_ok for o in controls), len(controls))} | all |")
     print(
-        f"| promised preferred fixes that export, applied once | {share(sum(rounds.get(p) == 1 for p in promised), len(promised))} | all |"
+        "| promised preferred fixes that export, applied once |"
+        f" {share(sum(rounds.get(p) == 1 for p in promised), len(promised))} | all |"
     )
     once = [p for p, n in rounds.items() if n == 1]
     more = [p for p, n in rounds.items() if n is not None and n > 1]
@@ -221,7 +222,8 @@ def main() -> None:
     print(f"| torch.export.export of every module (plain loop, {raised} raised) | {torch_s:.1f} s | |")
     print(f"| exportlens, in one process | {ours_s:.1f} s = {ours_s / torch_s:.1f}× torch.export | |")
     print(
-        f"| `exportlens check` (CLI, workers, no cache; exit {cli_status}) | {cli_s:.1f} s = {cli_s / torch_s:.1f}× torch.export | |"
+        f"| `exportlens check` (CLI, workers, no cache; exit {cli_status}) |"
+        f" {cli_s:.1f} s = {cli_s / torch_s:.1f}× torch.export | |"
     )
     print(f"| fix applications, re-checked (the figures above) | {rounds_s:.1f} s | |")
     print(f"\nwhole bench: {time.perf_counter() - began:.0f} s\n")
@@ -236,7 +238,8 @@ def main() -> None:
         )
     for path in more + never:
         print(
-            f"fix rounds: {path}: {'never exported' if rounds[path] is None else f'{rounds[path]} applications'} within {ROUNDS}"
+            f"fix rounds: {path}:"
+            f" {'never exported' if rounds[path] is None else f'{rounds[path]} applications'} within {ROUNDS}"
         )
     for f in lost:
         print(f"lost: {f.path}:{f.line} {f.message}")

@@ -57,7 +57,8 @@ from torch.export import Dim
 class MLP(nn.Module):
     def __init__(self, features: int = 64, hidden: int = 256, classes: int = 10):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), \
+nn.Linear(hidden, classes))
 
     def forward(self, x):
         return self.net(x).softmax(dim=-1)
@@ -205,7 +206,8 @@ def main() -> int:
             breakdowns.append((label, stages(plan, item)))
 
     print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, python {sys.version.split()[0]}; "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs,"
+        f" python {sys.version.split()[0]}; "
         f"{args.reps} timed runs each after {args.warmup} warm-up, interleaved (shuffled per round)"
     )
     print(
@@ -238,7 +240,8 @@ def main() -> int:
         print(f"{label:<12} " + " ".join(f"{parts[n] * 1000:>26.1f}" for n in names))
     print()
     print(
-        f"goal: exportlens p50 / torch.export p50 <= 1.10 -> {'met' if worst <= 1.10 else 'NOT met'} (worst {worst:.3f}x)"
+        f"goal: exportlens p50 / torch.export p50 <= 1.10 -> {'met' if worst <= 1.10 else 'NOT met'}"
+        f" (worst {worst:.3f}x)"
     )
     return 0
 

@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 MODELS = (
-    "bert llama t5 whisper vit gpt2 clip mixtral qwen2_moe distilbert mistral wav2vec2 detr sam blip bart deberta mobilevit swin convnext"
+    "bert llama t5 whisper vit gpt2 clip mixtral qwen2_moe distilbert"
+    " mistral wav2vec2 detr sam blip bart deberta mobilevit swin convnext"
 ).split()
 
 
@@ -87,7 +88,8 @@ def main() -> None:
     recall = totals[2] / totals[0] if totals[0] else 1.0
     precision = totals[2] / totals[1] if totals[1] else 1.0
     print(
-        f"\nrecall {recall:.1%} ({totals[2]}/{totals[0]}), precision {precision:.1%} ({totals[2]}/{totals[1]}); goal 100 % each"
+        f"\nrecall {recall:.1%} ({totals[2]}/{totals[0]}), precision {precision:.1%} ({totals[2]}/{totals[1]});"
+        " goal 100 % each"
     )
 
 

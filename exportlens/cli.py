@@ -111,12 +111,18 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
         "--shard",
         type=checked("shard", check_value=Shard.parse),
         metavar="K/N",
-        help="only shard K of N (like 2/3): a module's shard is a hash of its path.py:Class; `exportlens merge` joins the reports",
+        help=(
+            "only shard K of N (like 2/3): a module's shard is a hash of its path.py:Class;"
+            " `exportlens merge` joins the reports"
+        ),
     )
     check.add_argument(
         "--fail-on-empty",
         action="store_true",
-        help="exit 2 when no module was checked (none has example inputs); the default for --format github and sarif, but for a shard",
+        help=(
+            "exit 2 when no module was checked (none has example inputs);"
+            " the default for --format github and sarif, but for a shard"
+        ),
     )
     _common(check, "check")
 
@@ -304,9 +310,9 @@ def _export(args: argparse.Namespace) -> int:
         return USAGE
     if found[1].spec is not None and _device(args, found[1].spec) == "meta" and not args.allow_meta_weights:
         print(
-            f"exportlens: {found[1].target} is exported on meta, which holds no weights: its .pt2 would have none and fail"
-            " when run (Tensor device mismatch). Export with real weights with --device cpu (or cuda), or save it anyway"
-            " with --allow-meta-weights",
+            f"exportlens: {found[1].target} is exported on meta, which holds no weights:"
+            " its .pt2 would have none and fail when run (Tensor device mismatch)."
+            " Export with real weights with --device cpu (or cuda), or save it anyway with --allow-meta-weights",
             file=sys.stderr,
         )
         return USAGE

@@ -1,9 +1,10 @@
 """The failure corpus in tests/corpus/: what each case expects, and how exportlens did on it.
 
 Each case is one file holding one module, ``Case``. The line that must break carries
-``# expect: EL201`` (in the case's file, or in its table in pyproject.toml) (with ``, fix exports`` when the preferred fix must make the module
-export); a negative control says ``Expect: clean.`` in its docstring instead. Shared by
-tests/test_corpus.py (each case) and bench/bench_corpus.py (the figures).
+``# expect: EL201`` (in the case's file, or in its table in pyproject.toml) (with
+``, fix exports`` when the preferred fix must make the module export); a negative control
+says ``Expect: clean.`` in its docstring instead. Shared by tests/test_corpus.py (each case)
+and bench/bench_corpus.py (the figures).
 
 A case written from a user's report also says, in its docstring, where the report is
 (``From: pytorch/pytorch#113002``), the remedy that keeps the model's meaning

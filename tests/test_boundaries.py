@@ -20,7 +20,8 @@ PROBE = """
 import importlib, json, sys
 for name in sys.argv[1:]:
     importlib.import_module(name)
-print(json.dumps(sorted(m for m in sys.modules if m == "torch" or m.startswith(("torch.", "exportlens.exporter.runtime")))))
+print(json.dumps(sorted(m for m in sys.modules if m == "torch" \
+or m.startswith(("torch.", "exportlens.exporter.runtime")))))
 """
 
 
@@ -74,7 +75,10 @@ def test_merging_reports_imports_neither_torch_nor_libcst(tmp_path):
 
 
 def _workers_modules(*modules: str) -> set[str]:
-    probe = "import importlib, json, sys\nfor n in sys.argv[1:]: importlib.import_module(n)\nprint(json.dumps([m for m in sys.modules if m.startswith('exportlens.exporter.workers.')]))"
+    probe = (
+        "import importlib, json, sys\nfor n in sys.argv[1:]: importlib.import_module(n)\n"
+        "print(json.dumps([m for m in sys.modules if m.startswith('exportlens.exporter.workers.')]))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", probe, *modules], capture_output=True, text=True, timeout=120, check=True
     )

@@ -65,9 +65,9 @@ def test_exclude_that_is_not_a_list_is_refused_on_its_line(tmp_path):
     outer(tmp_path, exclude='"scratch/"')
     done = exportlens("check", "outer", cwd=tmp_path)
     assert (
-        'outer/pyproject.toml:2:1: EL005 exclude must be a list of gitignore-style globs, like exclude = ["vendor/", "**/*_pb2.py"]'
-        in done.stdout.splitlines()
-    )
+        "outer/pyproject.toml:2:1: EL005 exclude must be a list of gitignore-style globs,"
+        ' like exclude = ["vendor/", "**/*_pb2.py"]'
+    ) in done.stdout.splitlines()
     assert done.returncode == 1
 
 

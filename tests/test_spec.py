@@ -165,7 +165,8 @@ def test_spec_error_columns_cover_the_key(project):
 def test_a_key_written_twice_is_el006_on_the_line_that_writes_it_again(project):
     project.write(
         "pyproject.toml",
-        '[tool.exportlens]\ndevice = "cpu"\n\n[tool.exportlens.modules."net.py:Net"]\ninputs = { x = "f32[3]" }\n  inputs = 3\n',
+        '[tool.exportlens]\ndevice = "cpu"\n\n'
+        '[tool.exportlens.modules."net.py:Net"]\ninputs = { x = "f32[3]" }\n  inputs = 3\n',
     )
     project.write("net.py", NET)
     f = only(make_plan([project.root]).findings, "EL006")
@@ -269,7 +270,8 @@ def test_value_tables_build_the_described_tensors(project):
         "pyproject.toml",
         """
         [tool.exportlens.modules."emb.py:Emb"]
-        inputs = { ids = { shape = "i64[batch, seq]", low = 0, high = 10 }, mask = { shape = "f32[batch, seq]", fill = "ones" }, steps = { value = [2, 3, 5], dtype = "i64" } }
+        inputs = { ids = { shape = "i64[batch, seq]", low = 0, high = 10 }, \
+mask = { shape = "f32[batch, seq]", fill = "ones" }, steps = { value = [2, 3, 5], dtype = "i64" } }
     """,
     )
     project.write(

@@ -63,7 +63,8 @@ def test_a_value_without_a_variable_is_named_as_written(tmp_path: Path):
     report = check(root, only="data_moe_capacity.py:Case")["data_moe_capacity.py:Case"]
     first, empty = report.findings[:2]
     assert first.message.startswith(
-        "`int((scores > 0.5).sum().item())` asks for `capacity` as a Python int, but `(scores > 0.5).sum().item()` is only known"
+        "`int((scores > 0.5).sum().item())` asks for `capacity` as a Python int,"
+        " but `(scores > 0.5).sum().item()` is only known"
     ), first.message
     # a comparison of sizes is a Python int's, not a tensor's truth
     assert empty.line == 28 and empty.message.startswith("`idx.numel() == 0` depends on the values"), empty.message

@@ -168,9 +168,8 @@ class Exports:
         except Exception:
             names = ", ".join(p.name for p in due)
             log.exception("exporting after a change to %s failed", names)
-            self.say(
-                f"internal error while exporting after a change to {names}: {traceback.format_exc().strip().splitlines()[-1]}"
-            )
+            said = traceback.format_exc().strip().splitlines()[-1]
+            self.say(f"internal error while exporting after a change to {names}: {said}")
 
     def affected(self, root: Path, paths: Iterable[Path]) -> list[str]:
         """Modules a change to ``paths`` can change: those of the open ones, and those of open files

@@ -78,7 +78,8 @@ class Session:
         self.index.folders = folders
 
     def settings_at(self, path: Path) -> ServerSettings:
-        """The settings for a project or file: its workspace folder's own (device, artifact folder...), else the window's."""
+        """The settings for a project or file: its workspace folder's own (device, artifact
+        folder...), else the window's."""
         holders = [f for f in self.folder_settings if path.is_relative_to(f)]
         if not holders:
             return self.settings

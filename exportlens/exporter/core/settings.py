@@ -105,18 +105,25 @@ _EXPORTS = frozenset({PROJECT, CLI, SERVER, EDITOR})
 _PROJECT_SAYS = "`null`: the project's `[tool.exportlens]` decides"
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("export_on", str, "save", "When modules are exported.", frozenset({SERVER, EDITOR}), choices=("save", "change", "manual")),
+    Setting(
+        "export_on", str, "save", "When modules are exported.", frozenset({SERVER, EDITOR}),
+        choices=("save", "change", "manual"),
+    ),
     Setting(
         "debounce_ms", int, 300, "Milliseconds to wait after the last save or edit before exporting.",
         frozenset({SERVER, EDITOR}), minimum=0, key="debounce",
     ),
     Setting(
-        "device", str, "cpu", "The device example inputs and modules are built on: `cpu`, `cuda`, `cuda:N`, `mps` or `meta`.",
+        "device", str, "cpu",
+        "The device example inputs and modules are built on: `cpu`, `cuda`, `cuda:N`, `mps` or `meta`.",
         _EXPORTS, pattern="^(cpu|cuda|cuda:[0-9]+|mps|meta)$", accept=_device, scope="resource",
         expected=f"one of cpu, cuda, cuda:N, mps, meta (N at most {MAX_DEVICE})",
     ),
     Setting("strict", bool, False, "torch.export's strict (TorchDynamo) mode.", _EXPORTS, scope="resource"),
-    Setting("ir", str, "training", "The exported program's IR: `training`, or `core-aten` (`run_decompositions`).", _EXPORTS, choices=IRS, scope="resource"),
+    Setting(
+        "ir", str, "training", "The exported program's IR: `training`, or `core-aten` (`run_decompositions`).",
+        _EXPORTS, choices=IRS, scope="resource",
+    ),
     Setting(
         "timeout", float, 60.0, "Seconds an export may run, from its own process's start; past it, EL501.",
         _EXPORTS, minimum=0, above=True, maximum=MAX_TIMEOUT, scope="resource",
@@ -130,7 +137,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "sandbox", bool, True,
         "Confine each export with Linux Landlock and seccomp: it reads the project, the interpreter and system folders,"
-        " writes only its scratch and artifact folders, changes no file's mode, owner or times, and reaches no other process.",
+        " writes only its scratch and artifact folders, changes no file's mode, owner or times,"
+        " and reaches no other process.",
         _EXPORTS, scope="resource",
     ),
     Setting(
@@ -158,11 +166,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "interpreter", str, "",
         "The Python that runs the exportlens server and your exports (it needs `exportlens` and `torch`)."
-        " Empty: the environment selected in the Python extension, else the workspace folder's `.venv`, else `python3` on PATH.",
+        " Empty: the environment selected in the Python extension, else the workspace folder's `.venv`,"
+        " else `python3` on PATH.",
         frozenset({EDITOR}), scope="machine-overridable",
     ),
     Setting(
-        "trace_server", str, "off", "Traces the messages between VS Code and the exportlens server, in the “exportlens trace” output.",
+        "trace_server", str, "off",
+        "Traces the messages between VS Code and the exportlens server, in the “exportlens trace” output.",
         frozenset({EDITOR}), choices=("off", "messages", "verbose"), key="trace.server",
     ),
 )  # fmt: skip

@@ -55,7 +55,8 @@ class Sources:
         return path in self.buffers or path.is_file()
 
     def bytes(self, path: Path | str) -> bytes | None:
-        """The file's content (a buffer as UTF-8, a lone surrogate as its invalid bytes); None when it cannot be read."""
+        """The file's content (a buffer as UTF-8, a lone surrogate as its invalid bytes); None when it cannot be
+        read."""
         path = self.path(path)
         if path in self.buffers:
             return self.buffers[path].encode("utf-8", "surrogatepass")

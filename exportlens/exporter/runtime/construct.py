@@ -43,7 +43,10 @@ def construct(
         model = _call(maker, name, module, spec, files)
     if not isinstance(model, torch.nn.Module):
         where = spec.where("factory")
-        message = f"factory '{spec.factory}' returned {_a(model)}, not an nn.Module: a factory must return the module to export"
+        message = (
+            f"factory '{spec.factory}' returned {_a(model)}, not an nn.Module:"
+            " a factory must return the module to export"
+        )
         raise Stop(codes.finding_at(codes.CONSTRUCT_FAILED, message, where.path, where.span))
     return (model if device == "meta" else model.to(device)).eval()
 

@@ -92,7 +92,10 @@ def _on_spec(ctx: Context, code: codes.Code, message: str, key: str | None = Non
 
 def _fake_kernel(record: FakeKernel, ctx: Context) -> Finding:
     if record.register:
-        message = f"custom op `{record.op}` has no fake kernel, which export needs to trace it: add one with {record.register}"
+        message = (
+            f"custom op `{record.op}` has no fake kernel, which export needs to trace it:"
+            f" add one with {record.register}"
+        )
         return at(ctx, codes.MISSING_FAKE_KERNEL, message, record.frame, detail=record.detail)
     code = codes.MISMATCHED_FAKE_KERNEL if record.mismatched else codes.MISSING_FAKE_KERNEL
     message = f"{record.op}: {code.title}; register one with torch.library.register_fake"
@@ -146,7 +149,10 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
         said = f"`{written}`" if written else "what this line tests"
     else:
         said = f"`{said}`"
-    message = f"{said} depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
+    message = (
+        f"{said} depends on the values inside a tensor ({origin} is only known when the model runs),"
+        " so export cannot decide it"
+    )
     fixes = ctx.fix_or("remedies", lambda: remedy_fixes(record, ctx), ())
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
@@ -165,7 +171,10 @@ def _asked_number(record: DataDependent, ctx: Context, asked_for: Conversion) ->
     kind = f"a Python {asked_for.builtin}"
     asks = f"asks for `{asked_for.target}` as {kind}" if asked_for.target else f"asks for {kind}"
     known = "is" if len(read) == 1 else "are"
-    message = f"`{asked_for.call}` {asks}, but {', '.join(read)} {known} only known when the model runs, so export cannot give one"
+    message = (
+        f"`{asked_for.call}` {asks}, but {', '.join(read)} {known} only known when the model runs,"
+        " so export cannot give one"
+    )
     fixes = ctx.fix_or("remedies", lambda: remedy_fixes(record, ctx), ())
     # the way its first fix keeps the number: a tensor's own ``.item()``, else ``torch.sym_int``
     keep = f"{asked_for.argument}.item()" if asked_for.argument in record.tensors else f"{asked_for.symbolic}(...)"
@@ -210,7 +219,10 @@ def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
     written = tensor_test(text, frame.line)
     if written is None:
         return None
-    message = f"`{written.test}` is a tensor, and `{written.keyword}` needs it as a Python bool, which is only known when the model runs"
+    message = (
+        f"`{written.test}` is a tensor, and `{written.keyword}` needs it as a Python bool,"
+        " which is only known when the model runs"
+    )
     fixes: tuple[Fix, ...] = ()
     if written.keyword == "assert":
         new = assert_async(text, frame.line, written.test, written.message)
@@ -261,7 +273,10 @@ def _specialized(record: Specialization) -> str:
     frame = record.frame
     if record.by_guards:
         where = f", the first on line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
-        return f"`{record.dim}` was declared dynamic, but what the code requires of it leaves only the size {record.value}{where}"
+        return (
+            f"`{record.dim}` was declared dynamic, but what the code requires of it leaves only the size"
+            f" {record.value}{where}"
+        )
     where = f" by line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
     if record.derived:
         size, value = record.derived

@@ -192,7 +192,10 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
         return tied  # a size mismatch between declared dims: a constraint in disguise
     text = rename_sources(names.text(first_line(getattr(exc, "msg", None) or said)), built.names)
     if search(forms.SOLVER_SYMBOL, said):  # (said as what it is: torch's symbol names nothing of the user's)
-        text = "torch's constraint solver (2.10 and older) fails on a condition over a float read from a tensor; torch 2.13 exports it"
+        text = (
+            "torch's constraint solver (2.10 and older) fails on a condition over a float read from a tensor;"
+            " torch 2.13 exports it"
+        )
     if isinstance(exc, Unsupported) or _is_unsupported(exc) or forms.UNCAPTURED in said:
         found = _in_branch(said, frame, detail) or _in_hop(said, log, detail)
         return found or Untraceable(_explained(text, said), frame, detail, fake_kernel=_is_missing_fake(said))
@@ -213,7 +216,8 @@ def _in_branch(said: str, frame: Frame | None, detail: str) -> Untraceable | Non
     if found is None:
         return None
     text = (
-        f"a torch.{op['op'].lower()} branch may not change the module's state: `{found.code}` in `{found.function}` changes "
+        f"a torch.{op['op'].lower()} branch may not change the module's state:"
+        f" `{found.code}` in `{found.function}` changes "
         f"`self.{found.attribute}`; return the new value from the branch and assign it after torch.{op['op'].lower()}"
     )
     return Untraceable(text, Frame(frame.filename, found.line, found.function), detail, fake_kernel=False)

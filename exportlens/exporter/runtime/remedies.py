@@ -136,7 +136,10 @@ def _kept_symbolic(record: DataDependent, ctx: Context, text: str) -> list[tuple
         return []
     tensor = asked_for.argument in record.tensors  # ``int(lengths.max())`` reads the tensor's value
     new = _safely(symbolic, text, record.frame.line, values(record), tensor)
-    title = f"Write `{asked_for.symbolic}(...)` in place of `{asked_for.builtin}(...)`: the same number, which export can trace"
+    title = (
+        f"Write `{asked_for.symbolic}(...)` in place of `{asked_for.builtin}(...)`:"
+        " the same number, which export can trace"
+    )
     return [(title, new)] if new is not None else []
 
 

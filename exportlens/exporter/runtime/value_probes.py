@@ -146,7 +146,10 @@ def _minlength(frame: Frame, value: Any, ctx: Context) -> tuple[Fix, ...]:
     edit = edit_between(path, text, rewritten[0]) if rewritten else None
     if edit is None:
         return ()
-    title = f"Write `{rewritten[1]}`, which always has {value} bins (where eager's has fewer, what the model computes changes)"
+    title = (
+        f"Write `{rewritten[1]}`, which always has {value} bins"
+        " (where eager's has fewer, what the model computes changes)"
+    )
     return (Fix(title, (edit,)),)
 
 

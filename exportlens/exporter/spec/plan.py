@@ -110,7 +110,10 @@ def _discover(root: Path, paths: list[Path], files: Sources, indexed: bool, cach
 
 def _not_found(t: Target, table: object) -> str:
     if isinstance(table, dict) and "factory" in table:
-        return f"no file {t.path} in the project for {t.module}: a module built by a factory is keyed by the project file it belongs to"
+        return (
+            f"no file {t.path} in the project for {t.module}:"
+            " a module built by a factory is keyed by the project file it belongs to"
+        )
     return f"no nn.Module '{t.name}' in {t.path}"
 
 
@@ -127,5 +130,8 @@ def no_spec_findings(planned: Planned) -> tuple[Finding, ...]:
 
 
 def no_spec_finding(module: ModuleClass) -> Finding:
-    message = f'{module.name} has no example inputs: add [tool.exportlens.modules."{module.target}"] to pyproject.toml, or an example_inputs() staticmethod'
+    message = (
+        f'{module.name} has no example inputs: add [tool.exportlens.modules."{module.target}"] to pyproject.toml,'
+        " or an example_inputs() staticmethod"
+    )
     return codes.finding_at(codes.SPEC_MISSING, message, module.path, module.name_span)

@@ -41,7 +41,10 @@ def _variants(
 ) -> dict[str, tuple[Any, Location]]:
     raw = table["variants"]
     if not isinstance(raw, list) or not raw or not all(isinstance(v, dict) for v in raw):
-        message = f'variants of {target} must be an array of tables, each with a name: [[tool.exportlens.modules."{target}".variants]]'
+        message = (
+            f"variants of {target} must be an array of tables, each with a name:"
+            f' [[tool.exportlens.modules."{target}".variants]]'
+        )
         findings.append(codes.finding(codes.SPEC_INVALID, message, loc.path, loc.line))
         return {}
     base = {k: v for k, v in table.items() if k != "variants"}

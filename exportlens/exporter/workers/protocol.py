@@ -169,7 +169,8 @@ CODEC = Codec(
     # the messages
     OwnerPlan, Job, Run, Shutdown, Ready, Started, Reported, Exited, OutOfMemory, Internal, Died, Done,
     # what they carry: options, plans, specs, modules, reports
-    Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, IntInput, Shape, Derived,
+    Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec,
+    TensorInput, ValueInput, IntInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
     ModuleReport, Finding, Fix, Probe, DimSize, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
 )  # fmt: skip
