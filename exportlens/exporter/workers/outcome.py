@@ -12,19 +12,23 @@ from pathlib import Path
 from ..core import codes
 from ..core.homes import holds_a_home
 from ..core.report import Finding, ModuleReport, Status
+from ..core.tree import SubmoduleTree
 from ..find.packages import package_base
 from ..spec.variants import named
 from .platform import SIGKILL
-from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported
+from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported, TreeReported
 from .validate import Refused, accepted
 
 # what an allocation refused under the memory cap says, in torch's and Python's words
 MEMORY_MESSAGES = ("can't allocate memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
 
 
-def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -> tuple[ModuleReport, bool]:
-    """The report for ``job``; the flag says whether it may be cached: only a report the
-    export itself wrote, under no limit it ran into, that the owner accepts (validate.py)."""
+def outcome(
+    job: Job, end: Done | Lost, why_killed: str | None, seconds: float
+) -> tuple[ModuleReport | SubmoduleTree, bool]:
+    """The report for ``job`` (a ``Task.TREE`` job's tree, where it made one); the flag says
+    whether it may be cached: only a report the export itself wrote, under no limit it ran
+    into, that the owner accepts (validate.py)."""
     if isinstance(end, Done):
         try:
             end = accepted(job, end)
@@ -55,7 +59,9 @@ def too_wide(job: Job) -> ModuleReport | None:
     return ModuleReport(job.target, Status.FAILED, named([_on_class(job, codes.TOO_WIDE, message, "")], job.target))
 
 
-def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -> tuple[ModuleReport, bool]:
+def _ended(
+    job: Job, end: Done | Lost, why_killed: str | None, seconds: float
+) -> tuple[ModuleReport | SubmoduleTree, bool]:
     """``outcome`` of an end the owner accepted."""
     output = tail(end.output) if isinstance(end, Done) else ""
     fault = end.fault if isinstance(end, Done) else ""
@@ -87,6 +93,8 @@ def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -
         last = f": {stderr.splitlines()[-1][:200]}" if stderr else ""
         return failed(codes.CRASH, f"the export worker process died ({end.why}){last}", stderr)
     e = end.end
+    if isinstance(e, TreeReported):
+        return e.tree, False
     if isinstance(e, Reported):
         report, converted = _memory_findings(e.report, job)
         return _sandbox_hint(report, job), not converted and not e.replanned

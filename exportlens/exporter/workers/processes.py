@@ -35,6 +35,7 @@ from .protocol import (
     Reported,
     Run,
     Started,
+    TreeReported,
     decode,
     encode_run,
 )
@@ -43,7 +44,13 @@ log = logging.getLogger(__name__)
 
 STDERR_TAIL = 64 * 1024  # a spare's job's output comes this way: as much as a forked job's
 
-ENDS = (Reported, Exited, OutOfMemory, Internal)  # how a job ends, as a spare says it (a forked child, to its parent)
+ENDS = (
+    Reported,
+    TreeReported,
+    Exited,
+    OutOfMemory,
+    Internal,
+)  # how a job ends, as a spare says it (a forked child, to its parent)
 OnMessage = Callable[[Any, "Started | Done | Lost"], None]
 
 

@@ -68,6 +68,7 @@ from .protocol import (
     Run,
     Shutdown,
     Started,
+    TreeReported,
     decode,
     encode,
 )
@@ -369,7 +370,7 @@ def _parse_result(data: bytes) -> tuple[End | None, str]:
     for line in data.decode("utf-8", "replace").splitlines():
         if line.startswith("{"):
             try:
-                end = decode(line, Reported, Exited, OutOfMemory, Internal)
+                end = decode(line, Reported, TreeReported, Exited, OutOfMemory, Internal)
                 continue
             except CodecError:
                 pass
