@@ -77,13 +77,11 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
     _common(show, "show")
 
-    tree = sub.add_parser(
-        "tree", help="export each submodule of one module: which ones fail, the smallest first, each on its line"
+    _tree_parser(
+        sub.add_parser(
+            "tree", help="export each submodule of one module: which ones fail, the smallest first, each on its line"
+        )
     )
-    tree.add_argument("target", help="path.py:Class, or path.py holding one module")
-    tree.add_argument("--format", choices=("text", "json"), default="text")
-    _common(tree, "tree")
-
     init = sub.add_parser(
         "init", help="write a spec, proven by exporting it, for every module under PATHs that has none"
     )
@@ -126,6 +124,12 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
         help="exit 2 when no module was checked (none has example inputs); the default for --format github and sarif, but for a shard",
     )
     _common(check, "check")
+
+
+def _tree_parser(tree: argparse.ArgumentParser) -> None:
+    tree.add_argument("target", help="path.py:Class, or path.py holding one module")
+    tree.add_argument("--format", choices=("text", "json"), default="text")
+    _common(tree, "tree")
 
 
 def _merge_parser(merged: argparse.ArgumentParser) -> None:

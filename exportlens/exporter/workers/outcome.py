@@ -42,6 +42,8 @@ def outcome(
                 named([_on_class(job, codes.REFUSED, message, "")], job.target),
                 seconds=seconds,
             ), False
+        if isinstance(end.end, TreeReported) and why_killed is None:
+            return end.end.tree, False
     return _ended(job, end, why_killed, seconds)
 
 
@@ -59,9 +61,7 @@ def too_wide(job: Job) -> ModuleReport | None:
     return ModuleReport(job.target, Status.FAILED, named([_on_class(job, codes.TOO_WIDE, message, "")], job.target))
 
 
-def _ended(
-    job: Job, end: Done | Lost, why_killed: str | None, seconds: float
-) -> tuple[ModuleReport | SubmoduleTree, bool]:
+def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -> tuple[ModuleReport, bool]:
     """``outcome`` of an end the owner accepted."""
     output = tail(end.output) if isinstance(end, Done) else ""
     fault = end.fault if isinstance(end, Done) else ""
@@ -93,8 +93,6 @@ def _ended(
         last = f": {stderr.splitlines()[-1][:200]}" if stderr else ""
         return failed(codes.CRASH, f"the export worker process died ({end.why}){last}", stderr)
     e = end.end
-    if isinstance(e, TreeReported):
-        return e.tree, False
     if isinstance(e, Reported):
         report, converted = _memory_findings(e.report, job)
         return _sandbox_hint(report, job), not converted and not e.replanned

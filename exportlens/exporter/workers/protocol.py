@@ -160,6 +160,7 @@ class Died:
 
 
 End = Reported | TreeReported | Exited | OutOfMemory | Internal | Died
+ENDS = (Reported, TreeReported, Exited, OutOfMemory, Internal)  # what a job's process says of its own end
 
 
 @dataclass(frozen=True)

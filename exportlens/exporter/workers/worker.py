@@ -56,19 +56,17 @@ from .platform import (
 )
 from .preload import preload
 from .protocol import (
+    ENDS,
     CodecError,
     Died,
     Done,
     End,
-    Exited,
     Internal,
     OutOfMemory,
     Ready,
-    Reported,
     Run,
     Shutdown,
     Started,
-    TreeReported,
     decode,
     encode,
 )
@@ -370,7 +368,7 @@ def _parse_result(data: bytes) -> tuple[End | None, str]:
     for line in data.decode("utf-8", "replace").splitlines():
         if line.startswith("{"):
             try:
-                end = decode(line, Reported, TreeReported, Exited, OutOfMemory, Internal)
+                end = decode(line, *ENDS)
                 continue
             except CodecError:
                 pass
