@@ -24,6 +24,8 @@ def tree_text(root: Path, tree: SubmoduleTree) -> str:
         lines += [f"  {_name(n)} ({n.cls}): {located(root, n.finding)}" for n in fix if n.finding]
         lines.append("")
     lines += [_row(n) for n in tree.nodes]
+    if tree.stopped:
+        lines.append(f"the run that records each submodule's inputs stopped: {tree.stopped}")
     lines.append(_summary(tree))
     return "\n".join(lines)
 

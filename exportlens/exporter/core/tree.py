@@ -44,6 +44,9 @@ class SubmoduleTree:
     nodes: tuple[TreeNode, ...] = ()  # parents before their children
     findings: tuple[Finding, ...] = ()  # what kept the tree from being made (no spec, a crash, a construction error)
     carried: tuple[str, ...] = ()  # the dims carried down to submodules' inputs ("batch", "seq"); () : none
+    # where the eager run that records each submodule's inputs stopped ("forward raised ... at
+    # net.py:22: ..."; on meta, any read of a value): what comes after it is not called
+    stopped: str = ""
     seconds: float = 0.0
 
     def to_fix(self) -> tuple[TreeNode, ...]:

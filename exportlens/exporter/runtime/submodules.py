@@ -42,9 +42,9 @@ class Carried:
 
 def recorded_calls(
     model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[dict[str, Call], str]:
+) -> tuple[dict[str, Call], Exception | None]:
     """Each submodule's first call (path -> args, kwargs), from one eager run; and what the
-    run raised ("" where it ran through): the calls before the error are kept."""
+    run raised (None where it ran through): the calls before the error are kept."""
     calls: dict[str, Call] = {}
 
     def hook_for(path: str) -> Any:
@@ -57,9 +57,9 @@ def recorded_calls(
     with _hooked(model, hook_for), torch.no_grad():
         try:
             model(*copied(args), **copied(kwargs))
-        except Exception as exc:
-            return calls, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-    return calls, ""
+        except Exception as exc:  # on meta, a value read (``if mask.any():``) stops it
+            return calls, exc
+    return calls, None
 
 
 @contextlib.contextmanager

@@ -63,18 +63,28 @@ def submodule_tree(
     except Stop as stop:
         return SubmoduleTree(spec.target, findings=named([stop.finding], spec.target))
     with quiet():
-        calls, _ = recorded_calls(model, built.args, built.kwargs)
+        calls, raised = recorded_calls(model, built.args, built.kwargs)
         found = carried(built)
-        again, raised = recorded_calls(model, *found[1]) if found else ({}, "")
-    dims = found[0] if found and not raised else None  # a second run that fails carries nothing down
+        # the calls both runs made before either stopped are what a dim is read from
+        again = recorded_calls(model, *found[1])[0] if found else {}
+    dims = found[0] if found and again else None
     ctx = Context(root, files, module, spec, built, Sources.of(root, sources), model=model)
-    nodes = _nodes(model, calls, again if dims else {}, dims, ctx, settings.strict)
+    nodes = _nodes(model, calls, again, dims, ctx, settings.strict)
     return SubmoduleTree(
         spec.target,
         tuple(replace(n, finding=named([n.finding], spec.target)[0]) if n.finding else n for n in nodes),
         carried=tuple(dims.example) if dims else (),
+        stopped=_stopped(raised, files) if raised is not None else "",
         seconds=time.perf_counter() - started,
     )
+
+
+def _stopped(raised: Exception, files: ProjectFiles) -> str:
+    """Where the eager run stopped, and why: the submodules after it were never called."""
+    frame = files.deepest_in_traceback(raised.__traceback__)
+    where = f" at {files.relative(frame.filename)}:{frame.line}" if frame else ""
+    said = str(raised).strip().splitlines()
+    return f"forward raised {type(raised).__name__}{where}{': ' + said[0][:300] if said else ''}"
 
 
 def _nodes(

@@ -138,7 +138,7 @@ def checked_tree(job: Job, tree: SubmoduleTree) -> SubmoduleTree:
     root = _Root(Path(job.root).resolve())
     _sized("nodes", tree.nodes)
     _sized("findings", tree.findings)
-    _short(*tree.carried)
+    _short(*tree.carried, tree.stopped)
     nodes = []
     for node in tree.nodes:
         _short(node.path, node.cls, node.inputs, node.same_as)
