@@ -77,11 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
     _common(show, "show")
 
-    _tree_parser(
-        sub.add_parser(
-            "tree", help="export each submodule of one module: which ones fail, the smallest first, each on its line"
-        )
-    )
+    _tree_parser(sub)
+
     init = sub.add_parser(
         "init", help="write a spec, proven by exporting it, for every module under PATHs that has none"
     )
@@ -126,7 +123,9 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
     _common(check, "check")
 
 
-def _tree_parser(tree: argparse.ArgumentParser) -> None:
+def _tree_parser(sub: "argparse._SubParsersAction") -> None:
+    help = "export each submodule of one module: which ones fail, the smallest first, each on its line"
+    tree = sub.add_parser("tree", help=help)
     tree.add_argument("target", help="path.py:Class, or path.py holding one module")
     tree.add_argument("--format", choices=("text", "json"), default="text")
     _common(tree, "tree")

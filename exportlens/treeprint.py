@@ -23,7 +23,7 @@ def tree_text(root: Path, tree: SubmoduleTree) -> str:
         lines.append(f"smallest failing submodule{'s' if many else ''} (fix {'these' if many else 'this'} first):")
         lines += [f"  {_name(n)} ({n.cls}): {located(root, n.finding)}" for n in fix if n.finding]
         lines.append("")
-    lines += [_row(n) for n in tree.nodes]
+    lines += [_row(n, [m for m in tree.nodes if m.holds(n)]) for n in tree.nodes]
     if tree.stopped:
         lines.append(f"the run that records each submodule's inputs stopped: {tree.stopped}")
     lines.append(_summary(tree))
@@ -34,15 +34,19 @@ def _name(node: TreeNode) -> str:
     return node.path or "(the module)"
 
 
-def _row(node: TreeNode) -> str:
-    indent = "  " * node.depth
-    name = node.path.rsplit(".", 1)[-1] if node.path else "(the module)"
+def _row(node: TreeNode, above: list[TreeNode]) -> str:
+    """One node, indented under the nodes shown above it, named from its parent's path on
+    (``blocks.0`` under ``encoder``: a ModuleList between them has no row of its own)."""
+    parent = max(above, key=lambda n: n.depth).path if above else ""
+    name = node.path.removeprefix(parent + "." if parent else "") if node.path else "(the module)"
     said = {Verdict.EXPORTED: "exports", Verdict.FAILS: "fails", Verdict.NOT_CALLED: "not called"}[node.verdict]
     if node.finding is not None:
         said += f": {node.finding.code} at {node.finding.path}:{node.finding.line}"
     if node.same_as:
         said += f" (as {node.same_as})"
-    return " ".join(part for part in (MARKS[node.verdict], indent + name, node.cls, node.inputs, said) if part)
+    return " ".join(
+        part for part in (MARKS[node.verdict], "  " * len(above) + name, node.cls, node.inputs, said) if part
+    )
 
 
 def _summary(tree: SubmoduleTree) -> str:

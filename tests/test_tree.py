@@ -125,9 +125,9 @@ def test_tree_prints_the_block_to_fix_on_its_line_then_the_tree(project: Project
     line = line_of(project, "net.py", "if mask.sum() > 0:")
     assert lines[0] == "smallest failing submodule (fix this first):"
     assert lines[1].startswith(f"  encoder.blocks.1.attn (MaskedAttention): net.py:{line}:12: EL101 `mask.sum() > 0`")
-    assert "ok           attn Attention (x: f32[batch, seq, 16], mask: bool[batch, seq]) exports" in lines
+    assert "ok         attn Attention (x: f32[batch, seq, 16], mask: bool[batch, seq]) exports" in lines
     assert (
-        "FAIL         attn MaskedAttention (x: f32[batch, seq, 16], mask: bool[batch, seq])"
+        "FAIL       attn MaskedAttention (x: f32[batch, seq, 16], mask: bool[batch, seq])"
         f" fails: EL101 at net.py:{line}" in lines
     )
     assert "--       unused Linear not called" in lines
