@@ -1,4 +1,4 @@
-"""``exportlens check | init | export | show | merge``: the engine for terminals and CI.
+"""``exportlens check | init | export | show | tree | merge``: the engine for terminals and CI.
 
 Exit codes: 0 everything checked exports, 1 a finding of severity error,
 2 a usage or configuration error, or a check that checked nothing where that was to fail
@@ -77,6 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
     _common(show, "show")
 
+    _tree_parser(sub)
+
     init = sub.add_parser(
         "init", help="write a spec, proven by exporting it, for every module under PATHs that has none"
     )
@@ -127,6 +129,14 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
     _common(check, "check")
 
 
+def _tree_parser(sub: "argparse._SubParsersAction") -> None:
+    help = "export each submodule of one module: which ones fail, the smallest first, each on its line"
+    tree = sub.add_parser("tree", help=help)
+    tree.add_argument("target", help="path.py:Class, or path.py holding one module")
+    tree.add_argument("--format", choices=("text", "json"), default="text")
+    _common(tree, "tree")
+
+
 def _merge_parser(merged: argparse.ArgumentParser) -> None:
     merged.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json")
     merged.add_argument("--format", choices=("json", "sarif", "github"), default="json")
@@ -147,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
 
         serve()
         return OK
-    return {"check": _check, "export": _export, "show": _show, "merge": _merge, "init": _init}[args.command](args)
+    commands = {"check": _check, "export": _export, "show": _show, "tree": _tree, "merge": _merge, "init": _init}
+    return commands[args.command](args)
 
 
 def _options(args: argparse.Namespace, **kwargs) -> Options:
@@ -341,6 +352,24 @@ def _show(args: argparse.Namespace) -> int:
         return FOUND
     print(program_text(report, lambda path, line: _source(plan.root / path, line), graph=not args.no_graph), end="")
     return OK
+
+
+def _tree(args: argparse.Namespace) -> int:
+    from .exporter.workers.trees import tree_in_worker
+    from .treeprint import tree_json, tree_text
+
+    with _pool(args) as pool:
+        found = _one(args.target, not args.no_cache)
+        if found is None:
+            return USAGE
+        plan, planned = found
+        tree = tree_in_worker(plan, planned, pool, _options(args))
+    if not tree.nodes and not tree.findings:  # a module another one builds, without inputs of its own
+        print(f"exportlens: {planned.target} has no example inputs (`exportlens init` writes them)", file=sys.stderr)
+        return USAGE
+    print(tree_text(plan.root, tree) if args.format == "text" else tree_json(tree))
+    _say_if_unconfined(args)
+    return tree.exit_code
 
 
 def _source(path: Path, line: int) -> str:

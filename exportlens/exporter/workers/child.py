@@ -21,7 +21,7 @@ from ..spec.plan import Plan, make_plan
 from . import scratch as scratch_folders
 from .overlay import overlay
 from .platform import die_with_parent, limit_memory, new_session
-from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, decode, encode
+from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, Task, TreeReported, decode, encode
 from .readable import interpreter_folders
 from .sandbox import available, confine
 
@@ -71,9 +71,11 @@ def warm_up() -> None:
     gc.collect()
 
 
-def run_job(job: Job) -> Reported:
-    """One module, in this process: plan it statically (or take the owner's plan), export it."""
+def run_job(job: Job) -> Reported | TreeReported:
+    """One module, in this process: plan it statically (or take the owner's plan), export it
+    (or, for a ``Task.TREE`` job, each of its submodules)."""
     from ..runtime.check import check_one  # torch
+    from ..runtime.subtree import tree_of
 
     files = Sources.of(Path(job.root), job.sources)
     with overlay(files.buffers):
@@ -83,6 +85,8 @@ def run_job(job: Job) -> Reported:
         planned = next((p for p in plan.modules if p.target == job.target), None)
         if planned is None:
             raise LookupError(f"{job.target} is no longer an nn.Module in {job.path}")
+        if job.task is Task.TREE:
+            return TreeReported(tree_of(plan, planned, job.options))
         return Reported(check_one(plan, planned, job.options), replanned=job.plan is not None and owners is None)
 
 

@@ -12,19 +12,23 @@ from pathlib import Path
 from ..core import codes
 from ..core.homes import holds_a_home
 from ..core.report import Finding, ModuleReport, Status
+from ..core.tree import SubmoduleTree
 from ..find.packages import package_base
 from ..spec.variants import named
 from .platform import SIGKILL
-from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported
+from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported, TreeReported
 from .validate import Refused, accepted
 
 # what an allocation refused under the memory cap says, in torch's and Python's words
 MEMORY_MESSAGES = ("can't allocate memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
 
 
-def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -> tuple[ModuleReport, bool]:
-    """The report for ``job``; the flag says whether it may be cached: only a report the
-    export itself wrote, under no limit it ran into, that the owner accepts (validate.py)."""
+def outcome(
+    job: Job, end: Done | Lost, why_killed: str | None, seconds: float
+) -> tuple[ModuleReport | SubmoduleTree, bool]:
+    """The report for ``job`` (a ``Task.TREE`` job's tree, where it made one); the flag says
+    whether it may be cached: only a report the export itself wrote, under no limit it ran
+    into, that the owner accepts (validate.py)."""
     if isinstance(end, Done):
         try:
             end = accepted(job, end)
@@ -38,6 +42,8 @@ def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) 
                 named([_on_class(job, codes.REFUSED, message, "")], job.target),
                 seconds=seconds,
             ), False
+        if isinstance(end.end, TreeReported) and why_killed is None:
+            return end.end.tree, False
     return _ended(job, end, why_killed, seconds)
 
 

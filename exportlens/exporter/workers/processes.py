@@ -21,18 +21,15 @@ from ... import isolation
 from .outcome import signal_name, tail
 from .platform import kill_group_left, kill_tree, killpg, new_group
 from .protocol import (
+    ENDS,
     FAULT,
     OUTPUT_ENDS,
     VERSION,
     CodecError,
     Died,
     Done,
-    Exited,
-    Internal,
     Lost,
-    OutOfMemory,
     Ready,
-    Reported,
     Run,
     Started,
     decode,
@@ -43,7 +40,6 @@ log = logging.getLogger(__name__)
 
 STDERR_TAIL = 64 * 1024  # a spare's job's output comes this way: as much as a forked job's
 
-ENDS = (Reported, Exited, OutOfMemory, Internal)  # how a job ends, as a spare says it (a forked child, to its parent)
 OnMessage = Callable[[Any, "Started | Done | Lost"], None]
 
 

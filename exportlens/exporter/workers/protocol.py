@@ -4,7 +4,7 @@ JSON line written by ``encode`` and read by ``decode`` (core.codec: no pickle).
 
     owner -> worker   Run(id, job) | Shutdown()
     worker -> owner   Ready(...) once warm, then per job Started(id, pid) and Done(id, end, ...)
-    job's child -> worker   its End: Reported | Exited | OutOfMemory | Internal
+    job's child -> worker   its End: Reported (TreeReported: a Task.TREE job's) | Exited | OutOfMemory | Internal
 
 How a job ended (``Done.end``): ``Reported`` (the export's own report), ``Exited`` (the
 user's code called sys.exit), ``OutOfMemory``, ``Internal`` (a bug of ours), or
@@ -15,6 +15,7 @@ a worker process that went away with jobs on it; it never crosses the wire.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import Enum
 
 from ..core.codec import Codec, CodecError
 from ..core.options import Options
@@ -35,6 +36,7 @@ from ..core.report import (
 from ..core.settings import Overrides, Settings
 from ..core.sources import Sources
 from ..core.targets import Forward, Location, ModuleClass, Param, Span, Target
+from ..core.tree import SubmoduleTree, TreeNode, Verdict
 from ..spec.loading import DimSpec, ExportSpec, IntInput, ProjectSpecs, TensorInput, ValueInput
 from ..spec.plan import Plan, Planned
 from ..spec.shapes import Derived, Shape
@@ -58,6 +60,13 @@ class OwnerPlan:
     digests: dict[str, str]  # project-relative path -> digest of the text planned from
 
 
+class Task(Enum):
+    """What a job does with its module."""
+
+    CHECK = "check"  # export it: a ModuleReport (Reported)
+    TREE = "tree"  # export each of its submodules: a SubmoduleTree (TreeReported; ``exportlens tree``)
+
+
 @dataclass(frozen=True)
 class Job:
     """One module to export: everything the worker needs."""
@@ -76,6 +85,7 @@ class Job:
     plan: OwnerPlan | None = None  # None: the worker plans
     device: str = "cpu"  # the effective device: findings about memory suggest meta where it is not
     preload: tuple[str, ...] = ()  # third-party packages the module imports: the warm worker imports them once
+    task: Task = Task.CHECK
 
     @property
     def path(self) -> str:
@@ -117,6 +127,13 @@ class Reported:
 
 
 @dataclass(frozen=True)
+class TreeReported:
+    """A ``Task.TREE`` job's end: each submodule's verdict."""
+
+    tree: SubmoduleTree
+
+
+@dataclass(frozen=True)
 class Exited:
     """The user's code called sys.exit."""
 
@@ -142,7 +159,8 @@ class Died:
     signal: int | None = None  # or the signal that killed it
 
 
-End = Reported | Exited | OutOfMemory | Internal | Died
+End = Reported | TreeReported | Exited | OutOfMemory | Internal | Died
+ENDS = (Reported, TreeReported, Exited, OutOfMemory, Internal)  # what a job's process says of its own end
 
 
 @dataclass(frozen=True)
@@ -167,12 +185,14 @@ Message = Run | Shutdown | Ready | Started | Done
 
 CODEC = Codec(
     # the messages
-    OwnerPlan, Job, Run, Shutdown, Ready, Started, Reported, Exited, OutOfMemory, Internal, Died, Done,
+    OwnerPlan, Job, Task, Run, Shutdown, Ready, Started, Reported, TreeReported, Exited, OutOfMemory, Internal, Died,
+    Done,
     # what they carry: options, plans, specs, modules, reports
     Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec,
     TensorInput, ValueInput, IntInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
     ModuleReport, Finding, Fix, Probe, DimSize, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
+    SubmoduleTree, TreeNode, Verdict,
 )  # fmt: skip
 
 

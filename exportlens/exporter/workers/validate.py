@@ -18,9 +18,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, from_dict, to_dict
+from ..core.tree import SubmoduleTree
 from ..spec.loading import PYPROJECT
 from .proofs import EXPORTS, PARTIAL, SERVES, UNVERIFIED
-from .protocol import Died, Done, End, Exited, Internal, Job, OutOfMemory, Reported
+from .protocol import Died, Done, End, Exited, Internal, Job, OutOfMemory, Reported, TreeReported
 
 MAX_TEXT = 1 << 20  # characters of a message, a title, an edit's text, the output's tail
 MAX_GRAPH = 64 << 20  # the printed program of a large model runs to megabytes
@@ -43,6 +44,8 @@ def accepted(job: Job, done: Done) -> Done:
         end = _typed(done.end)
         if isinstance(end, Reported):
             end = replace(end, report=checked_report(job, end.report))
+        if isinstance(end, TreeReported):
+            end = replace(end, tree=checked_tree(job, end.tree))
         # what it printed, and what stood beside its result line: shown as they end
         return replace(done, end=end, output=done.output[-MAX_TEXT:], fault=done.fault[-MAX_TEXT:])
     except RecursionError:
@@ -52,7 +55,7 @@ def accepted(job: Job, done: Done) -> Done:
 def _typed(end: End) -> End:
     """``end`` rebuilt field by field from its plain form, so that every field holds what
     its type says (the codec builds what the text names, whatever the values)."""
-    if type(end) not in (Reported, Exited, OutOfMemory, Internal, Died):
+    if type(end) not in (Reported, TreeReported, Exited, OutOfMemory, Internal, Died):
         raise Refused(f"it is not a job's end but {type(end).__name__}")
     try:
         typed = from_dict(type(end), to_dict(end))
@@ -125,6 +128,25 @@ def checked_report(job: Job, report: ModuleReport, *, proven: bool = False) -> M
     _short(report.spec_source, report.torch_version)
     _probes(report.probes)  # a proof's, of the probes it was given
     return replace(report, findings=findings, cached=False)  # a verdict is marked cached by the owner only
+
+
+def checked_tree(job: Job, tree: SubmoduleTree) -> SubmoduleTree:
+    """``tree`` (its types already checked) as the owner shows it; Refused as ``checked_report``
+    refuses a report (a fix it carries is unverified, as a report's is)."""
+    if tree.target != job.target:
+        raise Refused(f"it reports on {tree.target[:200]!r}, not on {job.target!r}")
+    root = _Root(Path(job.root).resolve())
+    _sized("nodes", tree.nodes)
+    _sized("findings", tree.findings)
+    _short(*tree.carried, tree.stopped)
+    nodes = []
+    for node in tree.nodes:
+        _short(node.path, node.cls, node.inputs, node.same_as)
+        if not math.isfinite(node.seconds) or node.seconds < 0:
+            raise Refused(f"it took {node.seconds} seconds")
+        nodes.append(replace(node, finding=_finding(node.finding, root, False)) if node.finding else node)
+    findings = tuple(_finding(f, root, False) for f in tree.findings)
+    return replace(tree, nodes=tuple(nodes), findings=findings)
 
 
 def _finding(finding: Finding, root: _Root, proven: bool) -> Finding:

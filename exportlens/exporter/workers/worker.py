@@ -56,15 +56,14 @@ from .platform import (
 )
 from .preload import preload
 from .protocol import (
+    ENDS,
     CodecError,
     Died,
     Done,
     End,
-    Exited,
     Internal,
     OutOfMemory,
     Ready,
-    Reported,
     Run,
     Shutdown,
     Started,
@@ -369,7 +368,7 @@ def _parse_result(data: bytes) -> tuple[End | None, str]:
     for line in data.decode("utf-8", "replace").splitlines():
         if line.startswith("{"):
             try:
-                end = decode(line, Reported, Exited, OutOfMemory, Internal)
+                end = decode(line, *ENDS)
                 continue
             except CodecError:
                 pass
