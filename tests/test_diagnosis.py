@@ -357,7 +357,7 @@ def test_a_size_the_code_hard_codes_is_fixed_in_the_code_whatever_the_example(pr
 
 
 def test_a_spec_fix_keeps_every_key_it_does_not_mean_to_change():
-    from exportlens.exporter.edit.text_edits import set_dim_bounds, substitute_dim
+    from exportlens.exporter.edit.spec_tables import set_dim_bounds, substitute_dim
 
     table = textwrap.dedent(
         """\

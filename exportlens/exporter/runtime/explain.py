@@ -17,7 +17,8 @@ from ..core.report import Finding, Fix
 from ..edit.at_line import branch_test, span_at, tensor_test
 from ..edit.int_sizes import scaled_int
 from ..edit.numbers import Conversion
-from ..edit.text_edits import assert_async, edit_between
+from ..edit.python_edits import assert_async
+from ..edit.text_edits import edit_between
 from .compat.internals import pytree
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable

@@ -15,7 +15,8 @@ from typing import Any
 import sympy
 import torch
 
-from ..edit.at_line import branch_mutation, item_operand
+from ..edit.at_line import item_operand
+from ..edit.branch_mutations import branch_mutation
 from .compat import messages as forms
 from .compat.internals import (
     GuardOnDataDependentSymNode,
@@ -207,7 +208,7 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
 def _in_branch(said: str, frame: Frame | None, detail: str) -> Untraceable | None:
     """A ``torch.cond`` (map, scan, while_loop) branch that changes module state: torch's
     trace names only its own files and the op's line, so the statement is found in the
-    branch functions handed to the call on that line (edit.at_line.branch_mutation)."""
+    branch functions handed to the call on that line (edit.branch_mutations)."""
     op = search(forms.HOP, said)
     if op is None or forms.MUTATION not in said or frame is None:
         return None

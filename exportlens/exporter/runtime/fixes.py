@@ -20,15 +20,9 @@ from torch.export import Dim
 from ..core.report import ASSUMES, Fix
 from ..edit.at_line import branch_conditions
 from ..edit.jaxtyping_edits import annotation_edits
-from ..edit.text_edits import (
-    edit_between,
-    insert_check,
-    replace_size_literal,
-    set_dim_bounds,
-    set_dim_call,
-    substitute_dim,
-    substitute_dim_call,
-)
+from ..edit.python_edits import insert_check, replace_size_literal, set_dim_call, substitute_dim_call
+from ..edit.spec_tables import set_dim_bounds, substitute_dim
+from ..edit.text_edits import edit_between
 from .compat.internals import is_dim
 from .context import Context
 from .failures import DataDependent, Record
