@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import sys
 
-from . import commands, compat, documents, folders, lifecycle, requests, spec_requests, stdio
+from . import commands, compat, documents, lifecycle, requests, spec_requests, stdio
 from .exports import PoolFactory, persistent_pool
-from .indexer import Indexer
+from .index import folders
+from .index.scanner import Indexer
 from .server import ExportLensServer, IndexerFactory
 
 HANDLERS = (lifecycle, folders, documents, requests, spec_requests, commands)  # each has register(server)

@@ -12,7 +12,8 @@ from lsprotocol import types
 from .. import __version__
 from ..exporter.spec.loading import PYPROJECT
 from ..exporter.workers.sandbox import available
-from . import compat, folders
+from . import compat
+from .index import folders
 from . import settings as settings_mod
 from .methods import STATUS_REQUEST, TRUST_NOTIFICATION
 from .server import ExportLensServer

@@ -15,7 +15,7 @@ from ..exporter.core.targets import ModuleClass, Target
 from ..exporter.spec.loading import ExportSpec, ProjectSpecs, find_root
 from ..exporter.spec.module_spec import resolve
 from ..exporter.spec.plan import Plan, planned_of
-from .index import ModuleIndex
+from .index.module_index import ModuleIndex
 from .settings import ServerSettings, in_folder
 
 
