@@ -330,8 +330,14 @@ class Exports:
         """Export with each preferred fix applied (proofs.py), round after round while that
         suggests more (converge.py), beside the other exports, and put what each reached in
         its title, unless a newer result landed meanwhile."""
-        sources = Sources.of(root, job.job.sources)
-        tries = [(p, converging(result.report, p, sources)) for p in proofs(job.job, result.report, sources)]
+        sources, plans = Sources.of(root, job.job.sources), self.session.plans
+        # each proof's plan is made here, once per text, off the event loop (proof_plans.py)
+        tries = await asyncio.to_thread(
+            lambda: [
+                (p, converging(result.report, p, sources, plans))
+                for p in proofs(job.job, result.report, sources, plans)
+            ]
+        )
         if not tries or self.pool is None:
             return
         pool = self.pool
@@ -342,10 +348,12 @@ class Exports:
             after = await asyncio.gather(*waits, return_exceptions=True)
             if self.session.results.get((root, job.target)) is not result:
                 return  # the module was exported again: these fixes are gone
-            stepped = [
-                (rounds, rounds.step(a if isinstance(a, ModuleReport) else None))
-                for (rounds, _), a in zip(pending, after)
-            ]
+            stepped = await asyncio.to_thread(
+                lambda: [
+                    (rounds, rounds.step(a if isinstance(a, ModuleReport) else None))
+                    for (rounds, _), a in zip(pending, after)
+                ]
+            )
             pending = [(rounds, j) for rounds, j in stepped if j is not None]
         key = (root, job.target)
         proven_report = proven(result.report, tries)
