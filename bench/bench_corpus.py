@@ -24,7 +24,7 @@ Then the time for the whole corpus:
 
 - **torch.export**: a plain ``torch.export.export`` of each module on its example inputs
   and dynamic shapes, built once beforehand exactly as exportlens builds them;
-- **exportlens, in one process**: ``check_plan`` of the corpus: every verdict with its
+- **exportlens, in one process**: ``export_plan`` of the corpus: every verdict with its
   findings, fixes, eager runs and serving checks (import, construct, build inputs included);
 - **exportlens check** (the CLI): the same, as a user runs it, with its workers and no cache.
 

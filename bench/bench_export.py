@@ -39,8 +39,8 @@ import torch
 
 from exportlens.exporter.core.report import Status
 from exportlens.exporter.runtime import run
-from exportlens.exporter.runtime.check import check_one
 from exportlens.exporter.runtime.explain import Context
+from exportlens.exporter.runtime.in_process import export_planned
 from exportlens.exporter.runtime.locate import ProjectFiles, record_guards
 from exportlens.exporter.runtime.summary import summarize
 from exportlens.exporter.spec.plan import Plan, Planned, make_plan
@@ -181,7 +181,7 @@ def main() -> int:
         rows = []
         breakdowns = []
         for label, source, plan, item in cases:
-            verdict = check_one(
+            verdict = export_planned(
                 plan, item, run.Options(collect_all=False)
             )  # the verdict, as `exportlens check` gives it
             if verdict.status is not Status.EXPORTED:

@@ -13,8 +13,8 @@ from .. import __version__
 from ..exporter.spec.loading import PYPROJECT
 from ..exporter.workers.sandbox import available
 from . import compat
-from .index import folders
 from . import settings as settings_mod
+from .index import folders
 from .methods import STATUS_REQUEST, TRUST_NOTIFICATION
 from .server import ExportLensServer
 from .snapshots import path_of

@@ -70,7 +70,7 @@ def skipped(planned: Planned) -> ModuleReport:
     return ModuleReport(planned.target, Status.SKIPPED, tuple(findings))
 
 
-def check_in_workers(
+def export_in_workers(
     plan: Plan,
     pool: Pool,
     options: Options = Options(),

@@ -73,7 +73,7 @@ def warm_up() -> None:
 
 def run_job(job: Job) -> Reported:
     """One module, in this process: plan it statically (or take the owner's plan), export it."""
-    from ..runtime.check import check_one  # torch
+    from ..runtime.in_process import export_planned  # torch
 
     files = Sources.of(Path(job.root), job.sources)
     with overlay(files.buffers):
@@ -83,7 +83,7 @@ def run_job(job: Job) -> Reported:
         planned = next((p for p in plan.modules if p.target == job.target), None)
         if planned is None:
             raise LookupError(f"{job.target} is no longer an nn.Module in {job.path}")
-        return Reported(check_one(plan, planned, job.options), replanned=job.plan is not None and owners is None)
+        return Reported(export_planned(plan, planned, job.options), replanned=job.plan is not None and owners is None)
 
 
 def _owner_plan(job: Job, files: Sources) -> Plan | None:
