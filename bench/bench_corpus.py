@@ -54,8 +54,8 @@ import torch  # noqa: E402  (after the tests folder is on the path, for corpus_c
 from corpus_cases import cases, check, copy_corpus, in_torch_words, judge  # noqa: E402
 
 from exportlens.exporter.core.report import Edit, Finding, ModuleReport  # noqa: E402
+from exportlens.exporter.core.sources import Sources  # noqa: E402
 from exportlens.exporter.edit.text_edits import apply_edits  # noqa: E402
-from exportlens.exporter.runtime.locate import ProjectFiles  # noqa: E402
 from exportlens.exporter.runtime.run import prepare, quiet  # noqa: E402
 from exportlens.exporter.spec.plan import make_plan  # noqa: E402
 
@@ -71,7 +71,7 @@ def plain_export(root: Path) -> tuple[float, int]:
         if spec is None:
             continue
         try:
-            _, model, built = prepare(root.resolve(), planned.module, spec, "cpu", ProjectFiles(root.resolve()))
+            _, model, built = prepare(root.resolve(), planned.module, spec, "cpu", Sources.of(root))
         except Exception:
             continue  # a module whose inputs cannot be built: exportlens times it, torch cannot
         prepared.append((model, built, spec.settings.strict is True))
