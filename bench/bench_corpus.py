@@ -24,7 +24,7 @@ Then the time for the whole corpus:
 
 - **torch.export**: a plain ``torch.export.export`` of each module on its example inputs
   and dynamic shapes, built once beforehand exactly as exportlens builds them;
-- **exportlens, in one process**: ``check_plan`` of the corpus: every verdict with its
+- **exportlens, in one process**: ``export_plan`` of the corpus: every verdict with its
   findings, fixes, eager runs and serving checks (import, construct, build inputs included);
 - **exportlens check** (the CLI): the same, as a user runs it, with its workers and no cache.
 
@@ -54,8 +54,8 @@ import torch  # noqa: E402  (after the tests folder is on the path, for corpus_c
 from corpus_cases import cases, check, copy_corpus, in_torch_words, judge  # noqa: E402
 
 from exportlens.exporter.core.report import Edit, Finding, ModuleReport  # noqa: E402
+from exportlens.exporter.core.sources import Sources  # noqa: E402
 from exportlens.exporter.edit.text_edits import apply_edits  # noqa: E402
-from exportlens.exporter.runtime.locate import ProjectFiles  # noqa: E402
 from exportlens.exporter.runtime.run import prepare, quiet  # noqa: E402
 from exportlens.exporter.spec.plan import make_plan  # noqa: E402
 
@@ -71,7 +71,7 @@ def plain_export(root: Path) -> tuple[float, int]:
         if spec is None:
             continue
         try:
-            _, model, built = prepare(root.resolve(), planned.module, spec, "cpu", ProjectFiles(root.resolve()))
+            _, model, built = prepare(root.resolve(), planned.module, spec, "cpu", Sources.of(root))
         except Exception:
             continue  # a module whose inputs cannot be built: exportlens times it, torch cannot
         prepared.append((model, built, spec.settings.strict is True))

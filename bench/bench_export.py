@@ -38,10 +38,11 @@ from pathlib import Path
 import torch
 
 from exportlens.exporter.core.report import Status
+from exportlens.exporter.core.sources import Sources
 from exportlens.exporter.runtime import run
-from exportlens.exporter.runtime.check import check_one
 from exportlens.exporter.runtime.explain import Context
-from exportlens.exporter.runtime.locate import ProjectFiles, record_guards
+from exportlens.exporter.runtime.in_process import export_planned
+from exportlens.exporter.runtime.locate import record_guards
 from exportlens.exporter.runtime.summary import summarize
 from exportlens.exporter.spec.plan import Plan, Planned, make_plan
 
@@ -83,7 +84,7 @@ def planned(paths: list[Path], target: str) -> tuple[Plan, Planned]:
 
 def bare_export(plan: Plan, item: Planned) -> Callable[[], object]:
     """torch.export.export on the module and inputs exportlens builds from the same spec."""
-    files = ProjectFiles(plan.root)
+    files = Sources.of(plan.root)
     spec = item.spec
     cls = run._load_class(plan.root, item.module, files)
     model = run._construct(cls, item.module, spec, spec.settings.device, files)
@@ -131,7 +132,7 @@ def stages(plan: Plan, item: Planned, passes: int = 5) -> dict[str, float]:
 
 def _stages(plan: Plan, item: Planned) -> dict[str, float]:
     root, module, spec = plan.root.resolve(), item.module, item.spec
-    files = ProjectFiles(root)
+    files = Sources.of(root)
     device = spec.settings.device
     out: dict[str, float] = {}
     t = time.perf_counter()
@@ -182,7 +183,7 @@ def main() -> int:
         rows = []
         breakdowns = []
         for label, source, plan, item in cases:
-            verdict = check_one(
+            verdict = export_planned(
                 plan, item, run.Options(collect_all=False)
             )  # the verdict, as `exportlens check` gives it
             if verdict.status is not Status.EXPORTED:

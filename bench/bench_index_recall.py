@@ -2,7 +2,7 @@
 
 For each model's ``transformers/models/<name>/modeling_<name>.py`` (``--all``: every
 ``models/*/modeling_*.py``, some 540 files) the index (the language server's indexer,
-``exportlens.server.indexer.scan``, over the installed ``transformers`` folder: no
+``exportlens.server.index.scanner.scan``, over the installed ``transformers`` folder: no
 pyproject.toml above it) lists the nn.Module classes it finds. Only those files are
 scanned; the files they import (``modeling_utils.py``, ``modeling_layers.py``, ...) are
 read as the bases need them, not the whole 2,900-file tree. Then the same files are
@@ -33,7 +33,7 @@ MODELS = (
 
 def static_index(package: Path, files: list[Path]) -> tuple[dict[Path, set[str]], float]:
     """The classes the index finds in each file, and the seconds it took."""
-    from exportlens.server.indexer import scan  # no torch: the index runs first, in a clean process
+    from exportlens.server.index.scanner import scan  # no torch: the index runs first, in a clean process
 
     start = time.perf_counter()
     found = {path: {m.name for m in entry.modules} for path, entry in scan(package, files)}

@@ -547,7 +547,7 @@ async def bench_index(folder: Path, timeout: float) -> dict[str, Any]:
             nonlocal peak_indexer
             while not sampler_stop:
                 for child in children(pid):
-                    if "exportlens.server.indexer" in cmdline(child):
+                    if "exportlens.server.index.scanner" in cmdline(child):
                         peak_indexer = max(peak_indexer, proc_status(child).get("VmRSS", 0))
                 await asyncio.sleep(0.5)
 

@@ -75,12 +75,12 @@ dims = { batch = { max = 1024 } }
 COLD = """
 import sys
 from pathlib import Path
-from exportlens.exporter.runtime.check import check_one
+from exportlens.exporter.runtime.in_process import export_planned
 from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.runtime.run import Options
 plan = make_plan([Path(sys.argv[1])])
 (item,) = plan.modules
-assert check_one(plan, item, Options(collect_all=False)).status.value == "exported"
+assert export_planned(plan, item, Options(collect_all=False)).status.value == "exported"
 """
 
 

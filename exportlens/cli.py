@@ -175,9 +175,9 @@ def _pool(args: argparse.Namespace, jobs: int = 1) -> "Pool":
 
 
 def _run(args: argparse.Namespace, pool: "Pool", plan: "Plan", options: Options) -> Report:
-    from .exporter.workers.batch import check_in_workers
+    from .exporter.workers.batch import export_in_workers
 
-    return check_in_workers(plan, pool, options)
+    return export_in_workers(plan, pool, options)
 
 
 def _plan(paths: list[Path], cache: bool = True) -> "Plan | None":
@@ -206,7 +206,7 @@ def _projects(paths: list[Path], only: set[str] | None = None, cache: bool = Tru
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .projects import check
+    from .projects import joined_report
 
     with _pool(args, args.jobs) as pool:
         found = _projects(args.paths, set(args.module) or None, not args.no_cache)
@@ -216,7 +216,7 @@ def _check(args: argparse.Namespace) -> int:
         for p in found if args.shard else ():
             p.plan.modules = [m for m in p.plan.modules if args.shard.holds(p.shown(m.target))]
         options = _options(args, collect_all=not args.first_only)
-        report, hidden = check(found, lambda plan: _run(args, pool, plan, options), judge=not args.first_only)
+        report, hidden = joined_report(found, lambda plan: _run(args, pool, plan, options), judge=not args.first_only)
         report = in_target_order(report)
     root = found[0].plan.root
     if args.format == "text":

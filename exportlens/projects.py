@@ -60,7 +60,7 @@ def _own(only: set[str] | None, step: str) -> set[str] | None:
     return only | {name[len(step) + 1 :] for name in only if name.startswith(step + "/")}
 
 
-def check(found: list[Project], run: Callable[[Plan], Report], *, judge: bool) -> tuple[Report, int]:
+def joined_report(found: list[Project], run: Callable[[Plan], Report], *, judge: bool) -> tuple[Report, int]:
     """Every project's report, suppressions applied, as one report from the first root;
     and how many findings were suppressed."""
     modules, findings, hidden = [], [], 0

@@ -166,14 +166,14 @@ def check(root: Path, only: str | None = None) -> dict[str, ModuleReport]:
 
 
 def _checked(plan, planned) -> ModuleReport:
-    """``check_one``, where exportlens's own error is what the CLI shows for it (an EL901 on
+    """``export_planned``, where exportlens's own error is what the CLI shows for it (an EL901 on
     the class line, see workers/outcome.py), so one module's error does not end the run."""
     from exportlens.exporter.core import codes
-    from exportlens.exporter.runtime.check import check_one
+    from exportlens.exporter.runtime.in_process import export_planned
     from exportlens.exporter.runtime.run import Options
 
     try:
-        return check_one(plan, planned, Options(collect_all=True))
+        return export_planned(plan, planned, Options(collect_all=True))
     except Exception as e:  # counted by the bench as a finding lost to an internal error
         name = planned.module.name_span
         lost = codes.finding(

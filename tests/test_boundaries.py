@@ -37,7 +37,7 @@ def test_the_server_and_the_static_side_never_import_torch():
     assert statics, "no static modules found"
     server = [
         "exportlens.server.app",
-        "exportlens.server.indexer",
+        "exportlens.server.index.scanner",
         "exportlens.exporter.workers.pool",
         "exportlens.exporter.workers.batch",
     ]

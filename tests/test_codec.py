@@ -9,7 +9,7 @@ import pytest
 
 from exportlens.exporter.core.codec import CodecError
 from exportlens.exporter.spec.plan import make_plan
-from exportlens.exporter.workers.batch import owner_plan
+from exportlens.exporter.workers.proof_plans import owner_plan
 from exportlens.exporter.workers.protocol import CODEC, Done, Job, Run, decode, encode, encode_run
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

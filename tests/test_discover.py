@@ -403,7 +403,10 @@ def test_a_symlink_loop_is_skipped_by_the_server_s_indexer(tmp_path):
     (tmp_path / "loop.py").symlink_to("loop.py")
     (tmp_path / "away").symlink_to(tmp_path / "away")
     result = subprocess.run(
-        [sys.executable, "-m", "exportlens.server.indexer", str(tmp_path)], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "exportlens.server.index.scanner", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert '"name":"Net"' in result.stdout

@@ -20,7 +20,7 @@ from exportlens.exporter.find.index_cache import IndexCache
 from exportlens.exporter.find.skeleton import skeleton
 from exportlens.exporter.find.walk import python_files_under
 from exportlens.exporter.spec.pyproject import excludes
-from exportlens.server.index import ModuleIndex
+from exportlens.server.index.module_index import ModuleIndex
 
 TREE = {
     "pkg/__init__.py": "from .layers import Block as Block\nfrom .generic import *\n",
@@ -236,7 +236,7 @@ def test_the_indexer_answers_an_unchanged_folder_from_its_cache_and_sees_a_new_f
 
     def targets() -> set[str]:
         done = subprocess.run(
-            [sys.executable, "-m", "exportlens.server.indexer", str(tree)],
+            [sys.executable, "-m", "exportlens.server.index.scanner", str(tree)],
             capture_output=True,
             text=True,
             env=env,
@@ -261,7 +261,7 @@ def test_the_editor_rescan_follows_a_base_edited_on_disk(tree: Path):
 
 
 def test_the_indexer_lists_a_module_a_factory_table_declares(tmp_path: Path):
-    from exportlens.server.indexer import scan
+    from exportlens.server.index.scanner import scan
 
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "build.py").write_text(
@@ -288,7 +288,7 @@ def test_the_indexer_answers_again_when_pyproject_toml_declares_a_new_factory_mo
 
     def paths() -> list[str]:
         done = subprocess.run(
-            [sys.executable, "-m", "exportlens.server.indexer", str(project)],
+            [sys.executable, "-m", "exportlens.server.index.scanner", str(project)],
             capture_output=True,
             text=True,
             env=env,

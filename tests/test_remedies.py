@@ -41,9 +41,9 @@ def pool():
 
 def checked(root: Path, pool):
     """What ``exportlens check`` reports: each fix proven by the owner, on its probes."""
-    from exportlens.exporter.workers.batch import check_in_workers
+    from exportlens.exporter.workers.batch import export_in_workers
 
-    (report,) = check_in_workers(make_plan([root]), pool, Options()).modules
+    (report,) = export_in_workers(make_plan([root]), pool, Options()).modules
     return report
 
 
@@ -407,9 +407,9 @@ def test_int_of_a_tensor_read_with_item_is_preferred_only_where_probes_of_other_
         inputs = { x = { value = [3.0, 1.0, 2.0, 0.5] } }
         """,
     )
-    from exportlens.exporter.workers.batch import check_in_workers
+    from exportlens.exporter.workers.batch import export_in_workers
 
-    mask, pick = sorted(check_in_workers(make_plan([project.root]), pool, Options()).modules, key=lambda m: m.target)
+    mask, pick = sorted(export_in_workers(make_plan([project.root]), pool, Options()).modules, key=lambda m: m.target)
     (item,) = only(mask.findings, "EL101").fixes
     assert item.preferred and item.title.startswith(
         "Write `lengths.max().item()` for `int(lengths.max())`: the same number"

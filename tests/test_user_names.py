@@ -97,15 +97,14 @@ def _exported(project, name: str):
 
     from exportlens.exporter.core.sources import Sources
     from exportlens.exporter.runtime.context import Context
-    from exportlens.exporter.runtime.locate import ProjectFiles
     from exportlens.exporter.runtime.run import prepare
     from exportlens.exporter.spec.plan import make_plan
 
     root = project.root.resolve()
     (planned,) = [p for p in make_plan([root]).modules if p.module.name == name]
-    files = ProjectFiles(root)
+    files = Sources.of(root)
     _, model, built = prepare(root, planned.module, planned.spec, "cpu", files)
-    ctx = Context(root, files, planned.module, planned.spec, built, Sources.of(root), model=model)
+    ctx = Context(root, planned.module, planned.spec, built, files, model=model)
     ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes)
     return ep, ctx
 

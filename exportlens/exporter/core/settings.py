@@ -222,7 +222,7 @@ def effective(settings: Settings, overrides: Overrides) -> Settings:
     return replace(settings, **{f.name: v for f in fields(overrides) if (v := getattr(overrides, f.name)) is not None})
 
 
-def check(name: str, value: Any) -> Any:
+def setting_value(name: str, value: Any) -> Any:
     """``value`` for setting ``name`` as it is used, or ValueError whose message is what is
     expected ("one of training, core-aten"), for each caller to put in its own sentence.
     Never reads a value as something else (``"no"`` is no boolean)."""
@@ -249,7 +249,7 @@ def _plain(s: Setting, value: Any) -> Any:
 
 def jobs(value: Any) -> int:
     """Exports at a time: a whole number ≥ 1; ValueError otherwise."""
-    return check("jobs", value)
+    return setting_value("jobs", value)
 
 
 def parse_bytes(value: Any) -> int | None:

@@ -3,12 +3,14 @@
 
 Every layer names files two ways: reports and jobs say ``models/net.py`` (relative to the
 project root, POSIX), the file system wants an absolute path. ``Sources`` is the one
-place that converts, and the one place that reads a file's text.
+place that converts, the one place that reads a file's text, and the one that says which
+files are the user's (``owns``: where an export's stack is placed on the user's line).
 """
 
 from __future__ import annotations
 
 import io
+import os
 import re
 import tokenize
 from collections.abc import Mapping
@@ -16,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .regular_files import read_regular
+
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # exportlens's exporter: never the user's
 
 
 class Resolved(dict):
@@ -49,6 +53,14 @@ class Sources:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return path.as_posix()
+
+    def owns(self, filename: str) -> bool:
+        """Whether ``filename`` (as a code object or a traceback names it) is one of the user's
+        files: under the root, outside site-packages and exportlens."""
+        if not filename or filename.startswith("<"):
+            return False
+        path = os.path.abspath(filename)
+        return path.startswith(str(self.root) + os.sep) and "site-packages" not in path and not path.startswith(_OWN)
 
     def exists(self, path: Path | str) -> bool:
         path = self.path(path)

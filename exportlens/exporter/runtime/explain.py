@@ -80,7 +80,7 @@ def at(
     """A finding on ``frame``'s line (columns from libcst), else on the module's class name."""
     if frame is None:
         return codes.finding_at(code, message, ctx.module.path, ctx.module.name_span, **kwargs)
-    path = ctx.files.relative(frame.filename)
+    path = ctx.sources.rel(frame.filename)
     place = span_at(ctx.read(path), frame.line, expression)
     return codes.finding_at(code, message, path, place, **kwargs)
 
@@ -146,7 +146,7 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     said = _as_written(record, ctx, named) or names.say(cond)
     if SYMBOL.search(said):  # a value the line never names: its test as written, else no words of torch's
         frame = record.frame
-        written = branch_test(ctx.read(ctx.files.relative(frame.filename)), frame.line) if frame else None
+        written = branch_test(ctx.read(ctx.sources.rel(frame.filename)), frame.line) if frame else None
         said = f"`{written}`" if written else "what this line tests"
     else:
         said = f"`{said}`"
@@ -196,7 +196,7 @@ def _as_written(record: DataDependent, ctx: Context, values: list[str]) -> str |
     sizes = values and all(".shape[" in v for v in values)
     if record.frame is None or not values or not (sizes or all("(" in v for v in values)):
         return None
-    written = branch_test(ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line)
+    written = branch_test(ctx.read(ctx.sources.rel(record.frame.filename)), record.frame.line)
     if written is None or not (sizes or all(v in written for v in values)):
         return None
     return written if not sizes or re.search(r"\.numel\(\)|\.size\(|\.shape\[|\blen\(", written) else None
@@ -215,7 +215,7 @@ def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
     ]
     if frame is None or len(unbacked) != 1 or len(cond.free_symbols) != 1:
         return None
-    path = ctx.files.relative(frame.filename)
+    path = ctx.sources.rel(frame.filename)
     text = ctx.read(path)
     written = tensor_test(text, frame.line)
     if written is None:
@@ -291,7 +291,7 @@ def _cast(record: Specialization, ctx: Context, fixes: tuple[Fix, ...]) -> Findi
     """``int(x.shape[2] * 1.5)``: said as written, with its integer form as the fix to prove
     on the probes (it must give eager's sizes on each), the spec's static size after it."""
     frame, dim = record.frame, record.dim
-    text = ctx.read(ctx.files.relative(frame.filename)) if frame else ""
+    text = ctx.read(ctx.sources.rel(frame.filename)) if frame else ""
     scaled = ctx.fix_or("integer size", lambda: scaled_int(text, frame.line), None) if frame else None
     if scaled is None:
         message = f"{_specialized(record)}: torch.export keeps `int()` of a float made from `{dim}` as a constant"
@@ -300,7 +300,7 @@ def _cast(record: Specialization, ctx: Context, fixes: tuple[Fix, ...]) -> Findi
         f"`{scaled.written}` fixes `{dim}` to {record.value}, the example's size: `{dim}` was declared dynamic,"
         f" but torch.export keeps `int()` of a float made from it as a constant"
     )
-    path = ctx.files.relative(frame.filename)
+    path = ctx.sources.rel(frame.filename)
     edit = edit_between(path, text, scaled.text)
     title = (
         f"Write `{scaled.rewritten}` for `{scaled.written}`: the same sizes in integer arithmetic, which stays symbolic"

@@ -291,7 +291,7 @@ def size_in_code(record: Constraint, ctx: Context) -> Fix | None:
     if not axes:
         return None
     param, axis = axes[0]
-    path = ctx.files.relative(frame.filename)
+    path = ctx.sources.rel(frame.filename)
     old = ctx.read(path)
     size = f"{param}.shape[{axis}]"
     new = replace_size_literal(old, frame.line, value, size)
@@ -362,7 +362,7 @@ def check_candidates(record: DataDependent, ctx: Context) -> tuple[str, ...]:
     names (``count > 3``); either may be missing where a symbol has no name in code."""
     if record.frame is None:
         return ()
-    written = branch_conditions(ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line)
+    written = branch_conditions(ctx.read(ctx.sources.rel(record.frame.filename)), record.frame.line)
     if written is not None:
         return written
     out = []
@@ -380,7 +380,7 @@ def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
     way is unknown, neither is preferred."""
     if record.frame is None:
         return ()
-    path = ctx.files.relative(record.frame.filename)
+    path = ctx.sources.rel(record.frame.filename)
     candidates = check_candidates(record, ctx)
     held = dict(zip(candidates, record.example))
     order = sorted(candidates, key=lambda code: held.get(code) is not True)

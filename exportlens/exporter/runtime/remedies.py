@@ -53,7 +53,7 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     the one the owner tries first."""
     if record.frame is None:
         return ()
-    path = ctx.files.relative(record.frame.filename)
+    path = ctx.sources.rel(record.frame.filename)
     text = ctx.read(path)
     rewrites = _rewrites(record, ctx, text)
     fixes = [
@@ -113,7 +113,7 @@ def kept_check(record: DataDependent, ctx: Context, written: TensorTest) -> Fix 
     none fails the check) like any remedy, and tried first."""
     if record.frame is None:
         return None
-    path = ctx.files.relative(record.frame.filename)
+    path = ctx.sources.rel(record.frame.filename)
     text = ctx.read(path)
     title = f"{KEEP_CHECK}: `torch._assert_async(...)`"
     if written.keyword == "torch._assert":
@@ -157,7 +157,7 @@ def asked(record: DataDependent, ctx: Context) -> Conversion | None:
     (edit.numbers), where torch was asked for a number rather than a truth."""
     if not record.asks_number or record.frame is None:
         return None
-    return _safely(conversion, ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line, values(record))
+    return _safely(conversion, ctx.read(ctx.sources.rel(record.frame.filename)), record.frame.line, values(record))
 
 
 def _safely(rewrite: Callable[..., T], *args: Any) -> T | None:

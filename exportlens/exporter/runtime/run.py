@@ -45,7 +45,7 @@ from .explain import explain
 from .failures import DataDependent, Raised, Record, read_draft, read_failure
 from .fixes import check_candidates, fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
-from .locate import GuardLog, ProjectFiles, record_guards
+from .locate import GuardLog, record_guards
 from .probes import compared, on_eager, with_probe_set
 from .provisional import provisional_records
 from .remedies import asked
@@ -78,7 +78,7 @@ def export_module(
     imports them from memory (``worker.overlay``)."""
     started = time.perf_counter()
     root = root.resolve()
-    files = ProjectFiles(root)
+    files = Sources.of(root, sources)  # the files as the user sees them, and which are the user's
     settings = effective(spec.settings, options.overrides)
     device, strict = settings.device, settings.strict
 
@@ -99,7 +99,7 @@ def export_module(
     except _Stop as stop:
         return report(Status.FAILED, [stop.finding])
 
-    ctx = Context(root, files, module, spec, built, sources=Sources.of(root, sources), model=model)
+    ctx = Context(root, module, spec, built, sources=files, model=model)
     try:
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(
@@ -222,11 +222,11 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
     try:
         with quiet():
             failures = draft_export(model, built.args, built.kwargs, built.dynamic_shapes)
-        records = read_draft(failures, ctx.files)
+        records = read_draft(failures, ctx.sources)
     except Exception:  # draft export itself failed: each data-dependent guard taken provisionally
         try:
             with quiet():
-                records = provisional_records(model, built, ctx.files)
+                records = provisional_records(model, built, ctx.sources)
         except Exception:
             return []
     index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}
@@ -278,7 +278,7 @@ def _forget_project_modules(root: Path, name: str) -> None:
 
 
 def prepare(
-    root: Path, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles
+    root: Path, module: ModuleClass, spec: ExportSpec, device: str, files: Sources
 ) -> tuple[type, torch.nn.Module, Built]:
     """The class imported fresh, the module built as the spec says, and its example inputs:
     what ``torch.export.export`` is then called with. Raises ``_Stop`` with the finding; first,
@@ -294,7 +294,7 @@ def prepare(
 _ON_PATH: list[str] = []  # the project root this process put on sys.path last
 
 
-def _load_class(root: Path, module: ModuleClass, files: ProjectFiles, declared: bool = False) -> type | None:
+def _load_class(root: Path, module: ModuleClass, files: Sources, declared: bool = False) -> type | None:
     # only this project's root: another's left behind (checks run in one process) would give
     # its regular package ``models`` precedence over this one's namespace package of that name
     for path in (*_ON_PATH, str(root)):
@@ -328,7 +328,7 @@ def _load_class(root: Path, module: ModuleClass, files: ProjectFiles, declared: 
     return cls
 
 
-def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> Built:
+def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: Sources) -> Built:
     params = _forward_params(cls)
     torch.manual_seed(0)  # the same inputs, so the same verdict, every run
     try:

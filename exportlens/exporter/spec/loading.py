@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core import codes
 from ..core.report import Finding
-from ..core.settings import NAMES, Settings, check
+from ..core.settings import NAMES, Settings, setting_value
 from ..core.sources import Sources, resolved
 from ..core.targets import Location, Span, Target
 from ..find.packages import package_base
@@ -224,7 +224,7 @@ def table_settings(
     for name in NAMES:
         if name in table:
             try:
-                changes[name] = check(name, table[name])
+                changes[name] = setting_value(name, table[name])
             except ValueError as e:
                 findings.append(
                     codes.finding_at(

@@ -11,13 +11,14 @@ from ..core.options import Options
 from ..core.report import ModuleReport, Report, Status
 from ..core.settings import effective, parse_bytes
 from ..core.sources import Sources
-from ..find.deps import closure, digest, fingerprint, third_party
-from ..spec.loading import PYPROJECT
+from ..find.deps import closure, fingerprint, third_party
 from ..spec.plan import Plan, Planned, no_spec_findings
+from ..spec.plan_cache import PlanCache
 from ..spec.values import spec_refs
 from .pool import Cancelled, Pool
+from .proof_plans import owner_plan
 from .proofs import prove, settled
-from .protocol import CODEC, Job, OwnerPlan
+from .protocol import CODEC, Job
 
 
 def job_for(
@@ -64,22 +65,12 @@ def job_for(
     )
 
 
-def owner_plan(plan: Plan, planned: Planned) -> OwnerPlan:
-    """This module's part of the owner's static plan, for the worker to use instead of
-    parsing the project again (libcst: 10 ms for a small file, 2 s for transformers'
-    modeling_llama.py, whose bases are found in other files). With it go digests of the
-    texts it was made from (``plan.sources`` where given, else the disk's); a worker
-    that imports other text (an unsaved buffer, a file saved meanwhile) plans again."""
-    one = Plan(plan.root, plan.project, [planned], [])
-    return OwnerPlan(one, {path: digest(plan.sources, path) for path in (planned.module.path, PYPROJECT)})
-
-
 def skipped(planned: Planned) -> ModuleReport:
     findings = no_spec_findings(planned)
     return ModuleReport(planned.target, Status.SKIPPED, tuple(findings))
 
 
-def check_in_workers(
+def export_in_workers(
     plan: Plan,
     pool: Pool,
     options: Options = Options(),
@@ -91,6 +82,7 @@ def check_in_workers(
     it applied first, and titled with what that gave (proofs.py)."""
     futures: list[ModuleReport | tuple[Job, Future]] = []
     sources = plan.sources.relative()
+    plans = PlanCache()  # the proofs' plans: fixes that meet reach the same texts
     for planned in plan.modules:
         if planned.spec is None:
             futures.append(skipped(planned))
@@ -102,7 +94,8 @@ def check_in_workers(
     for planned, f in zip(plan.modules, futures):
         report = f if isinstance(f, ModuleReport) else _result(f[1], planned)
         if not isinstance(f, ModuleReport) and prove_fixes:
-            proven_report = prove(f[0], report, plan.sources, lambda job: pool.submit(job, supersede=False))
+            submit = lambda job: pool.submit(job, supersede=False)  # noqa: E731
+            proven_report = prove(f[0], report, plan.sources, submit, plans)
             if proven_report is not report:
                 pool.remember(f[0], proven_report)  # a later run shows the proven titles too
             report = proven_report

@@ -74,7 +74,7 @@ def warm_up() -> None:
 def run_job(job: Job) -> Reported | TreeReported:
     """One module, in this process: plan it statically (or take the owner's plan), export it
     (or, for a ``Task.TREE`` job, each of its submodules)."""
-    from ..runtime.check import check_one  # torch
+    from ..runtime.in_process import export_planned  # torch
     from ..runtime.subtree import tree_of
 
     files = Sources.of(Path(job.root), job.sources)
@@ -87,7 +87,7 @@ def run_job(job: Job) -> Reported | TreeReported:
             raise LookupError(f"{job.target} is no longer an nn.Module in {job.path}")
         if job.task is Task.TREE:
             return TreeReported(tree_of(plan, planned, job.options))
-        return Reported(check_one(plan, planned, job.options), replanned=job.plan is not None and owners is None)
+        return Reported(export_planned(plan, planned, job.options), replanned=job.plan is not None and owners is None)
 
 
 def _owner_plan(job: Job, files: Sources) -> Plan | None:

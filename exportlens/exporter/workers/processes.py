@@ -34,6 +34,7 @@ from .protocol import (
     Started,
     decode,
     encode_run,
+    ended,
 )
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,8 @@ class Warm:
                 continue
             if isinstance(message, ENDS):  # a spare's job's end
                 message = Done(self.job or "", message)
+            if isinstance(message, Done):  # a warm parent's child's End comes as written: decoded here, once
+                message = ended(message)
             if isinstance(message, Ready):
                 if self.ready is None:  # (a spare's job could say it again)
                     self._ready(message)

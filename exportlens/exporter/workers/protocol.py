@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from ..core.codec import Codec, CodecError
+from ..core.codec import TYPE, Codec, CodecError
 from ..core.options import Options
 from ..core.report import (
     DimSize,
@@ -160,13 +160,30 @@ class Died:
 
 
 End = Reported | TreeReported | Exited | OutOfMemory | Internal | Died
-ENDS = (Reported, TreeReported, Exited, OutOfMemory, Internal)  # what a job's process says of its own end
+ENDS = (Reported, TreeReported, Exited, OutOfMemory, Internal)  # how a job's child says it ended, in its one line
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A child's End as it wrote it, one protocol line: the warm parent passes it on in
+    ``Done.end`` as it is (a report can be megabytes: decoding and encoding it again there
+    was half its trip), and the owner decodes it, once (``ended``)."""
+
+    line: str
+
+    @classmethod
+    def of(cls, line: str) -> Encoded | None:
+        """``line`` where it is a child's End (by its type, written first); else None."""
+        return cls(line) if line.startswith(_END_TAGS) else None
+
+
+_END_TAGS = tuple(f'{{"{TYPE}":"{t.__name__}"' for t in ENDS)
 
 
 @dataclass(frozen=True)
 class Done:
     id: str
-    end: End
+    end: End | Encoded
     output: str = ""  # the tail of what the job printed
     fault: str = ""  # faulthandler's report of a crash
 
@@ -186,7 +203,7 @@ Message = Run | Shutdown | Ready | Started | Done
 CODEC = Codec(
     # the messages
     OwnerPlan, Job, Task, Run, Shutdown, Ready, Started, Reported, TreeReported, Exited, OutOfMemory, Internal, Died,
-    Done,
+    Done, Encoded,
     # what they carry: options, plans, specs, modules, reports
     Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec,
     TensorInput, ValueInput, IntInput, Shape, Derived,
@@ -207,6 +224,16 @@ def encode_run(run: Run) -> bytes:
         return encode(run)
     except CodecError:
         return encode(replace(run, job=replace(run.job, plan=None)))
+
+
+def ended(done: Done) -> Done:
+    """``done`` with its End decoded (the owner's side): a line that is not one is exportlens's failure."""
+    if not isinstance(done.end, Encoded):
+        return done
+    try:
+        return replace(done, end=decode(done.end.line, *ENDS))
+    except CodecError as e:
+        return replace(done, end=Internal(f"the export process wrote a result that is not the protocol: {e}"))
 
 
 def decode(line: bytes | str, *expected: type) -> Message | End:

@@ -62,17 +62,12 @@ def _keys(
     session, root, spec: SpecDoc, target: str, rel, variant: bool, ctx: Context, edit
 ) -> list[types.CompletionItem]:
     typed = (ctx.start, ctx.start + len(ctx.text))  # the key being typed is not yet present
+    present = {t.value for s in family(spec.scopes, target) for t in s.tokens if t.is_key and (t.start, t.end) != typed}
     if rel == ():
-        present = {
-            t.value for s in family(spec.scopes, target) for t in s.tokens if t.is_key and (t.start, t.end) != typed
-        }
         keys = [*_TABLE_KEYS, *(["name"] if variant else [])]
         kind = types.CompletionItemKind.Property
         return [_item(k, _KEY_DOCS.get(k, ""), f"{k} = ", edit, kind) for k in keys if k not in present]
     if rel == ("inputs",):
-        present = {
-            t.value for s in family(spec.scopes, target) for t in s.tokens if t.is_key and (t.start, t.end) != typed
-        }
         return _input_keys(session.index.by_target(root, target), present, edit)
     if rel == ("dims",):
         return _dim_names([u for u in uses(family(spec.scopes, target)) if (u.start, u.end) != typed], edit)
