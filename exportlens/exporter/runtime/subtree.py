@@ -35,7 +35,7 @@ from .context import Context
 from .explain import explain
 from .failures import Raised, read_failure
 from .inputs import Built
-from .locate import ProjectFiles, record_guards
+from .locate import deepest_in_traceback, record_guards
 from .run import in_source_order, prepare, quiet
 from .serving import failure_of
 from .submodules import Call, carried, recorded_calls, sub_built
@@ -56,7 +56,7 @@ def submodule_tree(
 ) -> SubmoduleTree:
     started = time.perf_counter()
     root = root.resolve()
-    files = ProjectFiles(root)
+    files = Sources.of(root, sources)
     settings = effective(spec.settings, options.overrides)
     try:
         _, model, built = prepare(root, module, spec, settings.device, files)
@@ -68,7 +68,7 @@ def submodule_tree(
         # the calls both runs made before either stopped are what a dim is read from
         again = recorded_calls(model, *found[1])[0] if found else {}
     dims = found[0] if found and again else None
-    ctx = Context(root, files, module, spec, built, Sources.of(root, sources), model=model)
+    ctx = Context(root, module, spec, built, sources=files, model=model)
     nodes = _nodes(model, calls, again, dims, ctx, settings.strict)
     return SubmoduleTree(
         spec.target,
@@ -79,10 +79,10 @@ def submodule_tree(
     )
 
 
-def _stopped(raised: Exception, files: ProjectFiles) -> str:
+def _stopped(raised: Exception, files: Sources) -> str:
     """Where the eager run stopped, and why: the submodules after it were never called."""
-    frame = files.deepest_in_traceback(raised.__traceback__)
-    where = f" at {files.relative(frame.filename)}:{frame.line}" if frame else ""
+    frame = deepest_in_traceback(files, raised.__traceback__)
+    where = f" at {files.rel(frame.filename)}:{frame.line}" if frame else ""
     said = str(raised).strip().splitlines()
     return f"forward raised {type(raised).__name__}{where}{': ' + said[0][:300] if said else ''}"
 
@@ -120,7 +120,7 @@ def _nodes(
 def exported(module: torch.nn.Module, ctx: Context, strict: bool) -> Finding | None:
     """None where ``module`` exports on ``ctx.built``; else its first finding."""
     built = ctx.built
-    with quiet(), record_guards(ctx.files) as log:
+    with quiet(), record_guards(ctx.sources) as log:
         try:
             torch.export.export(module, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict)
             return None
@@ -147,12 +147,12 @@ def _class_of(cls: type, ctx: Context) -> ModuleClass:
         lines, line = inspect.getsourcelines(cls)
     except (TypeError, OSError):
         return ctx.module
-    if not filename or filename not in ctx.files:
+    if not filename or not ctx.sources.owns(filename):
         return ctx.module
     at = next((i for i, text in enumerate(lines) if text.lstrip().startswith("class ")), 0)
     column = lines[at].find(cls.__name__) + 1 or 1
     name = Span(line + at, column, line + at, column + len(cls.__name__))
-    return ModuleClass(ctx.files.relative(filename), cls.__name__, Span(line), name, (), None)
+    return ModuleClass(ctx.sources.rel(filename), cls.__name__, Span(line), name, (), None)
 
 
 def described(built: Built) -> str:

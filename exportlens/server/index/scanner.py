@@ -114,7 +114,8 @@ async def scan_one(path: Path, text: str, folders: Iterable[Path] = ()) -> FileE
     system when it exits. None if the scan failed. ``folders``: the workspace folders."""
     proc = await asyncio.create_subprocess_exec(
         *isolation.command(sys.executable, "exportlens.server.index.scanner", "--one", str(path), *map(str, folders)),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=isolation.environment(),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        env=isolation.environment(),
     )  # fmt: skip
     try:
         out, _ = await proc.communicate(text.encode("utf-8", "surrogatepass"))
