@@ -162,7 +162,7 @@ def test_a_result_line_nested_past_any_depth_is_no_report_and_kills_nothing(tmp_
     (module,) = out["modules"]
     (finding,) = module["findings"]
     assert (finding["code"], finding["line"]) == ("EL502", class_line(root))
-    assert finding["message"] == "the export process exited with status 0 before reporting"
+    assert finding["message"] == "the export process wrote a result that is not a report"
     assert len(finding["detail"]) < 2 << 20
 
 

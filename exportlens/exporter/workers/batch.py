@@ -11,6 +11,7 @@ from ..core.options import Options
 from ..core.report import ModuleReport, Report, Status
 from ..core.settings import effective, parse_bytes
 from ..core.sources import Sources
+from ..core.targets import Span
 from ..find.deps import closure, fingerprint, third_party
 from ..spec.plan import Plan, Planned, no_spec_findings
 from ..spec.plan_cache import PlanCache
@@ -36,33 +37,34 @@ def job_for(
     assert spec is not None
     settings = effective(spec.settings, options.overrides)
     files = Sources.of(plan.root, sources)
-    # a saved artifact is a side effect: never answered from the cache
     called = spec_refs(spec.init, spec.factory)  # a factory in another project file is part of the module too
-    own = [fingerprint(files, files.path(r.where)) for r in called if r.in_project]
     file = files.path(planned.module.path)
     paths = closure(files, file)  # walked once: the key hashes it, the preload reads its imports
-    key = (
-        ""
-        if options.artifact
-        else fingerprint(files, file, repr(spec), CODEC.dumps(options), environment, *own, paths=paths)
-    )
     name = planned.module.name_span
     return Job(
         root=str(plan.root),
         target=planned.target,
-        class_line=name.line,
-        class_column=name.column,
-        class_end_column=name.end_column if name.end_line == name.line else None,
+        name_span=name if name.end_line == name.line else Span(name.line, name.column),
         options=options,
         timeout=settings.timeout,
         memory_limit=parse_bytes(settings.memory_limit),
         sandbox=settings.sandbox,
         device=settings.device,
         preload=tuple(sorted({*third_party(files, file, paths), *(str(r) for r in called if not r.in_project)})),
-        key=key,
+        key=_cache_key(files, file, paths, spec, options, environment, called),
         sources=files.relative(),
         plan=owner_plan(plan, planned),
     )
+
+
+def _cache_key(files: Sources, file: Path, paths, spec, options: Options, environment: str, called) -> str:
+    """The verdict cache's key: the module's file and its import closure as the user sees them,
+    its spec, the options and the environment, and the project files its factory calls. A saved
+    artifact is a side effect: never answered from the cache ("")."""
+    if options.artifact:
+        return ""
+    own = [fingerprint(files, files.path(r.where)) for r in called if r.in_project]
+    return fingerprint(files, file, repr(spec), CODEC.dumps(options), environment, *own, paths=paths)
 
 
 def skipped(planned: Planned) -> ModuleReport:

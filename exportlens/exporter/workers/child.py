@@ -15,6 +15,7 @@ import traceback
 from pathlib import Path
 
 from ..core.sources import Sources
+from ..core.targets import Span
 from ..find.deps import digest
 from ..find.packages import package_base
 from ..spec.plan import Plan, make_plan
@@ -61,7 +62,9 @@ def warm_up() -> None:
 
     available()  # the sandbox's bindings imported here, once, not in each job's child (about 60 ms there)
     interpreter_folders()  # what a sandboxed job may read of the interpreter, found once for every child
-    report = run_job(Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", class_line=1, sources={WARM_FILE: WARM_SOURCE})).report
+    report = run_job(
+        Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", name_span=Span(1), sources={WARM_FILE: WARM_SOURCE})
+    ).report
     if report.status.value != "exported":  # a broken environment: say so in the worker's stderr
         print(f"exportlens worker: the warm-up export failed: {report.findings}", file=sys.stderr)
     # leave nothing of it for a user's job to see

@@ -112,20 +112,13 @@ def _death(e: Died, where: str) -> str:
     if e.signal:
         why = " (out of memory?)" if e.signal == SIGKILL else ""
         return f"the export process was killed by {signal_name(e.signal)}{why}{where}"
+    if e.status is None:  # (its line looked like a result, and was none)
+        return f"the export process wrote a result that is not a report{where}"
     return f"the export process exited with status {e.status} before reporting{where}"
 
 
 def _on_class(job: Job, code: codes.Code, message: str, detail: str) -> Finding:
-    return codes.finding(
-        code,
-        message,
-        job.path,
-        job.class_line,
-        column=job.class_column,
-        end_line=job.class_line if job.class_end_column else None,
-        end_column=job.class_end_column,
-        detail=detail,
-    )
+    return codes.finding_at(code, message, job.path, job.name_span, detail=detail)
 
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)')

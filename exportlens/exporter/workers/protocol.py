@@ -73,15 +73,13 @@ class Job:
 
     root: str
     target: str  # "path.py:Class"
-    class_line: int  # where crash and timeout findings go: the class name
+    name_span: Span  # the class name: where crash and timeout findings go
     options: Options = Options()
     timeout: float = 60.0
     memory_limit: int | None = 8 << 30
     sandbox: bool = True  # confine the job's file access (sandbox.py)
     key: str = ""  # cache key; "" = do not cache
     sources: dict[str, str] = field(default_factory=dict)  # project-relative path -> unsaved text
-    class_column: int = 1
-    class_end_column: int | None = None
     plan: OwnerPlan | None = None  # None: the worker plans
     device: str = "cpu"  # the effective device: findings about memory suggest meta where it is not
     preload: tuple[str, ...] = ()  # third-party packages the module imports: the warm worker imports them once
@@ -227,13 +225,15 @@ def encode_run(run: Run) -> bytes:
 
 
 def ended(done: Done) -> Done:
-    """``done`` with its End decoded (the owner's side): a line that is not one is exportlens's failure."""
+    """``done`` with its End decoded (the owner's side). A line with an End's tag that does not
+    decode was written by the job's process, not by exportlens: the module's crash, like any
+    other end without a report."""
     if not isinstance(done.end, Encoded):
         return done
     try:
         return replace(done, end=decode(done.end.line, *ENDS))
-    except CodecError as e:
-        return replace(done, end=Internal(f"the export process wrote a result that is not the protocol: {e}"))
+    except CodecError:
+        return replace(done, end=Died())
 
 
 def decode(line: bytes | str, *expected: type) -> Message | End:
