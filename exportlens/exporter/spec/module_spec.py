@@ -69,6 +69,7 @@ _TABLE_KEYS = (
     "timeout",
     "memory_limit",
     "sandbox",
+    "targets",
     "ignore",
 )
 
