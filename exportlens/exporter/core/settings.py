@@ -136,7 +136,8 @@ SETTINGS: tuple[Setting, ...] = (
         expected="a size like 8GiB, at least 256MiB and at most 16TiB",
     ),
     Setting(
-        "targets", tuple, (), "Where each exported program is lowered and checked against eager: `aoti`, `onnx`, `executorch`.",
+        "targets", tuple, (), "Where each exported program is lowered and checked against eager:"
+        " `aoti`, `onnx`, `executorch`.",
         frozenset({PROJECT}), accept=_targets, expected=f"a list of {', '.join(TARGETS)}",
     ),
     Setting(

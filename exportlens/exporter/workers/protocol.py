@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..core.codec import Codec, CodecError
+from ..core.lowering import Lowering
 from ..core.options import Options
 from ..core.report import (
     DimSize,
@@ -171,7 +172,7 @@ CODEC = Codec(
     # what they carry: options, plans, specs, modules, reports
     Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, IntInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
-    ModuleReport, Finding, Fix, Probe, DimSize, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
+    ModuleReport, Finding, Fix, Probe, Lowering, DimSize, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
 )  # fmt: skip
 
 
