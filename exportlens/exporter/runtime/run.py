@@ -114,7 +114,6 @@ def export_module(
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None), dropped=len(ctx.dropped))
     probed = compared(ep.module(), reference) if reference is not None else ()
     ep, artifact = _finish(ep, settings.ir, options.artifact)
-    # the targets are lowered by a second job, once the verdict is in (workers/lowered.py)
     lowerings, lowered = lower_targets(ep, model, ctx, settings.targets * options.lower, rebuild_of(cls), device)
     exported = report(Status.EXPORTED, baked_ints(cls.forward, ctx) + lowered, summarize(ep, ctx, log, artifact))
     return replace(exported, probes=probed, lowerings=lowerings)

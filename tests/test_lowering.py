@@ -1,0 +1,154 @@
+"""Lowering for deployment targets (docs/targets.md): real exports in real workers, then real
+ONNX / AOTInductor / ExecuTorch lowering of the program and real runs of what it gives."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from exportlens.exporter.core.options import Options
+from exportlens.exporter.core.report import ModuleReport, Severity, Status
+from exportlens.exporter.spec.plan import make_plan
+
+from conftest import line_of, only
+
+NET = """
+import torch
+from torch import nn
+
+
+class Zeta(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return torch.special.zeta(h, h + 2.0)  # no ONNX function for it
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+class Squeeze(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, x):
+        return self.fc(x).squeeze(0)  # a no-op where batch is not 1; ONNX's Squeeze refuses it there
+"""
+
+
+def spec(cls: str, targets: str = '["onnx"]') -> str:
+    return (
+        f'[tool.exportlens.modules."net.py:{cls}"]\ninputs = {{ x = "f32[batch, 4]" }}\n'
+        f"dims = {{ batch = {{ min = 2, max = 64, example = 3 }} }}\ntargets = {targets}\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def pool():
+    from exportlens.exporter.workers.pool import Pool
+
+    with Pool(jobs=1) as pool:
+        yield pool
+
+
+def checked(root: Path, pool, target: str) -> ModuleReport:
+    """What ``exportlens check`` reports of one module: its export's verdict, then its lowering."""
+    from exportlens.exporter.workers.batch import check_in_workers
+
+    report = check_in_workers(make_plan([root]), pool, Options(), prove_fixes=False)
+    return next(m for m in report.modules if m.target == f"net.py:{target}")
+
+
+def one(project, pool, cls: str, targets: str = '["onnx"]') -> ModuleReport:
+    project.write("net.py", NET)
+    project.write("pyproject.toml", spec(cls, targets))
+    return checked(project.root, pool, cls)
+
+
+@pytest.fixture
+def onnx():
+    pytest.importorskip("onnxscript")
+    pytest.importorskip("onnxruntime")
+
+
+def test_an_op_without_an_onnx_translation_is_a_finding_on_its_line(project, pool, onnx):
+    report = one(project, pool, "Zeta")
+    assert report.status is Status.EXPORTED  # the export's own verdict stands
+    f = only(report.findings, "EL601")
+    assert (f.path, f.line) == ("net.py", line_of(project, "net.py", "special.zeta"))
+    assert f.message.startswith("`return torch.special.zeta(h, h + 2.0)` has no ONNX translation:"), f.message
+    assert "prims::zeta" in f.message and not re.search(r"\b[su]\d+\b|%", f.message)
+    (lowering,) = report.lowerings
+    assert (lowering.target, lowering.status) == ("onnx", "failed")
+
+
+def test_a_module_that_lowers_is_compiled_with_its_time_size_and_error(project, pool, onnx):
+    report = one(project, pool, "Mlp")
+    assert not report.findings
+    (lowering,) = report.lowerings
+    assert lowering.status == "compiled" and lowering.seconds > 0 and lowering.size > 1000
+    assert lowering.max_error is not None and lowering.max_error < 1e-4
+    assert lowering.sizes == ("the example inputs", "batch = 2", "batch = 64")
+    assert re.fullmatch(r"compiled for onnx in \d+\.\d s, \d+\.\d KB, max error \S+", str(lowering)), str(lowering)
+
+
+def test_a_size_the_onnx_model_refuses_where_eager_runs_is_a_finding(project, pool, onnx):
+    report = one(project, pool, "Squeeze")
+    f = only(report.findings, "EL604")
+    assert (f.path, f.line) == ("pyproject.toml", 1)  # the module's table: the example inputs fail
+    assert f.message.startswith("the ONNX model (onnxruntime) refuses the example inputs:"), f.message
+    assert report.lowerings[0].status == "failed"
+
+
+def test_a_target_whose_packages_are_missing_says_what_to_install(project, pool, onnx, monkeypatch):
+    """onnxruntime hidden from the interpreter that runs exports (as where it is not installed)."""
+    hide = project.root / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "from importlib.machinery import PathFinder\n\nfound = PathFinder.find_spec\n\n\n"
+        "def find_spec(name, path=None, target=None):\n"
+        "    return None if name.split('.')[0] == 'onnxruntime' else found(name, path, target)\n\n\n"
+        "PathFinder.find_spec = find_spec\n"
+    )
+    from exportlens.exporter.workers.pool import Pool
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(hide), os.environ.get("PYTHONPATH", "")]))
+    with Pool(jobs=1, persist=False) as hidden:
+        report = one(project, hidden, "Mlp", '["onnx"]')
+    f = only(report.findings, "EL605")
+    assert f.message == (
+        "the `onnx` target cannot be checked: onnxruntime is not installed: pip install 'exportlens[onnx]'"
+    )
+    assert (f.path, f.line, f.severity) == ("pyproject.toml", 4, Severity.ERROR)  # the `targets` key
+    assert report.lowerings[0].status == "unavailable"
+
+
+@pytest.mark.slow
+def test_aoti_compiles_and_agrees_with_eager_at_the_declared_bounds(project, pool):
+    report = one(project, pool, "Mlp", '["aoti"]')
+    assert not report.findings
+    (lowering,) = report.lowerings
+    assert lowering.status == "compiled" and lowering.size > 1000 and lowering.max_error < 1e-4
+    assert lowering.sizes == ("the example inputs", "batch = 2", "batch = 64")
+
+
+@pytest.mark.slow
+def test_executorch_lowering_fails_on_the_line_of_an_op_outside_core_aten(project, pool):
+    pytest.importorskip("executorch")
+    report = one(project, pool, "Zeta", '["executorch"]')
+    f = only(report.findings, "EL602")
+    assert (f.path, f.line) == ("net.py", line_of(project, "net.py", "special.zeta"))
+    assert "lowering for ExecuTorch failed on `return torch.special.zeta(h, h + 2.0)`" in f.message
