@@ -9,6 +9,8 @@ Without any of it a lowering failure is a finding on the class, never a wrong li
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,9 +18,18 @@ from typing import Any
 import torch.fx
 
 
-def aoti_compile(ep: Any, path: Path) -> None:
-    """The program as an AOTInductor package (a .pt2 a C++ or Python server loads); 2.6–2.15."""
+def aoti_compile(ep: Any, path: Path, cache: Path) -> None:
+    """The program as an AOTInductor package (a .pt2 a C++ or Python server loads); 2.6–2.15.
+    Inductor's caches go to ``cache`` (where the job may write), not /tmp/torchinductor_<user>:
+    the folder its functions read from the environment, and the precompiled headers' folder,
+    which ``codecache`` computed when it was imported (2.13)."""
+    import torch._inductor.codecache as codecache
     from torch._inductor import aoti_compile_and_package
+
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
+    if hasattr(codecache, "_HEADER_DIR"):
+        codecache._HEADER_DIR = str(cache / "precompiled_headers")
+        codecache._HEADER_LOCK_DIR = str(cache / "precompiled_headers" / "locks")
 
     aoti_compile_and_package(ep, package_path=str(path))
 
@@ -67,3 +78,26 @@ def origins(node: torch.fx.Node) -> Iterator[str]:
 def no_translation(exc: BaseException) -> bool:
     """The ONNX exporter found no function for an op (its ``DispatchError``, 2.6–2.15), anywhere in the chain."""
     return any(type(e).__name__ == "DispatchError" for e in chain(exc))
+
+
+# the ONNX exporter writes each node's fx stack into its metadata (2.6–2.15)
+ONNX_STACK = "pkg.torch.onnx.stack_trace"
+# onnxruntime 1.2x–1.30: "... while running Squeeze node. Name:'node_squeeze' Status Message: <source>
+# <function>(...) <check> was false. <why>"
+_ORT = re.compile(r"while running (?P<op>\w+) node\. Name:'(?P<node>[^']*)' Status Message: (?P<said>.*)", re.S)
+
+
+def onnx_stacks(program: Any) -> dict[str, str]:
+    """Each ONNX node's name, to the user's stack it was made from."""
+    return {node.name: node.metadata_props.get(ONNX_STACK, "") for node in program.model.graph}
+
+
+def ort_said(text: str) -> tuple[str, str] | None:
+    """The node onnxruntime failed on, and what it said, in one line without its C++ source; None
+    where it is not onnxruntime's."""
+    m = _ORT.search(text)
+    if m is None:
+        return None
+    said = m["said"].strip()
+    said = said.rsplit(" was false. ", 1)[-1] if " was false. " in said else said.rsplit(") ", 1)[-1]
+    return m["node"], f"onnxruntime's {m['op']} fails: {said}"

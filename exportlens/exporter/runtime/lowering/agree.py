@@ -22,7 +22,7 @@ from ..holds import finite
 from ..inputs import Built, copied
 from ..serving import Rebuild, inputs_at
 from ..violations import first_line
-from .artifact import Artifact
+from .artifact import Artifact, Refused
 
 RTOL, ATOL = 1e-3, 1e-4  # a compiler's own reordering of float sums stays well inside these
 
@@ -43,6 +43,7 @@ class Size:
 class Compared:
     size: Size
     refused: str = ""  # what the artifact raised, where eager runs
+    stack: str = ""  # the user's stack of the node it raised on, where its runtime says
     differs: str = ""  # how its outputs differ from eager's
     error: float | None = None  # max |artifact - eager| where both ran
     eager_failed: str = ""  # what eager raised (outside the range: the artifact should not answer either)
@@ -70,23 +71,26 @@ def compare(artifact: Artifact, model: torch.nn.Module, ctx: Context, rebuild: R
     built = ctx.built if size.dim is None else inputs_at(ctx.spec, size.dim, size.size, rebuild)
     if built is None:
         return None
-    eager, eager_failed = _outputs(model, built)
-    got, refused = _outputs(artifact.run, built)
+    eager, eager_failed, _ = _outputs(model, built)
+    got, refused, stack = _outputs(artifact.run, built)
     if eager_failed:
         return Compared(size, eager_failed=eager_failed) if not refused else None
     if refused:
-        return Compared(size, refused=refused)
+        return Compared(size, refused=refused, stack=stack)
     differs, error = _differs(got, eager)
     return Compared(size, differs=differs, error=error)
 
 
-def _outputs(fn: Any, built: Built) -> tuple[list[Any], str]:
+def _outputs(fn: Any, built: Built) -> tuple[list[Any], str, str]:
+    """Its outputs, or what it raised (and the user's stack where the artifact's runtime names one)."""
     try:
         with torch.no_grad():
             torch.manual_seed(0)  # the same random draws on both sides
-            return pytree.tree_leaves(fn(*copied(built.args), **copied(built.kwargs))), ""
+            return pytree.tree_leaves(fn(*copied(built.args), **copied(built.kwargs))), "", ""
+    except Refused as exc:
+        return [], str(exc), exc.stack
     except Exception as exc:
-        return [], f"{type(exc).__name__}: {first_line(str(exc))[:300]}"
+        return [], f"{type(exc).__name__}: {first_line(str(exc))[:300]}", ""
 
 
 def _differs(got: list[Any], want: list[Any]) -> tuple[str, float | None]:

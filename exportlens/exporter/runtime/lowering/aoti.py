@@ -11,5 +11,5 @@ from .artifact import Artifact
 
 def compile_aoti(ep: Any, folder: Path) -> Artifact:
     path = folder / "model.pt2"
-    aoti_compile(ep, path)
+    aoti_compile(ep, path, folder / "inductor")  # its caches in the job's scratch folder, removed with it
     return Artifact(aoti_load(path), path.stat().st_size, "the AOTInductor package")

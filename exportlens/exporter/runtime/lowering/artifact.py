@@ -12,3 +12,11 @@ class Artifact:
     run: Callable[..., Any]  # takes forward's arguments, as the exported program does
     size: int  # bytes of what would be deployed
     name: str  # what it is, in a sentence's words: "the AOTInductor package"
+
+
+class Refused(RuntimeError):
+    """The artifact's runtime refused its inputs, at a node whose user's stack is known."""
+
+    def __init__(self, message: str, stack: str) -> None:
+        super().__init__(message)
+        self.stack = stack  # the node's ``stack_trace``, as torch writes it

@@ -9,7 +9,8 @@ from typing import Any
 
 import torch
 
-from .artifact import Artifact
+from ..compat.lowering import onnx_stacks, ort_said
+from .artifact import Artifact, Refused
 
 
 def compile_onnx(ep: Any, folder: Path) -> Artifact:
@@ -19,4 +20,15 @@ def compile_onnx(ep: Any, folder: Path) -> Artifact:
         program = torch.onnx.export(ep, (), dynamo=True, verbose=False, optimize=True)
     program.save(str(path))
     size = sum(p.stat().st_size for p in folder.iterdir())  # weights may lie beside the model, in files of their own
-    return Artifact(program, size, "the ONNX model (onnxruntime)")
+    stacks = onnx_stacks(program)
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return program(*args, **kwargs)
+        except Exception as exc:
+            said = ort_said(str(exc))
+            if said is None:
+                raise
+            raise Refused(said[1], stacks.get(said[0], "")) from None
+
+    return Artifact(run, size, "the ONNX model (onnxruntime)")

@@ -48,8 +48,11 @@ def sizes_finding(target: str, artifact: Artifact, c: Compared, ctx: Context) ->
     dim = c.size.dim
     declared = f"`{dim.name}` is declared as {_range(dim)}" if dim is not None else ""
     if c.size.inside:
-        message = f"{artifact.name} refuses {c.size}{f' ({declared})' if declared else ''}: {c.refused}"
-        return _on_size(codes.LOWERED_SIZES, message, c, ctx)
+        frame = ctx.files.deepest_in_text(c.stack)
+        line = f"`{source_line(frame.filename, frame.line)}`: " if frame else ""
+        declared = f" ({declared})" if declared else ""
+        message = f"{line}{artifact.name} refuses {c.size}{declared}, where eager runs: {c.refused}"
+        return at(ctx, codes.LOWERED_SIZES, message, frame) if frame else _on_size(codes.LOWERED_SIZES, message, c, ctx)
     why = (
         f"where eager fails ({c.eager_failed})" if c.eager_failed else f"and answers otherwise than eager ({c.differs})"
     )
