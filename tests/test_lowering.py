@@ -8,12 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import line_of, only
 
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.core.report import ModuleReport, Severity, Status
 from exportlens.exporter.spec.plan import make_plan
-
-from conftest import line_of, only
 
 NET = """
 import torch
@@ -37,6 +36,18 @@ class Mlp(nn.Module):
 
     def forward(self, x):
         return torch.relu(self.fc(x))
+
+
+class OneSample(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if h.shape[0] == 1:  # one sample: no batch axis (never taken inside the declared range)
+            return h[0]
+        return h
 
 
 class Squeeze(nn.Module):
@@ -108,9 +119,27 @@ def test_a_module_that_lowers_is_compiled_with_its_time_size_and_error(project, 
 def test_a_size_the_onnx_model_refuses_where_eager_runs_is_a_finding(project, pool, onnx):
     report = one(project, pool, "Squeeze")
     f = only(report.findings, "EL604")
-    assert (f.path, f.line) == ("pyproject.toml", 1)  # the module's table: the example inputs fail
-    assert f.message.startswith("the ONNX model (onnxruntime) refuses the example inputs:"), f.message
+    assert (f.path, f.line) == ("net.py", line_of(project, "net.py", "squeeze(0)"))  # the ONNX node's stack
+    assert f.message == (
+        "`return self.fc(x).squeeze(0)`: the ONNX model (onnxruntime) refuses the example inputs, where eager runs:"
+        " onnxruntime's Squeeze fails: Dimension of input 0 must be 1 instead of 3. shape={3,8}"
+    )
     assert report.lowerings[0].status == "failed"
+
+
+ACCEPTS = (
+    "{name} accepts batch = 1, outside the declared range (`batch` is declared as [2, 64]), and answers otherwise"
+    " than eager (output 0 has shape [1, 8], eager's [8]): its runtime does not check the range, so whatever serves"
+    " it must"
+)
+
+
+def test_a_size_below_min_that_onnx_accepts_and_eager_answers_otherwise_is_a_warning(project, pool, onnx):
+    report = one(project, pool, "OneSample")
+    f = only(report.findings, "EL604")
+    assert (f.path, f.line, f.severity) == ("pyproject.toml", 3, Severity.WARNING)  # the dim's spec
+    assert f.message == ACCEPTS.format(name="the ONNX model (onnxruntime)")
+    assert report.lowerings[0].status == "compiled"  # inside the range it serves
 
 
 def test_a_target_whose_packages_are_missing_says_what_to_install(project, pool, onnx, monkeypatch):
@@ -152,3 +181,12 @@ def test_executorch_lowering_fails_on_the_line_of_an_op_outside_core_aten(projec
     f = only(report.findings, "EL602")
     assert (f.path, f.line) == ("net.py", line_of(project, "net.py", "special.zeta"))
     assert "lowering for ExecuTorch failed on `return torch.special.zeta(h, h + 2.0)`" in f.message
+
+
+@pytest.mark.slow
+def test_executorch_accepts_a_size_below_min_where_eager_answers_otherwise(project, pool):
+    pytest.importorskip("executorch")
+    report = one(project, pool, "OneSample", '["executorch"]')
+    f = only(report.findings, "EL604")
+    assert f.message == ACCEPTS.format(name="the ExecuTorch program (XNNPACK)")
+    assert report.lowerings[0].status == "compiled" and report.lowerings[0].size > 1000
