@@ -190,3 +190,48 @@ def test_executorch_accepts_a_size_below_min_where_eager_answers_otherwise(proje
     f = only(report.findings, "EL604")
     assert f.message == ACCEPTS.format(name="the ExecuTorch program (XNNPACK)")
     assert report.lowerings[0].status == "compiled" and report.lowerings[0].size > 1000
+
+
+def test_lowerings_survive_the_json_a_shard_writes_and_merge_reads():
+    from exportlens.exporter.core.lowering import Lowering
+    from exportlens.exporter.core.report import Report, from_dict, to_dict
+
+    lowering = Lowering("onnx", "compiled", 3.61, 2458, 1.2e-7, ("the example inputs", "batch = 64"))
+    report = Report((ModuleReport("net.py:Mlp", Status.EXPORTED, lowerings=(lowering,)),))
+    data = to_dict(report)
+    assert data["modules"][0]["lowerings"] == [
+        {"target": "onnx", "status": "compiled", "seconds": 3.61, "size": 2458, "max_error": 1.2e-7,
+         "sizes": ["the example inputs", "batch = 64"]}
+    ]  # fmt: skip
+    assert from_dict(Report, data) == report
+    assert str(lowering) == "compiled for onnx in 3.6 s, 2.4 KB, max error 1e-07"
+
+
+def test_an_export_job_that_reports_lowerings_is_refused():
+    from exportlens.exporter.core.lowering import Lowering
+    from exportlens.exporter.workers.protocol import Job
+    from exportlens.exporter.workers.validate import Refused, checked_report
+
+    job = Job("/nonexistent", "net.py:Mlp", 1)
+    forged = ModuleReport("net.py:Mlp", Status.EXPORTED, lowerings=(Lowering("aoti", "compiled"),))
+    with pytest.raises(Refused, match="lowerings the job did not ask for"):
+        checked_report(job, forged)
+    lowering = Job("/nonexistent", "net.py:Mlp", 1, Options(lower=True))
+    assert checked_report(lowering, forged).lowerings == forged.lowerings
+
+
+@pytest.mark.slow
+def test_check_prints_each_targets_result_and_its_json_carries_them(project, onnx):
+    import json
+    import subprocess
+    import sys
+
+    project.write("net.py", NET)
+    project.write("pyproject.toml", spec("Mlp"))
+    run = [sys.executable, "-m", "exportlens.cli", "check", "--no-cache", "net.py"]
+    text = subprocess.run(run, cwd=project.root, capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^net\.py:Mlp: compiled for onnx in \d+\.\d s, \d+\.\d KB, max error \S+$", text, re.M), text
+    done = subprocess.run([*run, "--format", "json"], cwd=project.root, capture_output=True, text=True, check=True)
+    (mlp,) = [m for m in json.loads(done.stdout)["modules"] if m["target"] == "net.py:Mlp"]
+    (lowering,) = mlp["lowerings"]
+    assert (lowering["target"], lowering["status"]) == ("onnx", "compiled") and lowering["max_error"] < 1e-4
