@@ -10,6 +10,7 @@ report (past its time, out of memory) says so on the module's report."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 
 from ..core.lowering import FAILED, Lowering
@@ -33,7 +34,8 @@ def lowering_job(job: Job, targets: tuple[str, ...]) -> Job:
 
 
 def _key(key: str) -> str:
-    return f"{key}+lower" if key else ""  # its own verdict on disk, beside the export's
+    """Its own verdict on disk, beside the export's (a key is a sha256, as verdicts.py names its files)."""
+    return hashlib.sha256(f"{key}:lower".encode()).hexdigest() if key else ""
 
 
 def with_lowerings(report: ModuleReport, lowered: ModuleReport, targets: tuple[str, ...]) -> ModuleReport:
