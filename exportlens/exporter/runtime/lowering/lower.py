@@ -31,7 +31,7 @@ COMPILE = {"aoti": compile_aoti, "onnx": compile_onnx, "executorch": compile_exe
 def lower_targets(
     ep: Any, model: torch.nn.Module, ctx: Context, targets: tuple[str, ...], rebuild: Rebuild, device: str
 ) -> tuple[tuple[Lowering, ...], list[Finding]]:
-    """Each target's Lowering, and the findings of all of them."""
+    """Each target's Lowering, and the findings of all of them (no targets: an export job's, nothing)."""
     lowerings, findings = [], []
     for target in targets:
         lowering, found = _lower(target, ep, model, ctx, rebuild, device)
@@ -60,7 +60,7 @@ def _lower(
         return Lowering(target, COMPILED, seconds, artifact.size), []
     compared = [c for size in sizes(ctx) if (c := compare(artifact, model, ctx, rebuild, size)) is not None]
     findings = _findings(target, artifact, compared, ctx)
-    errors = [c.error for c in compared if c.error is not None]
+    errors = [c.error for c in compared if c.size.inside and c.error is not None]  # outside, eager is no reference
     ran = tuple(str(c.size) for c in compared if c.size.inside and not (c.refused or c.eager_failed))
     failed = any(f.severity is Severity.ERROR for f in findings)
     status = FAILED if failed else COMPILED
