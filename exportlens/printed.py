@@ -37,6 +37,9 @@ def print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = Non
         print(located(root, f))
         for fix in f.fixes:
             print(f"    fix: {fix.title}")
+    for m in report.modules:
+        for lowering in m.lowerings:  # each deployment target's, under the export's verdict
+            print(f"{relative(root, m.target)}: {lowering}")
     print(summary(report, len(findings), shard, hidden))
 
 

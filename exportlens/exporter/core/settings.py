@@ -21,6 +21,7 @@ from typing import Any
 DEVICES = re.compile(r"^(cpu|meta|mps|cuda(:(?P<index>\d{1,4}))?)$")
 MAX_DEVICE = 1023  # cuda:N: no machine has more devices; a longer index is a typo (and overflows torch's int)
 IRS = ("training", "core-aten")
+TARGETS = ("aoti", "onnx", "executorch")  # where a program is lowered after it exports (docs/targets.md)
 MAX_TIMEOUT = 7 * 24 * 3600.0  # seconds: a week; longer is a typo, and past ~1e9 the clock overflows
 MIN_MEMORY = 256 << 20  # bytes: below this the export's process cannot even import torch
 MAX_MEMORY = 16 << 40  # bytes: more than any one machine holds; past ~8 EiB the cap overflows the kernel's limit
@@ -83,6 +84,13 @@ def _memory(value: Any) -> Any:
     return str(value) if MIN_MEMORY <= (parse_bytes(value) or 0) <= MAX_MEMORY else None
 
 
+def _targets(value: Any) -> Any:
+    """A list of deployment targets, each once, in the order written; None for anything else."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v in TARGETS for v in value):
+        return None
+    return tuple(dict.fromkeys(value))
+
+
 def interpreter(value: Any) -> str:
     """The Python that runs exports: an executable file, or a command on PATH, as a path;
     ValueError saying what is wrong. Checked where it is set, so a typo is a refusal then,
@@ -133,6 +141,11 @@ SETTINGS: tuple[Setting, ...] = (
         "memory_limit", str, "8GiB", "Memory an export's processes may add, like `8GiB`; past it, EL503.",
         _EXPORTS, pattern=r"^\s*[0-9]+(\.[0-9]+)?\s*([KMGTkmgt]i?[Bb]?|[Bb])?\s*$", accept=_memory, scope="resource",
         expected="a size like 8GiB, at least 256MiB and at most 16TiB",
+    ),
+    Setting(
+        "targets", tuple, (), "Where each exported program is lowered and checked against eager:"
+        " `aoti`, `onnx`, `executorch`.",
+        frozenset({PROJECT}), accept=_targets, expected=f"a list of {', '.join(TARGETS)}",
     ),
     Setting(
         "sandbox", bool, True,

@@ -46,6 +46,7 @@ from .failures import DataDependent, Raised, Record, read_draft, read_failure
 from .fixes import check_candidates, fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
 from .locate import GuardLog, record_guards
+from .lowering.lower import lower_targets
 from .probes import compared, on_eager, with_probe_set
 from .provisional import provisional_records
 from .remedies import asked
@@ -113,9 +114,9 @@ def export_module(
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None), dropped=len(ctx.dropped))
     probed = compared(ep.module(), reference) if reference is not None else ()
     ep, artifact = _finish(ep, settings.ir, options.artifact)
-    return replace(
-        report(Status.EXPORTED, baked_ints(cls.forward, ctx), summarize(ep, ctx, log, artifact)), probes=probed
-    )
+    lowerings, lowered = lower_targets(ep, model, ctx, settings.targets * options.lower, rebuild_of(cls), device)
+    exported = report(Status.EXPORTED, baked_ints(cls.forward, ctx) + lowered, summarize(ep, ctx, log, artifact))
+    return replace(exported, probes=probed, lowerings=lowerings)
 
 
 def _unserved(

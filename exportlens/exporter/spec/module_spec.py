@@ -68,6 +68,7 @@ _TABLE_KEYS = (
     "timeout",
     "memory_limit",
     "sandbox",
+    "targets",
     "ignore",
 )
 
@@ -127,6 +128,8 @@ def _from_table(
             t.at(key),
         )
     settings = table_settings(table, project.settings, t.at, t.findings)
+    if "targets" in table:  # where a target's problem with the environment is said (runtime/lowering/)
+        t.locations["targets"] = t.at("targets")
     if "ignore" in table and (problem := ignore_problem(table["ignore"])):
         t.error(codes.SPEC_INVALID, problem, t.at("ignore"))  # suppressions.py reads it
     raw_init = t.table(table.get("init", {}), "init", "init must be a table of constructor keyword arguments")

@@ -16,6 +16,7 @@ from ..find.deps import closure, fingerprint, third_party
 from ..spec.plan import Plan, Planned, no_spec_findings
 from ..spec.plan_cache import PlanCache
 from ..spec.values import spec_refs
+from .lowered import lowering_job, targets_of, with_lowerings
 from .pool import Cancelled, Pool
 from .proof_plans import owner_plan
 from .proofs import prove, settled
@@ -106,7 +107,21 @@ def export_in_workers(
         if planned.findings and report.status is not Status.SKIPPED:
             report = replace(report, findings=planned.findings + report.findings)
         modules.append(report)
-    return Report(tuple(modules), tuple(plan.findings))
+    return Report(tuple(_lowered(plan, pool, futures, modules)), tuple(plan.findings))
+
+
+def _lowered(plan: Plan, pool: Pool, futures: list, modules: list[ModuleReport]) -> list[ModuleReport]:
+    """Each exported module whose spec names targets, lowered in a second job (lowered.py)."""
+    lowering: list[tuple[int, tuple[str, ...], Future]] = []
+    for i, (planned, f, report) in enumerate(zip(plan.modules, futures, modules)):
+        targets = targets_of(planned, f[0]) if not isinstance(f, ModuleReport) else ()
+        if targets and report.status is Status.EXPORTED:
+            lowering.append((i, targets, pool.submit(lowering_job(f[0], targets), supersede=False, background=True)))
+    for i, targets, future in lowering:
+        lowered = _result(future, plan.modules[i])
+        if lowered.status is not Status.SKIPPED:
+            modules[i] = with_lowerings(modules[i], lowered, targets)
+    return modules
 
 
 def _result(future: Future, planned: Planned) -> ModuleReport:

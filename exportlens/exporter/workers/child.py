@@ -124,7 +124,7 @@ def _confined(job: Job) -> None:
     if job.sandbox:
         # read: the project, and where it is a package's inner folder (no pyproject.toml), the
         # package, which its relative imports climb into
-        confine(package_base(Path(job.root).resolve()), writable)
+        confine(package_base(Path(job.root).resolve()), writable, modes=job.options.lower)
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from ..core.codec import TYPE, Codec, CodecError
+from ..core.lowering import Lowering
 from ..core.options import Options
 from ..core.report import (
     DimSize,
@@ -206,7 +207,7 @@ CODEC = Codec(
     Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec,
     TensorInput, ValueInput, IntInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
-    ModuleReport, Finding, Fix, Probe, DimSize, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
+    ModuleReport, Finding, Fix, Probe, Lowering, DimSize, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
     SubmoduleTree, TreeNode, Verdict,
 )  # fmt: skip
 

@@ -127,6 +127,7 @@ def checked_report(job: Job, report: ModuleReport, *, proven: bool = False) -> M
             raise Refused(f"it names a saved program the job did not ask for: {summary.artifact[:200]!r}")
     _short(report.spec_source, report.torch_version)
     _probes(report.probes)  # a proof's, of the probes it was given
+    _lowerings(job, report)
     return replace(report, findings=findings, cached=False)  # a verdict is marked cached by the owner only
 
 
@@ -212,6 +213,20 @@ def _place(root: _Root, path: str, *numbers: int | None) -> None:
         raise Refused(f"it names {path[:200]!r}, which is not a file of the project")
     if any(n is not None and not 1 <= n <= MAX_LINE for n in numbers):
         raise Refused(f"it names a place in {path!r} no file has: {numbers}")
+
+
+def _lowerings(job: Job, report: ModuleReport) -> None:
+    """Only a lowering job's report carries lowerings: one per target, each once, numbers that are numbers."""
+    if report.lowerings and not job.options.lower:
+        raise Refused("it reports lowerings the job did not ask for")
+    _sized("lowerings", report.lowerings)
+    if len({lowering.target for lowering in report.lowerings}) != len(report.lowerings):
+        raise Refused("it reports one target twice")
+    for lowering in report.lowerings:
+        _short(lowering.target, lowering.status, *lowering.sizes)
+        error = lowering.max_error
+        if not math.isfinite(lowering.seconds) or lowering.size < 0 or (error is not None and math.isnan(error)):
+            raise Refused(f"its lowering for {lowering.target[:50]!r} has numbers that are none")
 
 
 def _short(*texts: str) -> None:
