@@ -77,9 +77,9 @@ def pool():
 
 def checked(root: Path, pool, target: str) -> ModuleReport:
     """What ``exportlens check`` reports of one module: its export's verdict, then its lowering."""
-    from exportlens.exporter.workers.batch import check_in_workers
+    from exportlens.exporter.workers.batch import export_in_workers
 
-    report = check_in_workers(make_plan([root]), pool, Options(), prove_fixes=False)
+    report = export_in_workers(make_plan([root]), pool, Options(), prove_fixes=False)
     return next(m for m in report.modules if m.target == f"net.py:{target}")
 
 

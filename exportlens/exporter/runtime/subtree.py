@@ -44,7 +44,7 @@ SHORT = {getattr(torch, long): short for short, long in reversed(DTYPES.items())
 
 
 def tree_of(plan: Plan, planned: Planned, options: Options = Options()) -> SubmoduleTree:
-    """``planned``'s tree, as a worker makes it (``check_one``'s counterpart)."""
+    """``planned``'s tree, as a worker makes it (``in_process.export_planned``'s counterpart)."""
     if planned.spec is None:
         return SubmoduleTree(planned.target, findings=tuple(no_spec_findings(planned)))
     tree = submodule_tree(plan.root, planned.module, planned.spec, options, sources=plan.sources)
