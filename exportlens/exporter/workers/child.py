@@ -116,6 +116,8 @@ def _confined(job: Job) -> None:
     """A scratch folder of the job's own as its temporary folder, then the sandbox: it
     writes there and to the artifact's folder only (where the kernel offers Landlock)."""
     scratch = scratch_folders.make()  # removed by the warm parent once the job is over
+    if job.options.lower and job.sandbox and sys.platform.startswith("linux"):
+        scratch = _lowering_apart(scratch)
     os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
     writable = [scratch]
     if job.options.artifact is not None:
@@ -124,7 +126,20 @@ def _confined(job: Job) -> None:
     if job.sandbox:
         # read: the project, and where it is a package's inner folder (no pyproject.toml), the
         # package, which its relative imports climb into
-        confine(package_base(Path(job.root).resolve()), writable, modes=job.options.lower)
+        confine(package_base(Path(job.root).resolve()), writable)
+
+
+def _lowering_apart(scratch: Path) -> Path:
+    """A lowering job's scratch, split: the job's own folder, and the lowering process's, which
+    the job cannot write (it compiles there, unconfined by the seccomp filter). The lowering
+    process is forked now, before the user's module is imported. Returns the job's folder."""
+    from ..runtime.lowering.apart import start  # torch
+
+    own, lowering = scratch / "job", scratch / "lowering"
+    own.mkdir(mode=0o700)
+    lowering.mkdir(mode=0o700)
+    start(own, lowering)
+    return own
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -32,17 +32,25 @@ METADATA_CALLS = (
 )  # fmt: skip
 
 
-def confine(project: Path, writable: list[Path], modes: bool = False) -> str | None:
+def confine(project: Path, writable: list[Path]) -> str | None:
     """Confine this process (and its future children) for good; None when all of it holds
     here, else what does not. Both Landlock and seccomp confine the calling thread and what
-    it starts: call it while the process has one thread (a job's child, just forked).
-    ``modes``: file metadata may change (a lowering job's: AOTInductor copies its build
-    outputs with their modes, and the C++ compiler marks what it links executable)."""
+    it starts: call it while the process has one thread (a job's child, just forked)."""
     if not sys.platform.startswith("linux"):
         return "Landlock and seccomp are Linux features"
     files = _landlock(project, writable)
-    metadata = None if modes else _forbid_metadata_changes()
+    metadata = _forbid_metadata_changes()
     return "; ".join(why for why in (files, metadata) if why) or None
+
+
+def confine_files(readable: Path, writable: list[Path]) -> str | None:
+    """Landlock alone, for a process that runs no user code and must change files' modes: the
+    lowering process (runtime/lowering/apart.py; AOTInductor copies its build outputs with their
+    modes, the C++ linker marks what it links executable). It reads ``readable`` as a job reads
+    its project."""
+    if not sys.platform.startswith("linux"):
+        return "Landlock is a Linux feature"
+    return _landlock(readable, writable)
 
 
 def _landlock(project: Path, writable: list[Path]) -> str | None:

@@ -4,7 +4,8 @@ Each artifact runs beside the module as the user wrote it on the example inputs 
 each declared dim's min and max (inside the range: it must run and agree), and one past
 each (outside: a runtime that does not check the range accepts it, and where eager fails
 or answers otherwise there, a server would serve garbage). Inputs larger than
-``serving.MAX_ELEMENTS`` are not run."""
+``serving.MAX_ELEMENTS`` are not run. Eager runs in the job's process (``eager_probes``),
+the artifact in the lowering process (``run_probe``), on the inputs eager ran on."""
 
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ from ...spec.module_spec import example_size
 from ..compat.internals import pytree
 from ..context import Context
 from ..holds import finite
-from ..inputs import Built, copied
+from ..inputs import copied
 from ..serving import Rebuild, inputs_at
 from ..violations import first_line
 from .artifact import Artifact, Refused
+from .handoff import Probe, Ran
 
 RTOL, ATOL = 1e-3, 1e-4  # a compiler's own reordering of float sums stays well inside these
 
@@ -66,27 +68,47 @@ def sizes(ctx: Context) -> Iterator[Size]:
             yield Size(dim, high + 1, False)
 
 
-def compare(artifact: Artifact, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, size: Size) -> Compared | None:
-    """The artifact beside eager at ``size``; None where nothing can be compared there."""
-    built = ctx.built if size.dim is None else inputs_at(ctx.spec, size.dim, size.size, rebuild)
-    if built is None:
-        return None
-    eager, eager_failed, _ = _outputs(model, built)
-    got, refused, stack = _outputs(artifact.run, built)
-    if eager_failed:
-        return Compared(size, eager_failed=eager_failed) if not refused else None
+def eager_probes(model: torch.nn.Module, ctx: Context, rebuild: Rebuild) -> tuple[list[Size], list[Probe], list[str]]:
+    """Each size that can be built, its inputs and eager's outputs there, and what eager raised ("" where it ran)."""
+    at, probes, failed = [], [], []
+    for size in sizes(ctx):
+        built = ctx.built if size.dim is None else inputs_at(ctx.spec, size.dim, size.size, rebuild)
+        if built is None:
+            continue
+        outputs, raised, _ = _outputs(model, built.args, built.kwargs)
+        at.append(size)
+        tensors = [o for o in outputs if isinstance(o, torch.Tensor)]  # what is compared, and all that is handed over
+        probes.append(Probe(built.args, built.kwargs, None if raised else tensors))
+        failed.append(raised)
+    return at, probes, failed
+
+
+def run_probe(artifact: Artifact, probe: Probe) -> Ran | None:
+    """The artifact at one probe; None where eager raised there and so did it."""
+    got, refused, stack = _outputs(artifact.run, probe.args, probe.kwargs)
+    if probe.outputs is None:
+        return None if refused else Ran()
     if refused:
-        return Compared(size, refused=refused, stack=stack)
-    differs, error = _differs(got, eager)
-    return Compared(size, differs=differs, error=error)
+        return Ran(refused=refused, stack=stack)
+    differs, error = _differs(got, probe.outputs)
+    return Ran(differs=differs, error=error)
 
 
-def _outputs(fn: Any, built: Built) -> tuple[list[Any], str, str]:
+def compared(size: Size, ran: Ran | None, eager_failed: str) -> Compared | None:
+    """What the lowering process said of one probe, beside what eager did there."""
+    if ran is None:
+        return None
+    if eager_failed:
+        return Compared(size, eager_failed=eager_failed)
+    return Compared(size, refused=ran.refused, stack=ran.stack, differs=ran.differs, error=ran.error)
+
+
+def _outputs(fn: Any, args: Any, kwargs: Any) -> tuple[list[Any], str, str]:
     """Its outputs, or what it raised (and the user's stack where the artifact's runtime names one)."""
     try:
         with torch.no_grad():
             torch.manual_seed(0)  # the same random draws on both sides
-            return pytree.tree_leaves(fn(*copied(built.args), **copied(built.kwargs))), "", ""
+            return pytree.tree_leaves(fn(*copied(args), **copied(kwargs))), "", ""
     except Refused as exc:
         return [], str(exc), exc.stack
     except Exception as exc:

@@ -7,27 +7,24 @@ from collections.abc import Callable
 
 from ...core import codes
 from ...core.report import Finding, Severity
-from ..compat.lowering import chain, no_translation
 from ..context import Context
 from ..explain import at
 from ..holds import finite
 from ..locate import deepest_in_text, source_line
-from ..violations import first_line
 from .agree import Compared
-from .artifact import Artifact
+from .handoff import Failure
 from .where import where_failed
 
 NAMES = {"aoti": "AOTInductor", "onnx": "ONNX", "executorch": "ExecuTorch"}
 
 
-def failure_finding(target: str, exc: BaseException, ep, ctx: Context, said: Callable[[str], str]) -> Finding:
+def failure_finding(target: str, failure: Failure, ctx: Context, said: Callable[[str], str]) -> Finding:
     """EL601 (an operation the target has no translation for) or EL602 (lowering raised), on the
     line whose node the target raised on."""
-    failed = where_failed(exc, ep, ctx.sources)
-    innermost = _innermost(exc)
-    text = said(f"{type(innermost).__name__}: {first_line(str(innermost))[:300]}")
+    failed = where_failed(failure.places, ctx.sources)
+    text = said(failure.text)
     line = f"`{source_line(failed.frame.filename, failed.frame.line)}`" if failed.frame else "the program"
-    if no_translation(exc) and failed.op:
+    if failure.untranslated and failed.op:
         message = (
             f"{line} has no {NAMES[target]} translation: the exporter has no function for `{failed.op}` (what it"
             " calls, decomposed); write it with operations ONNX has, or give the exporter one in"
@@ -39,28 +36,49 @@ def failure_finding(target: str, exc: BaseException, ep, ctx: Context, said: Cal
     return at(ctx, codes.LOWERING_FAILED, message, failed.frame, detail=text)
 
 
-def differs_finding(target: str, artifact: Artifact, c: Compared, ctx: Context) -> Finding:
-    message = f"{artifact.name} answers otherwise than eager at {c.size}: {c.differs}"
-    return _on_size(codes.LOWERED_DIFFERS, message, c, ctx)
+def unloaded_finding(target: str, failure: Failure, ctx: Context) -> Finding:
+    """EL602 on the class: the program calls operations the user's code registers, and the
+    lowering process, which imports none of it, cannot load it."""
+    ops = ", ".join(f"`{op.removesuffix('.default')}`" for op in failure.unknown_ops)
+    message = (
+        f"lowering for {NAMES[target]} cannot load the program: it calls {ops}, which your code registers, and the"
+        " lowering runs apart from your code, which the sandbox keeps from changing files' modes as a compiler"
+        " must; register the operation in an installed package, or set `sandbox = false` in this module's table"
+        " to lower it beside your code"
+    )
+    return at(ctx, codes.LOWERING_FAILED, message, None, detail=failure.text)
 
 
-def sizes_finding(target: str, artifact: Artifact, c: Compared, ctx: Context) -> Finding:
+def differs_finding(name: str, differ: list[Compared], ctx: Context) -> Finding:
+    """EL603 on the first size's spec line: every size where the artifact differs, and the largest error."""
+    where = _sizes([str(c.size) for c in differ])
+    errors = [c.error for c in differ if c.error is not None]
+    how = f"its outputs differ by up to {max(errors):.3g}" if errors else differ[0].differs
+    message = f"{name} answers otherwise than eager at {where}: {how}"
+    return _on_size(codes.LOWERED_DIFFERS, message, differ[0], ctx)
+
+
+def sizes_finding(name: str, c: Compared, ctx: Context) -> Finding:
     dim = c.size.dim
     declared = f"`{dim.name}` is declared as {_range(dim)}" if dim is not None else ""
     if c.size.inside:
         frame = deepest_in_text(ctx.sources, c.stack)
         line = f"`{source_line(frame.filename, frame.line)}`: " if frame else ""
         declared = f" ({declared})" if declared else ""
-        message = f"{line}{artifact.name} refuses {c.size}{declared}, where eager runs: {c.refused}"
+        message = f"{line}{name} refuses {c.size}{declared}, where eager runs: {c.refused}"
         return at(ctx, codes.LOWERED_SIZES, message, frame) if frame else _on_size(codes.LOWERED_SIZES, message, c, ctx)
     why = (
         f"where eager fails ({c.eager_failed})" if c.eager_failed else f"and answers otherwise than eager ({c.differs})"
     )
     message = (
-        f"{artifact.name} accepts {c.size}, outside the declared range ({declared}), {why}: its runtime does not"
+        f"{name} accepts {c.size}, outside the declared range ({declared}), {why}: its runtime does not"
         f" check the range, so whatever serves it must"
     )
     return _on_size(codes.LOWERED_SIZES, message, c, ctx, severity=Severity.WARNING)
+
+
+def _sizes(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _on_size(code: codes.Code, message: str, c: Compared, ctx: Context, **kwargs) -> Finding:
@@ -74,8 +92,3 @@ def _range(dim) -> str:
     low = dim.min if dim.min is not None and finite(dim.min) else 0
     high = dim.max if dim.max is not None and finite(dim.max) else "∞"
     return f"[{low}, {high}]"
-
-
-def _innermost(exc: BaseException) -> BaseException:
-    """The first cause: what the target itself said, under its wrappers' "see above"."""
-    return list(chain(exc))[-1]
