@@ -156,7 +156,7 @@ def test_an_onnx_model_that_answers_otherwise_than_eager_names_the_sizes_and_the
     project.write("pyproject.toml", spec("Cancel", '["onnx"]', "f16[batch, 4]"))
     report = checked(project.root, pool, "Cancel")
     f = only(report.findings, "EL603")
-    assert (f.path, f.line, f.severity) == ("pyproject.toml", 1, Severity.ERROR)  # the module's table: the examples differ
+    assert (f.path, f.line, f.severity) == ("pyproject.toml", 1, Severity.ERROR)  # the module's table
     assert f.message == (
         "the ONNX model (onnxruntime) answers otherwise than eager at the example inputs, batch = 2 and batch = 64:"
         " its outputs differ by up to 1"
@@ -170,5 +170,3 @@ def test_the_sandbox_has_one_mode_for_user_code():
     from exportlens.exporter.workers.sandbox import confine
 
     assert list(inspect.signature(confine).parameters) == ["project", "writable"]
-
-
