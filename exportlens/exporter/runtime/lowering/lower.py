@@ -85,7 +85,9 @@ def _findings(name: str, compared: list[Compared], ctx: Context) -> list[Finding
     answers otherwise: every such size, with the largest error), and the first outside it that
     it accepts where eager fails or answers otherwise."""
     first = next((c for c in compared if c.size.inside and (c.refused or c.differs)), None)
-    outside = next((c for c in compared if not c.size.inside and not c.refused and (c.eager_failed or c.differs)), None)
+    differs_inside = any(c.size.inside and c.differs for c in compared)  # then differing outside is no news
+    wrong = (lambda c: c.eager_failed) if differs_inside else (lambda c: c.eager_failed or c.differs)
+    outside = next((c for c in compared if not c.size.inside and not c.refused and wrong(c)), None)
     out = []
     if first is not None and first.refused:
         out.append(sizes_finding(name, first, ctx))
