@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from functools import partial
 from inspect import Parameter as P
 from pathlib import Path
 from typing import Any
@@ -81,14 +82,9 @@ def export_module(
     root = root.resolve()
     files = Sources.of(root, sources)  # the files as the user sees them, and which are the user's
     settings = effective(spec.settings, options.overrides)
-    device, strict = settings.device, settings.strict
+    device = settings.device
 
-    def report(status: Status, findings: list[Finding], summary=None, dropped: int = 0) -> ModuleReport:
-        seconds = time.perf_counter() - started
-        findings = named(findings, spec.target)
-        return ModuleReport(
-            spec.target, status, findings, summary, spec.describe(), seconds, torch.__version__, fixes_dropped=dropped
-        )
+    report = partial(_report, spec, started)
 
     def rebuild_of(cls: type) -> Rebuild:  # the example inputs of another spec (other sizes)
         return lambda other: _build_inputs(cls, module, other, device, files)
@@ -104,10 +100,10 @@ def export_module(
     try:
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(
-                model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict
+                model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=settings.strict
             )
     except Exception as exc:
-        findings = _failed(exc, log, model, ctx, strict, options.collect_all, rebuild_of(cls))
+        findings = _failed(exc, log, model, ctx, settings.strict, options.collect_all, rebuild_of(cls))
         return report(Status.FAILED, findings, dropped=len(ctx.dropped))
     unserved = _unserved(ep, model, ctx, rebuild_of(cls), device, log) if options.serve else []
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
@@ -117,6 +113,23 @@ def export_module(
     lowerings, lowered = lower_targets(ep, model, ctx, settings.targets * options.lower, rebuild_of(cls), device)
     exported = report(Status.EXPORTED, baked_ints(cls.forward, ctx) + lowered, summarize(ep, ctx, log, artifact))
     return replace(exported, probes=probed, lowerings=lowerings)
+
+
+def _report(
+    spec: ExportSpec, started: float, status: Status, findings: list[Finding], summary=None, dropped: int = 0
+) -> ModuleReport:
+    """The module's report: its findings in the user's names, the time since ``started``."""
+    seconds = time.perf_counter() - started
+    return ModuleReport(
+        spec.target,
+        status,
+        named(findings, spec.target),
+        summary,
+        spec.describe(),
+        seconds,
+        torch.__version__,
+        fixes_dropped=dropped,
+    )
 
 
 def _unserved(

@@ -83,15 +83,7 @@ def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -
     if why_killed == "timeout":
         return failed(codes.TIMEOUT, f"export did not finish within {job.timeout:g} s and was stopped{shown}")
     if isinstance(end, Lost):
-        stderr = end.stderr.strip()
-        if end.startup:
-            return failed(
-                codes.TIMEOUT,
-                f"the export worker {end.why} (importing torch and a first export); is the machine very busy?",
-                stderr,
-            )
-        last = f": {stderr.splitlines()[-1][:200]}" if stderr else ""
-        return failed(codes.CRASH, f"the export worker process died ({end.why}){last}", stderr)
+        return failed(*_lost(end))
     e = end.end
     if isinstance(e, Reported):
         report, converted = _memory_findings(e.report, job)
@@ -106,6 +98,16 @@ def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -
     if isinstance(e, Internal):
         return failed(codes.INTERNAL, f"exportlens failed: {e.trace.strip().splitlines()[-1]}", e.trace)
     return failed(codes.CRASH, _death(e, _crash_site(fault, job.root)) + shown)
+
+
+def _lost(end: Lost) -> tuple[codes.Code, str, str]:
+    """The worker process itself went away: while starting (a timeout), or later (a crash)."""
+    stderr = end.stderr.strip()
+    if end.startup:
+        why = f"the export worker {end.why} (importing torch and a first export); is the machine very busy?"
+        return codes.TIMEOUT, why, stderr
+    last = f": {stderr.splitlines()[-1][:200]}" if stderr else ""
+    return codes.CRASH, f"the export worker process died ({end.why}){last}", stderr
 
 
 def _death(e: Died, where: str) -> str:
