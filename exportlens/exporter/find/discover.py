@@ -81,8 +81,8 @@ _Target = _Class | str | None  # a project class, a name outside the project, or
 class Project:
     """Files parsed on demand, bases resolved across them. With ``skeletons`` (a bulk index)
     files are parsed with their function bodies blanked: syntax errors inside bodies go
-    unseen, unless ``checked``, where each file's whole text is checked too and one that does
-    not parse is its error, as a whole parse makes it (the CLI). ``files``: outlines already
+    unseen, unless ``checked``, where each file is parsed whole and one that does not parse
+    is its error (the CLI). ``files``: outlines already
     made (an index cache), by path."""
 
     def __init__(
@@ -266,14 +266,14 @@ class Project:
             return codes.finding(codes.SYNTAX_ERROR, f"cannot read file: {e.strerror or e}", self.sources.rel(path), 1)
 
     def _parse(self, path: Path, text: str | Finding) -> FileOutline | Finding:
-        problem = self.problem(path, text) if self.checked or isinstance(text, Finding) else None
-        if problem is not None:  # (a text that could not be read is its own problem)
-            return problem
-        assert isinstance(text, str)
+        if isinstance(text, Finding):  # a text that could not be read is its own problem
+            return text
         rel = self.sources.rel(path)
         module, package = dotted_names(name_base(path, self.root, self._exists), path)
+        # checked, the file is parsed whole: that parse is its syntax check too, one parse, not two
+        parse = outline.parse_skeleton if self.skeletons and not self.checked else outline.parse
         try:
-            return (outline.parse_skeleton if self.skeletons else outline.parse)(text, path, rel, module, package)
+            return parse(text, path, rel, module, package)
         except (SyntaxError, ValueError):
             return syntax_finding(rel, python_syntax_error(text))
 
