@@ -39,9 +39,10 @@ from .reach import reach
 
 SERIAL_BELOW = 64  # fewer files than this are read in this process: a pool costs more to start
 CHUNK = 16  # files per task: small enough to balance the processes, large enough to cost little to send
+OWN_SHARE = 0.85  # of its even share, what this process parses itself: it also decodes what the pool sends back
 
 _In, _Out = TypeVar("_In"), TypeVar("_Out")
-_Run = Callable[[Callable[[_In], _Out], Sequence[_In]], list[_Out]]
+_Run = Callable[..., list]  # (function, items, weights=None) -> each item's result, in order
 
 
 @dataclass
@@ -126,14 +127,16 @@ def _index_tree(
     sketches = {f: fresh[f].sketch for f in files if f not in stale}
     problems = {f: fresh[f].problem for f in files if f not in stale and checked}
     with _runner(jobs, len(todo)) as run:
-        sketches.update(zip(todo, run(_sketch, todo)))
+        sources = Sources.of(root)  # made once: resolving the root for each file costs
+        sketches.update(zip(todo, run(partial(_sketch, sources), todo)))
         reached = reach(root, sketches, partial(_kept_sketch, fresh))  # type: ignore[arg-type]  # every file has its sketch now
         maybe = candidates(sketches)  # type: ignore[arg-type]  # every file has its sketch now
         known = _known(fresh, checked)
         parse = [f for f in files if f in maybe and f not in known]
         # checked, a file that may define a module is parsed whole (its syntax check too); any other is only checked
         check = [f for f in todo if f not in maybe] if checked else []
-        done = run(partial(_parsed, root, checked), [(f, False) for f in parse] + [(f, True) for f in check])
+        jobs_ = [(f, False) for f in parse] + [(f, True) for f in check]
+        done = run(partial(_parsed, sources, checked), jobs_, [_weight(f, c) for f, c in jobs_])
         known.update(zip(parse, done))
         problems.update(zip(check, done[len(parse) :]))
         problems.update((f, _error(known[f])) for f in parse if checked)
@@ -152,6 +155,12 @@ def _index_tree(
         made = _Made(sketches, project.files, problems if checked else None)
         indexed._save = lambda: cache.save(root, dict(made.entries(files, fresh)))
     return indexed
+
+
+def _weight(path: Path, only_check: bool) -> float:
+    """About what parsing a file costs: its size, and a syntax check alone some 0.6 of a parse."""
+    at = stamp(path)
+    return (at[1] if at else 0) * (0.6 if only_check else 1.0) + 1000
 
 
 def _error(parsed: FileOutline | Finding | None) -> Finding | None:
@@ -193,8 +202,8 @@ class _Made:
         return Entry(at, self.sketches.get(f), None if problem else outline, True, problem)
 
 
-def _sketch(path: Path) -> Sketch:
-    return sketch(read_text(path))  # "" where unreadable: a whole parse says why, where it matters
+def _sketch(sources: Sources, path: Path) -> Sketch:
+    return sketch(sources.text(path))  # "" where unreadable: a whole parse says why, where it matters
 
 
 def _kept_sketch(fresh: Mapping[Path, Entry], path: Path) -> Sketch:
@@ -202,11 +211,11 @@ def _kept_sketch(fresh: Mapping[Path, Entry], path: Path) -> Sketch:
     return kept or sketch(read_text(path))
 
 
-def _parsed(root: Path, checked: bool, job: tuple[Path, bool]) -> FileOutline | Finding | None:
+def _parsed(sources: Sources, checked: bool, job: tuple[Path, bool]) -> FileOutline | Finding | None:
     """A file's outline (parsed whole where ``checked``) or its error; or, ``only_check``,
     only its error (a whole parse's, that makes no tree)."""
     path, only_check = job
-    project = Project(Sources.of(root), skeletons=True, checked=checked)
+    project = Project(sources, skeletons=True, checked=checked)
     if only_check:
         return project.problem(path, project.read(path))
     return project.load(path)
@@ -227,22 +236,35 @@ def _no_gc() -> Iterator[None]:
 
 @contextmanager
 def _runner(jobs: int | None, size: int) -> Iterator[_Run]:
-    """Runs a function over items: in a pool of ``jobs`` processes, or here when the work is
-    small. By default one process per core but one, and none on two cores or fewer: this
-    process decodes what the pool sends back, and on two cores that costs what the second
-    core gives (transformers, 903 files: 2.6 s here, 2.8 s with a pool of two)."""
-    cores = os.cpu_count() or 1
-    jobs = jobs or (1 if cores <= 2 else cores - 1)
+    """Runs a function over items, by ``jobs`` processes: this one and a pool of the others, or
+    this one alone when the work is small. By default one process per core. This process
+    takes its share of the items last, while the pool works on the others: on two cores it
+    parses as much as its helper, instead of waiting on it and decoding what it sends back."""
+    jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or size < SERIAL_BELOW:
-        yield lambda fn, items: [fn(i) for i in items]
+        yield lambda fn, items, weights=None: [fn(i) for i in items]
         return
     # fork where there is one: the children start at once, with this process's imports
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=gc.disable) as pool:
-        yield lambda fn, items: [
-            compact.loads(r, _decoded) for r in pool.map(partial(_encoded, fn), items, chunksize=CHUNK)
-        ]
+    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=gc.disable) as pool:
+        yield partial(_shared, pool, jobs)
+
+
+def _shared(
+    pool: ProcessPoolExecutor, jobs: int, fn: Callable[[_In], _Out], items: Sequence[_In], weights=None
+) -> list[_Out]:
+    """``fn`` of each item, in order: the last items (about one ``jobs``-th of their weight,
+    less what decoding the pool's results costs here) here, the others in the pool."""
+    weights = weights or [1] * len(items)
+    mine, left = 0.0, sum(weights) * OWN_SHARE / jobs
+    split = len(items)
+    while split > 0 and mine + weights[split - 1] <= left:
+        split -= 1
+        mine += weights[split]
+    theirs = pool.map(partial(_encoded, fn), items[:split], chunksize=CHUNK)
+    own = [fn(i) for i in items[split:]]
+    return [compact.loads(r, _decoded) for r in theirs] + own
 
 
 def _encoded(fn: Callable[[_In], Sketch | FileOutline | Finding | None], item: _In) -> str:

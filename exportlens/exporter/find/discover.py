@@ -20,7 +20,7 @@ from ..core.sources import Sources, resolved
 from ..core.targets import Forward, ModuleClass
 from . import outline
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
-from .packages import dotted_names, module_file, name_base
+from .packages import Finder, dotted_names, name_base
 from .syntax import decode_finding, python_syntax_error, syntax_finding
 from .walk import python_files_under, scanned
 
@@ -99,6 +99,7 @@ class Project:
         self.checked = checked
         self._files: dict[Path, FileOutline | Finding] = dict(files)
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
+        self._finder = Finder(self.root, self._exists)
         self._found: dict[Path, bool] = {}  # whether a file exists: asked thousands of times over
         self._members: dict[tuple[Path, tuple[str, ...]], _Target] = {}
         self._is_module: dict[_Class, bool] = {}
@@ -213,7 +214,7 @@ class Project:
         """The file of a dotted module name, found where ``packages.search_folders`` says."""
         key = (module, near)
         if key not in self._module_paths:
-            self._module_paths[key] = module_file(module, self.root, near, self._exists)
+            self._module_paths[key] = self._finder.module_file(module, near)
         return self._module_paths[key]
 
     def _exists(self, path: Path) -> bool:
