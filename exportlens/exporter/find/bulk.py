@@ -9,9 +9,10 @@ time and size, so a tree opened again is only stat'ed.
 
 It is the one discovery engine: the server's indexer and ``exportlens check`` both find
 modules here. The editor leaves syntax errors inside function bodies unseen (it parses a
-file whole when it is opened); the CLI's run is ``checked``: every file is also checked
-whole (``syntax.python_syntax_error``), so it finds what ``discover`` finds, and it keeps
-its whole answer too (``discover_tree``).
+file whole when it is opened); the CLI's run is ``checked``: a file that may define a
+module is parsed whole, once (its outline and its syntax check), and every other file is
+checked whole (``syntax.python_syntax_error``), so it finds what ``discover`` finds; it
+keeps its whole answer too (``discover_tree``).
 """
 
 from __future__ import annotations
