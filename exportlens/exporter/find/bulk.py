@@ -143,7 +143,8 @@ def _index_tree(
         problems.update((f, _error(known[f])) for f in parse if checked)
     wanted = [f for f in files if f in maybe and not problems.get(f)]
     known.update((f, p) for f, p in problems.items() if p)
-    project = Project(Sources.of(root), skeletons=True, checked=checked, files=known)
+    sound = {f for f, p in problems.items() if p is None}  # checked whole already: a skeleton tells the rest
+    project = Project(sources, skeletons=True, checked=checked, files=known, sound=sound)
     found = project.discover(sorted({*wanted, *(f for f in files if problems.get(f))}))
     indexed = Indexed(sketched=len(todo), parsed=len(parse) + len(project.files) - len(known), found=found)
     indexed.read = {*sketches, *project.files}

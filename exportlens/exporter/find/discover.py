@@ -10,7 +10,7 @@ the file's package chain, through re-exports, star imports and nested classes.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,7 +82,7 @@ class Project:
     """Files parsed on demand, bases resolved across them. With ``skeletons`` (a bulk index)
     files are parsed with their function bodies blanked: syntax errors inside bodies go
     unseen, unless ``checked``, where each file is parsed whole and one that does not parse
-    is its error (the CLI). ``files``: outlines already
+    is its error (the CLI); but for those in ``sound``, known to parse whole already. ``files``: outlines already
     made (an index cache), by path."""
 
     def __init__(
@@ -91,12 +91,14 @@ class Project:
         *,
         skeletons: bool = False,
         checked: bool = False,
+        sound: Collection[Path] = frozenset(),
         files: Mapping[Path, FileOutline | Finding] = {},
     ) -> None:  # read only
         self.sources = sources
         self.root = sources.root
         self.skeletons = skeletons
         self.checked = checked
+        self.sound = sound
         self._files: dict[Path, FileOutline | Finding] = dict(files)
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
         self._finder = Finder(self.root, self._exists)
@@ -272,7 +274,8 @@ class Project:
         rel = self.sources.rel(path)
         module, package = dotted_names(name_base(path, self.root, self._exists), path)
         # checked, the file is parsed whole: that parse is its syntax check too, one parse, not two
-        parse = outline.parse_skeleton if self.skeletons and not self.checked else outline.parse
+        whole = self.checked and path not in self.sound
+        parse = outline.parse_skeleton if self.skeletons and not whole else outline.parse
         try:
             return parse(text, path, rel, module, package)
         except (SyntaxError, ValueError):
