@@ -20,8 +20,9 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -40,10 +41,9 @@ from .reach import reach
 
 SERIAL_BELOW = 64  # fewer files than this are read in this process: a pool costs more to start
 CHUNK = 16  # files per task: small enough to balance the processes, large enough to cost little to send
-OWN_SHARE = 0.85  # of its even share, what this process parses itself: it also decodes what the pool sends back
 
 _In, _Out = TypeVar("_In"), TypeVar("_Out")
-_Run = Callable[..., list]  # (function, items, weights=None) -> each item's result, in order
+_Run = Callable[[Callable[[_In], _Out], Sequence[_In]], list[_Out]]
 
 
 @dataclass
@@ -136,8 +136,7 @@ def _index_tree(
         parse = [f for f in files if f in maybe and f not in known]
         # checked, a file that may define a module is parsed whole (its syntax check too); any other is only checked
         check = [f for f in todo if f not in maybe] if checked else []
-        jobs_ = [(f, False) for f in parse] + [(f, True) for f in check]
-        done = run(partial(_parsed, sources, checked), jobs_, [_weight(f, c) for f, c in jobs_])
+        done = run(partial(_parsed, sources, checked), [(f, False) for f in parse] + [(f, True) for f in check])
         known.update(zip(parse, done))
         problems.update(zip(check, done[len(parse) :]))
         problems.update((f, _error(known[f])) for f in parse if checked)
@@ -157,12 +156,6 @@ def _index_tree(
         made = _Made(sketches, project.files, problems if checked else None)
         indexed._save = lambda: cache.save(root, dict(made.entries(files, fresh)))
     return indexed
-
-
-def _weight(path: Path, only_check: bool) -> float:
-    """About what parsing a file costs: its size, and a syntax check alone some 0.6 of a parse."""
-    at = stamp(path)
-    return (at[1] if at else 0) * (0.6 if only_check else 1.0) + 1000
 
 
 def _error(parsed: FileOutline | Finding | None) -> Finding | None:
@@ -239,12 +232,11 @@ def _no_gc() -> Iterator[None]:
 @contextmanager
 def _runner(jobs: int | None, size: int) -> Iterator[_Run]:
     """Runs a function over items, by ``jobs`` processes: this one and a pool of the others, or
-    this one alone when the work is small. By default one process per core. This process
-    takes its share of the items last, while the pool works on the others: on two cores it
-    parses as much as its helper, instead of waiting on it and decoding what it sends back."""
+    this one alone when the work is small. By default one process per core: this one works
+    too (``_shared``), instead of only waiting on the pool and decoding what it sends back."""
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or size < SERIAL_BELOW:
-        yield lambda fn, items, weights=None: [fn(i) for i in items]
+        yield lambda fn, items: [fn(i) for i in items]
         return
     # fork where there is one: the children start at once, with this process's imports
     methods = multiprocessing.get_all_start_methods()
@@ -253,25 +245,34 @@ def _runner(jobs: int | None, size: int) -> Iterator[_Run]:
         yield partial(_shared, pool, jobs)
 
 
-def _shared(
-    pool: ProcessPoolExecutor, jobs: int, fn: Callable[[_In], _Out], items: Sequence[_In], weights=None
-) -> list[_Out]:
-    """``fn`` of each item, in order: the last items (about one ``jobs``-th of their weight,
-    less what decoding the pool's results costs here) here, the others in the pool."""
-    weights = weights or [1] * len(items)
-    mine, left = 0.0, sum(weights) * OWN_SHARE / jobs
-    split = len(items)
-    while split > 0 and mine + weights[split - 1] <= left:
-        split -= 1
-        mine += weights[split]
-    theirs = pool.map(partial(_encoded, fn), items[:split], chunksize=CHUNK)
-    own = [fn(i) for i in items[split:]]
-    return [compact.loads(r, _decoded) for r in theirs] + own
+def _shared(pool: ProcessPoolExecutor, jobs: int, fn: Callable[[_In], _Out], items: Sequence[_In]) -> list[_Out]:
+    """``fn`` of each item, in order. The pool takes chunks from the front, a few ahead, and
+    this process items from the back, decoding what the pool sent back between them, until
+    they meet: each gets as much as it can do, however busy the machine."""
+    results: list = [None] * len(items)
+    flying: deque[tuple[int, Future[list[str]]]] = deque()
+    front, back = 0, len(items)
+    while back > front or flying:
+        while len(flying) < 2 * (jobs - 1) and back > front:  # the pool's next chunk
+            end = min(front + CHUNK, back)
+            flying.append((front, pool.submit(_encoded, fn, items[front:end])))
+            front = end
+        if flying and (flying[0][1].done() or back <= front):
+            at, done = flying.popleft()
+            sent = done.result()
+            results[at : at + len(sent)] = [compact.loads(r, _decoded) for r in sent]
+        elif back > front:
+            back -= 1
+            results[back] = fn(items[back])
+    return results
 
 
-def _encoded(fn: Callable[[_In], Sketch | FileOutline | Finding | None], item: _In) -> str:
-    """``fn(item)`` as the index cache writes it (compact.py): what crosses the process boundary."""
-    value = fn(item)
+def _encoded(fn: Callable[[_In], Sketch | FileOutline | Finding | None], items: Sequence[_In]) -> list[str]:
+    """``fn`` of each item as the index cache writes it (compact.py): what crosses the process boundary."""
+    return [_encoded_one(fn(item)) for item in items]
+
+
+def _encoded_one(value: Sketch | FileOutline | Finding | None) -> str:
     if isinstance(value, Sketch):
         return compact.dumps((0, compact.sketch_data(value)))
     return compact.dumps((1, compact.outline_data(value)))
