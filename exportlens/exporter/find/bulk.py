@@ -136,9 +136,10 @@ def _index_tree(
         parse = [f for f in files if f in maybe and f not in known]
         # checked, a file that may define a module is parsed whole (its syntax check too); any other is only checked
         check = [f for f in todo if f not in maybe] if checked else []
-        done = run(partial(_parsed, sources, checked), [(f, False) for f in parse] + [(f, True) for f in check])
-        known.update(zip(parse, done))
-        problems.update(zip(check, done[len(parse) :]))
+        # the checks first: a pool takes from the front, and a check's answer costs little to send back
+        done = run(partial(_parsed, sources, checked), [(f, True) for f in check] + [(f, False) for f in parse])
+        problems.update(zip(check, done))
+        known.update(zip(parse, done[len(check) :]))
         problems.update((f, _error(known[f])) for f in parse if checked)
     wanted = [f for f in files if f in maybe and not problems.get(f)]
     known.update((f, p) for f, p in problems.items() if p)
