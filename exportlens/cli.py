@@ -197,7 +197,11 @@ def _projects(paths: list[Path], only: set[str] | None = None, cache: bool = Tru
     broken = [(p.plan.root, f) for p in found for f in p.plan.findings if f.code == codes.SPEC_TOML.code]
     for root, f in broken:
         print(located(root, f), file=sys.stderr)
-    names = {n for p in found for m in p.plan.modules for n in (p.shown(m.target), m.target, m.module.name)}
+    names = (
+        {n for p in found for m in p.plan.modules for n in (p.shown(m.target), m.target, m.module.name)}
+        if only
+        else set()
+    )
     unmatched = sorted((only or set()) - names)
     if unmatched and not broken:
         every = ", ".join(p.shown(m.target) for p in projects(paths, cache=cache) for m in p.plan.modules) or "none"

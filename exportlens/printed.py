@@ -4,6 +4,7 @@ then one summary line, which says so when nothing was checked."""
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from .exporter.core.report import Finding, Report, Status
@@ -20,9 +21,15 @@ def checked_nothing(report: Report) -> bool:
 
 
 def relative(root: Path, path: str) -> str:
+    return _relative(root, path, os.getcwd())
+
+
+@lru_cache(maxsize=4096)
+def _relative(root: Path, path: str, cwd: str) -> str:
+    """Once per file and folder: a report of thousands of findings names a few hundred files."""
     full = root / path
     try:
-        return os.path.relpath(full)
+        return os.path.relpath(full, cwd)
     except ValueError:
         return str(full)
 

@@ -95,8 +95,9 @@ def make_plan(
         for planned in planned_of(module, project):
             if not only or only & {planned.target, module.target, module.name}:
                 plan.modules.append(planned)
-    if any(p.spec is None and not p.findings for p in plan.modules):
-        covered = parents(modules, files, among=[p.module for p in plan.modules if p.spec is not None])
+    among = [p.module for p in plan.modules if p.spec is not None]  # none: no module is covered by another
+    if among and any(p.spec is None and not p.findings for p in plan.modules):
+        covered = parents(modules, files, among=among)
         plan.modules = [replace(p, covered_by=covered.get(p.target)) if p.spec is None else p for p in plan.modules]
     return plan
 

@@ -180,14 +180,16 @@ def suppress(report: Report, suppressor: Suppressor, *, judge: bool) -> tuple[Re
     for m in report.modules:
         kept = tuple(f for f in m.findings if suppressor.match(m.target, f) is None)
         hidden += len(m.findings) - len(kept)
-        modules.append(replace(m, findings=kept))
+        modules.append(replace(m, findings=kept) if len(kept) < len(m.findings) else m)
     others = tuple(f for f in report.findings if suppressor.match(None, f) is None)
     hidden += len(report.findings) - len(others)
     if judge:
         unused: dict[str, list[Finding]] = {}
         for target, finding in suppressor.unused(m.target for m in report.modules if traced(m)):
             unused.setdefault(target, []).append(finding)
-        modules = [replace(m, findings=m.findings + tuple(unused.get(m.target, ()))) for m in modules]
+        modules = [
+            replace(m, findings=m.findings + tuple(unused[m.target])) if m.target in unused else m for m in modules
+        ]
     return Report(tuple(modules), others), hidden
 
 
