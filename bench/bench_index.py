@@ -54,6 +54,7 @@ from exportlens.exporter.core.sources import Sources  # noqa: E402
 from exportlens.exporter.find.discover import Project  # noqa: E402
 from exportlens.exporter.find.walk import python_files_under  # noqa: E402
 from exportlens.exporter.spec.loading import find_root  # noqa: E402
+from exportlens.exporter.spec.pyproject import excludes  # noqa: E402
 from exportlens.server.index.module_index import ModuleIndex  # noqa: E402
 from exportlens.server.index.scanner import CODEC  # noqa: E402
 
@@ -167,7 +168,7 @@ def main() -> int:
 
 
 def measure(folder: Path, cache: Path, args: argparse.Namespace) -> int:
-    files = sorted(python_files_under(folder))
+    files = sorted(python_files_under(folder, exclude=excludes()))
     lines = sum(f.read_bytes().count(b"\n") for f in files)
     print(f"tree: {folder.name}, {len(files)} files, {lines:,} lines (a copy, cache empty)")
     baseline = ast_baseline(files)
