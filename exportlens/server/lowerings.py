@@ -96,12 +96,13 @@ class Lowerings:
             self.landed(root, [target])
         return bool(hit)
 
+    def drop(self, gone: Callable[[Path], bool]) -> None:
+        """Stop the lowerings of projects whose root is ``gone`` (a folder removed)."""
+        for item in [i for i in [*self._queue, self._running] if i is not None and gone(i.root)]:
+            self._stop(item)
+
     def close(self) -> None:
-        for item in [*self._queue, self._running]:
-            if item is not None:
-                self._stop(item)
-        if self._task is not None:
-            self._task.cancel()
+        self.drop(lambda root: True)
 
     # -- one at a time ---------------------------------------------------------------------
 
@@ -169,6 +170,7 @@ class Lowerings:
             item.future = pool.submit(job, fresh=item.now, supersede=False, background=not item.now)
             report = await asyncio.wrap_future(item.future)
         except (Cancelled, RuntimeError):  # cancelled, superseded, or the pool closed
+            self.say(f"{target}: its lowering for {item.to} stopped")
             return None
         if not self._current(item) or not _unchanged(item.export):
             self.say(f"dropped the lowering of {target} for {item.to}: the module changed while it ran")

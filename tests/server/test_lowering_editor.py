@@ -94,6 +94,16 @@ async def hover_of(editor, cls: str) -> str:
     return result.contents.value
 
 
+async def job_pid(editor, cls: str, running: bool = True, timeout: float = 60) -> int | None:
+    """The pid of ``cls``'s job once it runs (``running``), or None once none runs."""
+    for _ in range(int(timeout * 10)):
+        pid = next((j.pid for j in (await editor.status())["jobs"] if j.target == f"{DEPLOY}:{cls}" and j.pid), None)
+        if bool(pid) == running:
+            return pid
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{cls}'s job " + ("never started" if running else "still runs"))
+
+
 def compile_now(editor, cls: str) -> asyncio.Future:
     """Click the "Compile for onnx" lens of ``cls``, as VS Code runs it (the request is sent at once)."""
     args = [{"uri": editor.uri(DEPLOY), "target": f"{DEPLOY}:{cls}", "to": "onnx"}]
@@ -130,10 +140,7 @@ async def test_the_compile_lens_lowers_now_with_progress_and_its_cancel_stops_it
     before = len(editor.client.log_messages)
     request = compile_now(editor, "Sleepy")
     await editor.logged(f"lowering {DEPLOY}:Sleepy for onnx (command)", after=before)
-    for _ in range(600):  # its process started (it waits for a worker first)
-        if [j for j in (await editor.status())["jobs"] if j.target == f"{DEPLOY}:Sleepy" and j.pid]:
-            break
-        await asyncio.sleep(0.1)
+    await job_pid(editor, "Sleepy")  # its process started (it waits for a worker first)
     reports = editor.client.progress_reports
     (token,) = [
         t for t, r in reports.items() if r and r[0].kind == "begin" and r[0].message == "compiling Sleepy for onnx"
@@ -141,12 +148,18 @@ async def test_the_compile_lens_lowers_now_with_progress_and_its_cancel_stops_it
     assert reports[token][0].cancellable
     editor.client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token))
     assert await asyncio.wait_for(request, 30) is None  # the command ends without a result
-    for _ in range(100):  # its process is killed
-        if not [j for j in (await editor.status())["jobs"] if j.target == f"{DEPLOY}:Sleepy"]:
-            break
-        await asyncio.sleep(0.1)
-    else:
-        raise AssertionError("the lowering job still runs")
+    await job_pid(editor, "Sleepy", running=False, timeout=10)  # its process is killed
     await asyncio.sleep(1)
     assert not [d for d in editor.client.diagnostics.get(editor.uri(DEPLOY), []) if d.code.startswith("EL6")]
     assert "▶ Compile for onnx" in await lens_titles(editor)
+
+
+async def test_a_new_save_stops_the_running_lowering_and_lowers_the_new_text(sleepy, editor):
+    editor.open(DEPLOY)
+    await editor.logged(f"lowering {DEPLOY}:Sleepy for onnx", timeout=180)
+    pid = await job_pid(editor, "Sleepy")
+    before = len(editor.client.log_messages)
+    editor.save(DEPLOY, editor.texts[editor.uri(DEPLOY)] + "\n# saved again\n")
+    await editor.logged(f"{DEPLOY}:Sleepy: its lowering for onnx stopped", after=before)
+    await editor.logged(f"lowering {DEPLOY}:Sleepy for onnx", after=before)  # after its new export landed
+    assert await job_pid(editor, "Sleepy") != pid
