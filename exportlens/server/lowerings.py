@@ -104,6 +104,14 @@ class Lowerings:
     def close(self) -> None:
         self.drop(lambda root: True)
 
+    def make_way(self) -> None:
+        """Exports are starting: with one worker, the lowering running (unless the user asked for
+        it) makes way, and runs again after them; with more, they take the others."""
+        running, pool = self._running, self.exports.pool
+        if running is not None and not running.now and pool is not None and pool.jobs == 1:
+            self.say(f"{running.export.target}: its lowering for {running.to} makes way for exports")
+            self._stop(running, again=True)
+
     # -- one at a time ---------------------------------------------------------------------
 
     def _enqueue(self, item: _Lowering) -> None:
@@ -117,8 +125,7 @@ class Lowerings:
             self._stop(running)  # a lowering of an earlier export
         if item.now:
             if running is not None and (running.key == item.key or not running.now):
-                running.preempted = running.key != item.key
-                self._stop(running)
+                self._stop(running, again=running.key != item.key)
             self._queue.insert(sum(q.now for q in self._queue), item)
         else:
             self._queue.append(item)
@@ -127,7 +134,9 @@ class Lowerings:
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run())
 
-    def _stop(self, item: _Lowering) -> None:
+    def _stop(self, item: _Lowering, again: bool = False) -> None:
+        """End ``item``: waiting, or its job killed; ``again``: it runs again, after what goes first."""
+        item.preempted = again
         if item in self._queue:
             self._queue.remove(item)
             self._finish(item, None)

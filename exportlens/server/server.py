@@ -291,6 +291,8 @@ class ExportLensServer(LanguageServer):
     def _landed(self, root: Path, targets: list[str]) -> None:
         """Exports of ``targets`` started (none: a batch began) or landed: their diagnostics,
         then once per turn of the loop, the CodeLenses and the status bar's counts."""
+        if not targets:
+            self.lowerings.make_way()
         self.publish_results(root, targets)
         if self._shown_changed:
             return

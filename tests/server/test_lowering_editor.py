@@ -163,3 +163,15 @@ async def test_a_new_save_stops_the_running_lowering_and_lowers_the_new_text(sle
     await editor.logged(f"{DEPLOY}:Sleepy: its lowering for onnx stopped", after=before)
     await editor.logged(f"lowering {DEPLOY}:Sleepy for onnx", after=before)  # after its new export landed
     assert await job_pid(editor, "Sleepy") != pid
+
+
+async def test_with_one_worker_the_running_lowering_makes_way_for_exports(sleepy, editor):
+    await editor.configure(jobs=1)
+    editor.open(DEPLOY)
+    await editor.logged(f"lowering {DEPLOY}:Sleepy for onnx", timeout=180)
+    await job_pid(editor, "Sleepy")
+    before = len(editor.client.log_messages)
+    editor.open("models/encoder.py")  # exported on open: it does not wait ten minutes for the worker
+    await editor.logged(f"{DEPLOY}:Sleepy: its lowering for onnx makes way for exports", after=before)
+    await editor.logged("models/encoder.py:TinyEncoder: exported", after=before)
+    await editor.logged(f"lowering {DEPLOY}:Sleepy for onnx", after=before)  # and then runs again
