@@ -35,11 +35,10 @@ class Zeta(nn.Module):
 """
 
 
-# lowers in seconds, then runs for ten minutes where it is compared with eager (onnxruntime is
-# imported then, and only in a lowering's job): a lowering that is running when the test cancels it
+# exports, then sleeps ten minutes where a lowering runs it eagerly one above its batch's max
+# (to see whether the artifact wrongly accepts that size): a lowering that is running when the test stops it
 SLEEPY = """
 
-import sys
 import time
 
 
@@ -49,7 +48,7 @@ class Sleepy(nn.Module):
         self.fc = nn.Linear(4, 8)
 
     def forward(self, x):
-        if "onnxruntime" in sys.modules and not torch.compiler.is_exporting():
+        if not torch.compiler.is_exporting() and x.shape[0] == 65:
             time.sleep(600)
         return self.fc(x)
 """
