@@ -1,5 +1,5 @@
-"""Commands and requests the client runs: export a module now, create its spec, check the
-whole workspace, and show a module's exported program."""
+"""Commands and requests the client runs: export a module now, lower it for a deployment
+target now, create its spec, check the whole workspace, and show a module's exported program."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from ..exporter.core.settings import effective
 from ..exporter.core.targets import Target
 from . import compat, spec_create
 from .exports import COMMAND
-from .methods import CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_COMMAND, PROGRAM_REQUEST
+from .methods import CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_COMMAND, LOWER_COMMAND, PROGRAM_REQUEST
+from .progress import Progress
 from .server import ExportLensServer
 from .snapshots import path_of
 
@@ -95,6 +96,39 @@ async def export_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any
         "artifact": report.summary.artifact if report.summary else None,
         "findings": len(report.findings),
     }
+
+
+async def lower_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any] | None:
+    """Lower one module for one deployment target now (``{uri, target, to}``: its "Compile for …"
+    lens), with cancellable progress; exported first where its last export is not of its text."""
+    await _first_scan(ls)
+    parsed, to = _command_args(ls, args), compat.field_of(args[0] if isinstance(args, list) and args else args, "to")
+    if parsed is None or not isinstance(to, str):
+        _no_module(ls, LOWER_COMMAND, args)
+        return None
+    path, target, _ = parsed
+    root = ls.session.root_of(path)
+    compat.cancel_task_with_request(ls)
+    if not ls.session.trusted:
+        ls.show("this workspace is not trusted, so its code is not run. Trust it to compile.")
+        return None
+    token = f"exportlens-{ls.session.next_number()}"
+    cancel = lambda: ls.lowerings.cancel(root, target, to)  # noqa: E731
+    progress = Progress(ls, token, [target], cancel, doing=f"compiling {{}} for {to}")
+    await progress.create()
+    progress.begin()
+    try:
+        lowered = await ls.lowerings.now(root, target, to)
+    except asyncio.CancelledError:  # $/cancelRequest: kill the job, not just the wait
+        cancel()
+        raise
+    finally:
+        progress.end()
+    if lowered is None:
+        return None
+    said = lowered.lowering
+    numbers = {"seconds": said.seconds, "size": said.size, "max_error": said.max_error}
+    return {"target": target, "to": to, "status": said.status, **numbers, "findings": len(lowered.findings)}
 
 
 def _artifact_folder(ls: ExportLensServer, root: Path, target: str) -> Path | None:
@@ -227,5 +261,6 @@ async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] |
 def register(server: ExportLensServer) -> None:
     server.command(EXPORT_COMMAND)(export_module)
     server.command(CREATE_SPEC_COMMAND)(create_spec)
+    server.command(LOWER_COMMAND)(lower_module)
     server.feature(PROGRAM_REQUEST)(exported_program)
     server.feature(CHECK_WORKSPACE_REQUEST)(check_workspace)

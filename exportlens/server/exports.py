@@ -97,6 +97,7 @@ class Exports:
         self._verifying: set[asyncio.Task] = set()  # re-exports of cached verdicts, proofs of fixes (kept referenced)
         self.graph = ImportGraph()  # which files import which: parsed again only where a text changed
         self._served: set[str] = set()  # cache keys whose remembered verdict includes the serving run
+        self.exported: Callable[[Path, _Submitted], None] = lambda root, job: None  # then lowered (lowerings.py)
 
     # -- the pool ------------------------------------------------------------------
 
@@ -323,6 +324,7 @@ class Exports:
             self._reverify(root, job.target)
         self._later(self._prove(root, job, self.session.results[key]))
         self._later(self._serve(root, job, self.session.results[key]))
+        self.exported(root, job)
         return report
 
     async def _prove(self, root: Path, job: _Submitted, result: Result) -> None:

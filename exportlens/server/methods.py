@@ -6,6 +6,7 @@ from lsprotocol import types
 
 EXPORT_COMMAND = "exportlens.exportModule"  # {uri, target | line, save?}: export one module now
 CREATE_SPEC_COMMAND = "exportlens.createSpec"  # {uri, target | line}: scaffold its spec in pyproject.toml
+LOWER_COMMAND = "exportlens.lowerModule"  # {uri, target | line, to}: lower one module for one deployment target now
 APPLY_FIX_COMMAND = "exportlens.applyFix"  # {edit, digests}: a code action's edit of files not open, if unchanged
 EXPORT_KIND = types.CodeActionKind.Source + ".exportlens.export"  # a source action: it acts on the whole module
 

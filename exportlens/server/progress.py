@@ -1,4 +1,4 @@
-"""Work-done progress for a batch of exports (LSP ``window/workDoneProgress``)."""
+"""Work-done progress for a batch of exports, or a lowering (LSP ``window/workDoneProgress``)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,15 @@ class Progress:
     """One batch of exports, with a cancel button that calls ``on_cancel``; where the
     client does not support progress, every method does nothing."""
 
-    def __init__(self, server: LanguageServer, token: str, targets: list[str], on_cancel: Callable[[], None]) -> None:
-        self.server, self.targets, self.on_cancel = server, targets, on_cancel
+    def __init__(
+        self,
+        server: LanguageServer,
+        token: str,
+        targets: list[str],
+        on_cancel: Callable[[], None],
+        doing: str = "exporting {}",  # what the work is, with the modules' names: "compiling {} for onnx"
+    ) -> None:
+        self.server, self.targets, self.on_cancel, self.doing = server, targets, on_cancel, doing
         self.wanted = token
         self.token: str | None = None  # set once the client accepted it
         self.done = 0
@@ -39,7 +46,7 @@ class Progress:
             self.server.work_done_progress.begin(
                 self.token,
                 types.WorkDoneProgressBegin(
-                    title="exportlens", message=f"exporting {names}", cancellable=True, percentage=0
+                    title="exportlens", message=self.doing.format(names), cancellable=True, percentage=0
                 ),
             )
 

@@ -25,6 +25,7 @@ from .exports import Exports, PoolFactory
 from .features import diagnostics, pull
 from .index.module_index import FileEntry
 from .index.rescans import IN_PROCESS, Rescans
+from .lowerings import Lowerings
 from .methods import EXPORTS_NOTIFICATION
 from .positions import UTF16
 from .progress import Progress
@@ -53,6 +54,7 @@ class ExportLensServer(LanguageServer):
         super().__init__("exportlens", __version__)
         self.session = Session()
         self.exports = Exports(self.session, self.snapshot, self._landed, self.say, self._progress, pool_factory)
+        self.lowerings = Lowerings(self.exports, self._landed, self.say)  # after each export, on its own
         self.indexer_factory = indexer_factory
         self.indexers: dict[Path, Indexer] = {}  # a background scan per workspace folder
         self.indexing: set[Path] = set()  # the folders whose scan has not finished
@@ -95,6 +97,7 @@ class ExportLensServer(LanguageServer):
 
     def stop_work(self) -> None:
         """No export or scan runs from now on: the workers and the indexers end."""
+        self.lowerings.close()
         self.exports.close()
         for indexer in self.indexers.values():
             indexer.stop()
@@ -232,7 +235,7 @@ class ExportLensServer(LanguageServer):
                 root / f.path
                 for (r, _), result in self.session.results.items()
                 if r == root
-                for f in result.report.findings
+                for f in result.findings
                 if f.path.endswith(".py")
             }
         if (root / PYPROJECT).is_file() or (root / PYPROJECT) in docs:
@@ -247,7 +250,7 @@ class ExportLensServer(LanguageServer):
         paths: set[Path] = set()
         for target in targets:
             result = self.session.result(root, target)
-            now = {root / f.path for f in result.report.findings} if result is not None else set()
+            now = {root / f.path for f in result.findings} if result is not None else set()
             now.add(root / Target.parse(target).path)
             paths |= now | self._located.get((root, target), set())
             self._located[(root, target)] = now
@@ -288,6 +291,8 @@ class ExportLensServer(LanguageServer):
     def _landed(self, root: Path, targets: list[str]) -> None:
         """Exports of ``targets`` started (none: a batch began) or landed: their diagnostics,
         then once per turn of the loop, the CodeLenses and the status bar's counts."""
+        if not targets:
+            self.lowerings.make_way()
         self.publish_results(root, targets)
         if self._shown_changed:
             return
@@ -360,6 +365,7 @@ class ExportLensServer(LanguageServer):
         self.session.trusted = trusted
         self.say("workspace trusted: exports enabled" if trusted else "workspace not trusted: static features only")
         if not trusted:
+            self.lowerings.close()
             self.exports.close()
         else:
             self.exports.start_pool()

@@ -9,7 +9,9 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..exporter.core.lowering import Lowering
 from ..exporter.core.report import Finding, ModuleReport
+from ..exporter.core.settings import effective
 from ..exporter.core.sources import Sources
 from ..exporter.core.targets import ModuleClass, Target
 from ..exporter.spec.loading import ExportSpec, ProjectSpecs, find_root
@@ -28,6 +30,15 @@ class State(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class Lowered:
+    """What lowering an exported module for one deployment target gave (lowerings.py): its
+    record, and its findings (EL6xx), positions in the text the export read."""
+
+    lowering: Lowering
+    findings: tuple[Finding, ...] = ()
+
+
+@dataclass(frozen=True)
 class Result:
     """One export's report, and what the export read: the version of each document open
     then (its fixes' edits name those versions, so the editor refuses them after an edit),
@@ -41,9 +52,17 @@ class Result:
     spec: str | None = (
         None  # ``spec_key`` of the spec it was exported with: one that is no longer the module's is stale
     )
+    # deployment target -> its lowering of this export, filled in as each lands; the proofs' and the
+    # serving run's ``replace`` keep the same dict, a new export starts an empty one
+    lowered: dict[str, Lowered] = field(default_factory=dict, repr=False, compare=False)
 
     def __str__(self) -> str:
         return f"{self.report.target}: {self.report.status.value}"
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """The export's findings, then its lowerings'."""
+        return self.report.findings + tuple(f for lowered in self.lowered.values() for f in lowered.findings)
 
 
 def spec_key(spec: ExportSpec | None) -> str | None:
@@ -63,6 +82,8 @@ class Session:
     plans: PlanCache = field(default_factory=PlanCache)  # each module planned once per text
     results: dict[tuple[Path, str], Result] = field(default_factory=dict)  # (root, target) -> latest
     running: dict[tuple[Path, str], int] = field(default_factory=dict)  # (root, target) -> job number
+    # (root, target, deployment target) -> True while it is being lowered, False while it waits its turn
+    compiling: dict[tuple[Path, str, str], bool] = field(default_factory=dict)
     exports_started: int = 0
     checked: set[Path] = field(
         default_factory=set
@@ -100,7 +121,7 @@ class Session:
     def drop(self, gone: Callable[[Path], bool]) -> None:
         """Forget every project whose root is ``gone``: results and running exports (the index
         forgets its files and parsed specs)."""
-        for table in (self.results, self.running):
+        for table in (self.results, self.running, self.compiling):
             for key in [k for k in table if gone(k[0])]:
                 del table[key]
         self.checked = {r for r in self.checked if not gone(r)}
@@ -166,6 +187,13 @@ class Session:
         module = self.index.by_target(root, Target.parse(target).module)
         planned = self.plans.planned(module, self.project(root, overrides)) if module is not None else []
         return next((spec_key(p.spec) for p in planned if p.target == target), None)
+
+    def lower_to(self, root: Path, target: str, overrides: Mapping[Path, str]) -> tuple[str, ...]:
+        """The deployment targets ``target``'s spec names (``targets = ["onnx"]``), as the editor leaves them."""
+        module = self.index.by_target(root, Target.parse(target).module)
+        planned = self.plans.planned(module, self.project(root, overrides)) if module is not None else []
+        spec = next((p.spec for p in planned if p.target == target), None)
+        return effective(spec.settings, self.settings_at(root).overrides).targets if spec else ()
 
     def root_of(self, path: Path) -> Path:
         entry = self.index.get(path)

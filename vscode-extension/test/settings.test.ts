@@ -30,6 +30,7 @@ test('defaults reach the server as the server names them, unset project settings
     sandbox: null,
     artifactFolder: '.exportlens/artifacts',
     inlayHints: true,
+    lowerOnSave: true,
     jobs: 2,
     logLevel: 'info',
     python: '/v/bin/python',

@@ -165,6 +165,11 @@ SETTINGS: tuple[Setting, ...] = (
         frozenset({SERVER, EDITOR}),
     ),
     Setting(
+        "lower_on_save", bool, True,
+        "Lower each module for its spec's `targets` after it exports; off: only the “Compile for …” lens does.",
+        frozenset({SERVER, EDITOR}),
+    ),
+    Setting(
         "jobs", int, 2, "Exports that run at a time, each in its own process.", frozenset({CLI, SERVER, EDITOR}),
         minimum=1, flags=("-j",), commands=("check",), cli_default=os.cpu_count() or 1,
     ),

@@ -28,14 +28,17 @@ def targets_of(planned: Planned, job: Job) -> tuple[str, ...]:
 
 
 def lowering_job(job: Job, targets: tuple[str, ...]) -> Job:
-    """``job`` again, to be lowered: no artifact of the export's, no second run at the bounds."""
-    options = replace(job.options, lower=True, serve=False, artifact=None, collect_all=False)
-    return replace(job, options=options, timeout=job.timeout + LOWER_SECONDS * len(targets), key=_key(job.key))
+    """``job`` again, to be lowered for ``targets`` (the spec's, or some of them: the editor lowers
+    one at a time): no artifact of the export's, no second run at the bounds."""
+    overrides = replace(job.options.overrides, targets=targets)
+    options = replace(job.options, lower=True, serve=False, artifact=None, collect_all=False, overrides=overrides)
+    timeout = job.timeout + LOWER_SECONDS * len(targets)
+    return replace(job, options=options, timeout=timeout, key=_key(job.key, targets))
 
 
-def _key(key: str) -> str:
+def _key(key: str, targets: tuple[str, ...]) -> str:
     """Its own verdict on disk, beside the export's (a key is a sha256, as verdicts.py names its files)."""
-    return hashlib.sha256(f"{key}:lower".encode()).hexdigest() if key else ""
+    return hashlib.sha256(f"{key}:lower:{','.join(targets)}".encode()).hexdigest() if key else ""
 
 
 def with_lowerings(report: ModuleReport, lowered: ModuleReport, targets: tuple[str, ...]) -> ModuleReport:

@@ -183,6 +183,19 @@ class Pool:
                 self._kill(entry, "cancelled")
         return bool(queued or running)
 
+    def cancel_job(self, future: Future) -> bool:
+        """Kill the one job whose Future is ``future``, queued or running (its module's other jobs
+        run on: a lowering cancelled in the editor leaves the fixes' proofs); whether it was there."""
+        with self._lock:
+            queued = next((e for e in self._pending if e.future is future), None)
+            if queued is not None:
+                self._pending.remove(queued)
+                queued.future.set_exception(Cancelled(queued.job.target))
+            running = next((e for e in self._running.values() if e.future is future), None)
+            if running is not None:
+                self._kill(running, "cancelled")
+        return queued is not None or running is not None
+
     def close(self) -> None:
         with self._lock:
             self._closed = True

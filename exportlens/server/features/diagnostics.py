@@ -70,9 +70,7 @@ def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) ->
     for (r, target), result in session.results.items():
         if r == root:
             found = [
-                Located(f, target, result)
-                for f in result.report.findings
-                if f.path == rel and f.kind is not Kind.SPEC_ERROR
+                Located(f, target, result) for f in result.findings if f.path == rel and f.kind is not Kind.SPEC_ERROR
             ]
             then = result.texts.get(path)
             if then is not None and found:

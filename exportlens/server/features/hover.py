@@ -10,7 +10,7 @@ from pathlib import Path
 from ...exporter.core.report import LineShapes, ModuleReport, Status
 from ...exporter.core.targets import ModuleClass, Target
 from ..remap import lines_now
-from ..session import Session
+from ..session import Result, Session
 from ..snapshots import DocumentSnapshot
 from .diagnostics import relative
 
@@ -58,7 +58,7 @@ def module_hover(
             else ("not exported yet" if session.trusted else "not exported: the workspace is not trusted")
         )
     else:
-        lines += verdict(result.report, running)
+        lines += verdict(result.report, running) + lowered_lines(session, root, target, result)
     lines.append(f"Spec: `{spec_where}`")
     return "\n\n".join(lines)
 
@@ -77,6 +77,18 @@ def verdict(r: ModuleReport, running: bool = False) -> list[str]:
             lines.append(f"Saved: `{s.artifact}`")
         return lines
     return [f"✗ {r.status.value}: " + "; ".join(f"{f.code} line {f.line}: {f.message}" for f in r.findings[:5])]
+
+
+def lowered_lines(session: Session, root: Path, target: str, result: Result) -> list[str]:
+    """One line per deployment target: what lowering for it gave (time, artifact size, max error
+    vs eager), or that it is being lowered."""
+    out = []
+    for to, lowered in result.lowered.items():
+        lowering, codes = lowered.lowering, ", ".join(dict.fromkeys(f.code for f in lowered.findings))
+        vs = " vs eager" if lowering.max_error is not None else ""
+        out.append(f"`{to}`: {lowering.said()}{vs}" + (f" ({codes})" if codes else ""))
+    compiling = [to for (r, t, to), now in session.compiling.items() if (r, t) == (root, target) and now]
+    return out + [f"`{to}`: compiling…" for to in compiling if to not in result.lowered]
 
 
 def shapes_at(session: Session, root: Path, doc: DocumentSnapshot, line: int) -> tuple[LineShapes, str] | None:

@@ -66,7 +66,7 @@ def problem_files(session: Session, open_paths: Iterable[Path]) -> list[Path]:
         root / f.path
         for (root, _), result in session.results.items()
         if root in session.checked
-        for f in result.report.findings
+        for f in result.findings
         if f.path.endswith(".py")
     }
     return sorted(p for p in out if p not in opened)

@@ -43,7 +43,7 @@ def screened(session: Session, root: Path, rel: str, found: Sequence[_Item], ove
         # a verdict on another text of the module's file says nothing of the comments in this one
         if traced(result.report) and all(sources.text(path) == text for path, text in result.texts.items()):
             judged.append(target)
-            for f in result.report.findings:
+            for f in result.findings:
                 if f.path != rel:  # this file's are matched above, at their lines of now
                     suppressor.match(target, f)
     unused = [f for _, f in suppressor.unused(judged) if f.path == rel]

@@ -51,6 +51,7 @@ def remove(ls: ExportLensServer, folder: Path) -> None:
     for root, target in [k for k in ls.session.running if under(k[0])]:
         ls.exports.cancel(root, [target])
     ls.exports.drop(under)
+    ls.lowerings.drop(under)
     ls.rescans.cancel(under)
     ls.session.drop(under)
     ls.session.index.remove(folder)
