@@ -95,11 +95,17 @@ def make_plan(
         for planned in planned_of(module, project):
             if not only or only & {planned.target, module.target, module.name}:
                 plan.modules.append(planned)
-    among = [p.module for p in plan.modules if p.spec is not None]  # none: no module is covered by another
-    if among and any(p.spec is None and not p.findings for p in plan.modules):
-        covered = parents(modules, files, among=among)
-        plan.modules = [replace(p, covered_by=covered.get(p.target)) if p.spec is None else p for p in plan.modules]
+    plan.modules = _covered(plan.modules, modules, files)
     return plan
+
+
+def _covered(planned: list[Planned], modules: list[ModuleClass], files: Sources) -> list[Planned]:
+    """Each module without a spec that a checked module builds (``covered_by``: no EL007 for it)."""
+    among = [p.module for p in planned if p.spec is not None]  # none: no module is covered by another
+    if not among or all(p.spec is not None or p.findings for p in planned):
+        return planned
+    covered = parents(modules, files, among=among)
+    return [replace(p, covered_by=covered.get(p.target)) if p.spec is None else p for p in planned]
 
 
 def _discover(root: Path, paths: list[Path], files: Sources, indexed: bool, cache: IndexCache | None) -> Discovery:
