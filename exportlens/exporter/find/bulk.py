@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..core.codec import Codec, CodecError
-from ..core.report import Edit, Finding, Fix, Kind, Related, Severity
+from ..core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
 from ..core.sources import Sources, read_text
 from ..core.targets import Forward, ModuleClass, Param, Span
 from .discover import Discovery, Project, python_files
@@ -41,7 +41,7 @@ SERIAL_BELOW = 64  # fewer files than this are read in this process: a pool cost
 CHUNK = 16  # files per task: small enough to balance the processes, large enough to cost little to send
 
 ANSWER = Codec(
-    Discovery, ModuleClass, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity
+    Discovery, ModuleClass, Forward, Param, Span, Finding, Fix, Verified, Edit, Related, Kind, Severity
 )  # a check's, kept
 _In, _Out = TypeVar("_In"), TypeVar("_Out")
 _Run = Callable[[Callable[[_In], _Out], Sequence[_In]], list[_Out]]

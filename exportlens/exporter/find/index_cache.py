@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..core.codec import Codec, CodecError
 from ..core.regular_files import NotRegular, open_regular, plain_folders, read_regular
-from ..core.report import Edit, Finding, Fix, Kind, Related, Severity
+from ..core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
 from ..core.targets import Forward, Param, Span
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
 from .prefilter import Sketch
@@ -64,6 +64,7 @@ CODEC = Codec(
     Span,
     Finding,
     Fix,
+    Verified,
     Edit,
     Related,
     Kind,

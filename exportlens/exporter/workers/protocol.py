@@ -27,10 +27,12 @@ from ..core.report import (
     LineShapes,
     ModuleReport,
     Probe,
+    Range,
     Related,
     Severity,
     Status,
     Summary,
+    Verified,
 )
 from ..core.settings import Overrides, Settings
 from ..core.sources import Sources
@@ -171,7 +173,8 @@ CODEC = Codec(
     # what they carry: options, plans, specs, modules, reports
     Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, IntInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
-    ModuleReport, Finding, Fix, Probe, DimSize, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
+    ModuleReport, Finding, Fix, Verified, Probe, DimSize, Edit, Related, Summary, Range, LineShapes,
+    Kind, Severity, Status,
 )  # fmt: skip
 
 
