@@ -149,11 +149,19 @@ def outcome(fix: Fix) -> str:
             "an assumption: the exported program rejects inputs where it does not hold:"
             f" {rejected[0].name}, {len(rejected)} of {len(fix.probes)} probes"
         )
-    if fix.verified == Verified.SERVES:
+    return reached(fix.verified, fix.remaining)
+
+
+def reached(verified: Verified, remaining: int = 0) -> str:
+    """What a proven fix reached, in words: from ``verified`` alone (and, for a partial
+    one, how many problems are left)."""
+    if verified == Verified.SERVES:
         return "module then exports and serves its ranges"
-    if fix.verified == Verified.EXPORTS:
+    if verified == Verified.EXPORTS:
         return "module then exports"
-    left = fix.remaining
+    if verified == Verified.UNVERIFIED:
+        return ""
+    left = remaining
     return f"{left} more problem{'s' if left != 1 else ''} remain{'s' if left == 1 else ''}"
 
 
