@@ -19,6 +19,7 @@ PROBLEMS = {
 
 
 async def quick_fixes(editor, rel: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+    diagnostic = editor.current(rel, diagnostic)  # as the client shows it now: the fixes in its data
     params = types.CodeActionParams(
         types.TextDocumentIdentifier(editor.uri(rel)),
         diagnostic.range,
@@ -46,7 +47,7 @@ async def apply_preferred_fix(editor, rel: str, code: str) -> tuple[str, list[st
                     return preferred[0].title, editor.apply(await editor.edit_of(preferred[0]))
                 except StaleEdit as e:
                     seen.append(str(e))
-            await editor.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)  # an export or a proof landed
+            await editor.landed()  # an export or a proof landed
 
     try:
         return await asyncio.wait_for(attempt(), 90)
