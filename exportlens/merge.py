@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .exporter.core.report import SCHEMA, Finding, ModuleReport, Report, from_dict
+from .exporter.core.targets import Target
 
 
 class MergeError(ValueError):
@@ -48,7 +49,7 @@ def _readable(path: Path, schema: object) -> None:
 
 def in_target_order(report: Report) -> Report:
     """Modules sorted by target: the one order a check and a merge of its shards share."""
-    return replace(report, modules=tuple(sorted(report.modules, key=lambda m: m.target)))
+    return replace(report, modules=tuple(sorted(report.modules, key=lambda m: Target.parse(m.target))))
 
 
 def merge(reports: Iterable[tuple[str, Report]]) -> Report:

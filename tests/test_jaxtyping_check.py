@@ -145,7 +145,10 @@ def test_fixes_for_annotated_dims_export_once_applied(project):
         '[tool.exportlens.modules."models/positions.py:Positions"]\ndims = {seq = {max = 32}}\n'
     )
     report = project.module("Positions")
-    assert report.status.value == "exported" and tuple(map(str, report.summary.range_constraints)) == ("batch ∈ [0, ∞]", "seq ∈ [0, 32]")
+    assert report.status.value == "exported" and tuple(map(str, report.summary.range_constraints)) == (
+        "batch ∈ [0, ∞]",
+        "seq ∈ [0, 32]",
+    )
 
     project.write("models/head.py", HEAD)
     static = next(
