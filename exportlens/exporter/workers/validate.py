@@ -152,11 +152,11 @@ def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
         name = PurePosixPath(edit.path)
         if name.suffix not in EDITABLE and edit.path != PYPROJECT:
             raise Refused(f"its fix edits {edit.path[:200]!r}, which is neither Python nor the project's {PYPROJECT}")
-    if not isinstance(fix.verified, Verified):  # (from_dict made it one, or refused)
+    if fix.verified not in tuple(Verified):
         raise Refused(f"its fix says it was {str(fix.verified)[:200]!r}")
     _probes(fix.probes)
     if proven:
-        return fix
+        return replace(fix, verified=Verified(fix.verified))
     # what the probes gave is the owner's proof's to say, like verified
     return replace(
         fix,
