@@ -24,7 +24,7 @@ Then the time for the whole corpus:
 
 - **torch.export**: a plain ``torch.export.export`` of each module on its example inputs
   and dynamic shapes, built once beforehand exactly as exportlens builds them;
-- **exportlens, in one process**: ``check_plan`` of the corpus: every verdict with its
+- **exportlens, in one process**: ``export_plan`` of the corpus: every verdict with its
   findings, fixes, eager runs and serving checks (import, construct, build inputs included);
 - **exportlens check** (the CLI): the same, as a user runs it, with its workers and no cache.
 
@@ -54,8 +54,8 @@ import torch  # noqa: E402  (after the tests folder is on the path, for corpus_c
 from corpus_cases import cases, check, copy_corpus, in_torch_words, judge  # noqa: E402
 
 from exportlens.exporter.core.report import Edit, Finding, ModuleReport  # noqa: E402
+from exportlens.exporter.core.sources import Sources  # noqa: E402
 from exportlens.exporter.edit.text_edits import apply_edits  # noqa: E402
-from exportlens.exporter.runtime.locate import ProjectFiles  # noqa: E402
 from exportlens.exporter.runtime.run import prepare, quiet  # noqa: E402
 from exportlens.exporter.spec.plan import make_plan  # noqa: E402
 
@@ -71,7 +71,7 @@ def plain_export(root: Path) -> tuple[float, int]:
         if spec is None:
             continue
         try:
-            _, model, built = prepare(root.resolve(), planned.module, spec, "cpu", ProjectFiles(root.resolve()))
+            _, model, built = prepare(root.resolve(), planned.module, spec, "cpu", Sources.of(root))
         except Exception:
             continue  # a module whose inputs cannot be built: exportlens times it, torch cannot
         prepared.append((model, built, spec.settings.strict is True))
@@ -203,7 +203,8 @@ def main() -> None:
     print(f"| its kind as expected | {share(sum(o.kind_ok for o in failing), len(failing))} | ≥ 95 % |")
     print(f"| negative controls clean | {share(sum(o.line_ok for o in controls), len(controls))} | all |")
     print(
-        f"| promised preferred fixes that export, applied once | {share(sum(rounds.get(p) == 1 for p in promised), len(promised))} | all |"
+        "| promised preferred fixes that export, applied once |"
+        f" {share(sum(rounds.get(p) == 1 for p in promised), len(promised))} | all |"
     )
     once = [p for p, n in rounds.items() if n == 1]
     more = [p for p, n in rounds.items() if n is not None and n > 1]
@@ -221,7 +222,8 @@ def main() -> None:
     print(f"| torch.export.export of every module (plain loop, {raised} raised) | {torch_s:.1f} s | |")
     print(f"| exportlens, in one process | {ours_s:.1f} s = {ours_s / torch_s:.1f}× torch.export | |")
     print(
-        f"| `exportlens check` (CLI, workers, no cache; exit {cli_status}) | {cli_s:.1f} s = {cli_s / torch_s:.1f}× torch.export | |"
+        f"| `exportlens check` (CLI, workers, no cache; exit {cli_status}) |"
+        f" {cli_s:.1f} s = {cli_s / torch_s:.1f}× torch.export | |"
     )
     print(f"| fix applications, re-checked (the figures above) | {rounds_s:.1f} s | |")
     print(f"\nwhole bench: {time.perf_counter() - began:.0f} s\n")
@@ -236,7 +238,8 @@ def main() -> None:
         )
     for path in more + never:
         print(
-            f"fix rounds: {path}: {'never exported' if rounds[path] is None else f'{rounds[path]} applications'} within {ROUNDS}"
+            f"fix rounds: {path}:"
+            f" {'never exported' if rounds[path] is None else f'{rounds[path]} applications'} within {ROUNDS}"
         )
     for f in lost:
         print(f"lost: {f.path}:{f.line} {f.message}")

@@ -38,10 +38,11 @@ from pathlib import Path
 import torch
 
 from exportlens.exporter.core.report import Status
+from exportlens.exporter.core.sources import Sources
 from exportlens.exporter.runtime import run
-from exportlens.exporter.runtime.check import check_one
 from exportlens.exporter.runtime.explain import Context
-from exportlens.exporter.runtime.locate import ProjectFiles, record_guards
+from exportlens.exporter.runtime.in_process import export_planned
+from exportlens.exporter.runtime.locate import record_guards
 from exportlens.exporter.runtime.summary import summarize
 from exportlens.exporter.spec.plan import Plan, Planned, make_plan
 
@@ -57,7 +58,8 @@ from torch.export import Dim
 class MLP(nn.Module):
     def __init__(self, features: int = 64, hidden: int = 256, classes: int = 10):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), \
+nn.Linear(hidden, classes))
 
     def forward(self, x):
         return self.net(x).softmax(dim=-1)
@@ -82,7 +84,7 @@ def planned(paths: list[Path], target: str) -> tuple[Plan, Planned]:
 
 def bare_export(plan: Plan, item: Planned) -> Callable[[], object]:
     """torch.export.export on the module and inputs exportlens builds from the same spec."""
-    files = ProjectFiles(plan.root)
+    files = Sources.of(plan.root)
     spec = item.spec
     cls = run._load_class(plan.root, item.module, files)
     model = run._construct(cls, item.module, spec, spec.settings.device, files)
@@ -130,7 +132,7 @@ def stages(plan: Plan, item: Planned, passes: int = 5) -> dict[str, float]:
 
 def _stages(plan: Plan, item: Planned) -> dict[str, float]:
     root, module, spec = plan.root.resolve(), item.module, item.spec
-    files = ProjectFiles(root)
+    files = Sources.of(root)
     device = spec.settings.device
     out: dict[str, float] = {}
     t = time.perf_counter()
@@ -181,7 +183,7 @@ def main() -> int:
         rows = []
         breakdowns = []
         for label, source, plan, item in cases:
-            verdict = check_one(
+            verdict = export_planned(
                 plan, item, run.Options(collect_all=False)
             )  # the verdict, as `exportlens check` gives it
             if verdict.status is not Status.EXPORTED:
@@ -205,7 +207,8 @@ def main() -> int:
             breakdowns.append((label, stages(plan, item)))
 
     print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, python {sys.version.split()[0]}; "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs,"
+        f" python {sys.version.split()[0]}; "
         f"{args.reps} timed runs each after {args.warmup} warm-up, interleaved (shuffled per round)"
     )
     print(
@@ -238,7 +241,8 @@ def main() -> int:
         print(f"{label:<12} " + " ".join(f"{parts[n] * 1000:>26.1f}" for n in names))
     print()
     print(
-        f"goal: exportlens p50 / torch.export p50 <= 1.10 -> {'met' if worst <= 1.10 else 'NOT met'} (worst {worst:.3f}x)"
+        f"goal: exportlens p50 / torch.export p50 <= 1.10 -> {'met' if worst <= 1.10 else 'NOT met'}"
+        f" (worst {worst:.3f}x)"
     )
     return 0
 

@@ -13,7 +13,7 @@ a file can be edited without touching the installed package. Printed, then a tab
   syntax errors.
 - **exportlens check, again**: the same command: the tree unchanged, only stat'ed; and
   whether its report is the cold one's, byte for byte.
-- **cold**: ``python -m exportlens.server.indexer COPY`` with an empty index cache, to its whole
+- **cold**: ``python -m exportlens.server.index.scanner COPY`` with an empty index cache, to its whole
   answer (what the server waits for; the cache is written after it); its peak RSS (the largest
   of it and its pool, from ``getrusage``).
 - **warm**: the same command again: the folder as it was, answered from the cache.
@@ -54,8 +54,8 @@ from exportlens.exporter.core.sources import Sources  # noqa: E402
 from exportlens.exporter.find.discover import Project  # noqa: E402
 from exportlens.exporter.find.walk import python_files_under  # noqa: E402
 from exportlens.exporter.spec.loading import find_root  # noqa: E402
-from exportlens.server.index import ModuleIndex  # noqa: E402
-from exportlens.server.indexer import CODEC  # noqa: E402
+from exportlens.server.index.module_index import ModuleIndex  # noqa: E402
+from exportlens.server.index.scanner import CODEC  # noqa: E402
 
 
 def ast_baseline(files: list[Path]) -> float:
@@ -101,7 +101,7 @@ def run_indexer(folder: Path, cache: Path) -> tuple[float, float, int, set[tuple
     env = {**os.environ, "EXPORTLENS_INDEX_CACHE": str(cache), "PYTHONPATH": str(HERE.parent)}
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "exportlens.server.indexer", str(folder)], stdout=subprocess.PIPE, env=env
+        [sys.executable, "-m", "exportlens.server.index.scanner", str(folder)], stdout=subprocess.PIPE, env=env
     )
     assert proc.stdout is not None
     out = proc.stdout.read()

@@ -2,7 +2,7 @@
 
 For each model's ``transformers/models/<name>/modeling_<name>.py`` (``--all``: every
 ``models/*/modeling_*.py``, some 540 files) the index (the language server's indexer,
-``exportlens.server.indexer.scan``, over the installed ``transformers`` folder: no
+``exportlens.server.index.scanner.scan``, over the installed ``transformers`` folder: no
 pyproject.toml above it) lists the nn.Module classes it finds. Only those files are
 scanned; the files they import (``modeling_utils.py``, ``modeling_layers.py``, ...) are
 read as the bases need them, not the whole 2,900-file tree. Then the same files are
@@ -26,13 +26,14 @@ import time
 from pathlib import Path
 
 MODELS = (
-    "bert llama t5 whisper vit gpt2 clip mixtral qwen2_moe distilbert mistral wav2vec2 detr sam blip bart deberta mobilevit swin convnext"
+    "bert llama t5 whisper vit gpt2 clip mixtral qwen2_moe distilbert"
+    " mistral wav2vec2 detr sam blip bart deberta mobilevit swin convnext"
 ).split()
 
 
 def static_index(package: Path, files: list[Path]) -> tuple[dict[Path, set[str]], float]:
     """The classes the index finds in each file, and the seconds it took."""
-    from exportlens.server.indexer import scan  # no torch: the index runs first, in a clean process
+    from exportlens.server.index.scanner import scan  # no torch: the index runs first, in a clean process
 
     start = time.perf_counter()
     found = {path: {m.name for m in entry.modules} for path, entry in scan(package, files)}
@@ -87,7 +88,8 @@ def main() -> None:
     recall = totals[2] / totals[0] if totals[0] else 1.0
     precision = totals[2] / totals[1] if totals[1] else 1.0
     print(
-        f"\nrecall {recall:.1%} ({totals[2]}/{totals[0]}), precision {precision:.1%} ({totals[2]}/{totals[1]}); goal 100 % each"
+        f"\nrecall {recall:.1%} ({totals[2]}/{totals[0]}), precision {precision:.1%} ({totals[2]}/{totals[1]});"
+        " goal 100 % each"
     )
 
 

@@ -101,7 +101,8 @@ def main() -> None:
         init, plain, said, plain_said = one(file, reps)
         ok = "ok" if init <= GOAL else "SLOW"
         print(
-            f"{PLAIN[file][0]:<14} {init:>9.1f} {plain:>10.1f} {init / plain:>6.2f}  {ok:<4}  {said}  (torch: {plain_said})"
+            f"{PLAIN[file][0]:<14} {init:>9.1f} {plain:>10.1f} {init / plain:>6.2f}  {ok:<4}  {said}"
+            f"  (torch: {plain_said})"
         )
 
 

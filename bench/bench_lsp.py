@@ -547,7 +547,7 @@ async def bench_index(folder: Path, timeout: float) -> dict[str, Any]:
             nonlocal peak_indexer
             while not sampler_stop:
                 for child in children(pid):
-                    if "exportlens.server.indexer" in cmdline(child):
+                    if "exportlens.server.index.scanner" in cmdline(child):
                         peak_indexer = max(peak_indexer, proc_status(child).get("VmRSS", 0))
                 await asyncio.sleep(0.5)
 
@@ -610,11 +610,14 @@ async def main_async(args: argparse.Namespace) -> int:
                 st = c["status"]
                 print(f"  {c['line']}")
                 print(
-                    f"  index took {c['seconds']:.1f} s (initialized → 'indexed' log); status: {st['modules_indexed']} modules, {st['files_indexed']} files"
+                    f"  index took {c['seconds']:.1f} s (initialized → 'indexed' log);"
+                    f" status: {st['modules_indexed']} modules, {st['files_indexed']} files"
                 )
                 print(
-                    f"  server RSS: at start {mb(c['start'].get('VmRSS'))}, after indexing {mb(c['after'].get('VmRSS'))}, "
-                    f"peak (VmHWM) {mb(c['after'].get('VmHWM'))}; indexer subprocess peak RSS (sampled) {mb(c['indexer_peak'] or None)}"
+                    f"  server RSS: at start {mb(c['start'].get('VmRSS'))},"
+                    f" after indexing {mb(c['after'].get('VmRSS'))}, "
+                    f"peak (VmHWM) {mb(c['after'].get('VmHWM'))};"
+                    f" indexer subprocess peak RSS (sampled) {mb(c['indexer_peak'] or None)}"
                 )
                 print(f"  torch_imported {st['torch_imported']}; libtorch mapped {c['torch_mapped']}")
                 rss, hwm = c["after"].get("VmRSS", 0), c["after"].get("VmHWM", 0)
@@ -660,7 +663,8 @@ async def small_workspace(args: argparse.Namespace, tmp: Path, goals: list, torc
 
         if "a" in args.parts:
             print(
-                f"\na. save → diagnostics, {args.saves} saves of {MLP_TARGET} (+{args.warmup} warm-up), debounce {args.debounce} ms, "
+                f"\na. save → diagnostics, {args.saves} saves of {MLP_TARGET} (+{args.warmup} warm-up),"
+                f" debounce {args.debounce} ms, "
                 f"each edit {args.pause * 1000:.0f} ms before its save"
             )
             a = await bench_save(lsp, args.saves, args.warmup, args.pause)
@@ -699,8 +703,10 @@ async def small_workspace(args: argparse.Namespace, tmp: Path, goals: list, torc
             print(f"  idle (20 hovers)             p50 {ms(b['idle_p50'])}   p95 {ms(b['idle_p95'])}")
             print(f"  during exports               p50 {ms(b['p50'])}   p95 {ms(b['p95'])}   max {ms(b['max'])}")
             print(
-                f"  {b['during']} of {b['count']} hovers ran entirely inside an export, over {b['exports']} exports of the slow module; "
-                f"answers with content: class name {b['content']['class']}, forward line {b['content']['forward']} (of {b['asked']} each)"
+                f"  {b['during']} of {b['count']} hovers ran entirely inside an export,"
+                f" over {b['exports']} exports of the slow module; "
+                f"answers with content: class name {b['content']['class']},"
+                f" forward line {b['content']['forward']} (of {b['asked']} each)"
             )
             goals.append(("hover p95 while an export runs", "≤ 50 ms", ms(b["p95"]), b["p95"] <= 0.050))
 

@@ -3,11 +3,11 @@ against a plain ``torch.export.export`` of the same model on ``meta``, in one ru
 
 Copies ``tests/data/llama7b`` (the project ``tests/test_real_models.py`` checks): one
 module, ``LlamaForCausalLM`` built from a Llama-2-7B-sized config (hidden 4096, 32
-layers; 6.7 B parameters) and declared ``device = "meta"``, then runs ``exportlens check`` on it as a user does, with no cache, and a plain
-export of the same module in a fresh interpreter. Each side's figures are its wall
-time and the peak resident memory of its largest process (``RUSAGE_CHILDREN``: the
-worker's child, for exportlens). Goals (issue 12): ≤ 30 s and ≤ 1.5 GB for exportlens.
-On ``cpu`` the same weights would need about 27 GB.
+layers; 6.7 B parameters) and declared ``device = "meta"``, then runs ``exportlens check``
+on it as a user does, with no cache, and a plain export of the same module in a fresh
+interpreter. Each side's figures are its wall time and the peak resident memory of its
+largest process (``RUSAGE_CHILDREN``: the worker's child, for exportlens). Goals (issue
+12): ≤ 30 s and ≤ 1.5 GB for exportlens. On ``cpu`` the same weights would need about 27 GB.
 
     python bench/bench_meta.py
 """
@@ -69,7 +69,8 @@ def main() -> None:
     print("|---|---|---|---|")
     print(f"| plain torch.export (fresh interpreter, import included) | {plain_s:.1f} s | {plain_gb:.2f} GB | |")
     print(
-        f"| `exportlens check` (CLI, worker, no cache) | {ours_s:.1f} s = {ours_s / plain_s:.2f}× | {ours_gb:.2f} GB | ≤ 30 s, ≤ 1.5 GB |"
+        f"| `exportlens check` (CLI, worker, no cache) | {ours_s:.1f} s = {ours_s / plain_s:.2f}× | {ours_gb:.2f} GB"
+        " | ≤ 30 s, ≤ 1.5 GB |"
     )
     met = module["status"] == "exported" and ours_s <= 30 and ours_gb <= 1.5
     print(f"\ngoal {'met' if met else 'NOT met'}")

@@ -86,7 +86,8 @@ ARCHITECTURES = [
         hf(
             "TinyBert",
             "BertConfig, BertModel",
-            "BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)",
+            "BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,"
+            " intermediate_size=64)",
             "BertModel(config)",
             "input_ids, attention_mask",
             "self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state",
@@ -345,7 +346,7 @@ class PositionalEncoder(nn.Module):
     ),
 ]
 
-PLAIN = r"""
+PLAIN = """
 import importlib, json, sys, time
 started = time.perf_counter()
 import torch
@@ -374,9 +375,11 @@ for m in modules:
     model = getattr(imported[m["target"]], m["cls"])().eval()
     torch.manual_seed(0)
     dims = {name: Dim(name, min=d["min"], max=d["max"]) for name, d in m["dims"].items()}
-    args = tuple(tensor(spec, [m["dims"][s]["example"] if isinstance(s, str) else s for s in spec["sizes"]]) for spec in m["inputs"])
+    args = tuple(tensor(spec, [m["dims"][s]["example"] if isinstance(s, str) else s for s in spec["sizes"]]) \
+for spec in m["inputs"])
     dynamic_shapes = {
-        spec["name"]: {axis: dims[s] for axis, s in enumerate(spec["sizes"]) if isinstance(s, str)} for spec in m["inputs"]
+        spec["name"]: {axis: dims[s] for axis, s in enumerate(spec["sizes"]) if isinstance(s, str)} \
+for spec in m["inputs"]
     }
     try:
         torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
@@ -404,7 +407,8 @@ def write_project(root: Path, modules: list[Module]) -> None:
         (root / "models" / f"{m.file}.py").write_text(textwrap.dedent(m.source).lstrip())
         inputs = {name: spec if "low" in spec or "fill" in spec else spec["shape"] for name, spec in m.inputs.items()}
         tables.append(
-            f'[tool.exportlens.modules."{m.target.split(":")[0]}:{m.cls}"]\ninputs = {toml_value(inputs)}\ndims = {toml_value(m.dims)}\n'
+            f'[tool.exportlens.modules."{m.target.split(":")[0]}:{m.cls}"]\n'
+            f"inputs = {toml_value(inputs)}\ndims = {toml_value(m.dims)}\n"
         )
     (root / "pyproject.toml").write_text("\n".join(tables))
 
@@ -510,7 +514,8 @@ def main() -> None:
         p = statistics.median(r["seconds"][m.target] for r in plain_runs)
         verdict = plain_runs[-1]["verdicts"][m.target]
         print(
-            f"| `{m.target}` | {p:.2f} s | {ours[m.target]['seconds']:.2f} s | torch {verdict}, exportlens {ours[m.target]['status']} |"
+            f"| `{m.target}` | {p:.2f} s | {ours[m.target]['seconds']:.2f} s |"
+            f" torch {verdict}, exportlens {ours[m.target]['status']} |"
         )
     expected = {m.target: "failed" if m.fails else "exported" for m in modules}
     said = {key: {r["target"]: r for r in reports[key]["modules"]} for key in ("jobs1", "jobsN")}

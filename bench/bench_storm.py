@@ -308,7 +308,8 @@ def report(args: argparse.Namespace, root: Path, out: dict[str, Any]) -> None:
     print(f"  time until every verdict is right   {'never (timed out)' if right is None else f'{right:.2f} s'}")
     print(f"  exports' own time / jobs            {ideal:.2f} s  ({own:.2f} s over {len(storm.verdicts)} exports)")
     print(
-        f"  diagnostic pushes per file          mean {sum(pushes) / len(pushes):.2f}, max {max(pushes)}, total {sum(pushes)}"
+        f"  diagnostic pushes per file          mean {sum(pushes) / len(pushes):.2f},"
+        f" max {max(pushes)}, total {sum(pushes)}"
     )
     print(
         f"  exportlens/status latency           p50 {pct(lat, 50) * 1000:.1f} ms, p99 {pct(lat, 99) * 1000:.1f} ms, "
@@ -317,15 +318,17 @@ def report(args: argparse.Namespace, root: Path, out: dict[str, Any]) -> None:
     print(f"  server CPU over the storm           {out['cpu']:.1f} s in {out['elapsed']:.1f} s")
     parent_user, parent_sys, jobs_user, jobs_sys = out["pool"]
     print(
-        f"  the pool's CPU                      export processes {jobs_user + jobs_sys:.1f} s (kernel {jobs_sys:.1f} s),"
-        f" warm parent {parent_user + parent_sys:.1f} s (kernel {parent_sys:.1f} s: forking), against {own:.1f} s of exports' own time"
+        f"  the pool's CPU                      export processes {jobs_user + jobs_sys:.1f} s"
+        f" (kernel {jobs_sys:.1f} s), warm parent {parent_user + parent_sys:.1f} s"
+        f" (kernel {parent_sys:.1f} s: forking), against {own:.1f} s of exports' own time"
     )
     edits = out["edits"]
     if edits:
         e = edits["latencies"]
         print(f"\n{args.edits} keystrokes into a {edits['lines']}-line file (incremental didChange)")
         print(
-            f"  sent in {edits['sent']:.2f} s; the server answered a status request sent after the last at {edits['caught_up']:.2f} s"
+            f"  sent in {edits['sent']:.2f} s;"
+            f" the server answered a status request sent after the last at {edits['caught_up']:.2f} s"
         )
         print(
             f"  exportlens/status latency           p50 {pct(e, 50) * 1000:.1f} ms, p99 {pct(e, 99) * 1000:.1f} ms, "

@@ -54,7 +54,8 @@ from torch import nn
 class MLP(nn.Module):
     def __init__(self, features: int = 64, hidden: int = 256, classes: int = 10):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), \
+nn.Linear(hidden, classes))
 
     def forward(self, x):
         return self.net(x).softmax(dim=-1)
@@ -74,12 +75,12 @@ dims = { batch = { max = 1024 } }
 COLD = """
 import sys
 from pathlib import Path
-from exportlens.exporter.runtime.check import check_one
+from exportlens.exporter.runtime.in_process import export_planned
 from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.runtime.run import Options
 plan = make_plan([Path(sys.argv[1])])
 (item,) = plan.modules
-assert check_one(plan, item, Options(collect_all=False)).status.value == "exported"
+assert export_planned(plan, item, Options(collect_all=False)).status.value == "exported"
 """
 
 
@@ -199,13 +200,15 @@ def main() -> int:
             checks[jobs].append(timed(cli_check(jobs)))
 
     print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, python {sys.version.split()[0]}; "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs,"
+        f" python {sys.version.split()[0]}; "
         f"module mlp.py:MLP (3 linear layers, dynamic batch); load average {load_before} before, {_load()} after"
     )
     print(f"{'':26} {'runs':>5} {'p50':>9} {'p95':>9} {'min':>9}")
     for name, values in times.items():
         print(
-            f"{name:26} {len(values):5d} {pct(values, 50) * 1000:7.1f}ms {pct(values, 95) * 1000:7.1f}ms {min(values) * 1000:7.1f}ms"
+            f"{name:26} {len(values):5d} {pct(values, 50) * 1000:7.1f}ms {pct(values, 95) * 1000:7.1f}ms"
+            f" {min(values) * 1000:7.1f}ms"
         )
     inproc, warm, cold_p50 = (statistics.median(times[k]) for k in ("in-process", "warm pool", "cold"))
     isolation = warm / inproc
@@ -218,7 +221,8 @@ def main() -> int:
         one, two = (statistics.median(checks[j]) for j in (1, 2))
         runs = ", ".join(f"--jobs {j}: " + " ".join(f"{v:.2f}" for v in checks[j]) for j in checks)
         print(
-            f"exportlens check examples/ (5 modules), median of {args.cli_runs}: --jobs 1 {one:.2f} s, --jobs 2 {two:.2f} s, "
+            f"exportlens check examples/ (5 modules), median of {args.cli_runs}:"
+            f" --jobs 1 {one:.2f} s, --jobs 2 {two:.2f} s, "
             f"ratio {two / one:.2f} ({runs})"
         )
     return 0

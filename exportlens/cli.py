@@ -1,4 +1,4 @@
-"""``exportlens check | init | export | show | merge``: the engine for terminals and CI.
+"""``exportlens check | init | export | show | tree | merge``: the engine for terminals and CI.
 
 Exit codes: 0 everything checked exports, 1 a finding of severity error,
 2 a usage or configuration error, or a check that checked nothing where that was to fail
@@ -77,6 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--no-graph", action="store_true", help="leave out the exported graph")
     _common(show, "show")
 
+    _tree_parser(sub)
+
     init = sub.add_parser(
         "init", help="write a spec, proven by exporting it, for every module under PATHs that has none"
     )
@@ -111,14 +113,28 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
         "--shard",
         type=checked("shard", check_value=Shard.parse),
         metavar="K/N",
-        help="only shard K of N (like 2/3): a module's shard is a hash of its path.py:Class; `exportlens merge` joins the reports",
+        help=(
+            "only shard K of N (like 2/3): a module's shard is a hash of its path.py:Class;"
+            " `exportlens merge` joins the reports"
+        ),
     )
     check.add_argument(
         "--fail-on-empty",
         action="store_true",
-        help="exit 2 when no module was checked (none has example inputs); the default for --format github and sarif, but for a shard",
+        help=(
+            "exit 2 when no module was checked (none has example inputs);"
+            " the default for --format github and sarif, but for a shard"
+        ),
     )
     _common(check, "check")
+
+
+def _tree_parser(sub: "argparse._SubParsersAction") -> None:
+    help = "export each submodule of one module: which ones fail, the smallest first, each on its line"
+    tree = sub.add_parser("tree", help=help)
+    tree.add_argument("target", help="path.py:Class, or path.py holding one module")
+    tree.add_argument("--format", choices=("text", "json"), default="text")
+    _common(tree, "tree")
 
 
 def _merge_parser(merged: argparse.ArgumentParser) -> None:
@@ -141,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
 
         serve()
         return OK
-    return {"check": _check, "export": _export, "show": _show, "merge": _merge, "init": _init}[args.command](args)
+    commands = {"check": _check, "export": _export, "show": _show, "tree": _tree, "merge": _merge, "init": _init}
+    return commands[args.command](args)
 
 
 def _options(args: argparse.Namespace, **kwargs) -> Options:
@@ -158,9 +175,9 @@ def _pool(args: argparse.Namespace, jobs: int = 1) -> "Pool":
 
 
 def _run(args: argparse.Namespace, pool: "Pool", plan: "Plan", options: Options) -> Report:
-    from .exporter.workers.batch import check_in_workers
+    from .exporter.workers.batch import export_in_workers
 
-    return check_in_workers(plan, pool, options)
+    return export_in_workers(plan, pool, options)
 
 
 def _plan(paths: list[Path], cache: bool = True) -> "Plan | None":
@@ -180,7 +197,11 @@ def _projects(paths: list[Path], only: set[str] | None = None, cache: bool = Tru
     broken = [(p.plan.root, f) for p in found for f in p.plan.findings if f.code == codes.SPEC_TOML.code]
     for root, f in broken:
         print(located(root, f), file=sys.stderr)
-    names = {n for p in found for m in p.plan.modules for n in (p.shown(m.target), m.target, m.module.name)}
+    names = (
+        {n for p in found for m in p.plan.modules for n in (p.shown(m.target), m.target, m.module.name)}
+        if only
+        else set()
+    )
     unmatched = sorted((only or set()) - names)
     if unmatched and not broken:
         every = ", ".join(p.shown(m.target) for p in projects(paths, cache=cache) for m in p.plan.modules) or "none"
@@ -189,7 +210,7 @@ def _projects(paths: list[Path], only: set[str] | None = None, cache: bool = Tru
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .projects import check
+    from .projects import joined_report
 
     with _pool(args, args.jobs) as pool:
         found = _projects(args.paths, set(args.module) or None, not args.no_cache)
@@ -199,7 +220,7 @@ def _check(args: argparse.Namespace) -> int:
         for p in found if args.shard else ():
             p.plan.modules = [m for m in p.plan.modules if args.shard.holds(p.shown(m.target))]
         options = _options(args, collect_all=not args.first_only)
-        report, hidden = check(found, lambda plan: _run(args, pool, plan, options), judge=not args.first_only)
+        report, hidden = joined_report(found, lambda plan: _run(args, pool, plan, options), judge=not args.first_only)
         report = in_target_order(report)
     root = found[0].plan.root
     if args.format == "text":
@@ -304,9 +325,9 @@ def _export(args: argparse.Namespace) -> int:
         return USAGE
     if found[1].spec is not None and _device(args, found[1].spec) == "meta" and not args.allow_meta_weights:
         print(
-            f"exportlens: {found[1].target} is exported on meta, which holds no weights: its .pt2 would have none and fail"
-            " when run (Tensor device mismatch). Export with real weights with --device cpu (or cuda), or save it anyway"
-            " with --allow-meta-weights",
+            f"exportlens: {found[1].target} is exported on meta, which holds no weights:"
+            " its .pt2 would have none and fail when run (Tensor device mismatch)."
+            " Export with real weights with --device cpu (or cuda), or save it anyway with --allow-meta-weights",
             file=sys.stderr,
         )
         return USAGE
@@ -335,6 +356,24 @@ def _show(args: argparse.Namespace) -> int:
         return FOUND
     print(program_text(report, lambda path, line: _source(plan.root / path, line), graph=not args.no_graph), end="")
     return OK
+
+
+def _tree(args: argparse.Namespace) -> int:
+    from .exporter.workers.trees import tree_in_worker
+    from .treeprint import tree_json, tree_text
+
+    with _pool(args) as pool:
+        found = _one(args.target, not args.no_cache)
+        if found is None:
+            return USAGE
+        plan, planned = found
+        tree = tree_in_worker(plan, planned, pool, _options(args))
+    if not tree.nodes and not tree.findings:  # a module another one builds, without inputs of its own
+        print(f"exportlens: {planned.target} has no example inputs (`exportlens init` writes them)", file=sys.stderr)
+        return USAGE
+    print(tree_text(plan.root, tree) if args.format == "text" else tree_json(tree))
+    _say_if_unconfined(args)
+    return tree.exit_code
 
 
 def _source(path: Path, line: int) -> str:

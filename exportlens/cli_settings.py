@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from .exporter.core.settings import CLI, PROJECT, SETTINGS, Overrides, Setting, check
+from .exporter.core.settings import CLI, PROJECT, SETTINGS, Overrides, Setting, setting_value
 
 
 def add_settings(parser: argparse.ArgumentParser, command: str) -> None:
@@ -41,7 +41,7 @@ def checked(
         except ValueError:
             value = text  # the check says what is expected
         try:
-            return check_value(value) if check_value else check(name, value)
+            return check_value(value) if check_value else setting_value(name, value)
         except ValueError as e:
             raise argparse.ArgumentTypeError(f"{text!r} is not {e}") from None
 

@@ -4,6 +4,7 @@ then one summary line, which says so when nothing was checked."""
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from .exporter.core.report import Finding, Report, Status
@@ -20,9 +21,15 @@ def checked_nothing(report: Report) -> bool:
 
 
 def relative(root: Path, path: str) -> str:
+    return _relative(root, path, os.getcwd())
+
+
+@lru_cache(maxsize=4096)
+def _relative(root: Path, path: str, cwd: str) -> str:
+    """Once per file and folder: a report of thousands of findings names a few hundred files."""
     full = root / path
     try:
-        return os.path.relpath(full)
+        return os.path.relpath(full, cwd)
     except ValueError:
         return str(full)
 
@@ -37,6 +44,9 @@ def print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = Non
         print(located(root, f))
         for fix in f.fixes:
             print(f"    fix: {fix.title}")
+    for m in report.modules:
+        for lowering in m.lowerings:  # each deployment target's, under the export's verdict
+            print(f"{relative(root, m.target)}: {lowering}")
     print(summary(report, len(findings), shard, hidden))
 
 

@@ -18,6 +18,7 @@ from .exporter.find.index_cache import IndexCache
 from .exporter.find.walk import projects_under
 from .exporter.spec.loading import find_root
 from .exporter.spec.plan import Plan, make_plan
+from .exporter.spec.pyproject import excludes
 from .exporter.spec.suppressions import Suppressor, suppress
 
 
@@ -40,7 +41,7 @@ def projects(paths: list[Path], only: set[str] | None = None, *, cache: bool = T
         path = given.resolve()
         groups.setdefault(find_root(path).resolve(), []).append(path)
         if path.is_dir():
-            for inner in projects_under(path):
+            for inner in projects_under(path, exclude=excludes()):
                 groups.setdefault(inner.resolve(), []).append(inner.resolve())
     base = next(iter(groups))
     out = []
@@ -59,7 +60,7 @@ def _own(only: set[str] | None, step: str) -> set[str] | None:
     return only | {name[len(step) + 1 :] for name in only if name.startswith(step + "/")}
 
 
-def check(found: list[Project], run: Callable[[Plan], Report], *, judge: bool) -> tuple[Report, int]:
+def joined_report(found: list[Project], run: Callable[[Plan], Report], *, judge: bool) -> tuple[Report, int]:
     """Every project's report, suppressions applied, as one report from the first root;
     and how many findings were suppressed."""
     modules, findings, hidden = [], [], 0

@@ -28,10 +28,10 @@ class Project:
         return (self.root / path).read_text(encoding="utf-8")
 
     def check(self, *, collect_all: bool = True) -> Report:
-        from exportlens.exporter.runtime.check import check_plan  # torch: only the tests that export pay for it
+        from exportlens.exporter.runtime.in_process import export_plan  # torch: only the tests that export pay for it
         from exportlens.exporter.runtime.run import Options
 
-        return check_plan(make_plan([self.root]), Options(collect_all=collect_all))
+        return export_plan(make_plan([self.root]), Options(collect_all=collect_all))
 
     def module(self, target: str, **kwargs) -> ModuleReport:
         report = self.check(**kwargs)

@@ -1,9 +1,10 @@
 """The failure corpus in tests/corpus/: what each case expects, and how exportlens did on it.
 
 Each case is one file holding one module, ``Case``. The line that must break carries
-``# expect: EL201`` (in the case's file, or in its table in pyproject.toml) (with ``, fix exports`` when the preferred fix must make the module
-export); a negative control says ``Expect: clean.`` in its docstring instead. Shared by
-tests/test_corpus.py (each case) and bench/bench_corpus.py (the figures).
+``# expect: EL201`` (in the case's file, or in its table in pyproject.toml) (with
+``, fix exports`` when the preferred fix must make the module export); a negative control
+says ``Expect: clean.`` in its docstring instead. Shared by tests/test_corpus.py (each case)
+and bench/bench_corpus.py (the figures).
 
 A case written from a user's report also says, in its docstring, where the report is
 (``From: pytorch/pytorch#113002``), the remedy that keeps the model's meaning
@@ -165,14 +166,14 @@ def check(root: Path, only: str | None = None) -> dict[str, ModuleReport]:
 
 
 def _checked(plan, planned) -> ModuleReport:
-    """``check_one``, where exportlens's own error is what the CLI shows for it (an EL901 on
+    """``export_planned``, where exportlens's own error is what the CLI shows for it (an EL901 on
     the class line, see workers/outcome.py), so one module's error does not end the run."""
     from exportlens.exporter.core import codes
-    from exportlens.exporter.runtime.check import check_one
+    from exportlens.exporter.runtime.in_process import export_planned
     from exportlens.exporter.runtime.run import Options
 
     try:
-        return check_one(plan, planned, Options(collect_all=True))
+        return export_planned(plan, planned, Options(collect_all=True))
     except Exception as e:  # counted by the bench as a finding lost to an internal error
         name = planned.module.name_span
         lost = codes.finding(

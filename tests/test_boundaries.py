@@ -21,7 +21,8 @@ PROBE = """
 import importlib, json, sys
 for name in sys.argv[1:]:
     importlib.import_module(name)
-print(json.dumps(sorted(m for m in sys.modules if m == "torch" or m.startswith(("torch.", "exportlens.exporter.runtime")))))
+print(json.dumps(sorted(m for m in sys.modules if m == "torch" \
+or m.startswith(("torch.", "exportlens.exporter.runtime")))))
 """
 
 
@@ -37,7 +38,7 @@ def test_the_server_and_the_static_side_never_import_torch():
     assert statics, "no static modules found"
     server = [
         "exportlens.server.app",
-        "exportlens.server.indexer",
+        "exportlens.server.index.scanner",
         "exportlens.exporter.workers.pool",
         "exportlens.exporter.workers.batch",
     ]
@@ -77,7 +78,10 @@ def test_merging_reports_imports_neither_torch_nor_libcst(tmp_path):
 
 
 def _workers_modules(*modules: str) -> set[str]:
-    probe = "import importlib, json, sys\nfor n in sys.argv[1:]: importlib.import_module(n)\nprint(json.dumps([m for m in sys.modules if m.startswith('exportlens.exporter.workers.')]))"
+    probe = (
+        "import importlib, json, sys\nfor n in sys.argv[1:]: importlib.import_module(n)\n"
+        "print(json.dumps([m for m in sys.modules if m.startswith('exportlens.exporter.workers.')]))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", probe, *modules], capture_output=True, text=True, timeout=120, check=True
     )
@@ -192,11 +196,4 @@ def test_the_exporter_folders_import_only_the_folders_before_them():
         for target in targets
         if (other := layer(target)) and rank[other] > rank[own]
     )
-    assert not upward or upward == _WALK_READS_EXCLUDE, upward
-
-
-# walk reads the project's ``exclude`` itself: to go once the pyproject reader hands it over
-_WALK_READS_EXCLUDE = [
-    "exportlens.exporter.find.walk -> exportlens.exporter.spec",
-    "exportlens.exporter.find.walk -> exportlens.exporter.spec.toml_text",
-]
+    assert not upward, upward

@@ -62,3 +62,17 @@ def test_an_edit_is_seen_and_no_cache_keeps_nothing(tmp_path, capsys):
     capsys.readouterr()
     main(["check", str(root), "--format", "json"])
     assert "Net" not in capsys.readouterr().out  # its base is no module any more: the kept answer was not used
+
+
+def test_a_damaged_or_truncated_index_cache_is_a_cold_run_with_the_same_report(tmp_path, capsys):
+    root = write(tmp_path).resolve()
+    main(["check", str(root)])
+    report = capsys.readouterr().out
+    folder = root / ".exportlens" / "cache" / "index"
+    kept = sorted(folder.glob("*.json*"))
+    assert [f.suffix for f in kept] == [".json", ".jsonl"]  # the kept answer, and each file's entry
+    for damage in (lambda data: data[: len(data) // 2], lambda data: data.replace(b"[", b"{", 3), lambda _: b"\x80"):
+        for f in kept:
+            f.write_bytes(damage(f.read_bytes()))
+        main(["check", str(root)])
+        assert capsys.readouterr().out == report

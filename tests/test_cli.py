@@ -66,10 +66,14 @@ def test_check_examples_prints_each_finding_on_its_line(check_examples):
     out = check_examples.stdout
     assert check_examples.returncode == 1, check_examples.stderr
     expected = [
-        f"examples/models/fusion.py:{example_line('models/fusion.py', 'torch.cat')}:9: EL202 `image_len` and `text_len` are declared as independent dims, but this line needs them equal",
-        f"examples/models/head.py:{example_line('models/head.py', 'view(4')}:9: EL204 `batch` was declared dynamic but was specialized to 4",
-        f"examples/models/positional.py:{example_line('models/positional.py', 'if seq > self.max_len')}:9: EL201 `seq` is declared as [2, 1024], but this line requires `seq <= 128`",
-        f"examples/models/router.py:{example_line('models/router.py', 'if routed > 0')}:12: EL101 `routed > 0` depends on the values inside a tensor",
+        f"examples/models/fusion.py:{example_line('models/fusion.py', 'torch.cat')}:9: EL202"
+        " `image_len` and `text_len` are declared as independent dims, but this line needs them equal",
+        f"examples/models/head.py:{example_line('models/head.py', 'view(4')}:9: EL204"
+        " `batch` was declared dynamic but was specialized to 4",
+        f"examples/models/positional.py:{example_line('models/positional.py', 'if seq > self.max_len')}:9: EL201"
+        " `seq` is declared as [2, 1024], but this line requires `seq <= 128`",
+        f"examples/models/router.py:{example_line('models/router.py', 'if routed > 0')}:12: EL101"
+        " `routed > 0` depends on the values inside a tensor",
     ]
     lines = out.splitlines()
     for want in expected:
@@ -191,9 +195,9 @@ def test_three_shards_merged_are_the_unsharded_check(check_examples, tmp_path):
         "merge", *map(str, reversed(reports)), "--format", "sarif", "--root", "examples", "-o", str(sarif)
     )
     assert written.returncode == 1, written.stderr
-    assert (
-        written.stdout
-        == f"{sarif}: 5 modules: 1 exported, 4 failed, 0 skipped; 4 findings (5 unchanged since an earlier run: from its cache)\n"
+    assert written.stdout == (
+        f"{sarif}: 5 modules: 1 exported, 4 failed, 0 skipped; 4 findings"
+        " (5 unchanged since an earlier run: from its cache)\n"
     )
     unsharded = json.loads(exportlens("check", "examples", "--format", "sarif").stdout)
     assert len(json.loads(sarif.read_text())["runs"][0]["results"]) == len(unsharded["runs"][0]["results"]) == 4
@@ -321,9 +325,10 @@ def test_merge_refuses_what_is_not_a_report_or_disagrees(tmp_path):
     expected = {
         ("text.json",): "text.json is not JSON: Expecting value: line 1 column 1 (char 0)",
         ("list.json",): 'list.json is not a report of `exportlens check --format json`: no "modules"',
-        (
-            "typo.json",
-        ): "typo.json is not a report of `exportlens check --format json`: modules[0].status: 'exportd' is not one of exported, failed, skipped",
+        ("typo.json",): (
+            "typo.json is not a report of `exportlens check --format json`:"
+            " modules[0].status: 'exportd' is not one of exported, failed, skipped"
+        ),
         (
             "one.json",
             "other.json",
@@ -385,7 +390,10 @@ def test_a_key_written_twice_is_el006_on_its_second_line(tmp_path, pyproject, wh
     for fmt in ("text", "json"):
         result = exportlens("check", "--format", fmt, str(tmp_path))
         assert result.returncode == 2 and result.stdout == ""
-        message = f'pyproject.toml:{where}: EL006 pyproject.toml does not parse: Key "{key}" already exists at line {where.replace(":", " col ")}'
+        message = (
+            f"pyproject.toml:{where}: EL006 pyproject.toml does not parse:"
+            f' Key "{key}" already exists at line {where.replace(":", " col ")}'
+        )
         assert result.stderr.splitlines()[-1].endswith(message), result.stderr
         assert "Traceback" not in result.stderr
 
@@ -397,10 +405,12 @@ def test_a_module_of_a_package_without_pyproject_imports_as_its_package_chain_na
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "models" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "base.py").write_text(
-        "from torch import nn\n\n\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(4, 4)\n"
+        "from torch import nn\n\n\nclass Base(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(4, 4)\n"
     )
     (tmp_path / "pkg" / "models" / "net.py").write_text(
-        "import torch\n\nfrom ..base import Base\n\n\nclass Net(Base):\n    def forward(self, x):\n        return self.proj(x).relu()\n\n"
+        "import torch\n\nfrom ..base import Base\n\n\n"
+        "class Net(Base):\n    def forward(self, x):\n        return self.proj(x).relu()\n\n"
         "    @staticmethod\n    def example_inputs():\n        return (torch.randn(2, 4),)\n"
     )
     done = exportlens("check", "--no-cache", "--format", "json", str(tmp_path / "pkg" / "models"))
@@ -409,8 +419,15 @@ def test_a_module_of_a_package_without_pyproject_imports_as_its_package_chain_na
 
 
 FRESH = {
-    "block.py": "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n    def forward(self, x):\n        return x.relu()\n",
-    "head.py": "from torch import nn\n\n\nclass Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(8, 2)\n\n    def forward(self, x):\n        return self.proj(x)\n",
+    "block.py": (
+        "import torch\nfrom torch import nn\n\n\n"
+        "class Block(nn.Module):\n    def forward(self, x):\n        return x.relu()\n"
+    ),
+    "head.py": (
+        "from torch import nn\n\n\nclass Head(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(8, 2)\n\n"
+        "    def forward(self, x):\n        return self.proj(x)\n"
+    ),
 }
 
 

@@ -21,8 +21,9 @@ from exportlens.exporter.core.report import (
     report_json,
     to_dict,
 )
+from exportlens.exporter.core.targets import Span
 from exportlens.exporter.spec.plan import make_plan
-from exportlens.exporter.workers.batch import owner_plan
+from exportlens.exporter.workers.proof_plans import owner_plan
 from exportlens.exporter.workers.protocol import CODEC, Done, Job, Run, decode, encode, encode_run
 from exportlens.exporter.workers.validate import checked_report
 
@@ -66,7 +67,7 @@ def test_a_plan_json_cannot_carry_is_left_for_the_worker_to_make():
         datetime.date(2026, 1, 1),
         sent.plan.project.tables[planned.target][1],
     )  # a TOML date
-    job = Job(str(EXAMPLES), planned.target, class_line=1, plan=sent)
+    job = Job(str(EXAMPLES), planned.target, name_span=Span(1), plan=sent)
     back = decode(encode_run(Run("7", job)), Run)
     assert back.id == "7" and back.job.target == planned.target and back.job.plan is None
 

@@ -58,7 +58,8 @@ init = { width = 4 }
 inputs = { input = "f32[batch, 4]" }
 
 [tool.exportlens.modules."models/nets.py:Stack"]
-init = { layers = [{ call = "torch.nn:Linear", kwargs = { in_features = 4, out_features = 4 } }, { call = "models/nets.py:build_linear" }], scale = { factor = 2.0 } }
+init = { layers = [{ call = "torch.nn:Linear", kwargs = { in_features = 4, out_features = 4 } }, \
+{ call = "models/nets.py:build_linear" }], scale = { factor = 2.0 } }
 inputs = { x = "f32[batch, 4]" }
 
 [tool.exportlens.modules."models/nets.py:Positions"]
@@ -148,9 +149,8 @@ def test_factories_object_values_and_variants_export_each_reported_by_name(tmp_p
         "models/nets.py:Positions[long]": "failed",
     }
     (finding,) = modules["models/nets.py:Positions[long]"]["findings"]
-    assert (
-        finding["message"]
-        == "Positions[long]: `seq` is declared as [2, 64], but this line requires `seq <= 16` (`self.table` has 16 rows)"
+    assert finding["message"] == (
+        "Positions[long]: `seq` is declared as [2, 64], but this line requires `seq <= 16` (`self.table` has 16 rows)"
     )
     (fix,) = [f for f in finding["fixes"] if f["preferred"]]
     (edit,) = fix["edits"]  # the long variant's own max, not the class table's
@@ -163,9 +163,9 @@ def test_a_missing_factory_is_refused_on_its_line(bad):
     assert f"pyproject.toml:{line}:1: {message}" in bad
     line = line_of(BAD, "nopackage")
     assert (
-        f"pyproject.toml:{line}:1: EL403 factory 'nopackage.sub:make' does not exist: no module named 'nopackage' can be imported"
-        in bad
-    )
+        f"pyproject.toml:{line}:1: EL403 factory 'nopackage.sub:make' does not exist:"
+        " no module named 'nopackage' can be imported"
+    ) in bad
 
 
 def test_a_factory_that_raises_is_reported_on_the_line_that_raised(bad):
@@ -175,13 +175,19 @@ def test_a_factory_that_raises_is_reported_on_the_line_that_raised(bad):
 
 def test_a_factory_that_returns_no_module_says_what_it_returned(bad):
     line = line_of(BAD, "build_dict")
-    message = "EL403 factory 'models/nets.py:build_dict' returned a dict, not an nn.Module: a factory must return the module to export"
+    message = (
+        "EL403 factory 'models/nets.py:build_dict' returned a dict, not an nn.Module:"
+        " a factory must return the module to export"
+    )
     assert f"pyproject.toml:{line}:1: {message}" in bad
 
 
 def test_a_malformed_object_value_is_a_spec_error_on_its_line(bad):
     line = line_of(BAD, 'call = "torch.nn.Linear"')
-    message = "init.in_features: call 'torch.nn.Linear' must look like 'package.module:name' (importable) or 'path/to/file.py:name'"
+    message = (
+        "init.in_features: call 'torch.nn.Linear' must look like 'package.module:name' (importable)"
+        " or 'path/to/file.py:name'"
+    )
     assert f"pyproject.toml:{line}:10: EL005 {message}" in bad
     line = line_of(BAD, "args = [4]")
     assert (
@@ -198,6 +204,6 @@ def test_duplicate_and_missing_variant_names_are_spec_errors(bad):
     assert f"pyproject.toml:{second}:1: {message}" in bad
     third = [i for i, text in enumerate(BAD.splitlines(), 1) if text.startswith("[[")][2]
     assert (
-        f'pyproject.toml:{third}:1: EL005 a variant of models/nets.py:Positions has no name: give each one name = "small"'
-        in bad
-    )
+        f"pyproject.toml:{third}:1: EL005 a variant of models/nets.py:Positions has no name:"
+        ' give each one name = "small"'
+    ) in bad

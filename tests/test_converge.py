@@ -239,8 +239,9 @@ def test_a_mixture_of_experts_takes_one_application(project):
     project.write("moe.py", MOE)
     title = reaches_exports_and_serves(project)
     assert title == (
-        "Drop `if token.numel() == 0:`: the code after it handles that case; then write `torch.sym_int(...)` in place of"
-        " `int(...)`: the same number, which export can trace (module then exports and serves its ranges)"
+        "Drop `if token.numel() == 0:`: the code after it handles that case;"
+        " then write `torch.sym_int(...)` in place of `int(...)`: the same number, which export can trace"
+        " (module then exports and serves its ranges)"
     )
     fixed = project.read("moe.py")
     assert "if token.numel() == 0:" not in fixed and "continue" not in fixed

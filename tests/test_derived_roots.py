@@ -56,7 +56,8 @@ def test_torchs_messages_run_together_are_read_apart():
     msg = (
         "Constraints violated (dy)!\n"
         "  - Not all values of dy - 6 = L['y'].size()[0] in the specified range satisfy the generated guard "
-        "3 <= L['y'].size()[0] and L['y'].size()[0] <= IntInfinity()Specializations unexpectedly required (dy)! For more.\n"
+        "3 <= L['y'].size()[0] and L['y'].size()[0] <= IntInfinity()"
+        "Specializations unexpectedly required (dy)! For more.\n"
         "  - solving the guards generated for dy - 6 = L['y'].size()[0] resulted in a specialized value of 3.\n"
     )
     first, second = _bullets(msg)

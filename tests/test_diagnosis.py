@@ -208,14 +208,16 @@ def test_forward_that_raises_eagerly_too_is_a_bug_in_the_code_or_spec_and_one_th
     wrong = only(project.module("net.py:Net").findings, "EL405")
     assert wrong.line == line_of(project, "net.py", "return self.fc(x)")
     assert wrong.message.startswith(
-        "forward raised RuntimeError on the example inputs (and eagerly too: a bug in the code or the spec, not an export problem): "
+        "forward raised RuntimeError on the example inputs"
+        " (and eagerly too: a bug in the code or the spec, not an export problem): "
     )
     assert "[batch, 5]" in wrong.message and wrong.kind.value == "import-error"
     only_exporting = only(project.module("net.py:Plain").findings, "EL305")
     assert only_exporting.line == line_of(project, "net.py", "raise RuntimeError")
     assert only_exporting.kind.value == "unsupported"
     assert only_exporting.message == (
-        "forward runs eagerly on the example inputs, but raised RuntimeError while exporting: the fused kernel has no export path yet"
+        "forward runs eagerly on the example inputs, but raised RuntimeError while exporting:"
+        " the fused kernel has no export path yet"
     )
 
 
@@ -252,7 +254,8 @@ def test_the_preferred_check_is_the_branch_the_example_takes_in_the_user_s_own_e
     assert [(f.title, bool(f.probes)) for f in checks] == [
         ("Assume `conf <= self.threshold` here: insert torch._check(conf <= self.threshold)", True),
         (
-            "Assume `conf > self.threshold` here: insert torch._check(conf > self.threshold) (the example inputs do not)",
+            "Assume `conf > self.threshold` here: insert torch._check(conf > self.threshold)"
+            " (the example inputs do not)",
             False,
         ),
     ]
@@ -311,7 +314,8 @@ def test_a_cond_branch_that_mutates_a_buffer_is_reported_on_the_mutation(project
     assert finding.line == line_of(project, "counter.py", "self.count.add_(1)")
     assert finding.kind.value == "unsupported"
     assert finding.message == (
-        "torch.export cannot trace this: a torch.cond branch may not change the module's state: `self.count.add_(1)` in `true_fn` "
+        "torch.export cannot trace this: a torch.cond branch may not change the module's state:"
+        " `self.count.add_(1)` in `true_fn` "
         "changes `self.count`; return the new value from the branch and assign it after torch.cond"
     )
     assert "Encountered input mutation during higher order op tracing" in finding.detail  # torch's whole text
@@ -353,7 +357,7 @@ def test_a_size_the_code_hard_codes_is_fixed_in_the_code_whatever_the_example(pr
 
 
 def test_a_spec_fix_keeps_every_key_it_does_not_mean_to_change():
-    from exportlens.exporter.edit.text_edits import set_dim_bounds, substitute_dim
+    from exportlens.exporter.edit.spec_tables import set_dim_bounds, substitute_dim
 
     table = textwrap.dedent(
         """\
@@ -407,7 +411,8 @@ def test_a_declared_range_the_model_cannot_serve_is_found_by_running_it_with_the
     line = line_of(project, "positions.py", "self.table(positions)")
     assert (finding.code, finding.path, finding.line) == ("EL206", "pyproject.toml", 3)
     assert finding.message == (
-        f"`seq` is declared as [2, 1024], but at seq = 1024 forward fails: IndexError: index out of range in self (positions.py:{line})"
+        "`seq` is declared as [2, 1024], but at seq = 1024 forward fails:"
+        f" IndexError: index out of range in self (positions.py:{line})"
     )
     (fix,) = finding.fixes
     assert fix.title == "Set `seq` to Dim('seq', max=128)" and fix.preferred
@@ -429,7 +434,8 @@ def test_a_value_read_inline_is_named_as_the_line_writes_it_not_by_torch_s_symbo
     finding = only(project.module("Gate").findings, "EL101")
     assert finding.line == line_of(project, "gate.py", "if probs.max().item() > self.threshold")
     assert finding.message.startswith(
-        "`probs.max().item() > self.threshold` depends on the values inside a tensor (`probs.max().item()` is only known when the model runs)"
+        "`probs.max().item() > self.threshold` depends on the values inside a tensor"
+        " (`probs.max().item()` is only known when the model runs)"
     )
     assert "zuf" not in finding.message
 

@@ -372,7 +372,8 @@ def test_does_not_import_torch():
 
 def test_a_file_in_latin_1_is_read_as_python_reads_it(tmp_path):
     (tmp_path / "net.py").write_bytes(
-        b"# -*- coding: latin-1 -*-\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x  # caf\xe9\n"
+        b"# -*- coding: latin-1 -*-\nfrom torch import nn\n\n\n"
+        b"class Net(nn.Module):\n    def forward(self, x):\n        return x  # caf\xe9\n"
     )
     found = discover(tmp_path)
     assert [m.target for m in found.modules] == ["net.py:Net"] and not found.findings
@@ -402,7 +403,10 @@ def test_a_symlink_loop_is_skipped_by_the_server_s_indexer(tmp_path):
     (tmp_path / "loop.py").symlink_to("loop.py")
     (tmp_path / "away").symlink_to(tmp_path / "away")
     result = subprocess.run(
-        [sys.executable, "-m", "exportlens.server.indexer", str(tmp_path)], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "exportlens.server.index.scanner", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert '"name":"Net"' in result.stdout

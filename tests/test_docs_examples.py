@@ -48,7 +48,7 @@ def pool():
 def test_the_example_prints_what_the_docs_show(tmp_path, monkeypatch, capsys, pool, line, files, printed):
     from exportlens import cli
     from exportlens.exporter.core.options import Options
-    from exportlens.exporter.workers.batch import check_in_workers
+    from exportlens.exporter.workers.batch import export_in_workers
 
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -56,5 +56,5 @@ def test_the_example_prints_what_the_docs_show(tmp_path, monkeypatch, capsys, po
     monkeypatch.chdir(tmp_path)  # the CLI prints paths relative to where it runs
     plan = cli._plan([Path(".")])
     assert plan is not None, f"docs/diagnostics.md:{line}: {capsys.readouterr().err}"
-    cli.print_text(plan.root, check_in_workers(plan, pool, Options(collect_all=True)))
+    cli.print_text(plan.root, export_in_workers(plan, pool, Options(collect_all=True)))
     assert capsys.readouterr().out == printed, f"docs/diagnostics.md:{line}"

@@ -179,10 +179,10 @@ class ExportDB:
 
 
 def _check_one(plan: Plan, planned) -> ModuleReport:
-    from exportlens.exporter.runtime.check import check_one  # torch
+    from exportlens.exporter.runtime.in_process import export_planned  # torch
     from exportlens.exporter.runtime.run import Options
 
-    return check_one(plan, planned, Options(collect_all=True))
+    return export_planned(plan, planned, Options(collect_all=True))
 
 
 def _trace(exc: BaseException) -> str:

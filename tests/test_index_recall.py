@@ -17,8 +17,8 @@ import pytest
 
 from exportlens.exporter.core.codec import CodecError
 from exportlens.exporter.spec.plan import make_plan
-from exportlens.server.index import ModuleIndex
-from exportlens.server.indexer import CODEC, scan
+from exportlens.server.index.module_index import ModuleIndex
+from exportlens.server.index.scanner import CODEC, scan
 
 ACME = {
     "acme/__init__.py": """\
@@ -272,7 +272,7 @@ def test_a_large_open_file_parsed_in_a_subprocess_uses_its_workspace_folder(tmp_
     """``indexer --one FILE FOLDER``: the server's parse of a file too large to parse in itself."""
     write(tmp_path, ACME)
     folder, path = (tmp_path / "acme").resolve(), (tmp_path / "acme" / "apps.py").resolve()
-    command = [sys.executable, "-m", "exportlens.server.indexer", "--one", str(path), str(folder)]
+    command = [sys.executable, "-m", "exportlens.server.index.scanner", "--one", str(path), str(folder)]
     done = subprocess.run(command, input=path.read_text(), capture_output=True, text=True, timeout=120)
     entry = CODEC.loads(done.stdout)["entry"]
     assert entry.root == folder
@@ -295,7 +295,10 @@ TRANSFORMERS_FILES = (
 def _indexer(folder: Path) -> dict[str, tuple[Path, set[str]]]:
     """What the server's indexer subprocess reports: each file's root and classes."""
     done = subprocess.run(
-        [sys.executable, "-m", "exportlens.server.indexer", str(folder)], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "exportlens.server.index.scanner", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     out = {}

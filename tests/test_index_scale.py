@@ -19,7 +19,8 @@ from exportlens.exporter.find.discover import discover
 from exportlens.exporter.find.index_cache import IndexCache
 from exportlens.exporter.find.skeleton import skeleton
 from exportlens.exporter.find.walk import python_files_under
-from exportlens.server.index import ModuleIndex
+from exportlens.exporter.spec.pyproject import excludes
+from exportlens.server.index.module_index import ModuleIndex
 
 TREE = {
     "pkg/__init__.py": "from .layers import Block as Block\nfrom .generic import *\n",
@@ -154,7 +155,7 @@ def _full(root: Path) -> list:
 
 
 def _bulk(root: Path, **kwargs) -> list:
-    found = index_tree(root, sorted(python_files_under(root)), **kwargs)
+    found = index_tree(root, sorted(python_files_under(root, exclude=excludes())), **kwargs)
     return sorted((m for ms in found.modules.values() for m in ms), key=lambda m: (m.path, m.span.line))
 
 
@@ -190,7 +191,7 @@ def test_forward_is_read_where_its_body_was_blanked(tree: Path):
 
 def test_a_second_run_reads_only_the_cache_and_an_edited_base_is_followed(tree: Path, tmp_path: Path):
     cache = IndexCache(tmp_path / "cache")
-    files = sorted(python_files_under(tree))
+    files = sorted(python_files_under(tree, exclude=excludes()))
     first = index_tree(tree, files, cache=cache)
     first.save()
     again = index_tree(tree, files, cache=cache)
@@ -213,7 +214,7 @@ def test_a_syntax_error_outside_bodies_is_found_and_one_in_a_blanked_body_is_lef
     (tree / "pkg" / "body.py").write_text(
         "import torch\nclass Ok(torch.nn.Module):\n    def f(self):\n        return 1 +\n", encoding="utf-8"
     )
-    found = index_tree(tree, sorted(python_files_under(tree)), jobs=1)
+    found = index_tree(tree, sorted(python_files_under(tree, exclude=excludes())), jobs=1)
     (error,) = found.findings[tree / "pkg" / "header.py"]
     assert error.line == 3 and error.message.startswith("syntax error: invalid syntax")
     assert [m.name for m in found.modules[tree / "pkg" / "body.py"]] == ["Ok"]  # its body was not parsed
@@ -235,7 +236,7 @@ def test_the_indexer_answers_an_unchanged_folder_from_its_cache_and_sees_a_new_f
 
     def targets() -> set[str]:
         done = subprocess.run(
-            [sys.executable, "-m", "exportlens.server.indexer", str(tree)],
+            [sys.executable, "-m", "exportlens.server.index.scanner", str(tree)],
             capture_output=True,
             text=True,
             env=env,
@@ -260,7 +261,7 @@ def test_the_editor_rescan_follows_a_base_edited_on_disk(tree: Path):
 
 
 def test_the_indexer_lists_a_module_a_factory_table_declares(tmp_path: Path):
-    from exportlens.server.indexer import scan
+    from exportlens.server.index.scanner import scan
 
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "build.py").write_text(
@@ -287,7 +288,7 @@ def test_the_indexer_answers_again_when_pyproject_toml_declares_a_new_factory_mo
 
     def paths() -> list[str]:
         done = subprocess.run(
-            [sys.executable, "-m", "exportlens.server.indexer", str(project)],
+            [sys.executable, "-m", "exportlens.server.index.scanner", str(project)],
             capture_output=True,
             text=True,
             env=env,

@@ -85,9 +85,8 @@ def test_annotated_module_exports_with_its_axis_names_as_dims(checked):
     project, run, modules = checked
     tagger = modules["models/sequence.py:Tagger"]
     assert tagger["status"] == "exported", tagger["findings"]
-    assert (
-        tagger["spec_source"]
-        == f"models/sequence.py:{line_of(project, 'models/sequence.py', 'def forward')} (forward's jaxtyping annotations)"
+    assert tagger["spec_source"] == (
+        f"models/sequence.py:{line_of(project, 'models/sequence.py', 'def forward')} (forward's jaxtyping annotations)"
     )
     summary = tagger["summary"]
     assert summary["inputs"] == ["x: f32[batch, seq, 16]", "ids: i64[batch, seq]"]

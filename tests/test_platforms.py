@@ -70,7 +70,10 @@ def test_a_windows_project_s_index_cache_is_one_plain_file_in_the_cache_folder()
 
 
 def test_an_edit_of_a_file_with_windows_line_ends_keeps_every_other_byte():
-    text = "import torch\r\n\r\nclass Net(torch.nn.Module):\r\n    def forward(self, x):\r\n        return x.view(4, -1)\r\n"
+    text = (
+        "import torch\r\n\r\nclass Net(torch.nn.Module):\r\n"
+        "    def forward(self, x):\r\n        return x.view(4, -1)\r\n"
+    )
     edit = Edit("models/net.py", 5, 23, 5, 24, "x.shape[0]")  # the 4 of view(4, -1)
     assert apply_edits(text, [edit]) == text.replace("view(4,", "view(x.shape[0],")
     insert = Edit("models/net.py", 2, 1, 2, 1, "import math\r\n")

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from exportlens.exporter.find.walk import python_files_under
+from exportlens.exporter.spec.pyproject import excludes
 
 REPO = Path(__file__).resolve().parent.parent
 NET = "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x\n"
@@ -64,19 +65,21 @@ def test_exclude_that_is_not_a_list_is_refused_on_its_line(tmp_path):
     outer(tmp_path, exclude='"scratch/"')
     done = exportlens("check", "outer", cwd=tmp_path)
     assert (
-        'outer/pyproject.toml:2:1: EL005 exclude must be a list of gitignore-style globs, like exclude = ["vendor/", "**/*_pb2.py"]'
-        in done.stdout.splitlines()
-    )
+        "outer/pyproject.toml:2:1: EL005 exclude must be a list of gitignore-style globs,"
+        ' like exclude = ["vendor/", "**/*_pb2.py"]'
+    ) in done.stdout.splitlines()
     assert done.returncode == 1
 
 
 def test_the_server_s_walk_reaches_nested_projects_but_not_what_is_skipped(tmp_path):
     root = outer(tmp_path)
-    found = sorted(p.relative_to(root).as_posix() for p in python_files_under(root))
+    found = sorted(p.relative_to(root).as_posix() for p in python_files_under(root, exclude=excludes()))
     assert found == ["inner/models/net.py", "models/net.py"]
-    assert sorted(p.relative_to(root).as_posix() for p in python_files_under(root, nested=False)) == ["models/net.py"]
+    assert sorted(
+        p.relative_to(root).as_posix() for p in python_files_under(root, nested=False, exclude=excludes())
+    ) == ["models/net.py"]
     # a folder named on the command line is scanned even where a rule above it would skip it
-    assert [p.name for p in python_files_under(root / "gen")] == ["net.py"]
+    assert [p.name for p in python_files_under(root / "gen", exclude=excludes())] == ["net.py"]
 
 
 def test_gitignore_rules_from_the_checkout_top_and_negations(tmp_path):
@@ -87,7 +90,29 @@ def test_gitignore_rules_from_the_checkout_top_and_negations(tmp_path):
     (root / "pkg" / ".gitignore").write_text("gen/*\n!gen/keep.py\n")
     for name in ("pkg/a.py", "pkg/a_pb2.py", "pkg/gen/drop.py", "pkg/gen/keep.py"):
         (root / name).write_text(NET)
-    assert sorted(p.relative_to(root).as_posix() for p in python_files_under(root / "pkg")) == [
+    assert sorted(p.relative_to(root).as_posix() for p in python_files_under(root / "pkg", exclude=excludes())) == [
         "pkg/a.py",
         "pkg/gen/keep.py",
     ]
+
+
+def test_a_bad_exclude_pattern_is_refused_where_it_is_written_and_the_good_ones_still_skip(tmp_path):
+    outer(tmp_path, exclude='[\n  "scratch/",\n  "!",\n]')
+    done = exportlens("check", "outer", cwd=tmp_path)
+    assert (
+        "outer/pyproject.toml:4:4: EL005 exclude: '!' is not a gitignore-style glob (Invalid git pattern: '!')"
+        in done.stdout.splitlines()
+    )
+    # the pattern that is wrong makes the walk read no exclude at all: scratch/ is scanned again
+    assert "outer/scratch/net.py:5:7: EL007" in done.stdout
+
+
+def test_the_walk_follows_the_exclude_of_an_unsaved_pyproject_buffer(tmp_path):
+    from exportlens.exporter.spec.plan import make_plan
+
+    root = outer(tmp_path, exclude="[]").resolve()
+    typed = {root / "pyproject.toml": '[tool.exportlens]\nexclude = ["models/"]\n'}
+    saved = sorted(p.module.path for p in make_plan([root], root).modules)
+    unsaved = sorted(p.module.path for p in make_plan([root], root, sources=typed).modules)
+    assert saved == ["models/net.py", "scratch/net.py"]
+    assert unsaved == ["scratch/net.py"]

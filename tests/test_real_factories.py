@@ -25,7 +25,8 @@ from transformers import BertConfig, BertModel
 
 
 def build_bert(hidden=32, layers=2):
-    config = BertConfig(vocab_size=100, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2, intermediate_size=64)
+    config = BertConfig(vocab_size=100, hidden_size=hidden, num_hidden_layers=layers, \
+num_attention_heads=2, intermediate_size=64)
     return BertModel(config)
 """
 
@@ -38,7 +39,9 @@ dims = { batch = { min = 1, max = 8 }, seq = { min = 2, max = 64 } }
 
 [tool.exportlens.modules."models/text.py:llama"]
 factory = "transformers:LlamaForCausalLM"
-init = { config = { call = "transformers:LlamaConfig", kwargs = { vocab_size = 100, hidden_size = 32, intermediate_size = 64, num_hidden_layers = 2, num_attention_heads = 2, num_key_value_heads = 1, use_cache = false } } }
+init = { config = { call = "transformers:LlamaConfig", kwargs = { vocab_size = 100, hidden_size = 32, \
+intermediate_size = 64, num_hidden_layers = 2, num_attention_heads = 2, num_key_value_heads = 1, \
+use_cache = false } } }
 inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 100 } }
 dims = { batch = { min = 1, max = 8 } }
 

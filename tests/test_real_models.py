@@ -17,7 +17,8 @@ pytestmark = [
 
 SPEC = """
 [tool.exportlens.modules."models/bert.py:TinyBert"]
-inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 100 }, attention_mask = { shape = "i64[batch, seq]", fill = "ones" } }
+inputs = { input_ids = { shape = "i64[batch, seq]", low = 0, high = 100 }, \
+attention_mask = { shape = "i64[batch, seq]", fill = "ones" } }
 dims = { batch = { min = 1, max = 8 }, seq = { min = 2, max = 64 } }
 
 [tool.exportlens.modules."models/llama.py:TinyLlama"]
@@ -33,7 +34,8 @@ from transformers import BertConfig, BertModel
 class TinyBert(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+        config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, \
+intermediate_size=64)
         self.bert = BertModel(config)
 
     def forward(self, input_ids, attention_mask):

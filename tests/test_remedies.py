@@ -41,9 +41,9 @@ def pool():
 
 def checked(root: Path, pool):
     """What ``exportlens check`` reports: each fix proven by the owner, on its probes."""
-    from exportlens.exporter.workers.batch import check_in_workers
+    from exportlens.exporter.workers.batch import export_in_workers
 
-    (report,) = check_in_workers(make_plan([root]), pool, Options()).modules
+    (report,) = export_in_workers(make_plan([root]), pool, Options()).modules
     return report
 
 
@@ -132,9 +132,8 @@ def test_an_experts_early_exit_for_no_token_is_dropped_as_index_add_handles_it(p
     )
     finding = only(checked(project.root, pool).findings, "EL101")
     (preferred,) = [f for f in finding.fixes if f.preferred]
-    assert (
-        preferred.title
-        == "Drop `if idx.numel() == 0:`: the code after it handles that case (module then exports and serves its ranges)"
+    assert preferred.title == (
+        "Drop `if idx.numel() == 0:`: the code after it handles that case (module then exports and serves its ranges)"
     )
     assert preferred.passes_probes and all(p.agrees is not False for p in preferred.probes)
     project.apply(preferred)
@@ -255,7 +254,8 @@ def test_a_fast_path_that_only_assigns_names_is_dropped_whole():
     [
         "if torch.all(mask == 1):\n            mask = mask.float()\n",  # a call: its effects are not ours to see
         "if torch.all(mask == 1):\n            mask = None\n        else:\n            mask = mask * 2\n",  # an else
-        "if x.sum() > 0:\n            x = x + 1\n        elif torch.all(mask == 1):\n            mask = None\n",  # an elif
+        "if x.sum() > 0:\n            x = x + 1\n"
+        "        elif torch.all(mask == 1):\n            mask = None\n",  # an elif
         "if torch.all(mask == 1):\n            self.mask = None\n",  # the module changed, not a name
         "if torch.all(mask == 1):\n            x += 1\n",  # a tensor changed in place
     ],
@@ -355,13 +355,14 @@ def test_a_finite_check_is_kept_in_the_program_proven_on_probes_it_passes(projec
     project.write("pyproject.toml", '[tool.exportlens.modules."solver.py:Solver"]\ninputs = { y = "f32[3, 4]" }\n')
     finding = only(checked(project.root, pool).findings, "EL101")
     assert finding.message == (
-        "`not torch.isfinite(y).all()` is a tensor, and `if` needs it as a Python bool, which is only known when the model runs;"
+        "`not torch.isfinite(y).all()` is a tensor, and `if` needs it as a Python bool,"
+        " which is only known when the model runs;"
         " torch._assert_async makes the same check inside the exported program"
     )
     (preferred,) = [f for f in finding.fixes if f.preferred]
     assert preferred.title == (
-        "Check it when the program runs: `torch._assert_async(...)` in place of `raise ValueError` (it raises RuntimeError)"
-        " (module then exports and serves its ranges)"
+        "Check it when the program runs: `torch._assert_async(...)` in place of `raise ValueError`"
+        " (it raises RuntimeError) (module then exports and serves its ranges)"
     )
     assert preferred.passes_probes and len(preferred.probes) >= 2 and all(p.agrees for p in preferred.probes)
     project.apply(preferred)
@@ -406,9 +407,9 @@ def test_int_of_a_tensor_read_with_item_is_preferred_only_where_probes_of_other_
         inputs = { x = { value = [3.0, 1.0, 2.0, 0.5] } }
         """,
     )
-    from exportlens.exporter.workers.batch import check_in_workers
+    from exportlens.exporter.workers.batch import export_in_workers
 
-    mask, pick = sorted(check_in_workers(make_plan([project.root]), pool, Options()).modules, key=lambda m: m.target)
+    mask, pick = sorted(export_in_workers(make_plan([project.root]), pool, Options()).modules, key=lambda m: m.target)
     (item,) = only(mask.findings, "EL101").fixes
     assert item.preferred and item.title.startswith(
         "Write `lengths.max().item()` for `int(lengths.max())`: the same number"
@@ -453,7 +454,8 @@ def test_an_if_that_only_raises_becomes_the_same_check_in_the_program():
 def test_a_raise_without_not_is_negated_and_without_a_message_says_the_error():
     text = "def f(x):\n    if (x < 0).any():\n        raise errors.Negative\n    return x\n"
     assert raise_as_assert(text, 2).text == (
-        'import torch\ndef f(x):\n    torch._assert_async(torch.logical_not((x < 0).any()), "errors.Negative")\n    return x\n'
+        "import torch\ndef f(x):\n"
+        '    torch._assert_async(torch.logical_not((x < 0).any()), "errors.Negative")\n    return x\n'
     )
     text = "import torch\ndef f(x):\n    if not (x.sum() > 0):\n        raise RuntimeError()\n    return x\n"
     assert (
@@ -469,7 +471,8 @@ def test_a_raise_without_not_is_negated_and_without_a_message_says_the_error():
         "    if not (0 < x.sum() < 1):\n        raise ValueError('bad')\n",  # and a chained comparison
         "    if not x.all():\n        raise ValueError(f'bad {x}')\n",  # a message formatted while tracing
         "    if not x.all():\n        raise ValueError('bad', x)\n",
-        "    if not x.all():\n        raise ValueError('bad')\n    else:\n        x = x + 1\n",  # an else: no mere check
+        "    if not x.all():\n        raise ValueError('bad')\n"
+        "    else:\n        x = x + 1\n",  # an else: no mere check
         "    if not x.all():\n        x = x * 0\n        raise ValueError('bad')\n",  # a body that does more
         "    if not x.all():\n        return x\n",
         "    if not x.all(): raise ValueError('bad')\n",  # one line: left as written
@@ -481,9 +484,13 @@ def test_no_kept_check_where_the_if_is_more_than_a_check(branch):
 
 
 def test_torch_assert_becomes_torch_assert_async_and_nothing_else_changes():
-    text = 'def forward(self, logits):\n    torch._assert((logits.abs() < 1e4).all(), "logits overflow")  # why\n    return logits\n'
+    text = (
+        "def forward(self, logits):\n"
+        '    torch._assert((logits.abs() < 1e4).all(), "logits overflow")  # why\n    return logits\n'
+    )
     assert torch_assert_as_async(text, 2) == (
-        'def forward(self, logits):\n    torch._assert_async((logits.abs() < 1e4).all(), "logits overflow")  # why\n    return logits\n'
+        "def forward(self, logits):\n"
+        '    torch._assert_async((logits.abs() < 1e4).all(), "logits overflow")  # why\n    return logits\n'
     )
     assert torch_assert_as_async(text, 3) is None
     other = 'def forward(self, x):\n    ok = torch._assert(x.all(), "m")\n    _assert(x.all(), "m")\n    return x\n'
@@ -493,12 +500,15 @@ def test_torch_assert_becomes_torch_assert_async_and_nothing_else_changes():
 
 
 def test_int_of_a_tensor_becomes_item_the_same_number_kept_unknown():
-    text = "def forward(self, lengths):\n    longest = int(lengths.max())  # the widest\n    return torch.arange(longest)\n"
+    text = (
+        "def forward(self, lengths):\n    longest = int(lengths.max())  # the widest\n"
+        "    return torch.arange(longest)\n"
+    )
     read = int_as_item(text, 2, frozenset({"lengths"}))
     assert (read.written, read.item) == ("int(lengths.max())", "lengths.max().item()")
-    assert (
-        read.text
-        == "def forward(self, lengths):\n    longest = lengths.max().item()  # the widest\n    return torch.arange(longest)\n"
+    assert read.text == (
+        "def forward(self, lengths):\n    longest = lengths.max().item()  # the widest\n"
+        "    return torch.arange(longest)\n"
     )
     text = "def forward(self, x):\n    n = 2 * int(x.sum() + 1)\n    return n\n"
     assert (

@@ -96,7 +96,8 @@ def test_parts_built_in_a_parents_init_are_covered(tmp_path: Path) -> None:
     source = (
         "from torch import nn\n\nclass Part(nn.Module):\n    def forward(self, x):\n        return x\n\n"
         "class Whole(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.parts = nn.ModuleList([Part() for _ in range(2)])\n\n    def forward(self, x):\n        return x\n"
+        "        self.parts = nn.ModuleList([Part() for _ in range(2)])\n\n"
+        "    def forward(self, x):\n        return x\n"
     )
     (tmp_path / ".git").mkdir()
     (tmp_path / "m.py").write_text(source)

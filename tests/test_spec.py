@@ -165,7 +165,8 @@ def test_spec_error_columns_cover_the_key(project):
 def test_a_key_written_twice_is_el006_on_the_line_that_writes_it_again(project):
     project.write(
         "pyproject.toml",
-        '[tool.exportlens]\ndevice = "cpu"\n\n[tool.exportlens.modules."net.py:Net"]\ninputs = { x = "f32[3]" }\n  inputs = 3\n',
+        '[tool.exportlens]\ndevice = "cpu"\n\n'
+        '[tool.exportlens.modules."net.py:Net"]\ninputs = { x = "f32[3]" }\n  inputs = 3\n',
     )
     project.write("net.py", NET)
     f = only(make_plan([project.root]).findings, "EL006")
@@ -220,6 +221,16 @@ def test_broken_pyproject_is_a_finding_not_a_crash(project):
             "device 'cuda:1024' is not one of cpu, cuda, cuda:N, mps, meta",
         ),
         (
+            "[tool.exportlens]\n\ntargets = ['onnx', 'tflite']\n",
+            "targets =",
+            "targets ['onnx', 'tflite'] is not a list of aoti, onnx, executorch",
+        ),
+        (
+            "[tool.exportlens]\ntargets = 'onnx'\n",
+            "targets =",
+            "targets 'onnx' is not a list of aoti, onnx, executorch",
+        ),
+        (
             "[tool.exportlens]\n\ntimeout = 99999999999999999999999\n",
             "timeout =",
             "timeout 99999999999999999999999 is not a number of seconds above 0 and at most 604800 (a week)",
@@ -269,7 +280,8 @@ def test_value_tables_build_the_described_tensors(project):
         "pyproject.toml",
         """
         [tool.exportlens.modules."emb.py:Emb"]
-        inputs = { ids = { shape = "i64[batch, seq]", low = 0, high = 10 }, mask = { shape = "f32[batch, seq]", fill = "ones" }, steps = { value = [2, 3, 5], dtype = "i64" } }
+        inputs = { ids = { shape = "i64[batch, seq]", low = 0, high = 10 }, \
+mask = { shape = "f32[batch, seq]", fill = "ones" }, steps = { value = [2, 3, 5], dtype = "i64" } }
     """,
     )
     project.write(
@@ -301,3 +313,15 @@ def test_a_root_used_only_through_derived_sizes_gets_the_min_they_need(project):
     assert not planned.findings
     n = planned.spec.dims["n"]
     assert n.min == 6 and n.example - 6 >= 2
+
+
+def test_targets_are_read_from_the_project_and_the_modules_table(project):
+    project.write(
+        "pyproject.toml",
+        '[tool.exportlens]\ntargets = ["onnx"]\n\n[tool.exportlens.modules."net.py:Net"]\n'
+        'inputs = { x = "f32[3]" }\ntargets = ["aoti", "onnx", "aoti"]\n',
+    )
+    project.write("net.py", NET)
+    plan = make_plan([project.root])
+    assert not plan.findings
+    assert plan.modules[0].spec.settings.targets == ("aoti", "onnx")  # each once, as written

@@ -209,12 +209,12 @@ def test_saves_a_pt2_that_loads_and_runs(project, tmp_path):
     )
     import torch  # here, not at the top: collecting the suite stays free of torch
 
-    from exportlens.exporter.runtime.check import check_one
+    from exportlens.exporter.runtime.in_process import export_planned
     from exportlens.exporter.runtime.run import Options
 
     plan = make_plan([project.root])
     artifact = tmp_path / "out" / "Net.pt2"
-    report = check_one(plan, plan.modules[0], Options(artifact=artifact))
+    report = export_planned(plan, plan.modules[0], Options(artifact=artifact))
     assert report.summary.artifact == str(artifact)
     ep = torch.export.load(str(artifact))
     assert ep.module()(torch.randn(7, 4)).shape == (7, 2)

@@ -95,7 +95,8 @@ def test_github_escapes_what_would_end_a_property_or_the_message():
     fix = Fix("Write `x.shape[0]`", ())
     f = Finding("EL204", Kind.SPECIALIZATION, "100% sure:\r\nline two", "a,b:c.py", 3, 5, 3, 9, Severity.ERROR, (fix,))
     assert command(f, "dir/a,b:c.py") == (
-        "::error file=dir/a%2Cb%3Ac.py,line=3,col=5,endLine=3,endColumn=9,title=EL204::100%25 sure:%0D%0Aline two%0Afix: Write `x.shape[0]`"
+        "::error file=dir/a%2Cb%3Ac.py,line=3,col=5,endLine=3,endColumn=9,title=EL204::"
+        "100%25 sure:%0D%0Aline two%0Afix: Write `x.shape[0]`"
     )
     across = Finding("EL101", Kind.DATA_DEPENDENT_GUARD, "m", "a.py", 3, 5, 4, 2, Severity.INFO)
     assert command(across, "a.py") == "::notice file=a.py,line=3,endLine=4,title=EL101::m"  # no columns across lines

@@ -104,8 +104,14 @@ def test_each_message_form_says_the_torch_versions_it_was_checked_on():
 
 
 def test_the_specialization_reads_as_every_checked_torch_writes_it():
-    older = "Not all values of batch = L['x'].size()[0] in the specified range batch <= 64 are valid because batch was inferred to be a constant (4)."
-    newer = "You marked batch as dynamic but your code specialized it to be a constant (4). If you're using mark_dynamic, either remove it or use maybe_mark_dynamic."
+    older = (
+        "Not all values of batch = L['x'].size()[0] in the specified range batch <= 64"
+        " are valid because batch was inferred to be a constant (4)."
+    )
+    newer = (
+        "You marked batch as dynamic but your code specialized it to be a constant (4)."
+        " If you're using mark_dynamic, either remove it or use maybe_mark_dynamic."
+    )
     for said in (older, newer):
         m = messages.search(messages.SPECIALIZED, said)
         assert (m["dim"], m["value"]) == ("batch", "4")

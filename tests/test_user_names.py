@@ -63,7 +63,8 @@ def test_a_value_without_a_variable_is_named_as_written(tmp_path: Path):
     report = check(root, only="data_moe_capacity.py:Case")["data_moe_capacity.py:Case"]
     first, empty = report.findings[:2]
     assert first.message.startswith(
-        "`int((scores > 0.5).sum().item())` asks for `capacity` as a Python int, but `(scores > 0.5).sum().item()` is only known"
+        "`int((scores > 0.5).sum().item())` asks for `capacity` as a Python int,"
+        " but `(scores > 0.5).sum().item()` is only known"
     ), first.message
     # a comparison of sizes is a Python int's, not a tensor's truth
     assert empty.line == 28 and empty.message.startswith("`idx.numel() == 0` depends on the values"), empty.message
@@ -96,15 +97,14 @@ def _exported(project, name: str):
 
     from exportlens.exporter.core.sources import Sources
     from exportlens.exporter.runtime.context import Context
-    from exportlens.exporter.runtime.locate import ProjectFiles
     from exportlens.exporter.runtime.run import prepare
     from exportlens.exporter.spec.plan import make_plan
 
     root = project.root.resolve()
     (planned,) = [p for p in make_plan([root]).modules if p.module.name == name]
-    files = ProjectFiles(root)
+    files = Sources.of(root)
     _, model, built = prepare(root, planned.module, planned.spec, "cpu", files)
-    ctx = Context(root, files, planned.module, planned.spec, built, Sources.of(root), model=model)
+    ctx = Context(root, planned.module, planned.spec, built, files, model=model)
     ep = torch.export.export(model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes)
     return ep, ctx
 

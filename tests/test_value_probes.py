@@ -74,7 +74,10 @@ def test_only_an_exact_small_binary_fraction_is_rewritten(literal: str, fraction
 
 
 def test_int_of_a_scaled_size_is_rewritten_keeping_every_other_byte():
-    text = "def f(x):\n    a = int(x.shape[2] * 1.5)  # keep\n    b = -int(0.25 * x.size(0)) + 1\n    c = int(x.shape[0] * 0.1)\n"
+    text = (
+        "def f(x):\n    a = int(x.shape[2] * 1.5)  # keep\n"
+        "    b = -int(0.25 * x.size(0)) + 1\n    c = int(x.shape[0] * 0.1)\n"
+    )
     first = scaled_int(text, 2)
     assert (first.written, first.rewritten) == ("int(x.shape[2] * 1.5)", "x.shape[2] * 3 // 2")
     assert first.text == text.replace("int(x.shape[2] * 1.5)", "x.shape[2] * 3 // 2")

@@ -166,14 +166,16 @@ FAULTS = [
     (
         "big_tensor",
         "EL503",
-        r"^export needed more than the memory limit of 1GiB \(BigTensor\(\) failed: RuntimeError: .*can't allocate memory",
+        r"^export needed more than the memory limit of 1GiB"
+        r" \(BigTensor\(\) failed: RuntimeError: .*can't allocate memory",
     ),
     # a MemoryError says nothing: the message ends with what raised it, not with "while exporting: )"
     (
         "big_bytes",
         "EL503",
-        r"^export needed more than the memory limit of 1GiB \(forward raised MemoryError while exporting\); `device = \"meta\"` in its table"
-        r" builds the module without allocating its weights, and checks that it exports$",
+        r"^export needed more than the memory limit of 1GiB \(forward raised MemoryError while exporting\);"
+        r" `device = \"meta\"` in its table builds the module without allocating its weights,"
+        r" and checks that it exports$",
     ),
 ]
 

@@ -11,12 +11,21 @@ from __future__ import annotations
 import logging
 import sys
 
-from . import commands, compat, documents, folders, lifecycle, requests, spec_requests, stdio
+from . import commands, compat, diagnostic_pulls, document_requests, documents, lifecycle, spec_editing, stdio
 from .exports import PoolFactory, persistent_pool
-from .indexer import Indexer
+from .index import folders
+from .index.scanner import Indexer
 from .server import ExportLensServer, IndexerFactory
 
-HANDLERS = (lifecycle, folders, documents, requests, spec_requests, commands)  # each has register(server)
+HANDLERS = (
+    lifecycle,
+    folders,
+    documents,
+    document_requests,
+    spec_editing,
+    diagnostic_pulls,
+    commands,
+)  # each has register(server)
 
 
 def build(pool_factory: PoolFactory = persistent_pool, indexer_factory: IndexerFactory = Indexer) -> ExportLensServer:

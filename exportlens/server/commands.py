@@ -103,7 +103,8 @@ def _artifact_folder(ls: ExportLensServer, root: Path, target: str) -> Path | No
     if _on_meta(ls, root, target):
         ls.show(
             f"{target} is checked on meta, which holds no weights: a .pt2 saved from it would have none and fail when"
-            ' run. Set device = "cpu" (or "cuda") in its table to save one, or use `exportlens export --allow-meta-weights`.',
+            ' run. Set device = "cpu" (or "cuda") in its table to save one,'
+            " or use `exportlens export --allow-meta-weights`.",
             types.MessageType.Warning,
         )
         return None

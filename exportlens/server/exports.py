@@ -24,7 +24,7 @@ from ..exporter.find.deps import ImportGraph
 from ..exporter.spec.loading import PYPROJECT
 from ..exporter.spec.plan import Plan, Planned
 from ..exporter.workers.batch import job_for
-from ..exporter.workers.converge import Once
+from ..exporter.workers.converge import Converging, Once
 from ..exporter.workers.pool import Cancelled, Pool
 from ..exporter.workers.proofs import converging, proofs, proven
 from ..exporter.workers.protocol import Job
@@ -168,9 +168,8 @@ class Exports:
         except Exception:
             names = ", ".join(p.name for p in due)
             log.exception("exporting after a change to %s failed", names)
-            self.say(
-                f"internal error while exporting after a change to {names}: {traceback.format_exc().strip().splitlines()[-1]}"
-            )
+            said = traceback.format_exc().strip().splitlines()[-1]
+            self.say(f"internal error while exporting after a change to {names}: {said}")
 
     def affected(self, root: Path, paths: Iterable[Path]) -> list[str]:
         """Modules a change to ``paths`` can change: those of the open ones, and those of open files
@@ -330,8 +329,14 @@ class Exports:
         """Export with each preferred fix applied (proofs.py), round after round while that
         suggests more (converge.py), beside the other exports, and put what each reached in
         its title, unless a newer result landed meanwhile."""
-        sources = Sources.of(root, job.job.sources)
-        tries = [(p, converging(result.report, p, sources)) for p in proofs(job.job, result.report, sources)]
+        sources, plans = Sources.of(root, job.job.sources), self.session.plans
+        # each proof's plan is made here, once per text, off the event loop (proof_plans.py)
+        tries = await asyncio.to_thread(
+            lambda: [
+                (p, converging(result.report, p, sources, plans))
+                for p in proofs(job.job, result.report, sources, plans)
+            ]
+        )
         if not tries or self.pool is None:
             return
         pool = self.pool
@@ -342,10 +347,7 @@ class Exports:
             after = await asyncio.gather(*waits, return_exceptions=True)
             if self.session.results.get((root, job.target)) is not result:
                 return  # the module was exported again: these fixes are gone
-            stepped = [
-                (rounds, rounds.step(a if isinstance(a, ModuleReport) else None))
-                for (rounds, _), a in zip(pending, after)
-            ]
+            stepped = await asyncio.to_thread(_stepped, pending, after)
             pending = [(rounds, j) for rounds, j in stepped if j is not None]
         key = (root, job.target)
         proven_report = proven(result.report, tries)
@@ -389,3 +391,8 @@ class Exports:
         """Export again what an earlier session's verdict answered: shown at once, it stays
         marked as cached until this lands (its lens says it is being checked again)."""
         self._later(self.export(root, [target], REVERIFY))
+
+
+def _stepped(pending: list[tuple[Converging, Job]], after: list) -> list[tuple[Converging, Job | None]]:
+    """Each fix's next round from what its last gave (off the event loop: a round's job is planned)."""
+    return [(rounds, rounds.step(a if isinstance(a, ModuleReport) else None)) for (rounds, _), a in zip(pending, after)]

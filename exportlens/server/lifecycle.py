@@ -12,8 +12,9 @@ from lsprotocol import types
 from .. import __version__
 from ..exporter.spec.loading import PYPROJECT
 from ..exporter.workers.sandbox import available
-from . import compat, folders
+from . import compat
 from . import settings as settings_mod
+from .index import folders
 from .methods import STATUS_REQUEST, TRUST_NOTIFICATION
 from .server import ExportLensServer
 from .snapshots import path_of
@@ -88,6 +89,7 @@ def status(ls: ExportLensServer, params: Any) -> dict[str, Any]:
         "modules_indexed": len(ls.session.index),
         "files_indexed": len(ls.session.index.files),
         "exports_started": ls.session.exports_started,
+        "plans_built": ls.session.plans.built,  # modules planned: once per text, however often asked
         "running": [t for _, t in ls.session.running],
         "worker_pid": pool.warm_pid if pool else None,
         "sandbox": available(),  # what confines an export here, or "none: " and why

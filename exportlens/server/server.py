@@ -23,12 +23,12 @@ from . import compat
 from . import settings as settings_mod
 from .exports import Exports, PoolFactory
 from .features import diagnostics, pull
-from .index import FileEntry
+from .index.module_index import FileEntry
+from .index.rescans import IN_PROCESS, Rescans
 from .methods import EXPORTS_NOTIFICATION
 from .positions import UTF16
 from .progress import Progress
 from .publisher import Publisher
-from .rescans import IN_PROCESS, Rescans
 from .session import Session
 from .snapshots import DocumentSnapshot, WorkspaceSnapshot, path_of
 

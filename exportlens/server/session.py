@@ -13,9 +13,9 @@ from ..exporter.core.report import Finding, ModuleReport
 from ..exporter.core.sources import Sources
 from ..exporter.core.targets import ModuleClass, Target
 from ..exporter.spec.loading import ExportSpec, ProjectSpecs, find_root
-from ..exporter.spec.module_spec import resolve
-from ..exporter.spec.plan import Plan, planned_of
-from .index import ModuleIndex
+from ..exporter.spec.plan import Plan
+from ..exporter.spec.plan_cache import PlanCache
+from .index.module_index import ModuleIndex
 from .settings import ServerSettings, in_folder
 
 
@@ -60,6 +60,7 @@ class Session:
     )  # a workspace folder's, where the client has them
     trusted: bool = True
     index: ModuleIndex = field(default_factory=ModuleIndex)
+    plans: PlanCache = field(default_factory=PlanCache)  # each module planned once per text
     results: dict[tuple[Path, str], Result] = field(default_factory=dict)  # (root, target) -> latest
     running: dict[tuple[Path, str], int] = field(default_factory=dict)  # (root, target) -> job number
     exports_started: int = 0
@@ -78,7 +79,8 @@ class Session:
         self.index.folders = folders
 
     def settings_at(self, path: Path) -> ServerSettings:
-        """The settings for a project or file: its workspace folder's own (device, artifact folder...), else the window's."""
+        """The settings for a project or file: its workspace folder's own (device, artifact
+        folder...), else the window's."""
         holders = [f for f in self.folder_settings if path.is_relative_to(f)]
         if not holders:
             return self.settings
@@ -118,7 +120,7 @@ class Session:
         # the texts the plan was made from: the worker re-plans if it imports other text
         plan = Plan(root, project, findings=list(project.findings), sources=Sources.of(root, overrides))
         for m in modules:
-            plan.modules += planned_of(m, project)  # once per variant
+            plan.modules += self.plans.planned(m, project)  # once per variant
         return plan
 
     def variants(self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]) -> list[str]:
@@ -131,7 +133,7 @@ class Session:
     def spec_of(
         self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]
     ) -> tuple[ExportSpec | None, list[Finding]]:
-        return resolve(module, self.project(root, overrides))
+        return self.plans.resolved(module, self.project(root, overrides))
 
     def has_spec(self, root: Path, targets: list[str], overrides: Mapping[Path, str]) -> dict[str, bool]:
         """Whether each module has example inputs that resolve (no spec error)."""
@@ -162,7 +164,7 @@ class Session:
         """``spec_key`` of ``target``'s spec now; None where it has none (no table, variant or
         class of that name, or a spec error)."""
         module = self.index.by_target(root, Target.parse(target).module)
-        planned = planned_of(module, self.project(root, overrides)) if module is not None else []
+        planned = self.plans.planned(module, self.project(root, overrides)) if module is not None else []
         return next((spec_key(p.spec) for p in planned if p.target == target), None)
 
     def root_of(self, path: Path) -> Path:

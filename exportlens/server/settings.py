@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..exporter.core.settings import PROJECT, SERVER, SETTINGS, Overrides, check, settings_class
+from ..exporter.core.settings import PROJECT, SERVER, SETTINGS, Overrides, setting_value, settings_class
 
 _READ = {s.name: s for s in SETTINGS if SERVER in s.where}
 
@@ -38,7 +38,7 @@ def _check(name: str, value: Any) -> Any:
     if value is None and PROJECT in _READ[name].where:
         return None  # the project decides
     try:
-        return check(name, value)
+        return setting_value(name, value)
     except ValueError as e:
         raise ValueError(f"must be {e}") from None
 

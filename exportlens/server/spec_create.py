@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from ..exporter.core.targets import ModuleClass
 from ..exporter.edit.scaffold import Candidate, candidates, with_tables
-from ..exporter.spec.loading import PYPROJECT
+from ..exporter.spec.pyproject import MODULES, PYPROJECT, read
 from ..exporter.workers.guessed import Proven, prove_guesses
 from . import compat
 from .features import actions
@@ -46,11 +46,10 @@ async def show_table(ls: ExportLensServer, root: Path, target: str, text: str) -
     if not (window and window.show_document and window.show_document.support):
         return
     pyproject = root / PYPROJECT
-    header = f'[tool.exportlens.modules."{target}"]'
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == header), None)
-    if start is None:
+    header = read(text).headers.get((*MODULES, target))
+    if header is None:
         return
+    lines, start = text.splitlines(), header.line - 1
     end = next(
         (i for i in range(start + 1, len(lines)) if lines[i].startswith("[") or not lines[i].strip()), len(lines)
     )

@@ -16,7 +16,7 @@ import pytest
 from lsprotocol import types
 from server.conftest import start, stop
 
-from exportlens.server.indexer import Indexer, scan_one
+from exportlens.server.index.scanner import Indexer, scan_one
 
 from .conftest import Shadowed
 

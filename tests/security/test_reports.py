@@ -162,7 +162,7 @@ def test_a_result_line_nested_past_any_depth_is_no_report_and_kills_nothing(tmp_
     (module,) = out["modules"]
     (finding,) = module["findings"]
     assert (finding["code"], finding["line"]) == ("EL502", class_line(root))
-    assert finding["message"] == "the export process exited with status 0 before reporting"
+    assert finding["message"] == "the export process wrote a result that is not a report"
     assert len(finding["detail"]) < 2 << 20
 
 
@@ -184,7 +184,7 @@ def test_a_verdict_on_disk_that_edits_outside_the_project_is_not_used(tmp_path):
     from exportlens.exporter.core.options import Options
     from exportlens.exporter.core.report import Edit, Finding, Fix, Kind, ModuleReport, Status
     from exportlens.exporter.spec.plan import make_plan
-    from exportlens.exporter.workers.batch import check_in_workers, job_for
+    from exportlens.exporter.workers.batch import export_in_workers, job_for
     from exportlens.exporter.workers.pool import Pool
     from exportlens.exporter.workers.verdicts import Verdicts
 
@@ -203,7 +203,7 @@ def test_a_verdict_on_disk_that_edits_outside_the_project_is_not_used(tmp_path):
     with Pool(jobs=1, persist=True) as pool:
         job = job_for(plan, plan.modules[0], Options(), environment=pool.environment, sources=plan.sources.relative())
         Verdicts(root).put(job.key, forged)
-        (module,) = check_in_workers(plan, pool, Options()).modules
+        (module,) = export_in_workers(plan, pool, Options()).modules
     assert (module.status, module.cached, module.findings) == (Status.EXPORTED, False, ())
 
 

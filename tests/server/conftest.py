@@ -132,7 +132,8 @@ class Editor:
         except asyncio.TimeoutError:
             logs = "\n".join(m.message for m in self.client.log_messages[-30:])
             raise AssertionError(
-                f"diagnostics for {rel} never satisfied the test; last: {self.client.diagnostics.get(uri)}\nserver log:\n{logs}"
+                f"diagnostics for {rel} never satisfied the test; last: {self.client.diagnostics.get(uri)}"
+                f"\nserver log:\n{logs}"
             ) from None
 
     def current(self, rel: str, diagnostic: types.Diagnostic) -> types.Diagnostic:

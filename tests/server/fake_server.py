@@ -42,7 +42,7 @@ class CannedPool:
         self, job: Any, on_start: Any = None, *, fresh: bool = False, supersede: bool = True, background: bool = False
     ) -> Future:
         finding = Finding(
-            codes.INTERNAL.code, codes.INTERNAL.kind, f"{MESSAGE} ({job.target})", job.path, job.class_line
+            codes.INTERNAL.code, codes.INTERNAL.kind, f"{MESSAGE} ({job.target})", job.path, job.name_span.line
         )
         future: Future = Future()
         future.set_result(ModuleReport(job.target, Status.FAILED, (finding,)))

@@ -23,7 +23,8 @@ dims = { batch = { max = 64 } }
 @pytest.fixture
 def workspace(workspace: Path) -> Path:
     (workspace / BUILD).write_text(
-        "from torch import nn\n\n\ndef build_mlp(width):\n    return nn.Sequential(nn.Linear(width, width), nn.ReLU())\n"
+        "from torch import nn\n\n\n"
+        "def build_mlp(width):\n    return nn.Sequential(nn.Linear(width, width), nn.ReLU())\n"
     )
     spec = workspace / "pyproject.toml"
     spec.write_text(spec.read_text() + FACTORY)

@@ -102,7 +102,10 @@ async def test_create_spec_exports_its_guess_writes_it_and_selects_it(workspace)
         assert editor.apply(edit) == ["pyproject.toml"]
         pyproject = (editor.root / "pyproject.toml").read_text()
         # the first layer tells the input size; constructor defaults become init; the rest is kept as it was
-        table = '[tool.exportlens.modules."models/scorer.py:Scorer"]\n# Guessed by exportlens from the code; checked: exports.\n'
+        table = (
+            '[tool.exportlens.modules."models/scorer.py:Scorer"]\n'
+            "# Guessed by exportlens from the code; checked: exports.\n"
+        )
         assert table in pyproject
         assert "#   x: last size 24: the input of `self.proj = nn.Linear(hidden, classes)`" in pyproject
         assert 'init = {hidden = 24, classes = 3}\ninputs = {x = "f32[batch, 24]"}' in pyproject

@@ -127,6 +127,7 @@ async def test_the_editors_fix_converges_to_one_that_exports_and_serves(editor):
         await editor.landed()  # a proof's landing is logged, and its diagnostics published
     (fix,) = [a for a in await actions() if a.is_preferred]
     assert fix.title == (
-        "Set `seq` to Dim('seq', max=512); then set `batch` to Dim('batch', max=8); then write `h.flatten().reshape(...)`,"
-        " which needs no guard on the sizes (module then exports and serves its ranges)"
+        "Set `seq` to Dim('seq', max=512); then set `batch` to Dim('batch', max=8);"
+        " then write `h.flatten().reshape(...)`, which needs no guard on the sizes"
+        " (module then exports and serves its ranges)"
     )

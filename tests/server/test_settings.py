@@ -23,14 +23,14 @@ async def test_a_bad_setting_is_reported_and_the_default_used(workspace):
             in warnings
         )
         assert (
-            "exportlens: setting exportlens.timeout = -1 must be a number of seconds above 0 and at most 604800 (a week);"
-            " using the project's [tool.exportlens] value" in warnings
+            "exportlens: setting exportlens.timeout = -1 must be a number of seconds above 0"
+            " and at most 604800 (a week); using the project's [tool.exportlens] value" in warnings
         )
         # an interpreter that is not there is refused when it is set, not found missing by a worker later
         assert (
-            f"exportlens: setting exportlens.python = '/nonexistent' must be an interpreter: no such file; using {sys.executable!r}"
-            in warnings
-        )
+            "exportlens: setting exportlens.python = '/nonexistent' must be an interpreter: no such file;"
+            f" using {sys.executable!r}"
+        ) in warnings
         assert "exportlens: setting exportlens.jobs = 0 must be a whole number ≥ 1; using 2" in warnings
         assert status["settings"].python == sys.executable
     finally:
@@ -64,9 +64,9 @@ async def test_a_workspace_folder_s_own_settings_apply_to_its_projects(workspace
         await editor.logged(f"settings of {folder}: ")
         warnings = [m.message for m in editor.client.log_messages if m.type == types.MessageType.Warning]
         assert (
-            f"exportlens: {folder}: setting exportlens.device = 'tpu' must be one of cpu, cuda, cuda:N, mps, meta (N at most 1023);"
-            in (" ".join(warnings))
-        )
+            f"exportlens: {folder}: setting exportlens.device = 'tpu'"
+            " must be one of cpu, cuda, cuda:N, mps, meta (N at most 1023);"
+        ) in (" ".join(warnings))
         assert not any("exportlens.jobs" in w for w in warnings)
         line = editor.line_of("models/encoder.py", "pooled = h.mean(dim=1)")
         args = [{"uri": editor.uri("models/encoder.py"), "line": line, "save": True}]

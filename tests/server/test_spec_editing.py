@@ -235,7 +235,10 @@ async def test_a_client_that_pulls_diagnostics_gets_them_pulled_not_pushed(works
         await stop(editor)
 
 
-VARIANT = '\n[[tool.exportlens.modules."models/fusion.py:GatedFusion".variants]]\nname = "long"\ndims = { text_len = { max = 64 } }\n'
+VARIANT = (
+    '\n[[tool.exportlens.modules."models/fusion.py:GatedFusion".variants]]\n'
+    'name = "long"\ndims = { text_len = { max = 64 } }\n'
+)
 
 
 async def test_a_rename_reaches_the_variants_of_the_class(editor):

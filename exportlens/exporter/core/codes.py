@@ -63,6 +63,13 @@ REFUSED = Code("EL504", Kind.CRASH, "export process's report refused")
 TOO_WIDE = Code("EL505", Kind.SPEC_ERROR, "project folder too wide to sandbox")
 TORCH_UNSUPPORTED = Code("EL506", Kind.CRASH, "installed torch is older than the supported range")
 
+# lowering an exported program for a deployment target (EL6xx): docs/targets.md
+LOWERING_UNSUPPORTED = Code("EL601", Kind.LOWERING, "operation has no translation for the target")
+LOWERING_FAILED = Code("EL602", Kind.LOWERING, "lowering for the target failed")
+LOWERED_DIFFERS = Code("EL603", Kind.LOWERING, "lowered program's outputs differ from eager")
+LOWERED_SIZES = Code("EL604", Kind.LOWERING, "lowered program refuses a declared size or accepts a wrong one")
+TARGET_MISSING = Code("EL605", Kind.LOWERING, "target's packages are not installed")
+
 # anything torch said that we could not place (EL9xx)
 INTERNAL = Code("EL901", Kind.INTERNAL, "torch.export failed")
 

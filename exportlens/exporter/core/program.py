@@ -13,7 +13,10 @@ SourceLine = Callable[[str, int], str]  # (path relative to the root, 1-based li
 def program_text(report: ModuleReport, source_line: SourceLine, *, graph: bool = True) -> str:
     """Signature, range constraints, equalities, shapes line by line and the graph; for a
     module that did not export, what stopped it."""
-    head = f"{report.target}  (spec: {report.spec_source or 'none'}; {report.seconds:.2f} s, torch {report.torch_version or '?'})"
+    head = (
+        f"{report.target}  (spec: {report.spec_source or 'none'};"
+        f" {report.seconds:.2f} s, torch {report.torch_version or '?'})"
+    )
     s = report.summary
     if report.status is not Status.EXPORTED or s is None:
         rows = [f"  {f.path}:{f.line}: {f.code} {f.message}" for f in report.findings]

@@ -12,6 +12,7 @@ from dataclasses import MISSING, dataclass, fields, is_dataclass, replace
 from functools import cache
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from .lowering import Lowering
 from .targets import Span
 
 
@@ -24,6 +25,7 @@ class Kind(str, enum.Enum):
     IMPORT_ERROR = "import-error"
     TIMEOUT = "timeout"
     CRASH = "crash"
+    LOWERING = "lowering"
     INTERNAL = "internal"
 
     def __str__(self) -> str:
@@ -250,6 +252,7 @@ class ModuleReport:
     cached: bool = False  # answered from an earlier run's verdict on disk (workers/verdicts.py)
     fixes_dropped: int = 0  # fixes given up because building or proving them failed inside exportlens
     probes: tuple[Probe, ...] = ()  # a proof's: the probes it was given, with what each gave (runtime/probes.py)
+    lowerings: tuple[Lowering, ...] = ()  # each deployment target's (core/lowering.py), after the export's verdict
 
     @property
     def errors(self) -> tuple[Finding, ...]:

@@ -21,6 +21,7 @@ from typing import Any
 DEVICES = re.compile(r"^(cpu|meta|mps|cuda(:(?P<index>\d{1,4}))?)$")
 MAX_DEVICE = 1023  # cuda:N: no machine has more devices; a longer index is a typo (and overflows torch's int)
 IRS = ("training", "core-aten")
+TARGETS = ("aoti", "onnx", "executorch")  # where a program is lowered after it exports (docs/targets.md)
 MAX_TIMEOUT = 7 * 24 * 3600.0  # seconds: a week; longer is a typo, and past ~1e9 the clock overflows
 MIN_MEMORY = 256 << 20  # bytes: below this the export's process cannot even import torch
 MAX_MEMORY = 16 << 40  # bytes: more than any one machine holds; past ~8 EiB the cap overflows the kernel's limit
@@ -83,6 +84,13 @@ def _memory(value: Any) -> Any:
     return str(value) if MIN_MEMORY <= (parse_bytes(value) or 0) <= MAX_MEMORY else None
 
 
+def _targets(value: Any) -> Any:
+    """A list of deployment targets, each once, in the order written; None for anything else."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v in TARGETS for v in value):
+        return None
+    return tuple(dict.fromkeys(value))
+
+
 def interpreter(value: Any) -> str:
     """The Python that runs exports: an executable file, or a command on PATH, as a path;
     ValueError saying what is wrong. Checked where it is set, so a typo is a refusal then,
@@ -105,18 +113,25 @@ _EXPORTS = frozenset({PROJECT, CLI, SERVER, EDITOR})
 _PROJECT_SAYS = "`null`: the project's `[tool.exportlens]` decides"
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("export_on", str, "save", "When modules are exported.", frozenset({SERVER, EDITOR}), choices=("save", "change", "manual")),
+    Setting(
+        "export_on", str, "save", "When modules are exported.", frozenset({SERVER, EDITOR}),
+        choices=("save", "change", "manual"),
+    ),
     Setting(
         "debounce_ms", int, 300, "Milliseconds to wait after the last save or edit before exporting.",
         frozenset({SERVER, EDITOR}), minimum=0, key="debounce",
     ),
     Setting(
-        "device", str, "cpu", "The device example inputs and modules are built on: `cpu`, `cuda`, `cuda:N`, `mps` or `meta`.",
+        "device", str, "cpu",
+        "The device example inputs and modules are built on: `cpu`, `cuda`, `cuda:N`, `mps` or `meta`.",
         _EXPORTS, pattern="^(cpu|cuda|cuda:[0-9]+|mps|meta)$", accept=_device, scope="resource",
         expected=f"one of cpu, cuda, cuda:N, mps, meta (N at most {MAX_DEVICE})",
     ),
     Setting("strict", bool, False, "torch.export's strict (TorchDynamo) mode.", _EXPORTS, scope="resource"),
-    Setting("ir", str, "training", "The exported program's IR: `training`, or `core-aten` (`run_decompositions`).", _EXPORTS, choices=IRS, scope="resource"),
+    Setting(
+        "ir", str, "training", "The exported program's IR: `training`, or `core-aten` (`run_decompositions`).",
+        _EXPORTS, choices=IRS, scope="resource",
+    ),
     Setting(
         "timeout", float, 60.0, "Seconds an export may run, from its own process's start; past it, EL501.",
         _EXPORTS, minimum=0, above=True, maximum=MAX_TIMEOUT, scope="resource",
@@ -128,9 +143,15 @@ SETTINGS: tuple[Setting, ...] = (
         expected="a size like 8GiB, at least 256MiB and at most 16TiB",
     ),
     Setting(
+        "targets", tuple, (), "Where each exported program is lowered and checked against eager:"
+        " `aoti`, `onnx`, `executorch`.",
+        frozenset({PROJECT}), accept=_targets, expected=f"a list of {', '.join(TARGETS)}",
+    ),
+    Setting(
         "sandbox", bool, True,
         "Confine each export with Linux Landlock and seccomp: it reads the project, the interpreter and system folders,"
-        " writes only its scratch and artifact folders, changes no file's mode, owner or times, and reaches no other process.",
+        " writes only its scratch and artifact folders, changes no file's mode, owner or times,"
+        " and reaches no other process.",
         _EXPORTS, scope="resource",
     ),
     Setting(
@@ -158,11 +179,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "interpreter", str, "",
         "The Python that runs the exportlens server and your exports (it needs `exportlens` and `torch`)."
-        " Empty: the environment selected in the Python extension, else the workspace folder's `.venv`, else `python3` on PATH.",
+        " Empty: the environment selected in the Python extension, else the workspace folder's `.venv`,"
+        " else `python3` on PATH.",
         frozenset({EDITOR}), scope="machine-overridable",
     ),
     Setting(
-        "trace_server", str, "off", "Traces the messages between VS Code and the exportlens server, in the “exportlens trace” output.",
+        "trace_server", str, "off",
+        "Traces the messages between VS Code and the exportlens server, in the “exportlens trace” output.",
         frozenset({EDITOR}), choices=("off", "messages", "verbose"), key="trace.server",
     ),
 )  # fmt: skip
@@ -212,7 +235,7 @@ def effective(settings: Settings, overrides: Overrides) -> Settings:
     return replace(settings, **{f.name: v for f in fields(overrides) if (v := getattr(overrides, f.name)) is not None})
 
 
-def check(name: str, value: Any) -> Any:
+def setting_value(name: str, value: Any) -> Any:
     """``value`` for setting ``name`` as it is used, or ValueError whose message is what is
     expected ("one of training, core-aten"), for each caller to put in its own sentence.
     Never reads a value as something else (``"no"`` is no boolean)."""
@@ -239,7 +262,7 @@ def _plain(s: Setting, value: Any) -> Any:
 
 def jobs(value: Any) -> int:
     """Exports at a time: a whole number ≥ 1; ValueError otherwise."""
-    return check("jobs", value)
+    return setting_value("jobs", value)
 
 
 def parse_bytes(value: Any) -> int | None:

@@ -3,12 +3,14 @@
 
 Every layer names files two ways: reports and jobs say ``models/net.py`` (relative to the
 project root, POSIX), the file system wants an absolute path. ``Sources`` is the one
-place that converts, and the one place that reads a file's text.
+place that converts, the one place that reads a file's text, and the one that says which
+files are the user's (``owns``: where an export's stack is placed on the user's line).
 """
 
 from __future__ import annotations
 
 import io
+import os
 import re
 import tokenize
 from collections.abc import Mapping
@@ -16,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .regular_files import read_regular
+
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # exportlens's exporter: never the user's
 
 
 class Resolved(dict):
@@ -50,12 +54,21 @@ class Sources:
         except ValueError:
             return path.as_posix()
 
+    def owns(self, filename: str) -> bool:
+        """Whether ``filename`` (as a code object or a traceback names it) is one of the user's
+        files: under the root, outside site-packages and exportlens."""
+        if not filename or filename.startswith("<"):
+            return False
+        path = os.path.abspath(filename)
+        return path.startswith(str(self.root) + os.sep) and "site-packages" not in path and not path.startswith(_OWN)
+
     def exists(self, path: Path | str) -> bool:
         path = self.path(path)
         return path in self.buffers or path.is_file()
 
     def bytes(self, path: Path | str) -> bytes | None:
-        """The file's content (a buffer as UTF-8, a lone surrogate as its invalid bytes); None when it cannot be read."""
+        """The file's content (a buffer as UTF-8, a lone surrogate as its invalid bytes); None when it cannot be
+        read."""
         path = self.path(path)
         if path in self.buffers:
             return self.buffers[path].encode("utf-8", "surrogatepass")
@@ -88,6 +101,11 @@ def decode(data: bytes, *, python: bool) -> str:
     """Bytes as text: Python source by its BOM or coding cookie (PEP 263), else UTF-8."""
     if not python:
         return data.decode("utf-8-sig")
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    head = data if second < 0 else data[:second]  # the lines a cookie may be on
+    if head.isascii() and b"coding" not in head:  # no BOM, no cookie: UTF-8, as detect_encoding says, but faster
+        return data.decode("utf-8")
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)  # SyntaxError for an unknown coding
     return data.decode("utf-8-sig" if encoding == "utf-8-sig" else encoding)
 

@@ -69,7 +69,7 @@ class ModuleClass:
 
     @property
     def target(self) -> str:
-        return str(Target(self.path, self.name))
+        return f"{self.path}:{self.name}" if self.name else self.path  # Target(path, name)'s, made often
 
 
 @dataclass(frozen=True)

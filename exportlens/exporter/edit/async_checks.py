@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .at_line import index, is_torch_assert
+from .python_edits import importing_torch
 from .remedies import find_if
-from .text_edits import importing_torch
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import tomlkit
 
-from .text_edits import edit_spec, tidied
+from .spec_tables import edit_spec, tidied
 
 
 def declare_dynamic(text: str, target: str, name: str, example: int) -> str:

@@ -17,7 +17,8 @@ from ..core.report import Edit
 from ..core.sources import Sources
 from ..spec.jaxtyping_spec import shape_literal
 from ..spec.loading import PYPROJECT, ExportSpec
-from .text_edits import _substituted, edit_between, set_dim_bounds, substitute_dim
+from .spec_tables import set_dim_bounds, substitute_dim, substituted
+from .text_edits import edit_between
 
 DimChange = tuple[str, dict[str, int], str]  # (dim, its new bounds, or the size/expression it becomes)
 
@@ -92,7 +93,7 @@ def _token(token: str, dim: str, value: str) -> str:
     prefix, label, size = m.groups()
     if not re.search(rf"(?<![\w]){re.escape(dim)}(?![\w])", size) or token.startswith(("_", "*")):
         return token
-    return prefix + label + _compact(_substituted(size, dim, value))
+    return prefix + label + _compact(substituted(size, dim, value))
 
 
 def _compact(size: str) -> str:

@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from .at_line import visit_parsed
-from .text_edits import importing_torch
+from .python_edits import importing_torch
 
 SYMBOLIC = {"int": "torch.sym_int", "float": "torch.sym_float"}
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)  # ``x.item()`` needs no parentheses

@@ -9,9 +9,10 @@ time and size, so a tree opened again is only stat'ed.
 
 It is the one discovery engine: the server's indexer and ``exportlens check`` both find
 modules here. The editor leaves syntax errors inside function bodies unseen (it parses a
-file whole when it is opened); the CLI's run is ``checked``: every file is also checked
-whole (``syntax.python_syntax_error``), so it finds what ``discover`` finds, and it keeps
-its whole answer too (``discover_tree``).
+file whole when it is opened); the CLI's run is ``checked``: a file that may define a
+module is parsed whole, once (its outline and its syntax check), and every other file is
+checked whole (``syntax.python_syntax_error``), so it finds what ``discover`` finds; it
+keeps its whole answer too (``discover_tree``).
 """
 
 from __future__ import annotations
@@ -19,30 +20,29 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from ..core.codec import Codec, CodecError
-from ..core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
+from ..core.report import Finding
 from ..core.sources import Sources, read_text
-from ..core.targets import Forward, ModuleClass, Param, Span
+from ..core.targets import ModuleClass
+from . import compact
 from .discover import Discovery, Project, python_files
-from .index_cache import CODEC, Entry, IndexCache, Stamp, stamp, tree_stamp
+from .index_cache import Entry, IndexCache, Stamp, stamp, tree_stamp
 from .outline import FileOutline
 from .prefilter import Sketch, candidates, sketch
 from .reach import reach
+from .walk import Exclude, no_exclude
 
 SERIAL_BELOW = 64  # fewer files than this are read in this process: a pool costs more to start
 CHUNK = 16  # files per task: small enough to balance the processes, large enough to cost little to send
 
-ANSWER = Codec(
-    Discovery, ModuleClass, Forward, Param, Span, Finding, Fix, Verified, Edit, Related, Kind, Severity
-)  # a check's, kept
 _In, _Out = TypeVar("_In"), TypeVar("_Out")
 _Run = Callable[[Callable[[_In], _Out], Sequence[_In]], list[_Out]]
 
@@ -78,11 +78,13 @@ def index_tree(
         return _index_tree(root, files, jobs, cache, checked)
 
 
-def discover_tree(root: Path, paths: Iterable[Path], cache: IndexCache | None = None) -> Discovery:
+def discover_tree(
+    root: Path, paths: Iterable[Path], cache: IndexCache | None = None, *, exclude: Exclude = no_exclude
+) -> Discovery:
     """What ``discover`` finds under ``paths``, through the index: the CLI's discovery. The
     answer is kept whole too, under the stamps of every file it read: a tree checked again
-    unchanged is only stat'ed."""
-    files = python_files(Sources.of(root), paths)
+    unchanged is only stat'ed. ``exclude``: each project's exclude patterns."""
+    files = python_files(Sources.of(root), paths, exclude)
     if cache is not None:
         cache.prepare()  # before the stamps are taken: a folder made in the root changes the root's
     tree = tree_stamp(root, files)
@@ -93,21 +95,31 @@ def discover_tree(root: Path, paths: Iterable[Path], cache: IndexCache | None = 
     indexed.save()
     if cache is not None:
         others = sorted(indexed.read - set(files))
-        answer = {"others": others, "stamp": tree_stamp(root, others), "found": indexed.found}
-        cache.keep_answer(root, tree, ANSWER.dumps(answer))
+        cache.keep_answer(root, tree, compact.dumps(_answer_data(others, tree_stamp(root, others), indexed.found)))
     return indexed.found
+
+
+def _answer_data(others: list[Path], tree: str, found: Discovery) -> object:
+    modules = [compact.module_data(m) for m in found.modules]
+    return ([str(p) for p in others], tree, modules, [compact.finding_data(f) for f in found.findings])
 
 
 def _kept_answer(cache: IndexCache | None, root: Path, tree: str) -> Discovery | None:
     """The answer kept for this tree, if the other files it read are unchanged too."""
     text = cache.answer(root, tree) if cache is not None else None
     try:
-        answer = ANSWER.loads(text) if text is not None else None
-        if answer is not None and answer["stamp"] == tree_stamp(root, answer["others"]):
-            return answer["found"]
-    except (CodecError, KeyError, TypeError):
-        pass
-    return None
+        others, stamped, found = compact.loads(text, _answer_of) if text is not None else ((), None, None)
+    except ValueError:
+        return None
+    if found is None:
+        return None
+    return found if stamped == tree_stamp(root, others) else None
+
+
+def _answer_of(d: list) -> tuple[list[Path], str, Discovery]:
+    others, stamped, modules, findings = d
+    found = Discovery(list(map(compact.module_of, modules)), list(map(compact.finding_of, findings)))
+    return [Path(p) for p in others], stamped, found
 
 
 def _index_tree(
@@ -119,15 +131,23 @@ def _index_tree(
     sketches = {f: fresh[f].sketch for f in files if f not in stale}
     problems = {f: fresh[f].problem for f in files if f not in stale and checked}
     with _runner(jobs, len(todo)) as run:
-        for f, (sketched, problem) in zip(todo, run(partial(_sketch, root, checked), todo)):
-            sketches[f], problems[f] = sketched, problem
+        sources = Sources.of(root)  # made once: resolving the root for each file costs
+        sketches.update(zip(todo, run(partial(_sketch, sources), todo)))
         reached = reach(root, sketches, partial(_kept_sketch, fresh))  # type: ignore[arg-type]  # every file has its sketch now
         maybe = candidates(sketches)  # type: ignore[arg-type]  # every file has its sketch now
-        wanted = [f for f in files if f in maybe and not problems.get(f)]
-        known = _known(fresh, checked) | {f: p for f, p in problems.items() if p}
-        parse = [f for f in wanted if f not in known]
-        known.update(zip(parse, run(_outline, [(root, f) for f in parse])))
-    project = Project(Sources.of(root), skeletons=True, checked=checked, files=known)
+        known = _known(fresh, checked)
+        parse = [f for f in files if f in maybe and f not in known]
+        # checked, a file that may define a module is parsed whole (its syntax check too); any other is only checked
+        check = [f for f in todo if f not in maybe] if checked else []
+        # the checks first: a pool takes from the front, and a check's answer costs little to send back
+        done = run(partial(_parsed, sources, checked), [(f, True) for f in check] + [(f, False) for f in parse])
+        problems.update(zip(check, done))
+        known.update(zip(parse, done[len(check) :]))
+        problems.update((f, _error(known[f])) for f in parse if checked)
+    wanted = [f for f in files if f in maybe and not problems.get(f)]
+    known.update((f, p) for f, p in problems.items() if p)
+    sound = {f for f, p in problems.items() if p is None}  # checked whole already: a skeleton tells the rest
+    project = Project(sources, skeletons=True, checked=checked, files=known, sound=sound)
     found = project.discover(sorted({*wanted, *(f for f in files if problems.get(f))}))
     indexed = Indexed(sketched=len(todo), parsed=len(parse) + len(project.files) - len(known), found=found)
     indexed.read = {*sketches, *project.files}
@@ -140,6 +160,10 @@ def _index_tree(
         made = _Made(sketches, project.files, problems if checked else None)
         indexed._save = lambda: cache.save(root, dict(made.entries(files, fresh)))
     return indexed
+
+
+def _error(parsed: FileOutline | Finding | None) -> Finding | None:
+    return parsed if isinstance(parsed, Finding) else None
 
 
 def _known(fresh: Mapping[Path, Entry], checked: bool) -> dict[Path, FileOutline | Finding]:
@@ -177,13 +201,8 @@ class _Made:
         return Entry(at, self.sketches.get(f), None if problem else outline, True, problem)
 
 
-def _sketch(root: Path, checked: bool, path: Path) -> tuple[Sketch, Finding | None]:
-    """A file's sketch; and, ``checked``, its encoding or syntax error from a whole parse."""
-    if not checked:
-        return sketch(read_text(path)), None  # "" where unreadable: the editor says so when the file is opened
-    project = Project(Sources.of(root))
-    text = project.read(path)
-    return sketch("" if isinstance(text, Finding) else text), project.problem(path, text)
+def _sketch(sources: Sources, path: Path) -> Sketch:
+    return sketch(sources.text(path))  # "" where unreadable: a whole parse says why, where it matters
 
 
 def _kept_sketch(fresh: Mapping[Path, Entry], path: Path) -> Sketch:
@@ -191,9 +210,14 @@ def _kept_sketch(fresh: Mapping[Path, Entry], path: Path) -> Sketch:
     return kept or sketch(read_text(path))
 
 
-def _outline(job: tuple[Path, Path]) -> FileOutline | Finding:
-    root, path = job
-    return Project(Sources.of(root), skeletons=True).load(path)
+def _parsed(sources: Sources, checked: bool, job: tuple[Path, bool]) -> FileOutline | Finding | None:
+    """A file's outline (parsed whole where ``checked``) or its error; or, ``only_check``,
+    only its error (a whole parse's, that makes no tree)."""
+    path, only_check = job
+    project = Project(sources, skeletons=True, checked=checked)
+    if only_check:
+        return project.problem(path, project.read(path))
+    return project.load(path)
 
 
 @contextmanager
@@ -211,22 +235,53 @@ def _no_gc() -> Iterator[None]:
 
 @contextmanager
 def _runner(jobs: int | None, size: int) -> Iterator[_Run]:
-    """Runs a function over items: in a pool of ``jobs`` processes, or here when the work is
-    small. By default one process per core but one, and none on two cores or fewer: this
-    process decodes what the pool sends back, and on two cores that costs what the second
-    core gives (transformers, 903 files: 2.6 s here, 2.8 s with a pool of two)."""
-    cores = os.cpu_count() or 1
-    jobs = jobs or (1 if cores <= 2 else cores - 1)
+    """Runs a function over items, by ``jobs`` processes: this one and a pool of the others, or
+    this one alone when the work is small. By default one process per core: this one works
+    too (``_shared``), instead of only waiting on the pool and decoding what it sends back."""
+    jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or size < SERIAL_BELOW:
         yield lambda fn, items: [fn(i) for i in items]
         return
     # fork where there is one: the children start at once, with this process's imports
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=gc.disable) as pool:
-        yield lambda fn, items: [CODEC.loads(r) for r in pool.map(partial(_encoded, fn), items, chunksize=CHUNK)]
+    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=gc.disable) as pool:
+        yield partial(_shared, pool, jobs)
 
 
-def _encoded(fn: Callable[[_In], object], item: _In) -> str:
-    """``fn(item)`` as the index cache's codec writes it: what crosses the process boundary."""
-    return CODEC.dumps(fn(item))
+def _shared(pool: ProcessPoolExecutor, jobs: int, fn: Callable[[_In], _Out], items: Sequence[_In]) -> list[_Out]:
+    """``fn`` of each item, in order. The pool takes chunks from the front, a few ahead, and
+    this process items from the back, decoding what the pool sent back between them, until
+    they meet: each gets as much as it can do, however busy the machine."""
+    results: list = [None] * len(items)
+    flying: deque[tuple[int, Future[list[str]]]] = deque()
+    front, back = 0, len(items)
+    while back > front or flying:
+        while len(flying) < 2 * (jobs - 1) and back > front:  # the pool's next chunk
+            end = min(front + CHUNK, back)
+            flying.append((front, pool.submit(_encoded, fn, items[front:end])))
+            front = end
+        if flying and (flying[0][1].done() or back <= front):
+            at, done = flying.popleft()
+            sent = done.result()
+            results[at : at + len(sent)] = [compact.loads(r, _decoded) for r in sent]
+        elif back > front:
+            back -= 1
+            results[back] = fn(items[back])
+    return results
+
+
+def _encoded(fn: Callable[[_In], Sketch | FileOutline | Finding | None], items: Sequence[_In]) -> list[str]:
+    """``fn`` of each item as the index cache writes it (compact.py): what crosses the process boundary."""
+    return [_encoded_one(fn(item)) for item in items]
+
+
+def _encoded_one(value: Sketch | FileOutline | Finding | None) -> str:
+    if isinstance(value, Sketch):
+        return compact.dumps((0, compact.sketch_data(value)))
+    return compact.dumps((1, compact.outline_data(value)))
+
+
+def _decoded(data: list) -> Sketch | FileOutline | Finding | None:
+    kind, value = data
+    return compact.sketch_of(value) if kind == 0 else compact.outline_of(value)

@@ -10,7 +10,7 @@ the file's package chain, through re-exports, star imports and nested classes.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,9 +20,9 @@ from ..core.sources import Sources, resolved
 from ..core.targets import Forward, ModuleClass
 from . import outline
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
-from .packages import dotted_names, module_file, name_base
+from .packages import Finder, dotted_names, name_base
 from .syntax import decode_finding, python_syntax_error, syntax_finding
-from .walk import python_files_under, scanned
+from .walk import Exclude, no_exclude, python_files_under, scanned
 
 __all__ = ["Discovery", "Project", "discover", "python_files"]
 
@@ -40,6 +40,8 @@ def discover(
     root: Path,
     paths: Iterable[Path] | None = None,
     sources: Sources | Mapping[Path, str] | None = None,
+    *,
+    exclude: Exclude = no_exclude,
 ) -> Discovery:
     """The nn.Module classes defined in ``paths`` (files or folders; default: all of ``root``).
 
@@ -47,15 +49,16 @@ def discover(
     ``sources`` overrides file text (unsaved editor buffers), keyed by absolute path.
     Bases are resolved through the files that scanned files import (under ``root``, or
     in their own packages), parsed on demand; only scanned files report syntax errors.
+    ``exclude``: each project's exclude patterns (spec/pyproject.py reads them).
     """
     project = Project(Sources.of(root, sources))
-    return project.discover(python_files(project.sources, paths))
+    return project.discover(python_files(project.sources, paths, exclude))
 
 
 # -- which files -----------------------------------------------------------------
 
 
-def python_files(sources: Sources, paths: Iterable[Path] | None) -> list[Path]:
+def python_files(sources: Sources, paths: Iterable[Path] | None, exclude: Exclude = no_exclude) -> list[Path]:
     """Absolute paths of the ``*.py`` files to scan, sorted, each once."""
     found: set[Path] = set()
     folders: list[Path] = []
@@ -63,11 +66,12 @@ def python_files(sources: Sources, paths: Iterable[Path] | None) -> list[Path]:
         path = resolved(Path(given))
         if path.is_dir():
             folders.append(path)
-            found.update(python_files_under(path, nested=False))
+            found.update(python_files_under(path, nested=False, exclude=exclude))
         elif path.suffix == ".py" and sources.exists(path):
             found.add(path)
     # an unsaved new buffer inside a scanned folder is scanned too
-    found.update(p for p in sources.buffers if p.suffix == ".py" and any(scanned(p, f) for f in folders))
+    new = (p for p in sources.buffers if p.suffix == ".py")
+    found.update(p for p in new if any(scanned(p, f, exclude=exclude) for f in folders))
     return sorted(found)
 
 
@@ -81,8 +85,8 @@ _Target = _Class | str | None  # a project class, a name outside the project, or
 class Project:
     """Files parsed on demand, bases resolved across them. With ``skeletons`` (a bulk index)
     files are parsed with their function bodies blanked: syntax errors inside bodies go
-    unseen, unless ``checked``, where each file's whole text is checked too and one that does
-    not parse is its error, as a whole parse makes it (the CLI). ``files``: outlines already
+    unseen, unless ``checked``, where each file is parsed whole and one that does not parse
+    is its error (the CLI); but for those in ``sound``, known to parse whole already. ``files``: outlines already
     made (an index cache), by path."""
 
     def __init__(
@@ -91,14 +95,17 @@ class Project:
         *,
         skeletons: bool = False,
         checked: bool = False,
+        sound: Collection[Path] = frozenset(),
         files: Mapping[Path, FileOutline | Finding] = {},
     ) -> None:  # read only
         self.sources = sources
         self.root = sources.root
         self.skeletons = skeletons
         self.checked = checked
+        self.sound = sound
         self._files: dict[Path, FileOutline | Finding] = dict(files)
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
+        self._finder = Finder(self.root, self._exists)
         self._found: dict[Path, bool] = {}  # whether a file exists: asked thousands of times over
         self._members: dict[tuple[Path, tuple[str, ...]], _Target] = {}
         self._is_module: dict[_Class, bool] = {}
@@ -213,7 +220,7 @@ class Project:
         """The file of a dotted module name, found where ``packages.search_folders`` says."""
         key = (module, near)
         if key not in self._module_paths:
-            self._module_paths[key] = module_file(module, self.root, near, self._exists)
+            self._module_paths[key] = self._finder.module_file(module, near)
         return self._module_paths[key]
 
     def _exists(self, path: Path) -> bool:
@@ -266,14 +273,15 @@ class Project:
             return codes.finding(codes.SYNTAX_ERROR, f"cannot read file: {e.strerror or e}", self.sources.rel(path), 1)
 
     def _parse(self, path: Path, text: str | Finding) -> FileOutline | Finding:
-        problem = self.problem(path, text) if self.checked or isinstance(text, Finding) else None
-        if problem is not None:  # (a text that could not be read is its own problem)
-            return problem
-        assert isinstance(text, str)
+        if isinstance(text, Finding):  # a text that could not be read is its own problem
+            return text
         rel = self.sources.rel(path)
         module, package = dotted_names(name_base(path, self.root, self._exists), path)
+        # checked, the file is parsed whole: that parse is its syntax check too, one parse, not two
+        whole = self.checked and path not in self.sound
+        parse = outline.parse_skeleton if self.skeletons and not whole else outline.parse
         try:
-            return (outline.parse_skeleton if self.skeletons else outline.parse)(text, path, rel, module, package)
+            return parse(text, path, rel, module, package)
         except (SyntaxError, ValueError):
             return syntax_finding(rel, python_syntax_error(text))
 

@@ -9,9 +9,10 @@ the workspace, which may be read only (an installed package) and is not ours to 
 beside its verdicts (``of_project``): a project checked is one the user asked us to
 keep a cache in, and CI keeps it with the verdicts. A link anywhere from the root into that
 folder means no cache (nothing read or written through it).
-The entries are plain data in the codec every process boundary uses (``CODEC``); an
-entry of another format, exportlens or Python is a miss, and a damaged file is an
-empty cache, as is anything but a regular file of a sane size in a cache file's place
+The entries are plain JSON arrays, one line per file (compact.py: the codec every
+process boundary uses names each field, and decoding that was most of a warm run); a
+file of another format, exportlens or Python is a miss, and a damaged file is an empty
+cache, as is anything but a regular file of a sane size in a cache file's place
 (a link, a FIFO, a device: core/regular_files.py).
 """
 
@@ -27,17 +28,18 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..core.codec import Codec, CodecError
+from ..core.codec import Codec
 from ..core.regular_files import NotRegular, open_regular, plain_folders, read_regular
 from ..core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
 from ..core.targets import Forward, Param, Span
+from . import compact
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
 from .prefilter import Sketch
 from .walk import PYPROJECT
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: compact arrays (compact.py)
 MAX_FILE = 1 << 30  # bytes of one root's entries: about a million files' outlines
 MAX_ANSWER = 256 << 20  # bytes of one scan's answer
 Stamp = tuple[int, int]  # modification time (ns) and size: a file whose stamp is unchanged is not read again
@@ -117,19 +119,19 @@ class IndexCache:
         try:
             self._check_folder()
             with open_regular(self._file(root, "jsonl"), MAX_FILE, follow=False) as f:
-                if CODEC.loads(f.readline()) != {"version": _version(), "root": str(root)}:
+                if compact.loads(f.readline(), tuple) != _header(root):
                     return {}
-                return {path: entry for path, entry in map(CODEC.loads, f)}
+                return dict(compact.loads(line, _entry_of) for line in f)
         except FileNotFoundError:
             pass
-        except (OSError, CodecError, KeyError, TypeError, ValueError) as e:  # a damaged or foreign cache is no cache
+        except (OSError, UnicodeDecodeError, ValueError) as e:  # a damaged or foreign cache is no cache
             log.info("index cache for %s not used: %s", root, e)
         return {}
 
     def save(self, root: Path, entries: Mapping[Path, Entry]) -> None:
         """One line per file, so that neither writing nor reading holds it all as one string."""
-        lines = (CODEC.dumps(item) + "\n" for item in [{"version": _version(), "root": str(root)}, *entries.items()])
-        self._write(self._file(root, "jsonl"), lines)
+        lines = (compact.dumps(_entry_data(path, e)) + "\n" for path, e in entries.items())
+        self._write(self._file(root, "jsonl"), [compact.dumps(_header(root)) + "\n", *lines])
 
     def _write(self, file: Path, lines: Iterable[str]) -> None:
         try:
@@ -168,19 +170,38 @@ class IndexCache:
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def answer(self, folder: Path, tree: str) -> str | None:
-        """A whole scan's answer for ``folder``, if it was made when the tree's stamp was ``tree``."""
+        """A whole scan's answer for ``folder``, if it was made when the tree's stamp was ``tree``:
+        a line that says so, then the answer as it was given."""
         try:
-            data = CODEC.loads(read_regular(self._file(folder, "answer.json"), MAX_ANSWER, follow=False))
-            return data["answer"] if (data["version"], data["tree"]) == (_version(), tree) else None
-        except (OSError, CodecError, KeyError, TypeError):
+            data = read_regular(self._file(folder, "answer.json"), MAX_ANSWER, follow=False)
+            header, _, answer = data.partition(b"\n")
+            if compact.loads(header, tuple) != (*_header(folder), tree):
+                return None
+            return answer.decode("utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
             return None
 
     def keep_answer(self, folder: Path, tree: str, answer: str) -> None:
-        data = {"version": _version(), "tree": tree, "answer": answer}
-        self._write(self._file(folder, "answer.json"), [CODEC.dumps(data)])
+        self._write(self._file(folder, "answer.json"), [compact.dumps((*_header(folder), tree)) + "\n", answer])
 
     def _file(self, path: Path, kind: str) -> Path:
         return self.folder / f"{hashlib.sha256(str(path).encode()).hexdigest()[:24]}.{kind}"
+
+
+def _header(root: Path) -> tuple[object, ...]:
+    """A cache file's first line: what made it, and for which root."""
+    return (*_version(), str(root))
+
+
+def _entry_data(path: Path, e: Entry) -> object:
+    outline = compact.outline_data(e.outline)
+    return (str(path), e.stamp, compact.sketch_data(e.sketch), outline, e.checked, compact.finding_data(e.problem))
+
+
+def _entry_of(d: list) -> tuple[Path, Entry]:
+    path, (mtime, size), sketch, outline, checked, problem = d
+    problem = compact.maybe_finding(problem)
+    return Path(path), Entry((mtime, size), compact.sketch_of(sketch), compact.outline_of(outline), checked, problem)
 
 
 @cache
@@ -206,6 +227,7 @@ _MAKERS = (
     "prefilter.py",
     "syntax.py",
     "index_cache.py",
+    "compact.py",
     "packages.py",
     "../core/targets.py",
     "../core/report.py",

@@ -38,7 +38,10 @@ def search_folders(module: str, root: Path, near: Path, exists: Exists = Path.is
     root, its ``src/``, the folder above ``near``'s package chain where ``module`` is in the
     chain's own top package (the folder's other packages are another project's: site-packages),
     and ``near`` itself (script style)."""
-    base = package_base(near, exists)
+    return _search(module, root, near, package_base(near, exists))
+
+
+def _search(module: str, root: Path, near: Path, base: Path) -> tuple[Path, ...]:
     own = base != near and module.partition(".")[0] == near.relative_to(base).parts[0]
     return tuple(dict.fromkeys((root, root / "src", *([base] if own else []), near)))
 
@@ -47,14 +50,35 @@ def module_file(module: str, root: Path, near: Path, exists: Exists = Path.is_fi
     """The file of absolute import ``module`` in a file of folder ``near``, under the first of
     ``search_folders`` that has it; a package before a module of the same name, as Python does
     (``""``: the root's own package)."""
-    parts = module.split(".") if module else []
-    for folder in search_folders(module, root, near, exists):
+    return Finder(root, exists).module_file(module, near)
+
+
+class Finder:
+    """``module_file`` for many lookups in one tree: where each folder's package chain starts,
+    and which module each folder holds, are looked up once (a scan of transformers asks
+    thousands of times, from hundreds of folders, for the same few hundred modules)."""
+
+    def __init__(self, root: Path, exists: Exists = Path.is_file) -> None:
+        self.root, self.exists = root, exists
+        self._bases: dict[Path, Path] = {}
+        self._held: dict[tuple[Path, str], Path | None] = {}
+
+    def module_file(self, module: str, near: Path) -> Path | None:
+        if near not in self._bases:
+            self._bases[near] = package_base(near, self.exists)
+        for folder in _search(module, self.root, near, self._bases[near]):
+            key = (folder, module)
+            if key not in self._held:
+                self._held[key] = self._held_in(folder, module)
+            if self._held[key] is not None:
+                return self._held[key]
+        return None
+
+    def _held_in(self, folder: Path, module: str) -> Path | None:
+        parts = module.split(".") if module else []
         base = folder.joinpath(*parts)
         candidates = (base / "__init__.py", base.with_suffix(".py")) if parts else (base / "__init__.py",)
-        found = next((c for c in candidates if exists(c)), None)
-        if found is not None:
-            return found
-    return None
+        return next((c for c in candidates if self.exists(c)), None)
 
 
 def dotted_names(base: Path, path: Path) -> tuple[str, str]:

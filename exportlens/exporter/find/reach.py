@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterator, MutableMapping
 from functools import cache
 from pathlib import Path
 
-from .packages import absolute, dotted_names, module_file, name_base
+from .packages import Finder, absolute, dotted_names, name_base
 from .prefilter import Sketch, candidates
 
 
 def reach(root: Path, sketches: MutableMapping[Path, Sketch], sketch_of: Callable[[Path], Sketch]) -> set[Path]:
     """Add to ``sketches`` the files they lead to, sketched by ``sketch_of``; returns those."""
     exists = cache(Path.is_file)
-    resolve = cache(lambda module, near: module_file(module, root, near, exists))
+    resolve = cache(Finder(root, exists).module_file)
     package = cache(lambda path: dotted_names(name_base(path, root, exists), path)[1])
     added: set[Path] = set()
     while True:

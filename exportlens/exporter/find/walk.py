@@ -1,10 +1,11 @@
 """Which Python files a scan reads: the one walk discover, the server's indexer and the
-CLI share (pathspec, tomlkit; no torch).
+CLI share (pathspec; no torch).
 
 Below the folder walked, these are skipped: hidden folders and the usual environment
 and build folders (``SKIP_DIRS``), what a ``.gitignore`` ignores (git's rules: a deeper
 file overrides a higher one, from the checkout's top), what a project's ``exclude``
-names (gitignore-style globs relative to the folder holding its pyproject.toml), and,
+names (gitignore-style globs relative to the folder holding its pyproject.toml; whoever
+walks hands them in, read by spec/pyproject.py from the text the user sees), and,
 where ``nested`` is off, a folder holding a pyproject.toml of its own: another project.
 The folder walked is never skipped itself: a path the user names is scanned.
 """
@@ -12,46 +13,50 @@ The folder walked is never skipped itself: a path the user names is scanned.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pathspec
-import tomlkit.exceptions
 
 from ..core.regular_files import read_regular
-from ..spec import toml_text
 
 SKIP_DIRS = frozenset({"__pycache__", ".venv", "venv", "node_modules", "build", "dist", "site-packages"})
 PYPROJECT = "pyproject.toml"  # spec.PYPROJECT (spec imports this module)
 GITIGNORE = ".gitignore"
 
 _Layer = tuple[Path, pathspec.GitIgnoreSpec]  # patterns and the folder they are relative to
+Exclude = Callable[[Path], Sequence[str]]  # a project's folder -> its ``exclude`` patterns
 
 
-def python_files_under(folder: Path, *, nested: bool = True) -> Iterator[Path]:
+def no_exclude(project: Path) -> Sequence[str]:
+    """No project excludes anything (a walk that needs no project's settings)."""
+    return ()
+
+
+def python_files_under(folder: Path, *, exclude: Exclude, nested: bool = True) -> Iterator[Path]:
     """The ``*.py`` files to scan under ``folder``. With ``nested`` (the server's index of a
     workspace) the files of projects inside it too, each under its own ``exclude``; without,
     only ``folder``'s own project's."""
-    for kind, path in _walk(Path(folder), nested):
+    for kind, path in _walk(Path(folder), nested, exclude):
         if kind == "file":
             yield path
 
 
-def projects_under(folder: Path) -> list[Path]:
+def projects_under(folder: Path, *, exclude: Exclude) -> list[Path]:
     """The folders below ``folder`` that hold a pyproject.toml of their own (not skipped)."""
-    return [path for kind, path in _walk(Path(folder), True) if kind == "project"]
+    return [path for kind, path in _walk(Path(folder), True, exclude) if kind == "project"]
 
 
-def scanned(path: Path, folder: Path, *, nested: bool = False) -> bool:
+def scanned(path: Path, folder: Path, *, exclude: Exclude, nested: bool = False) -> bool:
     """Whether the walk of ``folder`` reaches ``path`` (an unsaved buffer the disk has not
     got yet): no folder between them, nor the file, is skipped."""
     try:
         parts = path.relative_to(folder).parts
     except ValueError:
         return False
-    rules = _Rules.above(folder)
+    rules = _Rules.above(folder, exclude)
     here = folder
     for name in parts[:-1]:
         rules = rules.inside(here)
@@ -76,9 +81,9 @@ def exclude_problem(value: Any) -> str | None:
 # -- the walk ---------------------------------------------------------------------------
 
 
-def _walk(folder: Path, nested: bool) -> Iterator[tuple[str, Path]]:
+def _walk(folder: Path, nested: bool, exclude: Exclude) -> Iterator[tuple[str, Path]]:
     """("file", path) for each file to scan, ("project", folder) for each nested project met."""
-    stack = [(folder, _Rules.above(folder))]
+    stack = [(folder, _Rules.above(folder, exclude))]
     while stack:
         here, rules = stack.pop()
         try:
@@ -108,11 +113,12 @@ def _skip_dir(path: Path, rules: _Rules) -> bool:
 class _Rules:
     """The ignore rules in force in one folder, outermost first."""
 
+    read: Exclude  # a project's exclude patterns
     git: tuple[_Layer, ...] = ()  # .gitignore files: the deepest that decides, decides
     exclude: tuple[_Layer, ...] = ()  # projects' exclude: any match skips
 
     @classmethod
-    def above(cls, folder: Path) -> _Rules:
+    def above(cls, folder: Path, read: Exclude) -> _Rules:
         """The rules the folders above ``folder`` set for what is inside it: the .gitignore
         files from the checkout's top (or the project's folder) down, its project's exclude.
         None where they would skip ``folder`` itself: a folder the user names is scanned."""
@@ -121,13 +127,13 @@ class _Rules:
         top = next((i for i, f in enumerate(above) if (f / ".git").exists()), None)
         if top is None:
             top = next((i for i, f in enumerate(above) if (f / PYPROJECT).is_file()), len(above))
-        rules = _Rules()
+        rules = _Rules(read)
         for parent in above[top:]:
             rules = rules._with_gitignore(parent)
         project = next((f for f in folder.parents if (f / PYPROJECT).is_file()), None)
         if project is not None and not (folder / PYPROJECT).is_file():
             rules = rules._with_exclude(project)  # only the nearest project's: ruff's rule too
-        return _Rules() if rules.ignores(folder, is_dir=True) else rules
+        return _Rules(read) if rules.ignores(folder, is_dir=True) else rules
 
     def inside(self, folder: Path) -> _Rules:
         """These rules with ``folder``'s own .gitignore and, for a project, its exclude."""
@@ -136,11 +142,11 @@ class _Rules:
 
     def _with_gitignore(self, folder: Path) -> _Rules:
         spec = _spec(_lines(folder / GITIGNORE))
-        return self if spec is None else _Rules((*self.git, (folder, spec)), self.exclude)
+        return self if spec is None else _Rules(self.read, (*self.git, (folder, spec)), self.exclude)
 
     def _with_exclude(self, project: Path) -> _Rules:
-        spec = _spec(_exclude(project / PYPROJECT))
-        return self if spec is None else _Rules(self.git, (*self.exclude, (project, spec)))
+        spec = _spec(self.read(project))
+        return self if spec is None else _Rules(self.read, self.git, (*self.exclude, (project, spec)))
 
     def ignores(self, path: Path, *, is_dir: bool) -> bool:
         if any(spec.match_file(_relative(path, base, is_dir)) for base, spec in self.exclude):
@@ -174,14 +180,3 @@ def _lines(path: Path) -> list[str]:
         return read_regular(path).decode("utf-8", errors="replace").splitlines()
     except OSError:
         return []
-
-
-def _exclude(pyproject: Path) -> list[str]:
-    """The project's ``exclude``; nothing where it is not well formed (the spec reports that)."""
-    try:
-        doc = toml_text.parse(read_regular(pyproject).decode("utf-8")).unwrap()
-    except (OSError, UnicodeDecodeError, tomlkit.exceptions.ParseError):
-        return []
-    section = doc.get("tool", {}).get("exportlens", {}) if isinstance(doc.get("tool"), dict) else {}
-    value = section.get("exclude", []) if isinstance(section, dict) else []
-    return value if exclude_problem(value) is None else []

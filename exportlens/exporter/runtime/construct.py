@@ -15,11 +15,12 @@ import torch
 
 from ..core import codes
 from ..core.report import Finding
+from ..core.sources import Sources
 from ..core.targets import Location, ModuleClass
 from ..find.packages import dotted_names, name_base
 from ..spec.loading import ExportSpec
 from ..spec.values import Call, Ref
-from .locate import ProjectFiles
+from .locate import deepest_in_traceback
 
 
 class Stop(Exception):
@@ -29,9 +30,7 @@ class Stop(Exception):
         self.finding = finding
 
 
-def construct(
-    cls: type | None, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles
-) -> torch.nn.Module:
+def construct(cls: type | None, module: ModuleClass, spec: ExportSpec, device: str, files: Sources) -> torch.nn.Module:
     """The module in eval mode on ``device`` (built under it for ``meta``)."""
     torch.manual_seed(0)  # the same weights in every process, so the same verdict
     maker = _resolve(spec.factory, spec.where("factory"), files, "factory") if spec.factory else cls
@@ -43,12 +42,15 @@ def construct(
         model = _call(maker, name, module, spec, files)
     if not isinstance(model, torch.nn.Module):
         where = spec.where("factory")
-        message = f"factory '{spec.factory}' returned {_a(model)}, not an nn.Module: a factory must return the module to export"
+        message = (
+            f"factory '{spec.factory}' returned {_a(model)}, not an nn.Module:"
+            " a factory must return the module to export"
+        )
         raise Stop(codes.finding_at(codes.CONSTRUCT_FAILED, message, where.path, where.span))
     return (model if device == "meta" else model.to(device)).eval()
 
 
-def _call(maker: Any, name: str, module: ModuleClass, spec: ExportSpec, files: ProjectFiles) -> Any:
+def _call(maker: Any, name: str, module: ModuleClass, spec: ExportSpec, files: Sources) -> Any:
     kwargs = {k: build(v, spec.where(f"init.{k}"), files) for k, v in spec.init.items()}
     try:
         return maker(**kwargs)
@@ -60,7 +62,7 @@ def _call(maker: Any, name: str, module: ModuleClass, spec: ExportSpec, files: P
         raise Stop(codes.finding(codes.CONSTRUCT_FAILED, message, path, line, detail=trace_of(exc))) from None
 
 
-def build(value: Any, where: Location, files: ProjectFiles) -> Any:
+def build(value: Any, where: Location, files: Sources) -> Any:
     """A constructor argument with its declared objects built, innermost first."""
     if isinstance(value, list):
         return [build(v, where, files) for v in value]
@@ -78,7 +80,7 @@ def build(value: Any, where: Location, files: ProjectFiles) -> Any:
         raise Stop(codes.finding(codes.CONSTRUCT_FAILED, message, path, line, detail=trace_of(exc))) from None
 
 
-def _resolve(ref: Ref, where: Location, files: ProjectFiles, what: str) -> Any:
+def _resolve(ref: Ref, where: Location, files: Sources, what: str) -> Any:
     """What ``ref`` names, imported: a project file as a module of its package."""
     name = importable_name(ref.where, files.root) if ref.in_project else ref.where
 
@@ -106,7 +108,7 @@ def _resolve(ref: Ref, where: Location, files: ProjectFiles, what: str) -> Any:
     return found
 
 
-def _import_failed(exc: BaseException, name: str, where: Location, files: ProjectFiles) -> Stop:
+def _import_failed(exc: BaseException, name: str, where: Location, files: Sources) -> Stop:
     path, line = where_of(exc, files, where.path, where.line)
     return Stop(
         codes.finding(
@@ -131,13 +133,13 @@ def importable_name(path: str, root: Path | str) -> str:
     return dotted_names(base, file)[0]
 
 
-def where_of(exc: BaseException, files: ProjectFiles, fallback_path: str, fallback_line: int) -> tuple[str, int]:
+def where_of(exc: BaseException, files: Sources, fallback_path: str, fallback_line: int) -> tuple[str, int]:
     """The project line ``exc`` was raised from (deepest project frame), else the fallback."""
-    if isinstance(exc, SyntaxError) and exc.filename and exc.filename in files:
-        return files.relative(exc.filename), exc.lineno or 1
-    frame = files.deepest_in_traceback(exc.__traceback__)
+    if isinstance(exc, SyntaxError) and exc.filename and files.owns(exc.filename):
+        return files.rel(exc.filename), exc.lineno or 1
+    frame = deepest_in_traceback(files, exc.__traceback__)
     if frame is not None:
-        return files.relative(frame.filename), frame.line
+        return files.rel(frame.filename), frame.line
     return fallback_path, fallback_line
 
 

@@ -13,7 +13,6 @@ from ..core.sources import Sources
 from ..core.targets import ModuleClass
 from ..spec.loading import ExportSpec
 from .inputs import Built
-from .locate import ProjectFiles
 
 T = TypeVar("T")
 _log = logging.getLogger("exportlens.fixes")
@@ -22,7 +21,6 @@ _log = logging.getLogger("exportlens.fixes")
 @dataclass(frozen=True)
 class Context:
     root: Path
-    files: ProjectFiles
     module: ModuleClass
     spec: ExportSpec
     built: Built

@@ -17,7 +17,8 @@ from ..core.report import Finding, Fix
 from ..edit.at_line import branch_test, span_at, tensor_test
 from ..edit.int_sizes import scaled_int
 from ..edit.numbers import Conversion
-from ..edit.text_edits import assert_async, edit_between
+from ..edit.python_edits import assert_async
+from ..edit.text_edits import edit_between
 from .compat.internals import pytree
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
@@ -79,7 +80,7 @@ def at(
     """A finding on ``frame``'s line (columns from libcst), else on the module's class name."""
     if frame is None:
         return codes.finding_at(code, message, ctx.module.path, ctx.module.name_span, **kwargs)
-    path = ctx.files.relative(frame.filename)
+    path = ctx.sources.rel(frame.filename)
     place = span_at(ctx.read(path), frame.line, expression)
     return codes.finding_at(code, message, path, place, **kwargs)
 
@@ -92,7 +93,10 @@ def _on_spec(ctx: Context, code: codes.Code, message: str, key: str | None = Non
 
 def _fake_kernel(record: FakeKernel, ctx: Context) -> Finding:
     if record.register:
-        message = f"custom op `{record.op}` has no fake kernel, which export needs to trace it: add one with {record.register}"
+        message = (
+            f"custom op `{record.op}` has no fake kernel, which export needs to trace it:"
+            f" add one with {record.register}"
+        )
         return at(ctx, codes.MISSING_FAKE_KERNEL, message, record.frame, detail=record.detail)
     code = codes.MISMATCHED_FAKE_KERNEL if record.mismatched else codes.MISSING_FAKE_KERNEL
     message = f"{record.op}: {code.title}; register one with torch.library.register_fake"
@@ -142,11 +146,14 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
     said = _as_written(record, ctx, named) or names.say(cond)
     if SYMBOL.search(said):  # a value the line never names: its test as written, else no words of torch's
         frame = record.frame
-        written = branch_test(ctx.read(ctx.files.relative(frame.filename)), frame.line) if frame else None
+        written = branch_test(ctx.read(ctx.sources.rel(frame.filename)), frame.line) if frame else None
         said = f"`{written}`" if written else "what this line tests"
     else:
         said = f"`{said}`"
-    message = f"{said} depends on the values inside a tensor ({origin} is only known when the model runs), so export cannot decide it"
+    message = (
+        f"{said} depends on the values inside a tensor ({origin} is only known when the model runs),"
+        " so export cannot decide it"
+    )
     fixes = ctx.fix_or("remedies", lambda: remedy_fixes(record, ctx), ())
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
@@ -165,7 +172,10 @@ def _asked_number(record: DataDependent, ctx: Context, asked_for: Conversion) ->
     kind = f"a Python {asked_for.builtin}"
     asks = f"asks for `{asked_for.target}` as {kind}" if asked_for.target else f"asks for {kind}"
     known = "is" if len(read) == 1 else "are"
-    message = f"`{asked_for.call}` {asks}, but {', '.join(read)} {known} only known when the model runs, so export cannot give one"
+    message = (
+        f"`{asked_for.call}` {asks}, but {', '.join(read)} {known} only known when the model runs,"
+        " so export cannot give one"
+    )
     fixes = ctx.fix_or("remedies", lambda: remedy_fixes(record, ctx), ())
     # the way its first fix keeps the number: a tensor's own ``.item()``, else ``torch.sym_int``
     keep = f"{asked_for.argument}.item()" if asked_for.argument in record.tensors else f"{asked_for.symbolic}(...)"
@@ -186,7 +196,7 @@ def _as_written(record: DataDependent, ctx: Context, values: list[str]) -> str |
     sizes = values and all(".shape[" in v for v in values)
     if record.frame is None or not values or not (sizes or all("(" in v for v in values)):
         return None
-    written = branch_test(ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line)
+    written = branch_test(ctx.read(ctx.sources.rel(record.frame.filename)), record.frame.line)
     if written is None or not (sizes or all(v in written for v in values)):
         return None
     return written if not sizes or re.search(r"\.numel\(\)|\.size\(|\.shape\[|\blen\(", written) else None
@@ -205,12 +215,15 @@ def _tensor_truth(record: DataDependent, ctx: Context) -> Finding | None:
     ]
     if frame is None or len(unbacked) != 1 or len(cond.free_symbols) != 1:
         return None
-    path = ctx.files.relative(frame.filename)
+    path = ctx.sources.rel(frame.filename)
     text = ctx.read(path)
     written = tensor_test(text, frame.line)
     if written is None:
         return None
-    message = f"`{written.test}` is a tensor, and `{written.keyword}` needs it as a Python bool, which is only known when the model runs"
+    message = (
+        f"`{written.test}` is a tensor, and `{written.keyword}` needs it as a Python bool,"
+        " which is only known when the model runs"
+    )
     fixes: tuple[Fix, ...] = ()
     if written.keyword == "assert":
         new = assert_async(text, frame.line, written.test, written.message)
@@ -266,7 +279,10 @@ def _specialized(record: Specialization) -> str:
     frame = record.frame
     if record.by_guards:
         where = f", the first on line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
-        return f"`{record.dim}` was declared dynamic, but what the code requires of it leaves only the size {record.value}{where}"
+        return (
+            f"`{record.dim}` was declared dynamic, but what the code requires of it leaves only the size"
+            f" {record.value}{where}"
+        )
     where = f" by line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
     if record.derived:
         size, value = record.derived
@@ -280,7 +296,7 @@ def _cast(record: Specialization, ctx: Context, fixes: tuple[Fix, ...]) -> Findi
     """``int(x.shape[2] * 1.5)``: said as written, with its integer form as the fix to prove
     on the probes (it must give eager's sizes on each), the spec's static size after it."""
     frame, dim = record.frame, record.dim
-    text = ctx.read(ctx.files.relative(frame.filename)) if frame else ""
+    text = ctx.read(ctx.sources.rel(frame.filename)) if frame else ""
     scaled = ctx.fix_or("integer size", lambda: scaled_int(text, frame.line), None) if frame else None
     if scaled is None:
         message = f"{_specialized(record)}: torch.export keeps `int()` of a float made from `{dim}` as a constant"
@@ -289,7 +305,7 @@ def _cast(record: Specialization, ctx: Context, fixes: tuple[Fix, ...]) -> Findi
         f"`{scaled.written}` fixes `{dim}` to {record.value}, the example's size: `{dim}` was declared dynamic,"
         f" but torch.export keeps `int()` of a float made from it as a constant"
     )
-    path = ctx.files.relative(frame.filename)
+    path = ctx.sources.rel(frame.filename)
     edit = edit_between(path, text, scaled.text)
     title = (
         f"Write `{scaled.rewritten}` for `{scaled.written}`: the same sizes in integer arithmetic, which stays symbolic"

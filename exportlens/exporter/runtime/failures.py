@@ -15,7 +15,9 @@ from typing import Any
 import sympy
 import torch
 
-from ..edit.at_line import branch_mutation, item_operand
+from ..core.sources import Sources
+from ..edit.at_line import item_operand
+from ..edit.branch_mutations import branch_mutation
 from .compat import messages as forms
 from .compat.internals import (
     GuardOnDataDependentSymNode,
@@ -31,7 +33,7 @@ from .compat.internals import (
 from .compat.messages import search
 from .holds import finite
 from .inputs import Built
-from .locate import Frame, GuardLog, ProjectFiles
+from .locate import Frame, GuardLog, deepest_in_summary, deepest_in_text, deepest_in_traceback
 from .mismatch import read_mismatch
 from .naming import SYMBOL, SymbolNames, from_shape_env, rename_sources
 from .violations import Constraint, first_line, is_constraint_violation, read_violations
@@ -139,8 +141,8 @@ def read_failure(exc: BaseException, log: GuardLog, built: Built) -> tuple[Recor
     dde = _in_chain(exc, GuardOnDataDependentSymNode)
     if dde is not None:
         # non-strict: the user's frame is live in the traceback; strict: dynamo keeps it in real_stack
-        frame = log.files.deepest_in_traceback(dde.__traceback__) or log.files.deepest_in_summary(
-            getattr(exc, "real_stack", None)
+        frame = deepest_in_traceback(log.files, dde.__traceback__) or deepest_in_summary(
+            log.files, getattr(exc, "real_stack", None)
         )
         return (data_dependent(dde, frame, log, built, str(exc)),)
     return (_read_other(exc, log, built),)
@@ -176,8 +178,8 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
     if m := search(forms.OUTPUT, said):
         return OutputType(m["type"], detail)
     # strict mode: the user's frames are dynamo's record of the code it traced, not live ones
-    frame = log.files.deepest_in_traceback(exc.__traceback__) or log.files.deepest_in_summary(
-        getattr(exc, "real_stack", None)
+    frame = deepest_in_traceback(log.files, exc.__traceback__) or deepest_in_summary(
+        log.files, getattr(exc, "real_stack", None)
     )
     if m := search(forms.NO_FAKE, said):
         how = search(forms.REGISTER, said)
@@ -192,7 +194,10 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
         return tied  # a size mismatch between declared dims: a constraint in disguise
     text = rename_sources(names.text(first_line(getattr(exc, "msg", None) or said)), built.names)
     if search(forms.SOLVER_SYMBOL, said):  # (said as what it is: torch's symbol names nothing of the user's)
-        text = "torch's constraint solver (2.10 and older) fails on a condition over a float read from a tensor; torch 2.13 exports it"
+        text = (
+            "torch's constraint solver (2.10 and older) fails on a condition over a float read from a tensor;"
+            " torch 2.13 exports it"
+        )
     if isinstance(exc, Unsupported) or _is_unsupported(exc) or forms.UNCAPTURED in said:
         found = _in_branch(said, frame, detail) or _in_hop(said, log, detail)
         return found or Untraceable(_explained(text, said), frame, detail, fake_kernel=_is_missing_fake(said))
@@ -204,7 +209,7 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
 def _in_branch(said: str, frame: Frame | None, detail: str) -> Untraceable | None:
     """A ``torch.cond`` (map, scan, while_loop) branch that changes module state: torch's
     trace names only its own files and the op's line, so the statement is found in the
-    branch functions handed to the call on that line (edit.at_line.branch_mutation)."""
+    branch functions handed to the call on that line (edit.branch_mutations)."""
     op = search(forms.HOP, said)
     if op is None or forms.MUTATION not in said or frame is None:
         return None
@@ -213,7 +218,8 @@ def _in_branch(said: str, frame: Frame | None, detail: str) -> Untraceable | Non
     if found is None:
         return None
     text = (
-        f"a torch.{op['op'].lower()} branch may not change the module's state: `{found.code}` in `{found.function}` changes "
+        f"a torch.{op['op'].lower()} branch may not change the module's state:"
+        f" `{found.code}` in `{found.function}` changes "
         f"`self.{found.attribute}`; return the new value from the branch and assign it after torch.{op['op'].lower()}"
     )
     return Untraceable(text, Frame(frame.filename, found.line, found.function), detail, fake_kernel=False)
@@ -223,7 +229,7 @@ def _in_hop(said: str, log: GuardLog, detail: str) -> Untraceable | None:
     """A graph break inside a torch.cond (map, scan, ...) branch: torch's "from user code"
     trace ends on the user's line in the branch; said as torch titles the break."""
     op, found = search(forms.HOP, said), search(forms.BREAK, said)
-    frame = log.files.deepest_in_text(said.split(forms.USER_CODE, 1)[-1])
+    frame = deepest_in_text(log.files, said.split(forms.USER_CODE, 1)[-1])
     if op is None or found is None or frame is None:
         return None
     title, why = found["title"].strip(), found["why"].strip()
@@ -309,7 +315,7 @@ def from_locals(frame_locals: dict[str, Any] | None, out: SymbolNames) -> Symbol
 # -- draft export's failure report ---------------------------------------------------
 
 
-def read_draft(failures: list[Any], files: ProjectFiles) -> tuple[Record, ...]:
+def read_draft(failures: list[Any], files: Sources) -> tuple[Record, ...]:
     """Draft export's failures (``ep._report.failures``) that exportlens explains: data-dependent
     guards and fake kernels; any other kind, or an expression sympy cannot read, is skipped."""
     filenames = intern_filenames()  # the report names files by intern id
@@ -327,11 +333,11 @@ def read_draft(failures: list[Any], files: ProjectFiles) -> tuple[Record, ...]:
     return tuple(out)
 
 
-def _draft_frame(data: dict[str, Any], filenames: dict[Any, str], files: ProjectFiles) -> Frame | None:
+def _draft_frame(data: dict[str, Any], filenames: dict[Any, str], files: Sources) -> Frame | None:
     """The deepest frame of the failure's user stack that is in a project file."""
     for entry in reversed(data.get("user_stack") or []):
         fname = filenames.get(entry.get("filename"), entry.get("filename"))
-        if isinstance(fname, str) and fname in files:
+        if isinstance(fname, str) and files.owns(fname):
             return Frame(fname, entry.get("line", 1), entry.get("name", ""))
     return None
 

@@ -20,15 +20,9 @@ from torch.export import Dim
 from ..core.report import ASSUMES, Fix
 from ..edit.at_line import branch_conditions
 from ..edit.jaxtyping_edits import annotation_edits
-from ..edit.text_edits import (
-    edit_between,
-    insert_check,
-    replace_size_literal,
-    set_dim_bounds,
-    set_dim_call,
-    substitute_dim,
-    substitute_dim_call,
-)
+from ..edit.python_edits import insert_check, replace_size_literal, set_dim_call, substitute_dim_call
+from ..edit.spec_tables import set_dim_bounds, substitute_dim
+from ..edit.text_edits import edit_between
 from .compat.internals import is_dim
 from .context import Context
 from .failures import DataDependent, Record
@@ -297,7 +291,7 @@ def size_in_code(record: Constraint, ctx: Context) -> Fix | None:
     if not axes:
         return None
     param, axis = axes[0]
-    path = ctx.files.relative(frame.filename)
+    path = ctx.sources.rel(frame.filename)
     old = ctx.read(path)
     size = f"{param}.shape[{axis}]"
     new = replace_size_literal(old, frame.line, value, size)
@@ -368,7 +362,7 @@ def check_candidates(record: DataDependent, ctx: Context) -> tuple[str, ...]:
     names (``count > 3``); either may be missing where a symbol has no name in code."""
     if record.frame is None:
         return ()
-    written = branch_conditions(ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line)
+    written = branch_conditions(ctx.read(ctx.sources.rel(record.frame.filename)), record.frame.line)
     if written is not None:
         return written
     out = []
@@ -386,7 +380,7 @@ def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
     way is unknown, neither is preferred."""
     if record.frame is None:
         return ()
-    path = ctx.files.relative(record.frame.filename)
+    path = ctx.sources.rel(record.frame.filename)
     candidates = check_candidates(record, ctx)
     held = dict(zip(candidates, record.example))
     order = sorted(candidates, key=lambda code: held.get(code) is not True)

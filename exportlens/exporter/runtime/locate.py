@@ -18,15 +18,13 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
 import sympy
 
+from ..core.sources import Sources
 from .compat.internals import shape_env_events, tracing_stack
-
-_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @dataclass(frozen=True)
@@ -46,75 +44,63 @@ class Event:
     frame: Frame | None
 
 
-class ProjectFiles:
-    """Which files are the user's: under the project root, outside site-packages and exportlens."""
+def deepest_live(files: Sources, frame: FrameType | None) -> Frame | None:
+    while frame is not None:
+        if files.owns(frame.f_code.co_filename):
+            return Frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
 
-    def __init__(self, root: Path) -> None:
-        self.root = str(root.resolve()) + os.sep
 
-    def __contains__(self, filename: str) -> bool:
-        if not filename or filename.startswith("<"):
-            return False
-        path = os.path.abspath(filename)
-        return path.startswith(self.root) and "site-packages" not in path and not path.startswith(_OWN + os.sep)
+def deepest_in_traceback(files: Sources, tb: TracebackType | None) -> Frame | None:
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if files.owns(code.co_filename):
+            found = Frame(code.co_filename, tb.tb_lineno, code.co_name, dict(tb.tb_frame.f_locals))
+        tb = tb.tb_next
+    return found
 
-    def relative(self, filename: str) -> str:
-        return Path(os.path.abspath(filename)).relative_to(self.root).as_posix()
 
-    def deepest_live(self, frame: FrameType | None) -> Frame | None:
-        while frame is not None:
-            if frame.f_code.co_filename in self:
-                return Frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
-            frame = frame.f_back
-        return None
+def deepest_in_summary(files: Sources, stack: list[traceback.FrameSummary] | None) -> Frame | None:
+    for fs in reversed(stack or []):
+        if files.owns(fs.filename):
+            return Frame(fs.filename, fs.lineno or 1, fs.name)
+    return None
 
-    def deepest_in_traceback(self, tb: TracebackType | None) -> Frame | None:
-        found = None
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            if code.co_filename in self:
-                found = Frame(code.co_filename, tb.tb_lineno, code.co_name, dict(tb.tb_frame.f_locals))
-            tb = tb.tb_next
-        return found
 
-    def deepest_in_summary(self, stack: list[traceback.FrameSummary] | None) -> Frame | None:
-        for fs in reversed(stack or []):
-            if fs.filename in self:
-                return Frame(fs.filename, fs.lineno or 1, fs.name)
-        return None
-
-    def deepest_in_text(self, stack_trace: str | None) -> Frame | None:
-        """A node's ``meta['stack_trace']``: 'File "...", line N, in name' lines."""
-        found = None
-        for line in (stack_trace or "").splitlines():
-            line = line.strip()
-            if not line.startswith("File "):
-                continue
-            try:
-                fname, rest = line[6:].split('", line ', 1)
-                lineno, _, name = rest.partition(", in ")
-                # torch writes some of its own frames relative ("torch/fx/passes/..."): only
-                # an absolute path can be told apart from a project file of the same name
-                if os.path.isabs(fname) and fname in self:
-                    found = Frame(fname, int(lineno), name.strip())
-            except ValueError:
-                continue
-        return found
+def deepest_in_text(files: Sources, stack_trace: str | None) -> Frame | None:
+    """A node's ``meta['stack_trace']``: 'File "...", line N, in name' lines."""
+    found = None
+    for line in (stack_trace or "").splitlines():
+        line = line.strip()
+        if not line.startswith("File "):
+            continue
+        try:
+            fname, rest = line[6:].split('", line ', 1)
+            lineno, _, name = rest.partition(", in ")
+            # torch writes some of its own frames relative ("torch/fx/passes/..."): only
+            # an absolute path can be told apart from a project file of the same name
+            if os.path.isabs(fname) and files.owns(fname):
+                found = Frame(fname, int(lineno), name.strip())
+        except ValueError:
+            continue
+    return found
 
 
 @dataclass
 class GuardLog:
     """What ``record_guards`` saw: the events in order, and the shape env they came from."""
 
-    files: ProjectFiles
+    files: Sources  # which files are the user's (``Sources.owns``)
     events: list[Event] = field(default_factory=list)
     shape_env: Any = None
 
     def here(self) -> Frame | None:
         """The deepest project frame of the stack that called the shape env."""
-        frame = self.files.deepest_live(sys._getframe(3))
+        frame = deepest_live(self.files, sys._getframe(3))
         if frame is None:  # strict mode: user frames live in dynamo's tracing context
-            frame = self.files.deepest_in_summary(tracing_stack())
+            frame = deepest_in_summary(self.files, tracing_stack())
         return frame
 
     def first(self, symbols: set[sympy.Symbol], kinds: tuple[str, ...] = ("guard", "replace")) -> Event | None:
@@ -126,7 +112,7 @@ class GuardLog:
 
 
 @contextmanager
-def record_guards(files: ProjectFiles) -> Iterator[GuardLog]:
+def record_guards(files: Sources) -> Iterator[GuardLog]:
     """Record every guard and replacement, with the user's frame, while exporting."""
     log = GuardLog(files)
 

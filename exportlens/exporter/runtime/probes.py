@@ -198,7 +198,7 @@ def _values_read(records: tuple[Record, ...], model: torch.nn.Module, ctx: Conte
     for r in records:
         if not isinstance(r, DataDependent) or r.frame is None or not r.tensors:
             continue
-        read = int_as_item(ctx.read(ctx.files.relative(r.frame.filename)), r.frame.line, r.tensors)
+        read = int_as_item(ctx.read(ctx.sources.rel(r.frame.filename)), r.frame.line, r.tensors)
         value = value_at(model, ctx.built, r.frame, read.item) if read is not None else None
         if isinstance(value, (bool, int, float)) and value == value:  # (nan is no value to compare with)
             out.append((r.frame, f"{read.item} == {value!r}"))
@@ -211,7 +211,7 @@ def _test(record: DataDependent, ctx: Context) -> str | None:
     written = check_candidates(record, ctx)
     if written:
         return written[0]
-    text = ctx.read(ctx.files.relative(record.frame.filename))
+    text = ctx.read(ctx.sources.rel(record.frame.filename))
     test = branch_test(text, record.frame.line) or tensor_test(text, record.frame.line)
     return test if isinstance(test, str) or test is None else test.test
 

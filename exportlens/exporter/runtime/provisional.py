@@ -18,15 +18,16 @@ from typing import Any
 
 import torch
 
+from ..core.sources import Sources
 from .compat.internals import GuardOnDataDependentSymNode, data_dependent_as_false
 from .failures import DataDependent, data_dependent, read_failure
 from .inputs import Built
-from .locate import Frame, GuardLog, ProjectFiles, record_guards
+from .locate import Frame, GuardLog, record_guards
 
 MAX_GUARDS = 64  # a loop meets its branch once per iteration: enough for every line of a forward
 
 
-def provisional_records(model: torch.nn.Module, built: Built, files: ProjectFiles) -> tuple[DataDependent, ...]:
+def provisional_records(model: torch.nn.Module, built: Built, files: Sources) -> tuple[DataDependent, ...]:
     """The data-dependent guards met while exporting ``model`` with each taken as false
     (and what stopped the export, where it is one too), in the order met."""
     met: list[tuple[GuardOnDataDependentSymNode, Frame | None]] = []
@@ -48,7 +49,7 @@ def _records(
 
 
 @contextmanager
-def _taken_as_false(files: ProjectFiles, met: list[tuple[GuardOnDataDependentSymNode, Frame | None]]) -> Iterator[None]:
+def _taken_as_false(files: Sources, met: list[tuple[GuardOnDataDependentSymNode, Frame | None]]) -> Iterator[None]:
     """A data-dependent guard answered with false (as ``guard_or_false`` does), after noting
     it and the user's frame; past MAX_GUARDS, raised as torch does."""
 
@@ -62,10 +63,10 @@ def _taken_as_false(files: ProjectFiles, met: list[tuple[GuardOnDataDependentSym
         yield
 
 
-def _user_frame(files: ProjectFiles, frame: FrameType | None) -> Frame | None:
+def _user_frame(files: Sources, frame: FrameType | None) -> Frame | None:
     """The deepest frame of the project's on the live stack, with its locals (they name the guard)."""
     while frame is not None:
-        if frame.f_code.co_filename in files:
+        if files.owns(frame.f_code.co_filename):
             return Frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, dict(frame.f_locals))
         frame = frame.f_back
     return None

@@ -83,7 +83,7 @@ def flattened(ctx: Context, refusal: Refusal) -> tuple[str, Any] | None:
     """The line's alternative: a shape change of a flat tensor, which torch decides with no
     guard on how the sizes divide (the same values in the same order): the call as
     rewritten, and the edit; None where the line has no ``.reshape(`` / ``.view(``."""
-    path = ctx.files.relative(refusal.frame.filename)
+    path = ctx.sources.rel(refusal.frame.filename)
     text = ctx.read(path)
     lines = text.splitlines(keepends=True)
     if not 0 < refusal.frame.line <= len(lines):

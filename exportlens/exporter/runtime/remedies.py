@@ -33,8 +33,9 @@ from ..edit.async_checks import raise_as_assert, torch_assert_as_async
 from ..edit.at_line import TensorTest, index, tensor_test
 from ..edit.item_reads import int_as_item
 from ..edit.numbers import Conversion, conversion, symbolic
+from ..edit.python_edits import importing_torch
 from ..edit.remedies import as_cond, as_where, without_branch, without_fast_path
-from ..edit.text_edits import edit_between, importing_torch
+from ..edit.text_edits import edit_between
 from .context import Context
 from .failures import DataDependent
 from .fixes import check_fixes
@@ -52,7 +53,7 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     the one the owner tries first."""
     if record.frame is None:
         return ()
-    path = ctx.files.relative(record.frame.filename)
+    path = ctx.sources.rel(record.frame.filename)
     text = ctx.read(path)
     rewrites = _rewrites(record, ctx, text)
     fixes = [
@@ -112,7 +113,7 @@ def kept_check(record: DataDependent, ctx: Context, written: TensorTest) -> Fix 
     none fails the check) like any remedy, and tried first."""
     if record.frame is None:
         return None
-    path = ctx.files.relative(record.frame.filename)
+    path = ctx.sources.rel(record.frame.filename)
     text = ctx.read(path)
     title = f"{KEEP_CHECK}: `torch._assert_async(...)`"
     if written.keyword == "torch._assert":
@@ -136,7 +137,10 @@ def _kept_symbolic(record: DataDependent, ctx: Context, text: str) -> list[tuple
         return []
     tensor = asked_for.argument in record.tensors  # ``int(lengths.max())`` reads the tensor's value
     new = _safely(symbolic, text, record.frame.line, values(record), tensor)
-    title = f"Write `{asked_for.symbolic}(...)` in place of `{asked_for.builtin}(...)`: the same number, which export can trace"
+    title = (
+        f"Write `{asked_for.symbolic}(...)` in place of `{asked_for.builtin}(...)`:"
+        " the same number, which export can trace"
+    )
     return [(title, new)] if new is not None else []
 
 
@@ -153,7 +157,7 @@ def asked(record: DataDependent, ctx: Context) -> Conversion | None:
     (edit.numbers), where torch was asked for a number rather than a truth."""
     if not record.asks_number or record.frame is None:
         return None
-    return _safely(conversion, ctx.read(ctx.files.relative(record.frame.filename)), record.frame.line, values(record))
+    return _safely(conversion, ctx.read(ctx.sources.rel(record.frame.filename)), record.frame.line, values(record))
 
 
 def _safely(rewrite: Callable[..., T], *args: Any) -> T | None:

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from functools import partial
 from inspect import Parameter as P
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,8 @@ from .explain import explain
 from .failures import DataDependent, Raised, Record, read_draft, read_failure
 from .fixes import check_candidates, fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec
-from .locate import GuardLog, ProjectFiles, record_guards
+from .locate import GuardLog, record_guards
+from .lowering.lower import lower_targets
 from .probes import compared, on_eager, with_probe_set
 from .provisional import provisional_records
 from .remedies import asked
@@ -78,16 +80,11 @@ def export_module(
     imports them from memory (``worker.overlay``)."""
     started = time.perf_counter()
     root = root.resolve()
-    files = ProjectFiles(root)
+    files = Sources.of(root, sources)  # the files as the user sees them, and which are the user's
     settings = effective(spec.settings, options.overrides)
-    device, strict = settings.device, settings.strict
+    device = settings.device
 
-    def report(status: Status, findings: list[Finding], summary=None, dropped: int = 0) -> ModuleReport:
-        seconds = time.perf_counter() - started
-        findings = named(findings, spec.target)
-        return ModuleReport(
-            spec.target, status, findings, summary, spec.describe(), seconds, torch.__version__, fixes_dropped=dropped
-        )
+    report = partial(_report, spec, started)
 
     def rebuild_of(cls: type) -> Rebuild:  # the example inputs of another spec (other sizes)
         return lambda other: _build_inputs(cls, module, other, device, files)
@@ -99,22 +96,39 @@ def export_module(
     except _Stop as stop:
         return report(Status.FAILED, [stop.finding])
 
-    ctx = Context(root, files, module, spec, built, sources=Sources.of(root, sources), model=model)
+    ctx = Context(root, module, spec, built, sources=files, model=model)
     try:
         with quiet(), record_guards(files) as log:
             ep = torch.export.export(
-                model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=strict
+                model, built.args, built.kwargs, dynamic_shapes=built.dynamic_shapes, strict=settings.strict
             )
     except Exception as exc:
-        findings = _failed(exc, log, model, ctx, strict, options.collect_all, rebuild_of(cls))
+        findings = _failed(exc, log, model, ctx, settings.strict, options.collect_all, rebuild_of(cls))
         return report(Status.FAILED, findings, dropped=len(ctx.dropped))
     unserved = _unserved(ep, model, ctx, rebuild_of(cls), device, log) if options.serve else []
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None), dropped=len(ctx.dropped))
     probed = compared(ep.module(), reference) if reference is not None else ()
     ep, artifact = _finish(ep, settings.ir, options.artifact)
-    return replace(
-        report(Status.EXPORTED, baked_ints(cls.forward, ctx), summarize(ep, ctx, log, artifact)), probes=probed
+    lowerings, lowered = lower_targets(ep, model, ctx, settings.targets * options.lower, rebuild_of(cls), device)
+    exported = report(Status.EXPORTED, baked_ints(cls.forward, ctx) + lowered, summarize(ep, ctx, log, artifact))
+    return replace(exported, probes=probed, lowerings=lowerings)
+
+
+def _report(
+    spec: ExportSpec, started: float, status: Status, findings: list[Finding], summary=None, dropped: int = 0
+) -> ModuleReport:
+    """The module's report: its findings in the user's names, the time since ``started``."""
+    seconds = time.perf_counter() - started
+    return ModuleReport(
+        spec.target,
+        status,
+        named(findings, spec.target),
+        summary,
+        spec.describe(),
+        seconds,
+        torch.__version__,
+        fixes_dropped=dropped,
     )
 
 
@@ -222,11 +236,11 @@ def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Findin
     try:
         with quiet():
             failures = draft_export(model, built.args, built.kwargs, built.dynamic_shapes)
-        records = read_draft(failures, ctx.files)
+        records = read_draft(failures, ctx.sources)
     except Exception:  # draft export itself failed: each data-dependent guard taken provisionally
         try:
             with quiet():
-                records = provisional_records(model, built, ctx.files)
+                records = provisional_records(model, built, ctx.sources)
         except Exception:
             return []
     index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}
@@ -278,7 +292,7 @@ def _forget_project_modules(root: Path, name: str) -> None:
 
 
 def prepare(
-    root: Path, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles
+    root: Path, module: ModuleClass, spec: ExportSpec, device: str, files: Sources
 ) -> tuple[type, torch.nn.Module, Built]:
     """The class imported fresh, the module built as the spec says, and its example inputs:
     what ``torch.export.export`` is then called with. Raises ``_Stop`` with the finding; first,
@@ -294,7 +308,7 @@ def prepare(
 _ON_PATH: list[str] = []  # the project root this process put on sys.path last
 
 
-def _load_class(root: Path, module: ModuleClass, files: ProjectFiles, declared: bool = False) -> type | None:
+def _load_class(root: Path, module: ModuleClass, files: Sources, declared: bool = False) -> type | None:
     # only this project's root: another's left behind (checks run in one process) would give
     # its regular package ``models`` precedence over this one's namespace package of that name
     for path in (*_ON_PATH, str(root)):
@@ -328,7 +342,7 @@ def _load_class(root: Path, module: ModuleClass, files: ProjectFiles, declared: 
     return cls
 
 
-def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: ProjectFiles) -> Built:
+def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: Sources) -> Built:
     params = _forward_params(cls)
     torch.manual_seed(0)  # the same inputs, so the same verdict, every run
     try:

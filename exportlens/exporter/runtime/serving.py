@@ -20,6 +20,7 @@ import torch
 
 from ..core import codes
 from ..core.report import Finding, Fix
+from ..core.sources import Sources
 from ..spec.loading import DimSpec, ExportSpec, TensorInput
 from ..spec.module_spec import example_size
 from .compat import messages as forms
@@ -29,7 +30,7 @@ from .explain import at
 from .fixes import spec_fixes
 from .holds import finite
 from .inputs import Built, copied
-from .locate import GuardLog, ProjectFiles
+from .locate import GuardLog, deepest_in_traceback
 from .refused import flattened, refusal
 from .summary import in_user_names
 from .violations import Change, ChangeKind, first_line
@@ -76,7 +77,7 @@ def _bounds(
         built = inputs_at(ctx.spec, dim, bound, rebuild)
         if built is None:
             continue
-        eager = failure_of(model, built, ctx.files)
+        eager = failure_of(model, built, ctx.sources)
         exported = None if eager else failure_of(program, built)
         if forms.ASSUMED.search(eager or exported or ""):
             continue  # a value the user assumed (torch._check on data) need not hold on random inputs
@@ -232,15 +233,15 @@ def inputs_at(spec: ExportSpec, dim: DimSpec, size: int, rebuild: Rebuild, limit
         return None
 
 
-def failure_of(fn: Callable[..., Any], built: Built, files: ProjectFiles | None = None) -> str:
+def failure_of(fn: Callable[..., Any], built: Built, files: Sources | None = None) -> str:
     """What ``fn`` raised on (copies of) the inputs, in one line, with the line of the
     project's files it passed through where ``files`` are given; "" when it ran."""
     try:
         with torch.no_grad():
             fn(*copied(built.args), **copied(built.kwargs))
     except Exception as exc:
-        frame = files.deepest_in_traceback(exc.__traceback__) if files else None
-        where = f" ({files.relative(frame.filename)}:{frame.line})" if files and frame else ""
+        frame = deepest_in_traceback(files, exc.__traceback__) if files else None
+        where = f" ({files.rel(frame.filename)}:{frame.line})" if files and frame else ""
         return f"{type(exc).__name__}: {first_line(str(exc))[:300]}{where}"
     return ""
 
@@ -277,7 +278,7 @@ def _raised_eagerly(model: torch.nn.Module, ctx: Context) -> Finding | None:
     except Exception as exc:
         how = "on the example inputs (and eagerly too: a bug in the code or the spec, not an export problem)"
         message = f"forward raised {type(exc).__name__} {how}: {first_line(str(exc))[:300]}"
-        return at(ctx, codes.FORWARD_FAILED, message, ctx.files.deepest_in_traceback(exc.__traceback__))
+        return at(ctx, codes.FORWARD_FAILED, message, deepest_in_traceback(ctx.sources, exc.__traceback__))
     return None
 
 

@@ -20,7 +20,7 @@ from ..spec.shapes import DTYPES
 from .compat import messages as forms
 from .compat.internals import pytree
 from .context import Context
-from .locate import GuardLog
+from .locate import GuardLog, deepest_in_text
 from .naming import SYMBOL, pretty
 from .unbacked import unbacked_names
 
@@ -59,8 +59,8 @@ def in_user_names(ep: ExportedProgram, ctx: Context) -> Callable[[str], str]:
 
     def assertion(m: Match) -> str:
         expr = _said(m[1], names) or SYMBOL.sub(lambda s: by_name.get(s[1], s[1]), m[1])
-        frame = ctx.files.deepest_in_text(nodes[m[2]].meta.get("stack_trace")) if m[2] in nodes else None
-        where = f" (from {ctx.files.relative(frame.filename)}:{frame.line})" if frame else ""
+        frame = deepest_in_text(ctx.sources, nodes[m[2]].meta.get("stack_trace")) if m[2] in nodes else None
+        where = f" (from {ctx.sources.rel(frame.filename)}:{frame.line})" if frame else ""
         return f"its check `{expr}` fails{where}"
 
     def size(m: Match) -> str:
@@ -192,10 +192,10 @@ def _line_shapes(ep: ExportedProgram, ctx: Context, names: dict) -> tuple[LineSh
     for node in ep.graph.nodes:
         if node.op != "call_function" or node.meta.get("val") is None or node in checks:
             continue  # torch._check's asserts (and what they compute) are no shape of the line
-        frame = ctx.files.deepest_in_text(node.meta.get("stack_trace"))
+        frame = deepest_in_text(ctx.sources, node.meta.get("stack_trace"))
         if frame is None:
             continue
-        key = (ctx.files.relative(frame.filename), frame.line)
+        key = (ctx.sources.rel(frame.filename), frame.line)
         shape = describe(node.meta["val"], names)
         shapes = by_line.setdefault(key, [])
         if not shapes or shapes[-1] != shape:

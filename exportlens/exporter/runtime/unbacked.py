@@ -17,6 +17,7 @@ import sympy
 
 from ..edit.at_line import item_operand
 from .context import Context
+from .locate import deepest_in_text
 
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?(?<![=!<>])=(?!=)\s*(.+?)\s*$")
 _TOLIST = re.compile(r"([\w.\[\]()]+?)\.tolist\(\)")
@@ -31,7 +32,7 @@ def unbacked_names(ep: Any, ctx: Context) -> dict[sympy.Symbol, sympy.Symbol]:
     per_line: dict[tuple[str, int], list[sympy.Symbol]] = {}
     frames = {}
     for sym, _, node in defined:
-        frame = ctx.files.deepest_in_text(node.meta.get("stack_trace"))
+        frame = deepest_in_text(ctx.sources, node.meta.get("stack_trace"))
         frames[sym] = frame
         if frame is not None:
             per_line.setdefault((frame.filename, frame.line), []).append(sym)
@@ -40,7 +41,7 @@ def unbacked_names(ep: Any, ctx: Context) -> dict[sympy.Symbol, sympy.Symbol]:
         frame = frames[sym]
         name = ""
         if frame is not None:
-            text = ctx.read(ctx.files.relative(frame.filename))
+            text = ctx.read(ctx.sources.rel(frame.filename))
             lines = text.splitlines()
             code = lines[frame.line - 1] if 0 < frame.line <= len(lines) else ""
             same = per_line[(frame.filename, frame.line)]

@@ -27,7 +27,7 @@ from .context import Context
 from .explain import at
 from .holds import finite
 from .inputs import Built
-from .locate import Event, Frame, GuardLog
+from .locate import Event, Frame, GuardLog, deepest_in_text
 from .naming import SYMBOL, pretty
 from .probes import declared_probes, inputs_of
 from .refused import refusal, size_of
@@ -128,11 +128,11 @@ def _made_by(ep: Any, sym: sympy.Symbol, ctx: Context) -> tuple[str | None, int,
             for i, s in enumerate(val.shape)
             if isinstance(s, torch.SymInt) and str(getattr(s.node, "_expr", s.node.expr)) == str(sym)
         ]
-        frame = ctx.files.deepest_in_text(node.meta.get("stack_trace"))
+        frame = deepest_in_text(ctx.sources, node.meta.get("stack_trace"))
         if not axes or frame is None:
             continue
         op = getattr(node.target, "__name__", str(node.target)).split(".")[0]
-        call = call_named(ctx.read(ctx.files.relative(frame.filename)), frame.line, op)
+        call = call_named(ctx.read(ctx.sources.rel(frame.filename)), frame.line, op)
         return call, axes[0], frame if call else None
     return None, 0, None
 
@@ -140,13 +140,16 @@ def _made_by(ep: Any, sym: sympy.Symbol, ctx: Context) -> tuple[str | None, int,
 def _minlength(frame: Frame, value: Any, ctx: Context) -> tuple[Fix, ...]:
     """``torch.bincount(ids, minlength=8)``: always that many bins. Not preferred: where eager
     gets fewer, what it computes with them (a broadcast, an error) is not what the fix gives."""
-    path = ctx.files.relative(frame.filename)
+    path = ctx.sources.rel(frame.filename)
     text = ctx.read(path)
     rewritten = with_keyword(text, frame.line, "bincount", "minlength", int(value))
     edit = edit_between(path, text, rewritten[0]) if rewritten else None
     if edit is None:
         return ()
-    title = f"Write `{rewritten[1]}`, which always has {value} bins (where eager's has fewer, what the model computes changes)"
+    title = (
+        f"Write `{rewritten[1]}`, which always has {value} bins"
+        " (where eager's has fewer, what the model computes changes)"
+    )
     return (Fix(title, (edit,)),)
 
 

@@ -76,7 +76,8 @@ def read_annotations(module: ModuleClass) -> Annotated | None:
         names = ", ".join(f"`{m}`" for m in missing)
         message = (
             f"forward's {names} {'has' if len(missing) == 1 else 'have'} no jaxtyping shape annotation and no default: "
-            f'annotate {"it" if len(missing) == 1 else "them"}, or give every input in [tool.exportlens.modules."{module.target}"]'
+            f"annotate {'it' if len(missing) == 1 else 'them'},"
+            f' or give every input in [tool.exportlens.modules."{module.target}"]'
         )
         out.findings.append(codes.finding_at(codes.SPEC_SIGNATURE, message, module.path, forward.name_span))
     return out
@@ -95,12 +96,18 @@ def _read_param(param: Param, cls: str, module: ModuleClass, out: Annotated) -> 
     where = Location(path, param.annotation_span)
     out.locations[f"inputs.{param.name}"] = where
     if cls in UNBUILT:
-        message = f"`{param.name}`: jaxtyping's `{cls}` has no dtype exportlens builds example tensors in (it reads {', '.join(DTYPES)})"
+        message = (
+            f"`{param.name}`: jaxtyping's `{cls}` has no dtype exportlens builds example tensors in"
+            f" (it reads {', '.join(DTYPES)})"
+        )
         out.findings.append(codes.finding_at(codes.SPEC_DTYPE, message, path, where.span))
         return
     literal = shape_literal(param.annotation)
     if literal is None:
-        message = f"`{param.name}`: the shape in `{param.annotation}` is not a string literal, and exportlens reads annotations without running them"
+        message = (
+            f"`{param.name}`: the shape in `{param.annotation}` is not a string literal,"
+            " and exportlens reads annotations without running them"
+        )
         out.findings.append(codes.finding_at(codes.SPEC_SHAPE, message, path, where.span))
         return
     text, offset = literal

@@ -8,28 +8,24 @@ Every problem with a spec becomes a spec-error Finding on the spec's own line.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import tomlkit.exceptions
-
 from ..core import codes
 from ..core.report import Finding
-from ..core.settings import NAMES, Settings, check
+from ..core.settings import NAMES, Settings, setting_value
 from ..core.sources import Sources, resolved
 from ..core.targets import Location, Span, Target
 from ..find.packages import package_base
 from ..find.syntax import decode_finding
 from ..find.walk import exclude_problem
-from . import toml_text
+from .pyproject import MODULES, PYPROJECT, SECTION, Pyproject, read
 from .shapes import Shape
 from .values import Ref
 from .variants import expand as expand_variants
 
-PYPROJECT = "pyproject.toml"
 ROOT_MARKERS = ("setup.py", "setup.cfg", ".git")  # a project without pyproject.toml
 INSTALLS = frozenset({"site-packages", "dist-packages"})
 FILLS = ("randn", "rand", "ones", "zeros", "arange")
@@ -106,6 +102,11 @@ class ProjectSpecs:
     findings: list[Finding]
     text: str = ""
 
+    @property
+    def tree(self) -> Pyproject:
+        """Where each key of its pyproject.toml is written."""
+        return read(self.text)
+
 
 # -- project root and pyproject ------------------------------------------------
 
@@ -132,58 +133,59 @@ def find_root(start: Path, folders: Iterable[Path] = ()) -> Path:
 
 def load_project(sources: Sources) -> ProjectSpecs:
     """The project's pyproject.toml (as ``sources`` has it): settings and module tables."""
-    text, doc, findings = _read_toml(sources)
-    if doc is None:
+    text, tree, findings = _read_toml(sources)
+    if tree is None or tree.doc is None:
         return ProjectSpecs(sources.root, Settings(), {}, findings, text)
-    lines = TomlLines(text)
-    section = _section(doc, lines, findings)
-    settings = table_settings(section, Settings(), lambda key: lines.at("tool.exportlens", key), findings)
-    problem = exclude_problem(section.get("exclude", []))  # the walk (walk.py) skips what it names
-    if problem:
-        findings.append(
-            codes.finding_at(codes.SPEC_INVALID, problem, PYPROJECT, lines.at("tool.exportlens", "exclude").span)
-        )
-    tables = expand_variants(_module_tables(section, lines, findings), lines, findings)
+    section = _section(tree, findings)
+    settings = table_settings(section, Settings(), lambda key: tree.where((*SECTION, key)), findings)
+    if "exclude" in section:
+        _check_exclude(section["exclude"], tree, findings)
+    tables = expand_variants(_module_tables(section, tree, findings), tree, findings)
     return ProjectSpecs(sources.root, settings, tables, findings, text)
 
 
-def _read_toml(sources: Sources) -> tuple[str, dict[str, Any] | None, list[Finding]]:
-    """pyproject.toml's text and document; None and the finding where it cannot be read or parsed."""
-    text = ""
+def _read_toml(sources: Sources) -> tuple[str, Pyproject | None, list[Finding]]:
+    """pyproject.toml's text and tree; None and the finding where it cannot be read or parsed."""
     try:
         text = sources.decode(PYPROJECT) if sources.exists(PYPROJECT) else ""
-        return text, toml_text.parse(text).unwrap(), []
-    except UnicodeDecodeError as e:
-        return (
-            "",
-            None,
-            [decode_finding(e, PYPROJECT, codes.SPEC_TOML)],
-        )  # TOML is UTF-8: a file that is not does not parse
+    except UnicodeDecodeError as e:  # TOML is UTF-8: a file that is not does not parse
+        return "", None, [decode_finding(e, PYPROJECT, codes.SPEC_TOML)]
     except OSError as e:
-        return (
-            "",
-            None,
-            [codes.finding(codes.SPEC_TOML, f"cannot read pyproject.toml: {e.strerror or e}", PYPROJECT, 1)],
-        )
-    except tomlkit.exceptions.ParseError as e:
+        message = f"cannot read pyproject.toml: {e.strerror or e}"
+        return "", None, [codes.finding(codes.SPEC_TOML, message, PYPROJECT, 1)]
+    tree = read(text)
+    if tree.doc is None and (e := tree.error) is not None:
         message = f"pyproject.toml does not parse: {e}"
         return text, None, [codes.finding(codes.SPEC_TOML, message, PYPROJECT, max(e.line, 1), column=max(e.col, 1))]
+    return text, tree, []
+
+
+def _check_exclude(value: Any, tree: Pyproject, findings: list[Finding]) -> None:
+    """An ``exclude`` the walk (walk.py) cannot use: a finding on the pattern that is wrong, else on the key."""
+    problem = exclude_problem(value)
+    if problem is None:
+        return
+    path = (*SECTION, "exclude")
+    where = tree.key(path) or Span(1)
+    if isinstance(value, list):
+        items = tree.items(path)
+        bad = next((i for i, glob in enumerate(value) if exclude_problem([glob])), None)
+        where = items[bad].span if bad is not None and bad < len(items) else where
+    findings.append(codes.finding_at(codes.SPEC_INVALID, problem, PYPROJECT, where))
 
 
 def _module_tables(
-    section: dict[str, Any], lines: TomlLines, findings: list[Finding]
+    section: dict[str, Any], tree: Pyproject, findings: list[Finding]
 ) -> dict[str, tuple[Any, Location]]:
     """``[tool.exportlens.modules]``: each well-named target's raw table and where it is written."""
     modules = section.get("modules", {})
     if not isinstance(modules, dict):
         message = "[tool.exportlens.modules] must be a table of 'path.py:Class' keys"
-        findings.append(
-            codes.finding_at(codes.SPEC_INVALID, message, PYPROJECT, lines.at("tool.exportlens", "modules").span)
-        )
+        findings.append(codes.finding_at(codes.SPEC_INVALID, message, PYPROJECT, tree.where(MODULES).span))
         return {}
     tables: dict[str, tuple[Any, Location]] = {}
     for target, table in modules.items():
-        loc = Location(PYPROJECT, Span(lines.target_line(target)))
+        loc = Location(PYPROJECT, Span(tree.where((*MODULES, target)).line))
         if ":" not in target or not target.split(":", 1)[0].endswith(".py"):
             message = f"module key '{target}' must look like 'path/to/file.py:ClassName'"
             findings.append(codes.finding(codes.SPEC_INVALID, message, PYPROJECT, loc.line))
@@ -192,20 +194,18 @@ def _module_tables(
     return tables
 
 
-def _section(doc: dict[str, Any], lines: TomlLines, findings: list[Finding]) -> dict[str, Any]:
-    """``[tool.exportlens]``; {} with a finding on its line where it (or ``tool``) is not a table."""
+def _section(tree: Pyproject, findings: list[Finding]) -> dict[str, Any]:
+    """``[tool.exportlens]``; {} with a finding on its key where it (or ``tool``) is not a table."""
+    doc = tree.doc or {}
     tool = doc.get("tool", {})
     if not isinstance(tool, dict):
-        where = lines.at(None, "tool")
-        findings.append(
-            codes.finding_at(codes.SPEC_INVALID, f"`tool` must be a table, not {_kind(tool)}", PYPROJECT, where.span)
-        )
+        message = f"`tool` must be a table, not {_kind(tool)}"
+        findings.append(codes.finding_at(codes.SPEC_INVALID, message, PYPROJECT, tree.where(("tool",)).span))
         return {}
     section = tool.get("exportlens", {})
     if not isinstance(section, dict):
-        where = lines.at("tool", "exportlens")
         message = f"[tool.exportlens] must be a table, not {_kind(section)}"
-        findings.append(codes.finding_at(codes.SPEC_INVALID, message, PYPROJECT, where.span))
+        findings.append(codes.finding_at(codes.SPEC_INVALID, message, PYPROJECT, tree.where(SECTION).span))
         return {}
     return section
 
@@ -224,7 +224,7 @@ def table_settings(
     for name in NAMES:
         if name in table:
             try:
-                changes[name] = check(name, table[name])
+                changes[name] = setting_value(name, table[name])
             except ValueError as e:
                 findings.append(
                     codes.finding_at(
@@ -232,48 +232,3 @@ def table_settings(
                     )
                 )
     return replace(base, **changes)
-
-
-class TomlLines:
-    """Find where a key is written in pyproject.toml; tomlkit keeps no positions."""
-
-    def __init__(self, text: str) -> None:
-        self.lines = text.splitlines()
-
-    def target_line(self, target: str) -> int:
-        quoted = re.compile(r"""["']""" + re.escape(target) + r"""["']""")
-        for i, line in enumerate(self.lines, 1):
-            if quoted.search(line):
-                return i
-        return 1
-
-    def key_line(self, table: str, key: str | None) -> int:
-        header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(map(re.escape, table.split("."))) + r"\s*\]")
-        for i, line in enumerate(self.lines, 1):
-            if header.match(line):
-                if key is None:
-                    return i
-                return self.key_after(i, key) or i
-        return 1
-
-    def at(self, table: str | None, key: str) -> Location:
-        """Where ``key`` of ``table`` (None: the top level) is written: its line and the key's columns."""
-        line = self.key_line(table, key) if table else (self.key_after(1, key, inline=True) or 1)
-        cols = self.column_of(line, key)
-        return Location(PYPROJECT, Span(line, cols[0], line, cols[1]) if cols else Span(line))
-
-    def key_after(self, start: int, key: str, *, inline: bool = False) -> int | None:
-        """Line of ``key = `` from line ``start`` up to the next table header."""
-        pattern = re.compile(r"(^|[{,\s])[\"']?" + re.escape(key) + r"[\"']?\s*=")
-        for i in range(start, len(self.lines) + 1):
-            line = self.lines[i - 1]
-            if i > start and re.match(r"^\s*\[", line):
-                return None
-            if pattern.search(line if i > start or inline else line.split("]", 1)[-1]):
-                return i
-        return None
-
-    def column_of(self, line: int, key: str) -> tuple[int, int] | None:
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        m = re.search(r"(?<![\w-])[\"']?" + re.escape(key) + r"[\"']?\s*=", text)
-        return (m.start() + 1, m.start() + 1 + len(key)) if m else None

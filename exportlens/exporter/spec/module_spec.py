@@ -19,7 +19,6 @@ from .loading import (
     IntInput,
     ProjectSpecs,
     TensorInput,
-    TomlLines,
     ValueInput,
     table_settings,
 )
@@ -69,6 +68,7 @@ _TABLE_KEYS = (
     "timeout",
     "memory_limit",
     "sandbox",
+    "targets",
     "ignore",
 )
 
@@ -77,21 +77,19 @@ class _Table:
     """One module's pyproject table being read: where each key is written, and what is wrong."""
 
     def __init__(self, module: ModuleClass, loc: Location, project: ProjectSpecs, target: str) -> None:
-        self.module, self.loc, self.lines = module, loc, TomlLines(project.text)
+        self.module, self.loc, self.tree = module, loc, project.tree
         self.findings: list[Finding] = []
         self.locations: dict[str, Location] = {}
-        # a variant's key is in its own table, else inherited from the class's
-        self.starts = [loc.line] + (
-            [self.lines.target_line(Target.parse(target).module)] if Target.parse(target).variant else []
-        )
+        self.tables = self.tree.module_tables(target)  # a variant's key is in its own table, else its class's
 
     def at(self, key: str, sub: str | None = None) -> Location:
-        found = (self.lines.key_after(start, key, inline=True) for start in self.starts)
-        line = next((n for n in found if n), None) or self.loc.line
-        if sub is not None:
-            line = self.lines.key_after(line, sub, inline=True) or line
-        cols = self.lines.column_of(line, sub or key)
-        return Location(PYPROJECT, Span(line, cols[0], line, cols[1]) if cols else Span(line))
+        """Where ``key`` (``key.sub``) of this module's table is written: the key's span; the
+        table's line where it is not written."""
+        for path in [(key, sub), (key,)] if sub is not None else [(key,)]:
+            span = next((s for table in self.tables if (s := self.tree.key((*table, *path)))), None)
+            if span is not None:
+                return Location(PYPROJECT, span)
+        return Location(PYPROJECT, Span(self.loc.line))
 
     def error(self, code: codes.Code, message: str, where: Location, dims: tuple[str, ...] = ()) -> None:
         self.findings.append(codes.finding_at(code, message, where.path, where.span, dims=dims))
@@ -130,6 +128,8 @@ def _from_table(
             t.at(key),
         )
     settings = table_settings(table, project.settings, t.at, t.findings)
+    if "targets" in table:  # where a target's problem with the environment is said (runtime/lowering/)
+        t.locations["targets"] = t.at("targets")
     if "ignore" in table and (problem := ignore_problem(table["ignore"])):
         t.error(codes.SPEC_INVALID, problem, t.at("ignore"))  # suppressions.py reads it
     raw_init = t.table(table.get("init", {}), "init", "init must be a table of constructor keyword arguments")

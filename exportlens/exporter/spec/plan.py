@@ -13,10 +13,11 @@ from ..core.targets import ModuleClass, Target
 from ..find.bulk import discover_tree
 from ..find.children import parents
 from ..find.declared import declared_module
-from ..find.discover import discover
+from ..find.discover import Discovery, discover
 from ..find.index_cache import IndexCache
 from .loading import ExportSpec, ProjectSpecs, find_root, load_project
 from .module_spec import resolve, resolve_variants
+from .pyproject import excludes
 from .variants import named
 
 
@@ -75,7 +76,7 @@ def make_plan(
     root = (root or find_root(paths[0])).resolve()
     files = Sources.of(root, sources)
     project = load_project(files)
-    found = discover_tree(root, paths, cache) if indexed and not files.buffers else discover(root, paths, files)
+    found = _discover(root, paths, files, indexed, cache)
     plan = Plan(root, project, findings=list(found.findings) + list(project.findings), sources=files)
     known = {m.target for m in found.modules}
     unreadable = {f.path for f in found.findings}  # a syntax error hides its classes: it is the one problem to report
@@ -94,15 +95,26 @@ def make_plan(
         for planned in planned_of(module, project):
             if not only or only & {planned.target, module.target, module.name}:
                 plan.modules.append(planned)
-    if any(p.spec is None and not p.findings for p in plan.modules):
-        covered = parents(modules, files, among=[p.module for p in plan.modules if p.spec is not None])
+    among = [p.module for p in plan.modules if p.spec is not None]  # none: no module is covered by another
+    if among and any(p.spec is None and not p.findings for p in plan.modules):
+        covered = parents(modules, files, among=among)
         plan.modules = [replace(p, covered_by=covered.get(p.target)) if p.spec is None else p for p in plan.modules]
     return plan
 
 
+def _discover(root: Path, paths: list[Path], files: Sources, indexed: bool, cache: IndexCache | None) -> Discovery:
+    exclude = excludes(files)  # each project's, read from its pyproject.toml as the user sees it
+    if indexed and not files.buffers:
+        return discover_tree(root, paths, cache, exclude=exclude)
+    return discover(root, paths, files, exclude=exclude)
+
+
 def _not_found(t: Target, table: object) -> str:
     if isinstance(table, dict) and "factory" in table:
-        return f"no file {t.path} in the project for {t.module}: a module built by a factory is keyed by the project file it belongs to"
+        return (
+            f"no file {t.path} in the project for {t.module}:"
+            " a module built by a factory is keyed by the project file it belongs to"
+        )
     return f"no nn.Module '{t.name}' in {t.path}"
 
 
@@ -119,5 +131,8 @@ def no_spec_findings(planned: Planned) -> tuple[Finding, ...]:
 
 
 def no_spec_finding(module: ModuleClass) -> Finding:
-    message = f'{module.name} has no example inputs: add [tool.exportlens.modules."{module.target}"] to pyproject.toml, or an example_inputs() staticmethod'
+    message = (
+        f'{module.name} has no example inputs: add [tool.exportlens.modules."{module.target}"] to pyproject.toml,'
+        " or an example_inputs() staticmethod"
+    )
     return codes.finding_at(codes.SPEC_MISSING, message, module.path, module.name_span)

@@ -1,10 +1,9 @@
 """Where things are written in pyproject.toml's module tables: each table's target string,
-its keys, its shape strings and the dim names inside them, with offsets (no torch).
+its keys, its shape strings and the dim names inside them (no torch).
 
-tomlkit keeps no positions, and a file being typed rarely parses, so this is a tolerant
-scan of TOML's lexical structure: headers, keys (bare, quoted, dotted), strings (basic,
-literal, multi-line), inline tables and arrays. ``scan`` reads a whole text;
-``context_at`` says what the text before a cursor leaves open (a header, a key, a string).
+Read from the ``pyproject`` tree (a text being typed too); ``context_at`` says what the
+text before a cursor leaves open (a header, a key, a string). Offsets, not spans: the
+editor's features turn a cursor into one (``SpecDoc.offset``).
 """
 
 from __future__ import annotations
@@ -12,27 +11,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .pyproject import MODULES, VARIANTS, Node, read
 from .shapes import looks_like_shape
+from .toml_text import Context, Path_, context_at
 
-MODULES = ("tool", "exportlens", "modules")
-VARIANTS = "variants"
-_BARE = re.compile(r"[A-Za-z0-9_-]+")
+__all__ = ["MODULES", "VARIANTS", "Context", "DimUse", "Scope", "context_at", "family", "module_of", "scan"]
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-# A scope is one module table: (target, None), or its n-th [[...variants]] table: (target, n)
+# A scope is one module table: (target, None), or its n-th variant's table: (target, n)
 ScopeKey = tuple[str, int | None]
-
-
-@dataclass(frozen=True)
-class Token:
-    """A key or a string value: its absolute key path and the offsets of its text (for a
-    quoted one, inside the quotes); ``value`` is None where escapes make text and value differ."""
-
-    path: tuple[str, ...]
-    start: int
-    end: int
-    value: str | None
-    is_key: bool
 
 
 @dataclass(frozen=True)
@@ -50,14 +38,15 @@ class DimUse:
 @dataclass
 class Scope:
     key: ScopeKey
-    header: Token  # the target string in its header
-    tokens: list[Token] = field(default_factory=list)
+    header: Node  # the target string in its header
+    tokens: list[Node] = field(default_factory=list)
 
-    def rel(self, token: Token) -> tuple[str, ...]:
-        """The token's path inside this module table."""
-        return token.path[len(MODULES) + (2 if self.key[1] is not None else 1) :]
+    def rel(self, token: Node) -> tuple[str, ...]:
+        """The token's path inside this module table (without array indices)."""
+        skip = len(MODULES) + (3 if self.key[1] is not None else 1)
+        return tuple(p for p in token.path[skip:] if isinstance(p, str))
 
-    def shapes(self) -> list[tuple[str, Token]]:
+    def shapes(self) -> list[tuple[str, Node]]:
         """Each shape string under ``inputs``, with the input's name."""
         out = []
         for t in self.tokens:
@@ -86,7 +75,7 @@ class Scope:
         return {self.rel(t)[-1] for t in self.tokens if t.is_key and self.rel(t)[:-1] == prefix}
 
 
-def _names_in_shape(name: str, token: Token) -> list[DimUse]:
+def _names_in_shape(name: str, token: Node) -> list[DimUse]:
     text = token.value or ""
     open_at = text.find("[")
     body_end = text.find("]", open_at) if "]" in text[open_at:] else len(text)
@@ -101,205 +90,20 @@ def _names_in_shape(name: str, token: Token) -> list[DimUse]:
     return out
 
 
-@dataclass(frozen=True)
-class Context:
-    """What is open at a cursor: ``kind`` is "header" (``text`` typed so far), "key" (``text``:
-    the key's start), "string" (``text``: its content so far) or "value"; ``path`` the
-    absolute key path it belongs to."""
-
-    kind: str
-    path: tuple[str, ...]
-    text: str = ""
-    start: int = 0  # offset where ``text`` starts
-    in_table: bool = False  # inside an inline table (a key there follows `{` or `,`)
-
-
-class _Scan:
-    """One pass over the text; the state left at its end is the context of a cursor there."""
-
-    def __init__(self, text: str) -> None:
-        self.text, self.i = text, 0
-        self.table: tuple[str, ...] = ()  # the current [header]'s path
-        self.stack: list[tuple[str, tuple[str, ...]]] = []  # ("{" | "[", path) of open inline tables and arrays
-        self.expect = "key"
-        self.path: tuple[str, ...] = ()  # the key path a value being read belongs to
-        self.tokens: list[Token] = []
-        self.arrays: list[int] = []  # the last key token of each [[array table]] header
-        self.open: Context | None = None  # set when the text ends inside something
-
-    def run(self) -> _Scan:
-        while self.i < len(self.text) and self.open is None:
-            self.step()
-        if self.open is None:
-            path = self.path if self.expect == "value" else self.here
-            self.open = Context(self.expect, path, start=self.i, in_table=self._in_table)
-        return self
-
-    @property
-    def here(self) -> tuple[str, ...]:
-        return self.stack[-1][1] if self.stack else self.table
-
-    @property
-    def _in_table(self) -> bool:
-        return bool(self.stack) and self.stack[-1][0] == "{"
-
-    def step(self) -> None:
-        c = self.text[self.i]
-        if c == "\n":
-            self.i += 1
-            if not self.stack:
-                self.expect = "key"
-        elif c in " \t\r":
-            self.i += 1
-        elif c == "#":
-            end = self.text.find("\n", self.i)
-            self.i = len(self.text) if end < 0 else end
-        elif c == "[" and self.expect == "key" and not self.stack:
-            self.header()
-        elif self.expect == "key":
-            self.key()
-        elif self.expect == "value":
-            self.value()
-        else:
-            self.after(c)
-
-    def after(self, c: str) -> None:
-        self.i += 1
-        if c == ",":
-            self.expect = "key" if self._in_table else "value"
-            self.path = self.here
-        elif c in "}]" and self.stack:
-            self.stack.pop()
-            self.expect = "after"
-
-    def header(self) -> None:
-        double = self.text.startswith("[[", self.i)
-        self.i += 2 if double else 1
-        parts: list[str] = []
-        while self.i < len(self.text) and self.text[self.i] not in "]\n":
-            c = self.text[self.i]
-            if c in " \t.":
-                self.i += 1
-                continue
-            start = self.i
-            if not (c in "\"'" or _BARE.match(c)):
-                self.i += 1  # not TOML: skip it
-                continue
-            part = self.key_part(parts, ())
-            if part is None:
-                self.open = Context("header", tuple(parts), self.text[start:], start)
-                return
-            parts.append(part)
-        if self.i >= len(self.text):  # the text ends inside the header: `[tool.exportlens.modules.`
-            self.open = Context("header", tuple(parts), "", self.i)
-            return
-        self.i = self.text.find("\n", self.i) if "\n" in self.text[self.i :] else len(self.text)
-        self.table = tuple(parts)
-        if double:
-            self.arrays.append(len(self.tokens) - 1)  # its last key token
-        self.expect = "key"
-
-    def key(self) -> None:
-        """A key, dotted or not, up to its ``=``."""
-        parts: list[str] = []
-        base = self.here
-        while self.i < len(self.text):
-            c = self.text[self.i]
-            if c in " \t.":
-                self.i += 1
-            elif c == "=":
-                self.i += 1
-                self.path, self.expect = base + tuple(parts), "value"
-                return
-            elif c in "\"'" or _BARE.match(c):
-                start = self.i
-                part = self.key_part(parts, base)
-                if part is None:
-                    self.open = Context("key", base + tuple(parts), self.text[start:], start, self._in_table)
-                    return
-                parts.append(part)
-            else:  # `}`, `]`, `,`, a newline, a comment or junk: no key here
-                self.i += 0 if c in ",}]\n#" else 1
-                self.expect = "after"
-                return
-        kind = "after" if parts else "key"  # `dims ` then the cursor: no key to offer
-        self.open = Context(kind, base + tuple(parts), "", self.i, self._in_table)
-
-    def key_part(self, parts: list[str], base: tuple[str, ...]) -> str | None:
-        """One bare or quoted key component, recorded as a token; None where the text ends in it."""
-        c = self.text[self.i]
-        if c in "\"'":
-            found = self.string(c)
-            if found is None:
-                return None
-            start, end, value = found
-        else:
-            m = _BARE.match(self.text, self.i)
-            assert m is not None  # callers check the first character
-            start, end, value = m.start(), m.end(), m.group()
-            self.i = end
-            if end == len(self.text):
-                return None
-        self.tokens.append(Token(base + (*parts, value or ""), start, end, value, True))
-        return value or ""
-
-    def value(self) -> None:
-        c = self.text[self.i]
-        if c in "\"'":
-            start = self.i
-            found = self.string(c)
-            if found is None:
-                quote = 3 if self.text.startswith(c * 3, start) else 1
-                self.open = Context("string", self.path, self.text[start + quote :], start + quote, self._in_table)
-                return
-            self.tokens.append(Token(self.path, found[0], found[1], found[2], False))
-            self.expect = "after"
-        elif c in "{[":
-            self.i += 1
-            self.stack.append((c, self.path))
-            self.expect = "key" if c == "{" else "value"
-        elif c in ",}]":
-            self.after(c)
-        else:
-            m = re.compile(r"[^,}\]\n#]*").match(self.text, self.i)
-            self.i = m.end() if m and m.end() > self.i else self.i + 1
-            self.expect = "after"
-
-    def string(self, quote: str) -> tuple[int, int, str | None] | None:
-        """A quoted string at the cursor: its content's offsets and value (None: escapes)."""
-        triple = self.text.startswith(quote * 3, self.i)
-        delim = quote * 3 if triple else quote
-        start = self.i + len(delim)
-        j = start
-        while True:
-            if j >= len(self.text) or (not triple and self.text[j] == "\n"):
-                self.i = j
-                return None
-            if quote == '"' and self.text[j] == "\\":
-                j += 2
-                continue
-            if self.text.startswith(delim, j):
-                break
-            j += 1
-        self.i = j + len(delim)
-        raw = self.text[start:j]
-        return start, j, None if quote == '"' and "\\" in raw else raw
-
-
-def module_of(path: tuple[str, ...]) -> str | None:
+def module_of(path: Path_) -> str | None:
     """The target of a key path inside ``[tool.exportlens.modules."<target>"]``."""
-    return path[len(MODULES)] if len(path) > len(MODULES) and path[: len(MODULES)] == MODULES else None
+    n = len(MODULES)
+    target = path[n] if len(path) > n and path[:n] == MODULES else None
+    return target if isinstance(target, str) else None
 
 
 def scan(text: str) -> list[Scope]:
     """Every module table of the text, with its tokens."""
-    s = _Scan(text).run()
-    arrays = set(s.arrays)
     scopes: dict[ScopeKey, Scope] = {}
-    variants: dict[str, int] = {}  # the index of each target's latest [[...variants]] table
-    headers: dict[str, Token] = {}  # each target's first target string
+    met: dict[str, int] = {}  # how many variants of each target were met: a bare `variants` key opens the next
+    headers: dict[str, Node] = {}  # each target's first target string
     n = len(MODULES)
-    for i, t in enumerate(s.tokens):
+    for t in read(text).nodes:
         target = module_of(t.path)
         if target is None:
             continue
@@ -307,16 +111,14 @@ def scan(text: str) -> list[Scope]:
         if len(t.path) == n + 1:
             scopes.setdefault((target, None), Scope((target, None), headers[target]))
             continue
-        if i in arrays and t.path[n + 1 :] == (VARIANTS,):
-            variants[target] = variants.get(target, -1) + 1
-        key: ScopeKey = (target, max(variants.get(target, 0), 0)) if t.path[n + 1] == VARIANTS else (target, None)
+        key: ScopeKey = (target, None)
+        if t.path[n + 1] == VARIANTS:
+            index = t.path[n + 2] if len(t.path) > n + 2 else None
+            if isinstance(index, int):
+                met[target] = max(met.get(target, 0), index + 1)
+            key = (target, index if isinstance(index, int) else met.get(target, 0))
         scopes.setdefault(key, Scope(key, headers[target])).tokens.append(t)
     return list(scopes.values())
-
-
-def context_at(text: str, offset: int) -> Context:
-    """What the text before ``offset`` leaves open there."""
-    return _Scan(text[:offset]).run().open or Context("key", ())
 
 
 def scope_at(scopes: list[Scope], offset: int) -> Scope | None:

@@ -19,9 +19,9 @@ from typing import Any
 from ..core import codes
 from ..core.report import Edit, Finding, Kind, ModuleReport, Report, Status
 from ..core.targets import ModuleClass, Span
-from .loading import PYPROJECT, TomlLines
 from .module_spec import ignore_problem
 from .plan import Plan
+from .pyproject import PYPROJECT, Pyproject, read
 
 MARK = re.compile(r"#\s*exportlens:\s*ignore\b(?:\[(?P<codes>[^\]]*)\])?")
 CODE = re.compile(r"EL\d{3}")
@@ -64,18 +64,19 @@ def _codes(text: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(c.strip() for c in text.split(","))) if text else ()
 
 
-def table_ignores(target: str, table: Any, line: int, text: str) -> list[Ignore]:
-    """A module table's ``ignore`` entries, each where its string is written in pyproject.toml."""
+def table_ignores(target: str, table: Any, tree: Pyproject) -> list[Ignore]:
+    """A module table's ``ignore`` entries, each where its string is written in pyproject.toml
+    (its quotes included): a variant's own entries, else its class's."""
     value = table.get("ignore") if isinstance(table, dict) else None
     if value is None or ignore_problem(value):
         return []
-    lines = TomlLines(text)
-    start = lines.key_after(line, "ignore", inline=True) or line
+    written = next((items for t in tree.module_tables(target) if (items := tree.items((*t, "ignore")))), [])
+    home = tree.where(tree.module_tables(target)[-1]).span
     out = []
     for code in dict.fromkeys(value):
-        at = next((i for i in range(start, len(lines.lines) + 1) if f'"{code}"' in lines.lines[i - 1]), start)
-        col = lines.lines[at - 1].find(f'"{code}"') + 1 if at <= len(lines.lines) else 0
-        span = Span(at, col, at, col + len(code) + 2) if col else Span(at)
+        node = next((n for n in written if n.value == code), None)
+        s = node.span if node else None
+        span = Span(s.line, s.column - 1, s.end_line, (s.end_column or 1) + 1) if s else Span(home.line)
         out.append(Ignore(PYPROJECT, span, (code,), target))
     return out
 
@@ -100,7 +101,7 @@ class Suppressor:
     text: Callable[[str], str]  # a project-relative path's text
     modules: Mapping[str, ModuleClass]  # by class target
     tables: Mapping[str, tuple[Any, Any]]  # ProjectSpecs.tables: target -> (raw table, Location)
-    pyproject: str = ""  # its text, where ``ignore`` entries are found
+    pyproject: str = ""  # its text, where ``ignore`` entries are written
     used: dict[Ignore, set[str]] = field(default_factory=dict)  # what each suppression hid
     _comments: dict[str, dict[int, Ignore]] = field(default_factory=dict)
 
@@ -135,7 +136,7 @@ class Suppressor:
 
     def entries(self, target: str) -> list[Ignore]:
         entry = self.tables.get(target) or self.tables.get(class_target(target))
-        return table_ignores(target, entry[0], entry[1].line, self.pyproject) if entry else []
+        return table_ignores(target, entry[0], read(self.pyproject)) if entry else []
 
     def unused(self, judged: Iterable[str]) -> list[tuple[str, Finding]]:
         """EL008 for each suppression in the class (or the table) of a ``judged`` module
@@ -179,14 +180,16 @@ def suppress(report: Report, suppressor: Suppressor, *, judge: bool) -> tuple[Re
     for m in report.modules:
         kept = tuple(f for f in m.findings if suppressor.match(m.target, f) is None)
         hidden += len(m.findings) - len(kept)
-        modules.append(replace(m, findings=kept))
+        modules.append(replace(m, findings=kept) if len(kept) < len(m.findings) else m)
     others = tuple(f for f in report.findings if suppressor.match(None, f) is None)
     hidden += len(report.findings) - len(others)
     if judge:
         unused: dict[str, list[Finding]] = {}
         for target, finding in suppressor.unused(m.target for m in report.modules if traced(m)):
             unused.setdefault(target, []).append(finding)
-        modules = [replace(m, findings=m.findings + tuple(unused.get(m.target, ()))) for m in modules]
+        modules = [
+            replace(m, findings=m.findings + tuple(unused[m.target])) if m.target in unused else m for m in modules
+        ]
     return Report(tuple(modules), others), hidden
 
 

@@ -16,13 +16,14 @@ from typing import Any
 from ..core import codes
 from ..core.report import Finding
 from ..core.targets import Location, Span, Target
+from .pyproject import Pyproject
 
 MERGED = ("init", "inputs", "dims")
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def expand(
-    tables: dict[str, tuple[Any, Location]], lines: Any, findings: list[Finding]
+    tables: dict[str, tuple[Any, Location]], tree: Pyproject, findings: list[Finding]
 ) -> dict[str, tuple[Any, Location]]:
     """``tables`` with each class that has variants replaced by one table per variant,
     keyed by ``path.py:Class[name]``; a variant without a good, unique name is an error."""
@@ -31,22 +32,26 @@ def expand(
         if not isinstance(table, dict) or "variants" not in table:
             out[target] = (table, loc)
             continue
-        out.update(_variants(target, table, loc, lines, findings))
+        out.update(_variants(target, table, loc, tree, findings))
     return out
 
 
 def _variants(
-    target: str, table: dict[str, Any], loc: Location, lines: Any, findings: list[Finding]
+    target: str, table: dict[str, Any], loc: Location, tree: Pyproject, findings: list[Finding]
 ) -> dict[str, tuple[Any, Location]]:
     raw = table["variants"]
     if not isinstance(raw, list) or not raw or not all(isinstance(v, dict) for v in raw):
-        message = f'variants of {target} must be an array of tables, each with a name: [[tool.exportlens.modules."{target}".variants]]'
+        message = (
+            f"variants of {target} must be an array of tables, each with a name:"
+            f' [[tool.exportlens.modules."{target}".variants]]'
+        )
         findings.append(codes.finding(codes.SPEC_INVALID, message, loc.path, loc.line))
         return {}
     base = {k: v for k, v in table.items() if k != "variants"}
-    homes = _variant_lines(lines, target, raw, loc.line)
     out: dict[str, tuple[Any, Location]] = {}
-    for variant, line in zip(raw, homes):
+    for index, variant in enumerate(raw):
+        # where it is written: its [[...variants]] header, its name (an inline array), else the class's table
+        line = (tree.variant_home(target, index) or loc.span).line
         name, where = variant.get("name"), Location(loc.path, Span(line))
         problem = _name_problem(name, target, out)
         if problem:
@@ -75,22 +80,6 @@ def merge(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
             out[key] = {**base[key], **value}
         else:
             out[key] = value
-    return out
-
-
-def _variant_lines(lines: Any, target: str, raw: list[dict[str, Any]], fallback: int) -> list[int]:
-    """Where each variant is written: its ``[[...variants]]`` header, else its ``name = "…"``
-    line (an inline array), else the class table's line."""
-    header = re.compile(r"^\s*\[\[.*[\"']" + re.escape(target) + r"[\"']\s*\.\s*variants\s*\]\]")
-    found = [i for i, text in enumerate(lines.lines, 1) if header.match(text)]
-    if len(found) == len(raw):
-        return found
-    out = []
-    for variant in raw:
-        name = variant.get("name")
-        pattern = re.compile(r"(^|[{,\s])name\s*=\s*[\"']" + re.escape(str(name)) + r"[\"']")
-        hit = [i for i, text in enumerate(lines.lines, 1) if i >= fallback and pattern.search(text)]
-        out.append(hit[0] if hit and name is not None else fallback)
     return out
 
 

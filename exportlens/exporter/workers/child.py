@@ -15,13 +15,14 @@ import traceback
 from pathlib import Path
 
 from ..core.sources import Sources
+from ..core.targets import Span
 from ..find.deps import digest
 from ..find.packages import package_base
 from ..spec.plan import Plan, make_plan
 from . import scratch as scratch_folders
 from .overlay import overlay
 from .platform import die_with_parent, limit_memory, new_session
-from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, decode, encode
+from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, Task, TreeReported, decode, encode
 from .readable import interpreter_folders
 from .sandbox import available, confine
 
@@ -61,7 +62,9 @@ def warm_up() -> None:
 
     available()  # the sandbox's bindings imported here, once, not in each job's child (about 60 ms there)
     interpreter_folders()  # what a sandboxed job may read of the interpreter, found once for every child
-    report = run_job(Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", class_line=1, sources={WARM_FILE: WARM_SOURCE})).report
+    report = run_job(
+        Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", name_span=Span(1), sources={WARM_FILE: WARM_SOURCE})
+    ).report
     if report.status.value != "exported":  # a broken environment: say so in the worker's stderr
         print(f"exportlens worker: the warm-up export failed: {report.findings}", file=sys.stderr)
     # leave nothing of it for a user's job to see
@@ -71,9 +74,11 @@ def warm_up() -> None:
     gc.collect()
 
 
-def run_job(job: Job) -> Reported:
-    """One module, in this process: plan it statically (or take the owner's plan), export it."""
-    from ..runtime.check import check_one  # torch
+def run_job(job: Job) -> Reported | TreeReported:
+    """One module, in this process: plan it statically (or take the owner's plan), export it
+    (or, for a ``Task.TREE`` job, each of its submodules)."""
+    from ..runtime.in_process import export_planned  # torch
+    from ..runtime.subtree import tree_of
 
     files = Sources.of(Path(job.root), job.sources)
     with overlay(files.buffers):
@@ -83,7 +88,9 @@ def run_job(job: Job) -> Reported:
         planned = next((p for p in plan.modules if p.target == job.target), None)
         if planned is None:
             raise LookupError(f"{job.target} is no longer an nn.Module in {job.path}")
-        return Reported(check_one(plan, planned, job.options), replanned=job.plan is not None and owners is None)
+        if job.task is Task.TREE:
+            return TreeReported(tree_of(plan, planned, job.options))
+        return Reported(export_planned(plan, planned, job.options), replanned=job.plan is not None and owners is None)
 
 
 def _owner_plan(job: Job, files: Sources) -> Plan | None:
@@ -109,6 +116,8 @@ def _confined(job: Job) -> None:
     """A scratch folder of the job's own as its temporary folder, then the sandbox: it
     writes there and to the artifact's folder only (where the kernel offers Landlock)."""
     scratch = scratch_folders.make()  # removed by the warm parent once the job is over
+    if job.options.lower and job.sandbox and sys.platform.startswith("linux"):
+        scratch = _lowering_apart(scratch)
     os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
     writable = [scratch]
     if job.options.artifact is not None:
@@ -118,6 +127,19 @@ def _confined(job: Job) -> None:
         # read: the project, and where it is a package's inner folder (no pyproject.toml), the
         # package, which its relative imports climb into
         confine(package_base(Path(job.root).resolve()), writable)
+
+
+def _lowering_apart(scratch: Path) -> Path:
+    """A lowering job's scratch, split: the job's own folder, and the lowering process's, which
+    the job cannot write (it compiles there, unconfined by the seccomp filter). The lowering
+    process is forked now, before the user's module is imported. Returns the job's folder."""
+    from ..runtime.lowering.apart import start  # torch
+
+    own, lowering = scratch / "job", scratch / "lowering"
+    own.mkdir(mode=0o700)
+    lowering.mkdir(mode=0o700)
+    start(own, lowering)
+    return own
 
 
 def write_all(fd: int, data: bytes) -> None:

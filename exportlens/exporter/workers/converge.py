@@ -22,6 +22,8 @@ from dataclasses import replace
 from ..core.report import ASSUMES, Edit, Fix, ModuleReport, Status
 from ..core.sources import Sources
 from ..edit.text_edits import apply_edits, edit_between
+from ..spec.plan_cache import PlanCache
+from .proof_plans import with_owner_plan
 from .protocol import Job
 
 ROUNDS = 4  # exports per fix, the first included: each folds what the one before suggests
@@ -31,8 +33,15 @@ class Converging:
     """One fix on its way: the job that exports with everything folded in so far, and what
     the last finished export with it gave."""
 
-    def __init__(self, job: Job, sources: Sources, solves: Callable[[ModuleReport], bool] = lambda after: True) -> None:
+    def __init__(
+        self,
+        job: Job,
+        sources: Sources,
+        solves: Callable[[ModuleReport], bool] = lambda after: True,
+        plans: PlanCache | None = None,
+    ) -> None:
         self.job = job
+        self._plans = plans or PlanCache()  # each round's job carries the owner's plan of its texts
         self._solves = solves  # whether the fix alone solved its own problem: else nothing is folded
         self.first: ModuleReport | None = None  # what the fix alone gave
         self.after: ModuleReport | None = None
@@ -62,7 +71,7 @@ class Converging:
             return None
         self._rounds += 1
         self.folded.extend(more)
-        self.job = replace(self.job, sources={**self.job.sources, **texts})
+        self.job = with_owner_plan(replace(self.job, sources={**self.job.sources, **texts}), self._plans)
         return self.job
 
     def edits(self, first: Fix) -> tuple[Edit, ...]:

@@ -19,7 +19,7 @@ from ..core.report import ModuleReport, Status
 from ..edit.scaffold import Candidate, with_tables
 from ..spec.loading import PYPROJECT
 from ..spec.plan import make_plan
-from .batch import check_in_workers
+from .batch import export_in_workers
 from .pool import Pool
 
 # what says the guess, not the module, is wrong: the spec's own errors and a module that cannot be built or called
@@ -75,7 +75,7 @@ def prove_guesses(
         text = with_tables(pyproject, {t: c.table() for t, c in trying.items()})
         files = [root / t.split(":", 1)[0] for t in trying]
         plan = make_plan(files, root=root, only=set(trying), sources={**(sources or {}), root / PYPROJECT: text})
-        report = check_in_workers(plan, pool, options, prove_fixes=False)
+        report = export_in_workers(plan, pool, options, prove_fixes=False)
         for module in report.modules:
             if module.target in trying:
                 runs = not wrong_guess(module)

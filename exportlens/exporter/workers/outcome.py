@@ -12,19 +12,23 @@ from pathlib import Path
 from ..core import codes
 from ..core.homes import holds_a_home
 from ..core.report import Finding, ModuleReport, Status
+from ..core.tree import SubmoduleTree
 from ..find.packages import package_base
 from ..spec.variants import named
 from .platform import SIGKILL
-from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported
+from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported, TreeReported
 from .validate import Refused, accepted
 
 # what an allocation refused under the memory cap says, in torch's and Python's words
 MEMORY_MESSAGES = ("can't allocate memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
 
 
-def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -> tuple[ModuleReport, bool]:
-    """The report for ``job``; the flag says whether it may be cached: only a report the
-    export itself wrote, under no limit it ran into, that the owner accepts (validate.py)."""
+def outcome(
+    job: Job, end: Done | Lost, why_killed: str | None, seconds: float
+) -> tuple[ModuleReport | SubmoduleTree, bool]:
+    """The report for ``job`` (a ``Task.TREE`` job's tree, where it made one); the flag says
+    whether it may be cached: only a report the export itself wrote, under no limit it ran
+    into, that the owner accepts (validate.py)."""
     if isinstance(end, Done):
         try:
             end = accepted(job, end)
@@ -38,6 +42,8 @@ def outcome(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) 
                 named([_on_class(job, codes.REFUSED, message, "")], job.target),
                 seconds=seconds,
             ), False
+        if isinstance(end.end, TreeReported) and why_killed is None:
+            return end.end.tree, False
     return _ended(job, end, why_killed, seconds)
 
 
@@ -77,15 +83,7 @@ def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -
     if why_killed == "timeout":
         return failed(codes.TIMEOUT, f"export did not finish within {job.timeout:g} s and was stopped{shown}")
     if isinstance(end, Lost):
-        stderr = end.stderr.strip()
-        if end.startup:
-            return failed(
-                codes.TIMEOUT,
-                f"the export worker {end.why} (importing torch and a first export); is the machine very busy?",
-                stderr,
-            )
-        last = f": {stderr.splitlines()[-1][:200]}" if stderr else ""
-        return failed(codes.CRASH, f"the export worker process died ({end.why}){last}", stderr)
+        return failed(*_lost(end))
     e = end.end
     if isinstance(e, Reported):
         report, converted = _memory_findings(e.report, job)
@@ -102,24 +100,27 @@ def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -
     return failed(codes.CRASH, _death(e, _crash_site(fault, job.root)) + shown)
 
 
+def _lost(end: Lost) -> tuple[codes.Code, str, str]:
+    """The worker process itself went away: while starting (a timeout), or later (a crash)."""
+    stderr = end.stderr.strip()
+    if end.startup:
+        why = f"the export worker {end.why} (importing torch and a first export); is the machine very busy?"
+        return codes.TIMEOUT, why, stderr
+    last = f": {stderr.splitlines()[-1][:200]}" if stderr else ""
+    return codes.CRASH, f"the export worker process died ({end.why}){last}", stderr
+
+
 def _death(e: Died, where: str) -> str:
     if e.signal:
         why = " (out of memory?)" if e.signal == SIGKILL else ""
         return f"the export process was killed by {signal_name(e.signal)}{why}{where}"
+    if e.status is None:  # (its line looked like a result, and was none)
+        return f"the export process wrote a result that is not a report{where}"
     return f"the export process exited with status {e.status} before reporting{where}"
 
 
 def _on_class(job: Job, code: codes.Code, message: str, detail: str) -> Finding:
-    return codes.finding(
-        code,
-        message,
-        job.path,
-        job.class_line,
-        column=job.class_column,
-        end_line=job.class_line if job.class_end_column else None,
-        end_column=job.class_end_column,
-        detail=detail,
-    )
+    return codes.finding_at(code, message, job.path, job.name_span, detail=detail)
 
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)')

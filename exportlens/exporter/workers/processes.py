@@ -21,29 +21,26 @@ from ... import isolation
 from .outcome import signal_name, tail
 from .platform import kill_group_left, kill_tree, killpg, new_group
 from .protocol import (
+    ENDS,
     FAULT,
     OUTPUT_ENDS,
     VERSION,
     CodecError,
     Died,
     Done,
-    Exited,
-    Internal,
     Lost,
-    OutOfMemory,
     Ready,
-    Reported,
     Run,
     Started,
     decode,
     encode_run,
+    ended,
 )
 
 log = logging.getLogger(__name__)
 
 STDERR_TAIL = 64 * 1024  # a spare's job's output comes this way: as much as a forked job's
 
-ENDS = (Reported, Exited, OutOfMemory, Internal)  # how a job ends, as a spare says it (a forked child, to its parent)
 OnMessage = Callable[[Any, "Started | Done | Lost"], None]
 
 
@@ -103,6 +100,8 @@ class Warm:
                 continue
             if isinstance(message, ENDS):  # a spare's job's end
                 message = Done(self.job or "", message)
+            if isinstance(message, Done):  # a warm parent's child's End comes as written: decoded here, once
+                message = ended(message)
             if isinstance(message, Ready):
                 if self.ready is None:  # (a spare's job could say it again)
                     self._ready(message)

@@ -26,8 +26,10 @@ from dataclasses import dataclass, replace
 from ..core.report import Finding, Fix, Kind, ModuleReport, Status, Verified
 from ..core.sources import Sources
 from ..edit.text_edits import apply_edits
+from ..spec.plan_cache import PlanCache
 from .converge import Converging, Once
 from .probed import ranked, with_probes
+from .proof_plans import with_owner_plan
 from .protocol import Job
 
 SERVES, EXPORTS, PARTIAL, UNVERIFIED = Verified.SERVES, Verified.EXPORTS, Verified.PARTIAL, Verified.UNVERIFIED
@@ -42,11 +44,12 @@ class Proof:
     job: Job
 
 
-def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
+def proofs(job: Job, report: ModuleReport, sources: Sources, plans: PlanCache | None = None) -> list[Proof]:
     """A job for the preferred fix of each finding of a failed report (or an exported one's
     warning about the program, EL207), for a fix offered on
     several, and for each remedy of a data-dependent branch (the same fix is tried once, for
-    the first finding)."""
+    the first finding). Each job carries the owner's plan of its texts (proof_plans.py)."""
+    plans = plans or PlanCache()
     if report.cached or not (
         report.status is Status.FAILED or any(f.kind is Kind.SPECIALIZATION for f in report.findings)
     ):
@@ -62,14 +65,13 @@ def proofs(job: Job, report: ModuleReport, sources: Sources) -> list[Proof]:
             seen.add(fix.edits)
             texts = _applied(fix, sources)
             if texts is not None:
-                # the worker plans again from these texts (their digests differ from the plan's)
-                # and saves nothing: a proof is not the export the user asked for; it runs the program
+                # the worker takes the owner's plan of these texts, and saves nothing: a proof
+                # is not the export the user asked for; it runs the program
                 # too, and a remedy's, on its probes beside the module as written (the files it edits)
                 written = {path: sources.text(path) for path in texts if path.endswith(".py")} if fix.probes else {}
                 options = replace(job.options, artifact=None, serve=True, probes=fix.probes, eager_sources=written)
-                out.append(
-                    Proof(i, j, replace(job, key="", plan=None, options=options, sources={**job.sources, **texts}))
-                )
+                proof = replace(job, key="", options=options, sources={**job.sources, **texts})
+                out.append(Proof(i, j, with_owner_plan(proof, plans)))
     return out
 
 
@@ -84,10 +86,10 @@ def _applied(fix: Fix, sources: Sources) -> dict[str, str] | None:
     return texts
 
 
-def converging(report: ModuleReport, proof: Proof, sources: Sources) -> Converging:
+def converging(report: ModuleReport, proof: Proof, sources: Sources, plans: PlanCache | None = None) -> Converging:
     """The rounds of ``proof``'s fix (converge.py): folded on only where it solved its own problem."""
     finding = report.findings[proof.finding]
-    return Converging(proof.job, sources, lambda first: not _still(finding, first))
+    return Converging(proof.job, sources, lambda first: not _still(finding, first), plans)
 
 
 def proven(report: ModuleReport, results: list[tuple[Proof, Converging]]) -> ModuleReport:
@@ -155,10 +157,13 @@ def _still(finding: Finding, after: ModuleReport) -> bool:
     return any((f.code, f.path, f.message) == (finding.code, finding.path, finding.message) for f in after.findings)
 
 
-def prove(job: Job, report: ModuleReport, sources: Sources, submit: Callable[[Job], Future]) -> ModuleReport:
+def prove(
+    job: Job, report: ModuleReport, sources: Sources, submit: Callable[[Job], Future], plans: PlanCache | None = None
+) -> ModuleReport:
     """Export with each preferred fix applied, round after round (converge.py), and say on
     each what it reached (blocking; the fixes' rounds run side by side)."""
-    tries = [(p, converging(report, p, sources)) for p in proofs(job, report, sources)]
+    plans = plans or PlanCache()
+    tries = [(p, converging(report, p, sources, plans)) for p in proofs(job, report, sources, plans)]
     if not tries:
         return report
     submit = Once(submit)

@@ -4,7 +4,7 @@ JSON line written by ``encode`` and read by ``decode`` (core.codec: no pickle).
 
     owner -> worker   Run(id, job) | Shutdown()
     worker -> owner   Ready(...) once warm, then per job Started(id, pid) and Done(id, end, ...)
-    job's child -> worker   its End: Reported | Exited | OutOfMemory | Internal
+    job's child -> worker   its End: Reported (TreeReported: a Task.TREE job's) | Exited | OutOfMemory | Internal
 
 How a job ended (``Done.end``): ``Reported`` (the export's own report), ``Exited`` (the
 user's code called sys.exit), ``OutOfMemory``, ``Internal`` (a bug of ours), or
@@ -15,8 +15,10 @@ a worker process that went away with jobs on it; it never crosses the wire.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import Enum
 
-from ..core.codec import Codec, CodecError
+from ..core.codec import TYPE, Codec, CodecError
+from ..core.lowering import Lowering
 from ..core.options import Options
 from ..core.report import (
     DimSize,
@@ -37,6 +39,7 @@ from ..core.report import (
 from ..core.settings import Overrides, Settings
 from ..core.sources import Sources
 from ..core.targets import Forward, Location, ModuleClass, Param, Span, Target
+from ..core.tree import SubmoduleTree, TreeNode, Verdict
 from ..spec.loading import DimSpec, ExportSpec, IntInput, ProjectSpecs, TensorInput, ValueInput
 from ..spec.plan import Plan, Planned
 from ..spec.shapes import Derived, Shape
@@ -60,24 +63,30 @@ class OwnerPlan:
     digests: dict[str, str]  # project-relative path -> digest of the text planned from
 
 
+class Task(Enum):
+    """What a job does with its module."""
+
+    CHECK = "check"  # export it: a ModuleReport (Reported)
+    TREE = "tree"  # export each of its submodules: a SubmoduleTree (TreeReported; ``exportlens tree``)
+
+
 @dataclass(frozen=True)
 class Job:
     """One module to export: everything the worker needs."""
 
     root: str
     target: str  # "path.py:Class"
-    class_line: int  # where crash and timeout findings go: the class name
+    name_span: Span  # the class name: where crash and timeout findings go
     options: Options = Options()
     timeout: float = 60.0
     memory_limit: int | None = 8 << 30
     sandbox: bool = True  # confine the job's file access (sandbox.py)
     key: str = ""  # cache key; "" = do not cache
     sources: dict[str, str] = field(default_factory=dict)  # project-relative path -> unsaved text
-    class_column: int = 1
-    class_end_column: int | None = None
     plan: OwnerPlan | None = None  # None: the worker plans
     device: str = "cpu"  # the effective device: findings about memory suggest meta where it is not
     preload: tuple[str, ...] = ()  # third-party packages the module imports: the warm worker imports them once
+    task: Task = Task.CHECK
 
     @property
     def path(self) -> str:
@@ -119,6 +128,13 @@ class Reported:
 
 
 @dataclass(frozen=True)
+class TreeReported:
+    """A ``Task.TREE`` job's end: each submodule's verdict."""
+
+    tree: SubmoduleTree
+
+
+@dataclass(frozen=True)
 class Exited:
     """The user's code called sys.exit."""
 
@@ -144,13 +160,31 @@ class Died:
     signal: int | None = None  # or the signal that killed it
 
 
-End = Reported | Exited | OutOfMemory | Internal | Died
+End = Reported | TreeReported | Exited | OutOfMemory | Internal | Died
+ENDS = (Reported, TreeReported, Exited, OutOfMemory, Internal)  # how a job's child says it ended, in its one line
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A child's End as it wrote it, one protocol line: the warm parent passes it on in
+    ``Done.end`` as it is (a report can be megabytes: decoding and encoding it again there
+    was half its trip), and the owner decodes it, once (``ended``)."""
+
+    line: str
+
+    @classmethod
+    def of(cls, line: str) -> Encoded | None:
+        """``line`` where it is a child's End (by its type, written first); else None."""
+        return cls(line) if line.startswith(_END_TAGS) else None
+
+
+_END_TAGS = tuple(f'{{"{TYPE}":"{t.__name__}"' for t in ENDS)
 
 
 @dataclass(frozen=True)
 class Done:
     id: str
-    end: End
+    end: End | Encoded
     output: str = ""  # the tail of what the job printed
     fault: str = ""  # faulthandler's report of a crash
 
@@ -169,12 +203,14 @@ Message = Run | Shutdown | Ready | Started | Done
 
 CODEC = Codec(
     # the messages
-    OwnerPlan, Job, Run, Shutdown, Ready, Started, Reported, Exited, OutOfMemory, Internal, Died, Done,
+    OwnerPlan, Job, Task, Run, Shutdown, Ready, Started, Reported, TreeReported, Exited, OutOfMemory, Internal, Died,
+    Done, Encoded,
     # what they carry: options, plans, specs, modules, reports
-    Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec, TensorInput, ValueInput, IntInput, Shape, Derived,
+    Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec,
+    TensorInput, ValueInput, IntInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
-    ModuleReport, Finding, Fix, Verified, Probe, DimSize, Edit, Related, Summary, Range, LineShapes,
-    Kind, Severity, Status,
+    ModuleReport, Finding, Fix, Verified, Probe, Lowering, DimSize, Edit, Related, Summary, Range, LineShapes,
+    Kind, Severity, Status, SubmoduleTree, TreeNode, Verdict,
 )  # fmt: skip
 
 
@@ -189,6 +225,18 @@ def encode_run(run: Run) -> bytes:
         return encode(run)
     except CodecError:
         return encode(replace(run, job=replace(run.job, plan=None)))
+
+
+def ended(done: Done) -> Done:
+    """``done`` with its End decoded (the owner's side). A line with an End's tag that does not
+    decode was written by the job's process, not by exportlens: the module's crash, like any
+    other end without a report."""
+    if not isinstance(done.end, Encoded):
+        return done
+    try:
+        return replace(done, end=decode(done.end.line, *ENDS))
+    except CodecError:
+        return replace(done, end=Died())
 
 
 def decode(line: bytes | str, *expected: type) -> Message | End:

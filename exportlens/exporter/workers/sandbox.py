@@ -43,6 +43,16 @@ def confine(project: Path, writable: list[Path]) -> str | None:
     return "; ".join(why for why in (files, metadata) if why) or None
 
 
+def confine_files(readable: Path, writable: list[Path]) -> str | None:
+    """Landlock alone, for a process that runs no user code and must change files' modes: the
+    lowering process (runtime/lowering/apart.py; AOTInductor copies its build outputs with their
+    modes, the C++ linker marks what it links executable). It reads ``readable`` as a job reads
+    its project."""
+    if not sys.platform.startswith("linux"):
+        return "Landlock is a Linux feature"
+    return _landlock(readable, writable)
+
+
 def _landlock(project: Path, writable: list[Path]) -> str | None:
     try:
         from landlockpy import AccessFS, AccessNet, Ruleset, Scope, abi_version, fs_for_abi

@@ -18,8 +18,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, Verified, from_dict, to_dict
+from ..core.tree import SubmoduleTree
 from ..spec.loading import PYPROJECT
-from .protocol import Died, Done, End, Exited, Internal, Job, OutOfMemory, Reported
+from .protocol import Died, Done, End, Exited, Internal, Job, OutOfMemory, Reported, TreeReported
 
 MAX_TEXT = 1 << 20  # characters of a message, a title, an edit's text, the output's tail
 MAX_GRAPH = 64 << 20  # the printed program of a large model runs to megabytes
@@ -42,6 +43,8 @@ def accepted(job: Job, done: Done) -> Done:
         end = _typed(done.end)
         if isinstance(end, Reported):
             end = replace(end, report=checked_report(job, end.report))
+        if isinstance(end, TreeReported):
+            end = replace(end, tree=checked_tree(job, end.tree))
         # what it printed, and what stood beside its result line: shown as they end
         return replace(done, end=end, output=done.output[-MAX_TEXT:], fault=done.fault[-MAX_TEXT:])
     except RecursionError:
@@ -51,7 +54,7 @@ def accepted(job: Job, done: Done) -> Done:
 def _typed(end: End) -> End:
     """``end`` rebuilt field by field from its plain form, so that every field holds what
     its type says (the codec builds what the text names, whatever the values)."""
-    if type(end) not in (Reported, Exited, OutOfMemory, Internal, Died):
+    if type(end) not in (Reported, TreeReported, Exited, OutOfMemory, Internal, Died):
         raise Refused(f"it is not a job's end but {type(end).__name__}")
     try:
         typed = from_dict(type(end), to_dict(end))
@@ -124,7 +127,27 @@ def checked_report(job: Job, report: ModuleReport, *, proven: bool = False) -> M
             raise Refused(f"it names a saved program the job did not ask for: {summary.artifact[:200]!r}")
     _short(report.spec_source, report.torch_version)
     _probes(report.probes)  # a proof's, of the probes it was given
+    _lowerings(job, report)
     return replace(report, findings=findings, cached=False)  # a verdict is marked cached by the owner only
+
+
+def checked_tree(job: Job, tree: SubmoduleTree) -> SubmoduleTree:
+    """``tree`` (its types already checked) as the owner shows it; Refused as ``checked_report``
+    refuses a report (a fix it carries is unverified, as a report's is)."""
+    if tree.target != job.target:
+        raise Refused(f"it reports on {tree.target[:200]!r}, not on {job.target!r}")
+    root = _Root(Path(job.root).resolve())
+    _sized("nodes", tree.nodes)
+    _sized("findings", tree.findings)
+    _short(*tree.carried, tree.stopped)
+    nodes = []
+    for node in tree.nodes:
+        _short(node.path, node.cls, node.inputs, node.same_as)
+        if not math.isfinite(node.seconds) or node.seconds < 0:
+            raise Refused(f"it took {node.seconds} seconds")
+        nodes.append(replace(node, finding=_finding(node.finding, root, False)) if node.finding else node)
+    findings = tuple(_finding(f, root, False) for f in tree.findings)
+    return replace(tree, nodes=tuple(nodes), findings=findings)
 
 
 def _finding(finding: Finding, root: _Root, proven: bool) -> Finding:
@@ -195,6 +218,20 @@ def _place(root: _Root, path: str, *numbers: int | None) -> None:
         raise Refused(f"it names {path[:200]!r}, which is not a file of the project")
     if any(n is not None and not 1 <= n <= MAX_LINE for n in numbers):
         raise Refused(f"it names a place in {path!r} no file has: {numbers}")
+
+
+def _lowerings(job: Job, report: ModuleReport) -> None:
+    """Only a lowering job's report carries lowerings: one per target, each once, numbers that are numbers."""
+    if report.lowerings and not job.options.lower:
+        raise Refused("it reports lowerings the job did not ask for")
+    _sized("lowerings", report.lowerings)
+    if len({lowering.target for lowering in report.lowerings}) != len(report.lowerings):
+        raise Refused("it reports one target twice")
+    for lowering in report.lowerings:
+        _short(lowering.target, lowering.status, *lowering.sizes)
+        error = lowering.max_error
+        if not math.isfinite(lowering.seconds) or lowering.size < 0 or (error is not None and math.isnan(error)):
+            raise Refused(f"its lowering for {lowering.target[:50]!r} has numbers that are none")
 
 
 def _short(*texts: str) -> None:

@@ -59,12 +59,10 @@ from .protocol import (
     CodecError,
     Died,
     Done,
-    End,
-    Exited,
+    Encoded,
     Internal,
     OutOfMemory,
     Ready,
-    Reported,
     Run,
     Shutdown,
     Started,
@@ -93,7 +91,7 @@ class _Child:
     retired: bool = False  # killed while waiting (forked before a preload): never given a job
     output: bytearray = field(default_factory=bytearray)
     result: bytearray = field(default_factory=bytearray)
-    parsed: tuple[End | None, str] | None = None  # the result line, once complete
+    parsed: tuple[Encoded | None, str] | None = None  # the result line, once complete
     memory_limit: int | None = None  # what its process tree may hold of its own
     over_limit: bool = False  # killed for holding more
 
@@ -363,16 +361,17 @@ class Parent:
         os._exit(0)
 
 
-def _parse_result(data: bytes) -> tuple[End | None, str]:
-    """The child's End, and whatever else it wrote there (faulthandler's report)."""
+def _parse_result(data: bytes) -> tuple[Encoded | None, str]:
+    """The child's End, as it wrote it (the owner decodes it), and whatever else it wrote
+    there (faulthandler's report). Only a whole line is an End: one cut short is not."""
     end, other = None, []
-    for line in data.decode("utf-8", "replace").splitlines():
-        if line.startswith("{"):
-            try:
-                end = decode(line, Reported, Exited, OutOfMemory, Internal)
-                continue
-            except CodecError:
-                pass
+    lines = data.decode("utf-8", "replace").split("\n")
+    for i, line in enumerate(lines):
+        whole = i < len(lines) - 1
+        found = Encoded.of(line) if whole else None
+        if found is not None:
+            end = found
+            continue
         other.append(line)
     return end, "\n".join(other).strip()
 

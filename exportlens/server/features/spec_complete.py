@@ -61,52 +61,45 @@ def completions(session: Session, doc: DocumentSnapshot, position: types.Positio
 def _keys(
     session, root, spec: SpecDoc, target: str, rel, variant: bool, ctx: Context, edit
 ) -> list[types.CompletionItem]:
-    present = {
-        t.value
-        for s in family(spec.scopes, target)
-        for t in s.tokens
-        if t.is_key and (t.start, t.end) != (ctx.start, ctx.start + len(ctx.text))
-    }
+    typed = (ctx.start, ctx.start + len(ctx.text))  # the key being typed is not yet present
+    present = {t.value for s in family(spec.scopes, target) for t in s.tokens if t.is_key and (t.start, t.end) != typed}
     if rel == ():
         keys = [*_TABLE_KEYS, *(["name"] if variant else [])]
-        return [
-            _item(k, _KEY_DOCS.get(k, ""), f"{k} = ", edit, types.CompletionItemKind.Property)
-            for k in keys
-            if k not in present
-        ]
+        kind = types.CompletionItemKind.Property
+        return [_item(k, _KEY_DOCS.get(k, ""), f"{k} = ", edit, kind) for k in keys if k not in present]
     if rel == ("inputs",):
-        module = session.index.by_target(root, target)
-        params = module.forward.params if module and module.forward else ()
-        return [
-            _item(
-                p.name,
-                p.annotation or ("optional" if p.has_default else "required"),
-                f"{p.name} = ",
-                edit,
-                types.CompletionItemKind.Field,
-            )
-            for p in params
-            if p.kind not in ("var_positional", "var_keyword") and p.name not in present
-        ]
+        return _input_keys(session.index.by_target(root, target), present, edit)
     if rel == ("dims",):
-        all_uses = [
-            u for u in uses(family(spec.scopes, target)) if (u.start, u.end) != (ctx.start, ctx.start + len(ctx.text))
-        ]
-        declared = {u.name for u in all_uses if u.input is None}
-        names = dict.fromkeys(u.name for u in all_uses if u.input is not None and u.name not in declared)
-        return [
-            _item(
-                n,
-                "used by " + where_used([u for u in all_uses if u.name == n]),
-                f"{n} = {{ ",
-                edit,
-                types.CompletionItemKind.Variable,
-            )
-            for n in names
-        ]
+        return _dim_names([u for u in uses(family(spec.scopes, target)) if (u.start, u.end) != typed], edit)
     if len(rel) == 2 and rel[0] == "dims":
         return [_item(k, doc, f"{k} = ", edit, types.CompletionItemKind.Property) for k, doc in _DIM_KEYS.items()]
     return []
+
+
+def _input_keys(module, present: set[str], edit) -> list[types.CompletionItem]:
+    """forward's parameters not yet given, each with its annotation or whether it is required."""
+    params = module.forward.params if module and module.forward else ()
+    return [
+        _item(
+            p.name,
+            p.annotation or ("optional" if p.has_default else "required"),
+            f"{p.name} = ",
+            edit,
+            types.CompletionItemKind.Field,
+        )
+        for p in params
+        if p.kind not in ("var_positional", "var_keyword") and p.name not in present
+    ]
+
+
+def _dim_names(all_uses, edit) -> list[types.CompletionItem]:
+    """Dim names the shapes use that ``dims`` does not declare yet."""
+    declared = {u.name for u in all_uses if u.input is None}
+    names = dict.fromkeys(u.name for u in all_uses if u.input is not None and u.name not in declared)
+    kind = types.CompletionItemKind.Variable
+    return [
+        _item(n, "used by " + where_used([u for u in all_uses if u.name == n]), f"{n} = {{ ", edit, kind) for n in names
+    ]
 
 
 def _in_string(spec: SpecDoc, target: str, rel, ctx: Context, offset: int) -> list[types.CompletionItem]:

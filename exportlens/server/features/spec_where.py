@@ -1,50 +1,43 @@
 """An open pyproject.toml as the spec features read it: its module tables (``spec_text``)
-and the conversion between LSP positions and offsets into its text."""
+and the conversion between LSP positions and offsets into its text (``pyproject``'s)."""
 
 from __future__ import annotations
 
-import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import tomlkit.exceptions
 from lsprotocol import types
 
 from ...exporter.core.targets import ModuleClass
-from ...exporter.spec import toml_text
-from ...exporter.spec.loading import PYPROJECT
-from ...exporter.spec.spec_text import MODULES, VARIANTS, DimUse, Scope, family, scan, scope_at
+from ...exporter.spec.pyproject import MODULES, PYPROJECT, VARIANTS, Pyproject, read
+from ...exporter.spec.spec_text import DimUse, Scope, family, scan, scope_at
+from ...exporter.spec.variants import merge
 from ..snapshots import DocumentSnapshot
 
 
 @dataclass(frozen=True)
 class SpecDoc:
     doc: DocumentSnapshot
-    _starts: list[int] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        starts = [0]
-        for line in self.doc.text.splitlines(keepends=True):  # the lines Lines counts
-            starts.append(starts[-1] + len(line))
-        object.__setattr__(self, "_starts", starts)
 
     @staticmethod
     def of(doc: DocumentSnapshot) -> SpecDoc | None:
         return SpecDoc(doc) if doc.path.name == PYPROJECT else None
 
     @cached_property
+    def tree(self) -> Pyproject:
+        return read(self.doc.text)
+
+    @cached_property
     def scopes(self) -> list[Scope]:
         return scan(self.doc.text)
 
     def offset(self, position: types.Position) -> int:
-        line = min(position.line, len(self._starts) - 1)
-        return min(self._starts[line] + self.doc.lines.column(position), len(self.doc.text))
+        return self.tree.offset(position.line + 1, self.doc.lines.column(position) + 1)
 
     def position(self, offset: int) -> types.Position:
-        line = bisect.bisect_right(self._starts, offset) - 1
-        return self.doc.lines.position(line + 1, offset - self._starts[line] + 1)
+        return self.doc.lines.position(*self.tree.place(offset))
 
     def range(self, start: int, end: int) -> types.Range:
         return types.Range(self.position(start), self.position(end))
@@ -57,26 +50,23 @@ class SpecDoc:
     @cached_property
     def raw(self) -> dict[str, Any]:
         """``[tool.exportlens.modules]`` as tomlkit reads it; {} where the text does not parse."""
-        try:
-            doc = toml_text.parse(self.doc.text).unwrap()
-        except tomlkit.exceptions.ParseError:
-            return {}
+        doc: Any = read(self.doc.text).doc or {}
         for key in MODULES:
             doc = doc.get(key, {}) if isinstance(doc, dict) else {}
         return doc if isinstance(doc, dict) else {}
 
     def declared(self, scope: Scope, name: str) -> dict[str, Any] | None:
-        """The ``dims`` entry of ``name`` that applies in ``scope`` (a variant's own, else its class's)."""
+        """The ``dims`` entry of ``name`` that applies in ``scope``: its table's as a variant
+        merges it over its class's (``variants.merge``)."""
         table = self.raw.get(scope.key[0], {})
-        tables = [table]
-        if scope.key[1] is not None and isinstance(table, dict) and isinstance(table.get(VARIANTS), list):
-            variants = table[VARIANTS]
-            tables.insert(0, variants[scope.key[1]] if scope.key[1] < len(variants) else {})
-        for t in tables:
-            dims = t.get("dims", {}) if isinstance(t, dict) else {}
-            if isinstance(dims, dict) and isinstance(dims.get(name), dict):
-                return dims[name]
-        return None
+        table = table if isinstance(table, dict) else {}
+        variants = table.get(VARIANTS)
+        if scope.key[1] is not None and isinstance(variants, list):
+            own = variants[scope.key[1]] if scope.key[1] < len(variants) else {}
+            table = merge(table, own if isinstance(own, dict) else {})
+        dims = table.get("dims", {})
+        entry = dims.get(name) if isinstance(dims, dict) else None
+        return entry if isinstance(entry, dict) else None
 
 
 def reported(spec: SpecDoc, scope: Scope) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 import torch.export
-import torch.utils._pytree as pytree  # 2.7–2.15: tree_flatten_with_path, tree_map, tree_leaves; imported by torch itself
+import torch.utils._pytree as pytree  # 2.7–2.15: tree_flatten_with_path, tree_map, tree_leaves; torch imports it too
 from torch._dynamo.exc import Unsupported, UserError, UserErrorType  # 2.7–2.15
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 

@@ -63,11 +63,13 @@ SPECIALIZED_BY_GUARDS = _forms(
 EQUAL = _forms("2.8–2.15", r"The values of (?P<a>\w+) = \S+ and (?P<b>\w+) = \S+ must always be equal")
 RELATED = _forms(
     "2.8–2.15",
-    rf"The values of (?P<a>{_SIZE}) = .+? must always be related to the values of (?P<b>{_SIZE}) = .+? by (?P<by>.+?)\.?$",
+    rf"The values of (?P<a>{_SIZE}) = .+? must always be related to the values of (?P<b>{_SIZE}) = .+?"
+    r" by (?P<by>.+?)\.?$",
 )
 RANGE = _forms(
     "2.8–2.15",
-    rf"Not all values of (?P<dim>{_SIZE}) = \S+ in the specified range(?: (?P<declared>.+?))? satisfy the generated guard (?P<guard>.+)$",
+    rf"Not all values of (?P<dim>{_SIZE}) = \S+ in the specified range(?: (?P<declared>.+?))?"
+    r" satisfy the generated guard (?P<guard>.+)$",
 )
 
 # -- other failures of export -------------------------------------------------------------

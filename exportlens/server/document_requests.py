@@ -1,4 +1,4 @@
-"""CodeLens, hover, inlay hints and code actions: answered from the index and cached
+"""A document's CodeLens, hover, inlay hints and code actions: answered from the index and cached
 reports, never by exporting. Each handler takes one snapshot of the documents and
 hands it to its feature."""
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from .index import FileEntry
-from .server import ExportLensServer
-from .snapshots import path_of
+from ..server import ExportLensServer
+from ..snapshots import path_of
+from .module_index import FileEntry
 
 
 def start(ls: ExportLensServer) -> None:

@@ -1,6 +1,6 @@
 """Rescanning open files as they change, without ever blocking the server: one parse per
 file at a time, off the event loop, always of the newest text. A text longer than
-``IN_PROCESS`` characters is parsed in a subprocess (``indexer --one``): the tree of a
+``IN_PROCESS`` characters is parsed in a subprocess (``scanner --one``): the tree of a
 20,000-line file is memory a subprocess gives back when it exits and the server's heap
 would not."""
 
@@ -10,8 +10,8 @@ import asyncio
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from .index import FileEntry, ModuleIndex
-from .indexer import scan_one
+from .module_index import FileEntry, ModuleIndex
+from .scanner import scan_one
 
 IN_PROCESS = 100_000  # characters: about 2,500 lines; ast parses that in some 20 ms
 

@@ -1,12 +1,12 @@
 """Scan a workspace for nn.Module classes in a subprocess (no torch), streaming results.
 
-``python -m exportlens.server.indexer FOLDER`` prints one JSON line per Python file
+``python -m exportlens.server.index.scanner FOLDER`` prints one JSON line per Python file
 that defines a module or does not parse: ``{"path", "entry": FileEntry}`` in the
 codec every process boundary uses (core.codec).
 Files are indexed by ``bulk.index_tree``: a text pre-filter, outlines without function
 bodies made by several processes, and an on-disk cache, so a reopened folder is only stat'ed.
 
-``python -m exportlens.server.indexer --one FILE`` scans one file whose text comes on
+``python -m exportlens.server.index.scanner --one FILE`` scans one file whose text comes on
 stdin (an open editor buffer too large to parse in the server: see ``rescans``).
 """
 
@@ -21,17 +21,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from .. import isolation
-from ..exporter.core.codec import Codec, CodecError
-from ..exporter.core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
-from ..exporter.core.sources import Sources, resolved
-from ..exporter.core.targets import Forward, ModuleClass, Param, Span
-from ..exporter.find.bulk import index_tree
-from ..exporter.find.declared import declared_in, declaring
-from ..exporter.find.index_cache import IndexCache, tree_stamp
-from ..exporter.find.walk import python_files_under
-from ..exporter.spec.loading import find_root, load_project
-from .index import FileEntry
+from ... import isolation
+from ...exporter.core.codec import Codec, CodecError
+from ...exporter.core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
+from ...exporter.core.sources import Sources, resolved
+from ...exporter.core.targets import Forward, ModuleClass, Param, Span
+from ...exporter.find.bulk import index_tree
+from ...exporter.find.declared import declared_in, declaring
+from ...exporter.find.index_cache import IndexCache, tree_stamp
+from ...exporter.find.walk import python_files_under
+from ...exporter.spec.loading import find_root, load_project
+from ...exporter.spec.pyproject import excludes
+from .module_index import FileEntry
 
 CODEC = Codec(FileEntry, ModuleClass, Forward, Param, Span, Finding, Fix, Verified, Edit, Related, Kind, Severity)
 
@@ -49,7 +50,8 @@ def scan(
     folder = folder.resolve()
     roots: dict[Path, Path] = {}  # by a file's folder: the same for all its files
     by_root: dict[Path, list[Path]] = {}
-    for f in sorted(python_files_under(folder) if files is None else map(resolved, files)):
+    walked = python_files_under(folder, exclude=excludes()) if files is None else map(resolved, files)
+    for f in sorted(walked):
         if f.parent not in roots:
             roots[f.parent] = find_root(f, [folder])
         by_root.setdefault(roots[f.parent], []).append(f)
@@ -81,7 +83,7 @@ def _add_declared(root: Path, modules: dict[Path, list[ModuleClass]], findings: 
 
 def main() -> None:
     if sys.argv[1] == "--one":  # --one FILE [WORKSPACE_FOLDER ...]
-        from .index import ModuleIndex
+        from .module_index import ModuleIndex
 
         path = Path(sys.argv[2])
         text = sys.stdin.buffer.read().decode("utf-8")
@@ -89,7 +91,7 @@ def main() -> None:
         sys.stdout.write(CODEC.dumps({"path": path, "entry": replace(entry, text=None)}) + "\n")
         return
     folder, cache = Path(sys.argv[1]).resolve(), IndexCache.default()
-    files = sorted(python_files_under(folder))
+    files = sorted(python_files_under(folder, exclude=excludes()))  # the disk's: a folder is scanned as saved
     tree = tree_stamp(folder, files)
     answer = cache.answer(folder, tree)  # the folder as it was at the last scan: its output as it was
     if answer is not None:
@@ -111,8 +113,9 @@ async def scan_one(path: Path, text: str, folders: Iterable[Path] = ()) -> FileE
     """``path``'s entry for ``text``, parsed in a subprocess: its memory goes back to the
     system when it exits. None if the scan failed. ``folders``: the workspace folders."""
     proc = await asyncio.create_subprocess_exec(
-        *isolation.command(sys.executable, "exportlens.server.indexer", "--one", str(path), *map(str, folders)),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=isolation.environment(),
+        *isolation.command(sys.executable, "exportlens.server.index.scanner", "--one", str(path), *map(str, folders)),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        env=isolation.environment(),
     )  # fmt: skip
     try:
         out, _ = await proc.communicate(text.encode("utf-8", "surrogatepass"))
@@ -136,7 +139,7 @@ class Indexer:
         # workspaces too, and a workspace must not choose what gets executed there (nor, by
         # being the current folder, what that interpreter imports: isolation)
         self.proc = subprocess.Popen(
-            isolation.command(sys.executable, "exportlens.server.indexer", str(folder)),
+            isolation.command(sys.executable, "exportlens.server.index.scanner", str(folder)),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,

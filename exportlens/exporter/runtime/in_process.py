@@ -1,5 +1,5 @@
-"""Check planned modules in this process (torch side): a worker runs ``check_one`` for its
-one module; ``check_plan`` runs a whole plan here (the tests do)."""
+"""Check planned modules in this process (torch side): a worker runs ``export_planned`` for its
+one module; ``export_plan`` runs a whole plan here (the tests do)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..spec.plan import Plan, Planned, no_spec_findings
 from .run import Options, export_module
 
 
-def check_one(plan: Plan, planned: Planned, options: Options = Options()) -> ModuleReport:
+def export_planned(plan: Plan, planned: Planned, options: Options = Options()) -> ModuleReport:
     if planned.spec is None:
         findings = no_spec_findings(planned)
         return ModuleReport(planned.target, Status.SKIPPED, tuple(findings))
@@ -21,12 +21,12 @@ def check_one(plan: Plan, planned: Planned, options: Options = Options()) -> Mod
     return report
 
 
-def check_plan(plan: Plan, options: Options = Options(), artifacts: Path | None = None) -> Report:
+def export_plan(plan: Plan, options: Options = Options(), artifacts: Path | None = None) -> Report:
     """Every module of ``plan``; with ``artifacts``, each exported program saved there as ``<class>.pt2``."""
     modules = []
     for planned in plan.modules:
         opts = options
         if artifacts is not None and planned.spec is not None:
             opts = replace(options, artifact=artifacts / f"{planned.module.name}.pt2")
-        modules.append(check_one(plan, planned, opts))
+        modules.append(export_planned(plan, planned, opts))
     return Report(tuple(modules), tuple(plan.findings))

@@ -1,7 +1,7 @@
 """The module index: which nn.Module classes each Python file defines (no torch).
 
 Open and changed files are rescanned here, at once; the rest of the workspace is
-scanned by ``indexer`` in a subprocess, so that parsing thousands of files never
+scanned by ``scanner`` in a subprocess, so that parsing thousands of files never
 holds this process's interpreter lock or memory while it answers requests.
 """
 
@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..exporter.core.report import Finding
-from ..exporter.core.sources import Sources
-from ..exporter.core.targets import ModuleClass, Target
-from ..exporter.find.declared import declared_in
-from ..exporter.find.discover import Project
-from ..exporter.find.index_cache import Stamp, stamp
-from ..exporter.find.outline import FileOutline
-from ..exporter.spec.loading import PYPROJECT, ProjectSpecs, find_root, load_project
+from ...exporter.core.report import Finding
+from ...exporter.core.sources import Sources
+from ...exporter.core.targets import ModuleClass, Target
+from ...exporter.find.declared import declared_in
+from ...exporter.find.discover import Project
+from ...exporter.find.index_cache import Stamp, stamp
+from ...exporter.find.outline import FileOutline
+from ...exporter.spec.loading import PYPROJECT, ProjectSpecs, find_root, load_project
 
 
 @dataclass(frozen=True)

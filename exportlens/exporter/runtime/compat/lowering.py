@@ -1,0 +1,103 @@
+"""torch's private API that lowering touches (compat, torch side; checked on 2.13).
+
+AOTInductor's entry points live in ``torch._inductor``. Where a lowering fails, torch
+names the graph node it was translating only in its text, but the node itself is a local
+of the frame that raised (``node`` in the ONNX exporter's ``_translate_fx_graph``, ``n``
+in Inductor's ``run_node``): read from the traceback, it carries the user's stack. A node
+of a graph the target decomposed names the node it came from in ``meta["from_node"]``.
+Without any of it a lowering failure is a finding on the class, never a wrong line."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch.fx
+
+
+def aoti_compile(ep: Any, path: Path, cache: Path) -> None:
+    """The program as an AOTInductor package (a .pt2 a C++ or Python server loads); 2.6–2.15.
+    Inductor's caches go to ``cache`` (where the job may write), not /tmp/torchinductor_<user>:
+    the folder its functions read from the environment, and the precompiled headers' folder,
+    which ``codecache`` computed when it was imported (2.13)."""
+    import torch._inductor.codecache as codecache
+    from torch._inductor import aoti_compile_and_package
+
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
+    if hasattr(codecache, "_HEADER_DIR"):
+        codecache._HEADER_DIR = str(cache / "precompiled_headers")
+        codecache._HEADER_LOCK_DIR = str(cache / "precompiled_headers" / "locks")
+
+    aoti_compile_and_package(ep, package_path=str(path))
+
+
+def aoti_load(path: Path) -> Any:
+    from torch._inductor import aoti_load_package
+
+    return aoti_load_package(str(path))
+
+
+def chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and its causes, each once, outermost first."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def failing_nodes(exc: BaseException) -> Iterator[torch.fx.Node]:
+    """The graph nodes live in the frames the failure passed through, innermost first,
+    over the whole chain of causes."""
+    for raised in chain(exc):
+        frames = []
+        tb = raised.__traceback__
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        for frame in reversed(frames):
+            for value in list(frame.f_locals.values()):
+                if isinstance(value, torch.fx.Node) and value.op == "call_function":
+                    yield value
+
+
+def origins(node: torch.fx.Node) -> Iterator[str]:
+    """The names of the nodes ``node`` was made from, nearest first (2.6–2.15's ``NodeSource``)."""
+    sources = list(node.meta.get("from_node") or ())
+    while sources:
+        source = sources.pop(0)
+        name = getattr(source, "name", None)
+        if isinstance(name, str):
+            yield name
+        sources.extend(getattr(source, "from_node", None) or ())
+
+
+def no_translation(exc: BaseException) -> bool:
+    """The ONNX exporter found no function for an op (its ``DispatchError``, 2.6–2.15), anywhere in the chain."""
+    return any(type(e).__name__ == "DispatchError" for e in chain(exc))
+
+
+# the ONNX exporter writes each node's fx stack into its metadata (2.6–2.15)
+ONNX_STACK = "pkg.torch.onnx.stack_trace"
+# onnxruntime 1.2x–1.30: "... while running Squeeze node. Name:'node_squeeze' Status Message: <source>
+# <function>(...) <check> was false. <why>"
+_ORT = re.compile(r"while running (?P<op>\w+) node\. Name:'(?P<node>[^']*)' Status Message: (?P<said>.*)", re.S)
+
+
+def onnx_stacks(program: Any) -> dict[str, str]:
+    """Each ONNX node's name, to the user's stack it was made from."""
+    return {node.name: node.metadata_props.get(ONNX_STACK, "") for node in program.model.graph}
+
+
+def ort_said(text: str) -> tuple[str, str] | None:
+    """The node onnxruntime failed on, and what it said, in one line without its C++ source; None
+    where it is not onnxruntime's."""
+    m = _ORT.search(text)
+    if m is None:
+        return None
+    said = m["said"].strip()
+    said = said.rsplit(" was false. ", 1)[-1] if " was false. " in said else said.rsplit(") ", 1)[-1]
+    return m["node"], f"onnxruntime's {m['op']} fails: {said}"
