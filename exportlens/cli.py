@@ -25,7 +25,7 @@ from .cli_settings import add_settings, checked, overrides
 from .exporter.core import codes
 from .exporter.core.options import Options
 from .exporter.core.program import program_text
-from .exporter.core.report import ModuleReport, Report, Status, to_dict
+from .exporter.core.report import ModuleReport, Report, Status, report_json
 from .exporter.core.settings import effective
 from .exporter.core.shards import Shard
 from .exporter.core.sources import read_text
@@ -261,7 +261,7 @@ def _rendered(report: Report, format: str, root: Path, hidden: int = 0, shard: t
         from .sarif import to_sarif
 
         return json.dumps(to_sarif(report, root.resolve().as_uri()), ensure_ascii=False, indent=2)
-    return json.dumps(to_dict(report), ensure_ascii=False, indent=2)
+    return json.dumps(report_json(report), ensure_ascii=False, indent=2)
 
 
 def _merge(args: argparse.Namespace) -> int:

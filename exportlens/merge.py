@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from .exporter.core.report import Finding, ModuleReport, Report, from_dict
+from .exporter.core.report import SCHEMA, Finding, ModuleReport, Report, from_dict
+from .exporter.core.targets import Target
 
 
 class MergeError(ValueError):
@@ -23,6 +24,8 @@ def read_report(path: Path) -> Report:
         raise MergeError(f"cannot read {path}: {e.strerror or e}") from None
     except ValueError as e:  # not UTF-8, or not JSON
         raise MergeError(f"{path} is not JSON: {e}") from None
+    if isinstance(data, dict) and "modules" in data:
+        _readable(path, data.pop("schema", None))
     try:
         if not isinstance(data, dict) or "modules" not in data:
             raise ValueError('no "modules"')
@@ -31,9 +34,22 @@ def read_report(path: Path) -> Report:
         raise MergeError(f"{path} is not a report of `exportlens check --format json`: {e}") from None
 
 
+def _readable(path: Path, schema: object) -> None:
+    """Refuse a report whose schema's major version this exportlens does not read: its fields
+    may mean something else (a minor version only adds fields, which ``from_dict`` names)."""
+    major = SCHEMA.partition(".")[0]
+    given = schema.partition(".")[0] if isinstance(schema, str) else None
+    if given != major:
+        said = f"schema {schema}" if isinstance(schema, str) else "no schema version (exportlens before 2.0)"
+        raise MergeError(
+            f"{path} is a report of {said}; this exportlens reads schema {major}.x:"
+            " run `exportlens check --format json` again with this version"
+        )
+
+
 def in_target_order(report: Report) -> Report:
     """Modules sorted by target: the one order a check and a merge of its shards share."""
-    return replace(report, modules=tuple(sorted(report.modules, key=lambda m: m.target)))
+    return replace(report, modules=tuple(sorted(report.modules, key=lambda m: Target.parse(m.target))))
 
 
 def merge(reports: Iterable[tuple[str, Report]]) -> Report:

@@ -15,6 +15,7 @@ import exportlens
 import exportlens.exporter.edit as edit
 import exportlens.exporter.find as find
 import exportlens.exporter.spec as spec
+from exportlens.exporter.core.report import SCHEMA
 
 PROBE = """
 import importlib, json, sys
@@ -66,7 +67,9 @@ def test_merging_reports_imports_neither_torch_nor_libcst(tmp_path):
     """The CI job that merges shards' reports needs only exportlens and the standard library."""
     report = tmp_path / "shard.json"
     report.write_text(
-        json.dumps({"modules": [{"target": "m.py:M", "status": "exported", "findings": []}], "findings": []})
+        json.dumps(
+            {"schema": SCHEMA, "modules": [{"target": "m.py:M", "status": "exported", "findings": []}], "findings": []}
+        )
     )
     args = ["merge", str(report), str(report), "--format", "sarif", "-o", str(tmp_path / "out.sarif")]
     done = subprocess.run([sys.executable, "-c", MERGE, *args], capture_output=True, text=True, timeout=120, check=True)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from exportlens.exporter.core.report import SCHEMA
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 
@@ -314,9 +316,9 @@ def test_merge_refuses_what_is_not_a_report_or_disagrees(tmp_path):
     files = {
         "text.json": "models/head.py:15:9: EL204 `batch` was declared dynamic",
         "list.json": "[]",
-        "typo.json": json.dumps({"modules": [{**module, "status": "exportd"}]}),
-        "one.json": json.dumps({"modules": [module], "findings": []}),
-        "other.json": json.dumps({"modules": [{**module, "seconds": 2.0}], "findings": []}),
+        "typo.json": json.dumps({"schema": SCHEMA, "modules": [{**module, "status": "exportd"}]}),
+        "one.json": json.dumps({"schema": SCHEMA, "modules": [module], "findings": []}),
+        "other.json": json.dumps({"schema": SCHEMA, "modules": [{**module, "seconds": 2.0}], "findings": []}),
     }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -338,6 +340,26 @@ def test_merge_refuses_what_is_not_a_report_or_disagrees(tmp_path):
         assert result.stderr == f"exportlens: {message}\n"
     again = exportlens("merge", "one.json", "one.json", cwd=tmp_path)  # the same shard twice: nothing disagrees
     assert again.returncode == 0 and [m["target"] for m in json.loads(again.stdout)["modules"]] == ["models/a.py:A"]
+    assert json.loads(again.stdout)["schema"] == SCHEMA
+
+
+def test_merge_refuses_a_report_of_another_major_schema(tmp_path):
+    """A report whose schema's major version this exportlens does not know (a later one, or
+    one before versions) is refused with what to do, not read as if its fields meant the same."""
+    module = {"target": "models/a.py:A", "status": "exported", "findings": [], "seconds": 0.5}
+    major = int(SCHEMA.split(".")[0])
+    (tmp_path / "later.json").write_text(json.dumps({"schema": f"{major + 1}.0", "modules": [module], "findings": []}))
+    (tmp_path / "older.json").write_text(json.dumps({"modules": [module], "findings": []}))
+    (tmp_path / "minor.json").write_text(json.dumps({"schema": f"{major}.0", "modules": [module], "findings": []}))
+    later = exportlens("merge", "later.json", cwd=tmp_path)
+    assert (later.returncode, later.stdout) == (2, "") and "Traceback" not in later.stderr
+    assert later.stderr == (
+        f"exportlens: later.json is a report of schema {major + 1}.0; this exportlens reads schema {major}.x:"
+        " run `exportlens check --format json` again with this version\n"
+    )
+    older = exportlens("merge", "older.json", cwd=tmp_path)
+    assert older.returncode == 2 and "older.json is a report of no schema version" in older.stderr
+    assert exportlens("merge", "minor.json", cwd=tmp_path).returncode == 0
 
 
 def test_broken_pyproject_is_a_configuration_error(tmp_path):

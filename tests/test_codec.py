@@ -8,10 +8,24 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core.codec import CodecError
+from exportlens.exporter.core.report import (
+    Edit,
+    Finding,
+    Fix,
+    Kind,
+    ModuleReport,
+    Report,
+    Status,
+    Verified,
+    from_dict,
+    report_json,
+    to_dict,
+)
 from exportlens.exporter.core.targets import Span
 from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.workers.proof_plans import owner_plan
 from exportlens.exporter.workers.protocol import CODEC, Done, Job, Run, decode, encode, encode_run
+from exportlens.exporter.workers.validate import checked_report
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -56,3 +70,39 @@ def test_a_plan_json_cannot_carry_is_left_for_the_worker_to_make():
     job = Job(str(EXAMPLES), planned.target, name_span=Span(1), plan=sent)
     back = decode(encode_run(Run("7", job)), Run)
     assert back.id == "7" and back.job.target == planned.target and back.job.plan is None
+
+
+def test_a_fix_title_and_its_verified_never_disagree(tmp_path):
+    """The "Apply all" case: a fix the owner proved said "(module then exports)" in its title
+    while the JSON said ``"verified": "unverified"`` once its verified was reset (a job's own
+    report is not proof). The suffix is derived from ``verified``: reset, the title says nothing."""
+    (tmp_path / "two.py").write_text("class Two:\n    pass\n")
+    edit = Edit("pyproject.toml", 2, 1, 2, 1, "dims = {}\n")
+    proven = Fix("Apply all suggested fixes for Two", (edit,), preferred=True, verified=Verified.EXPORTS)
+    assert proven.title == "Apply all suggested fixes for Two (module then exports)"
+    finding = Finding(
+        "EL201", Kind.CONSTRAINT_VIOLATION, "`seq` is declared as [2, 4096]", "two.py", 1, fixes=(proven,)
+    )
+    job = Job(str(tmp_path), "two.py:Two", 1)
+    for report in (ModuleReport("two.py:Two", Status.FAILED, (finding,)),):
+        shown = checked_report(job, report)  # what a job's report may say: no fix proven
+        (fix,) = shown.findings[0].fixes
+        (written,) = report_json(Report((shown,)))["modules"][0]["findings"][0]["fixes"]
+        assert (fix.title, written["title"], written["verified"]) == (
+            "Apply all suggested fixes for Two",
+            "Apply all suggested fixes for Two",
+            "unverified",
+        )
+        kept = checked_report(job, report, proven=True)  # the owner's own verdict: both say it
+        (written,) = report_json(Report((kept,)))["modules"][0]["findings"][0]["fixes"]
+        assert (written["title"], written["verified"]) == (proven.title, "exports")
+        assert from_dict(Fix, written) == proven  # the JSON reads back to the same fix
+
+
+def test_a_partial_fix_says_how_many_problems_remain_and_reads_back():
+    fix = Fix("Set `seq` to Dim('seq', max=512)", (), verified=Verified.PARTIAL, remaining=1)
+    written = to_dict(fix)
+    assert (written["title"], written["remaining"]) == ("Set `seq` to Dim('seq', max=512) (1 more problem remains)", 1)
+    assert from_dict(Fix, written) == fix
+    with pytest.raises(ValueError, match="its title does not end with what it reached"):
+        from_dict(Fix, {**written, "verified": "serves"})  # a title that says otherwise is refused

@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import line_of, only
 
-from exportlens.exporter.core.report import Edit, Status
+from exportlens.exporter.core.report import Edit, Status, Verified, reached
 from exportlens.exporter.edit.text_edits import apply_edits
-from exportlens.exporter.workers.proofs import said
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -41,7 +40,7 @@ def fixes_say_what_they_reached(report: dict) -> None:
                 if fix["verified"] == "partial":
                     assert fix["title"].endswith("remain)") or fix["title"].endswith("remains)"), fix
                 elif fix["verified"] != "unverified":
-                    assert fix["title"].endswith(f"({said(fix['verified'])})"), fix
+                    assert fix["title"].endswith(f"({reached(Verified(fix['verified']))})"), fix
                 else:
                     assert "then exports" not in fix["title"] and "remain" not in fix["title"], fix
 

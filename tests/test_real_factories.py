@@ -70,6 +70,6 @@ def test_bert_and_llama_from_configs_check_with_no_wrapper_class(tmp_path):
         "models/text.py:llama[long]": "exported",
     }
     ranges = {t: m["summary"]["range_constraints"] for t, m in modules.items()}
-    assert "seq ∈ [2, 32]" in ranges["models/text.py:llama[short]"]
-    assert "seq ∈ [2, 256]" in ranges["models/text.py:llama[long]"]
-    assert "seq ∈ [2, 64]" in ranges["models/text.py:build_bert"]
+    assert {"name": "seq", "low": 2, "high": 32} in ranges["models/text.py:llama[short]"]
+    assert {"name": "seq", "low": 2, "high": 256} in ranges["models/text.py:llama[long]"]
+    assert {"name": "seq", "low": 2, "high": 64} in ranges["models/text.py:build_bert"]

@@ -14,6 +14,7 @@ from exportlens.exporter.core.report import (
     Kind,
     LineShapes,
     ModuleReport,
+    Range,
     Related,
     Report,
     Severity,
@@ -69,7 +70,12 @@ def _module(target: str, *, seconds: float = 0.5) -> ModuleReport:
         "torch's text",
     )
     summary = Summary(
-        "(x: f32[b]) -> f32[b]", ("x: f32[b]",), ("f32[b]",), ("b ∈ [1, 64]",), (), (LineShapes(path, 3, ("f32[b]",)),)
+        "(x: f32[b]) -> f32[b]",
+        ("x: f32[b]",),
+        ("f32[b]",),
+        (Range("b", 1, 64),),
+        (),
+        (LineShapes(path, 3, ("f32[b]",)),),
     )
     return ModuleReport(target, Status.FAILED, (finding,), summary, "pyproject.toml:3", seconds, "2.13.0+cpu", True)
 

@@ -39,7 +39,7 @@ def test_signature_ranges_and_line_shapes_in_dim_names(project):
     assert report.status is Status.EXPORTED
     s = report.summary
     assert s.signature == "(x: f32[batch, seq, 16]) -> f32[batch, 8]"
-    assert set(s.range_constraints) == {"batch ∈ [2, 64]", "seq ∈ [0, 512]"}
+    assert set(map(str, s.range_constraints)) == {"batch ∈ [2, 64]", "seq ∈ [0, 512]"}
     shapes = {ls.line: ls.shapes for ls in s.line_shapes}
     assert shapes[line_of(project, "enc.py", "h = self.fc(x)")][-1] == "f32[batch, seq, 32]"
     assert shapes[line_of(project, "enc.py", "pooled = h.mean")][-1] == "f32[batch, 32]"
@@ -159,7 +159,7 @@ def test_in_code_example_inputs_with_kwargs_and_dynamic_shapes(project):
     report = project.module("Attn")
     assert report.status is Status.EXPORTED, report.findings
     assert report.summary.signature == "(x: f32[batch, seq, 8], mask: f32[batch, seq]) -> f32[batch, seq, 8]"
-    assert "seq ∈ [0, 128]" in report.summary.range_constraints
+    assert "seq ∈ [0, 128]" in map(str, report.summary.range_constraints)
     assert report.spec_source.startswith("attn.py:") and "example_inputs()" in report.spec_source
 
 

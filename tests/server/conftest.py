@@ -136,6 +136,22 @@ class Editor:
                 f"\nserver log:\n{logs}"
             ) from None
 
+    def current(self, rel: str, diagnostic: types.Diagnostic) -> types.Diagnostic:
+        """The diagnostic as the client shows it now (the same code and message, as last
+        published): what an editor sends with a code action request, its fixes in its data."""
+        now = self.client.diagnostics.get(self.uri(rel), [])
+        return next((d for d in now if (d.code, d.message) == (diagnostic.code, diagnostic.message)), diagnostic)
+
+    async def landed(self, most: float = 1.0) -> None:
+        """Until an export or a proof landed (its log line, or the diagnostics it published), or
+        ``most`` seconds: one that landed just before this was called is then not waited for."""
+        logs, shown = len(self.client.log_messages), dict(self.client.diagnostics)
+        end = asyncio.get_running_loop().time() + most
+        while len(self.client.log_messages) == logs and self.client.diagnostics == shown:
+            if asyncio.get_running_loop().time() > end:
+                return
+            await asyncio.sleep(0.05)
+
     async def logged(self, needle: str, timeout: float = 90, after: int | None = None) -> str:
         """The first log line holding ``needle`` (of this test's, or after line ``after``)."""
 

@@ -19,6 +19,7 @@ PROBLEMS = {
 
 
 async def quick_fixes(editor, rel: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+    diagnostic = editor.current(rel, diagnostic)  # as the client shows it now: the fixes in its data
     params = types.CodeActionParams(
         types.TextDocumentIdentifier(editor.uri(rel)),
         diagnostic.range,
@@ -46,7 +47,7 @@ async def apply_preferred_fix(editor, rel: str, code: str) -> tuple[str, list[st
                     return preferred[0].title, editor.apply(await editor.edit_of(preferred[0]))
                 except StaleEdit as e:
                     seen.append(str(e))
-            await editor.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)  # an export or a proof landed
+            await editor.landed()  # an export or a proof landed
 
     try:
         return await asyncio.wait_for(attempt(), 90)
@@ -235,3 +236,32 @@ def _tell_code_actions_from_commands(converter) -> None:
         return converter.structure(obj, types.Command if isinstance(obj.get("command"), str) else types.CodeAction)
 
     converter.register_structure_hook(types.Command | types.CodeAction, structure)
+
+
+async def test_a_client_that_sends_no_data_back_is_offered_the_same_fixes(editor):
+    """The fixes ride in each diagnostic's data; a client that strips it from the code action
+    request (some do) is offered the same quick fixes, found again from the diagnostic."""
+    rel = "models/positional.py"
+    editor.open(rel)
+
+    async def asked(diagnostic: types.Diagnostic) -> list[tuple[str, bool, Any]]:
+        context = types.CodeActionContext([diagnostic], only=[types.CodeActionKind.QuickFix])
+        params = types.CodeActionParams(types.TextDocumentIdentifier(editor.uri(rel)), diagnostic.range, context)
+        actions = await editor.client.text_document_code_action_async(params)
+        return [(a.title, bool(a.is_preferred), a.edit) for a in actions or [] if isinstance(a, types.CodeAction)]
+
+    async def proven() -> types.Diagnostic:
+        while True:
+            found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL201" for d in ds))
+            diagnostic = next(d for d in found if d.code == "EL201")
+            if any(preferred for _, preferred, _ in await asked(diagnostic)):
+                return diagnostic
+            await editor.landed()
+
+    diagnostic = await asyncio.wait_for(proven(), 90)
+    assert [f["$type"] for f in diagnostic.data["fixes"]] == ["Fix"]  # plain JSON, read back by the server
+    with_data = await asked(diagnostic)
+    stripped = types.Diagnostic(diagnostic.range, diagnostic.message, diagnostic.severity, diagnostic.code)
+    stripped.source = diagnostic.source
+    assert await asked(stripped) == with_data
+    assert with_data[0][:2] == ("Set `seq` to Dim('seq', max=128) (module then exports and serves its ranges)", True)

@@ -55,13 +55,17 @@ async def test_a_range_the_program_cannot_serve_lands_after_the_verdict_with_a_p
     )
 
     async def titles() -> list[str]:
-        actions = await editor.client.text_document_code_action_async(params)
+        now = editor.current("pyproject.toml", el206)  # as the client shows it now: the fixes in its data
+        asked = types.CodeActionParams(
+            params.text_document, now.range, types.CodeActionContext([now], only=params.context.only)
+        )
+        actions = await editor.client.text_document_code_action_async(asked)
         return [a.title for a in actions or [] if isinstance(a, types.CodeAction)]
 
     for _ in range(100):
         if any("(module then exports and serves its ranges)" in t for t in await titles()):
             break
-        await editor.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)  # a proof's landing is logged
+        await editor.landed()  # a proof's landing is logged, and its diagnostics published
     assert "Set `seq` to Dim('seq', max=64) (module then exports and serves its ranges)" in await titles()
 
 
@@ -107,16 +111,20 @@ async def test_the_editors_fix_converges_to_one_that_exports_and_serves(editor):
     )
 
     async def actions() -> list[types.CodeAction]:
+        now = editor.current(rel, first)  # as the client shows it now: the fixes in its data
+        asked = types.CodeActionParams(
+            params.text_document, now.range, types.CodeActionContext([now], only=params.context.only)
+        )
         return [
             a
-            for a in await editor.client.text_document_code_action_async(params) or []
+            for a in await editor.client.text_document_code_action_async(asked) or []
             if isinstance(a, types.CodeAction)
         ]
 
     for _ in range(100):
         if any("serves its ranges" in a.title for a in await actions()):
             break
-        await editor.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)  # a proof's landing is logged
+        await editor.landed()  # a proof's landing is logged, and its diagnostics published
     (fix,) = [a for a in await actions() if a.is_preferred]
     assert fix.title == (
         "Set `seq` to Dim('seq', max=512); then set `batch` to Dim('batch', max=8);"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import types
-from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
+from dataclasses import MISSING, dataclass, fields, is_dataclass, replace
 from functools import cache
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
@@ -101,23 +101,70 @@ class Probe:
 ASSUMES = "Assume "
 
 
+class Verified(str, enum.Enum):
+    """What the owner's proof reached with a fix applied (workers/proofs.py); the title's
+    suffix is written from it (``Fix.title``), never stored beside it."""
+
+    SERVES = "serves"  # exports, and the program agrees with eager at the declared bounds
+    EXPORTS = "exports"  # exports on meta, where nothing runs
+    PARTIAL = "partial"  # this problem is gone, ``remaining`` others are left
+    UNVERIFIED = "unverified"  # not tried, or the try did not finish
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class Fix:
-    title: str
+    action: str  # what it does, as its title begins; what it reached is derived (``title``)
     edits: tuple[Edit, ...]
     preferred: bool = False
-    verified: str = "unverified"  # "serves" | "exports" | "partial": exported with it applied (workers/proofs.py)
+    verified: Verified = Verified.UNVERIFIED  # exported with it applied (workers/proofs.py)
     probes: tuple[Probe, ...] = ()  # where the proof compares it with eager (a data-dependent branch's remedies)
+    remaining: int = 0  # partial: how many problems its last export still had
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def title(self) -> str:
+        """The title a user sees: the action, then what its proof reached."""
+        reached = outcome(self)
+        return f"{self.action} ({reached})" if reached else self.action
 
     @property
     def passes_probes(self) -> bool:
         """Proven, and its program agrees with eager on every probe that was compared (none
         rejected or answered otherwise): what may be preferred."""
         compared = [p.agrees for p in self.probes if p.agrees is not None]
-        return self.verified != "unverified" and all(compared) and (bool(compared) or not self.probes)
+        return self.verified != Verified.UNVERIFIED and all(compared) and (bool(compared) or not self.probes)
+
+
+def outcome(fix: Fix) -> str:
+    """What a fix's title says it reached, from ``verified`` (and its probes) alone: a proven
+    fix whose program rejects some probes is an assumption, and says so (one suffix, not two)."""
+    if fix.verified == Verified.UNVERIFIED:
+        return ""
+    rejected = [p for p in fix.probes if p.rejected]
+    if rejected:
+        return (
+            "an assumption: the exported program rejects inputs where it does not hold:"
+            f" {rejected[0].name}, {len(rejected)} of {len(fix.probes)} probes"
+        )
+    return reached(fix.verified, fix.remaining)
+
+
+def reached(verified: Verified, remaining: int = 0) -> str:
+    """What a proven fix reached, in words: from ``verified`` alone (and, for a partial
+    one, how many problems are left)."""
+    if verified == Verified.SERVES:
+        return "module then exports and serves its ranges"
+    if verified == Verified.EXPORTS:
+        return "module then exports"
+    if verified == Verified.UNVERIFIED:
+        return ""
+    left = remaining
+    return f"{left} more problem{'s' if left != 1 else ''} remain{'s' if left == 1 else ''}"
 
 
 @dataclass(frozen=True)
@@ -143,6 +190,7 @@ class Finding:
     fixes: tuple[Fix, ...] = ()
     related: tuple[Related, ...] = ()
     detail: str = ""  # the raw torch text, for "show more"; never the headline
+    dims: tuple[str, ...] = ()  # the spec's dims it concerns, named where it is made (hover on a dim finds it)
 
     def __post_init__(self) -> None:
         if self.line < 1 or self.column < 1:
@@ -166,13 +214,26 @@ class LineShapes:
 
 
 @dataclass(frozen=True)
+class Range:
+    """A range torch's program holds a dim to (the user's name; ``None``: unbounded)."""
+
+    name: str
+    low: int | None
+    high: int | None
+
+    def __str__(self) -> str:
+        low = "-∞" if self.low is None else str(self.low)
+        return f"{self.name} ∈ [{low}, {'∞' if self.high is None else self.high}]"
+
+
+@dataclass(frozen=True)
 class Summary:
     """What a successful export looks like, in the user's names."""
 
     signature: str
     inputs: tuple[str, ...]  # "x: f32[batch, seq, 16]"
     outputs: tuple[str, ...]
-    range_constraints: tuple[str, ...]  # "batch ∈ [2, 64]"
+    range_constraints: tuple[Range, ...]  # shown as "batch ∈ [2, 64]"
     equalities: tuple[str, ...]  # "seq2 = seq + 1"
     line_shapes: tuple[LineShapes, ...] = ()
     graph: str = ""
@@ -214,10 +275,19 @@ class Report:
 
 # -- the documented JSON output (docs/json.md): flat, untagged; process boundaries use core.codec
 
+# its version, major.minor: a minor adds fields, a major changes or removes one (a reader refuses
+# a major it does not know). 2.0: range constraints are records; 1.x (no "schema") had texts
+SCHEMA = "2.0"
+
 
 def _plain(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return value.value
+    if is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+        if isinstance(value, Fix):  # the title a user sees, derived; ``action`` is its beginning
+            out = {"title": value.title, **{k: v for k, v in out.items() if k != "action"}}
+        return out
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -226,7 +296,12 @@ def _plain(value: Any) -> Any:
 
 
 def to_dict(obj: Any) -> dict[str, Any]:
-    return _plain(asdict(obj))
+    return _plain(obj)
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """``check --format json``'s object: the report, with the version of its schema."""
+    return {"schema": SCHEMA, **to_dict(report)}
 
 
 T = TypeVar("T")
@@ -238,6 +313,8 @@ def from_dict(cls: type[T], data: Any, where: str = "") -> T:
     where it is; an unknown field too, since what is kept must be what was read."""
     if not isinstance(data, dict):
         raise _unfit(where, f"expected an object, got {_json_type(type(data))}")
+    if cls is Fix and isinstance(data, dict) and "action" not in data:
+        return _fix_from(data, where)
     names = {f.name: f for f in fields(cls)}
     unknown = sorted(data.keys() - names.keys())
     missing = [n for n, f in names.items() if n not in data and f.default is MISSING and f.default_factory is MISSING]
@@ -249,6 +326,18 @@ def from_dict(cls: type[T], data: Any, where: str = "") -> T:
         return cls(**given)
     except ValueError as e:  # a record's own check (__post_init__)
         raise _unfit(where, str(e)) from None
+
+
+def _fix_from(data: dict, where: str) -> Fix:
+    """A fix's JSON, whose ``title`` is its action and the suffix its other fields derive."""
+    title = data.get("title")
+    if not isinstance(title, str):
+        raise _unfit(where, "no 'title'" if title is None else "title: expected a string")
+    fix = from_dict(Fix, {"action": title, **{k: v for k, v in data.items() if k != "title"}}, where)
+    end = fix.title[len(title) :]
+    if end and not title.endswith(end):
+        raise _unfit(where, f"its title does not end with what it reached: {end.strip()!r}")
+    return replace(fix, action=title[: len(title) - len(end)])
 
 
 @cache

@@ -101,5 +101,13 @@ class Target:
         """The class's own target, without the variant."""
         return f"{self.path}:{self.name}" if self.name else self.path
 
+    def of_variant(self, variant: str | None) -> Target:
+        """The same class's target for ``variant`` (None: the class's own)."""
+        return Target(self.path, self.name, variant)
+
     def __str__(self) -> str:
         return self.module + (f"[{self.variant}]" if self.variant is not None else "")
+
+    def __lt__(self, other: Target) -> bool:
+        """In the order of the string form, the order reports list modules in (merge.py)."""
+        return str(self) < str(other)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..core.codec import Codec
 from ..core.regular_files import NotRegular, open_regular, plain_folders, read_regular
-from ..core.report import Edit, Finding, Fix, Kind, Related, Severity
+from ..core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
 from ..core.targets import Forward, Param, Span
 from . import compact
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
@@ -66,6 +66,7 @@ CODEC = Codec(
     Span,
     Finding,
     Fix,
+    Verified,
     Edit,
     Related,
     Kind,

@@ -31,7 +31,8 @@ def baked_ints(forward: object, ctx: Context) -> list[Finding]:
             " (torch.export keeps an int input a constant unless it is declared dynamic)"
         )
         where = ctx.spec.where(f"inputs.{name}")
-        out.append(codes.finding_at(codes.BAKED_INT, message, where.path, where.span, fixes=_fixes(name, value, ctx)))
+        fixes = _fixes(name, value, ctx)  # (which would declare it a dim of that name)
+        out.append(codes.finding_at(codes.BAKED_INT, message, where.path, where.span, fixes=fixes, dims=(name,)))
     return out
 
 

@@ -256,7 +256,12 @@ _VIOLATION_CODES = {
 
 
 def constraint_finding(record: Constraint, ctx: Context) -> Finding:
-    """A violation or specialization, with the fixes it carries as edits of the spec."""
+    """A violation or specialization, with the fixes it carries as edits of the spec, naming
+    the dims it concerns (a dim's hover in pyproject.toml finds it by them)."""
+    return replace(_constraint_finding(record, ctx), dims=record.dims)
+
+
+def _constraint_finding(record: Constraint, ctx: Context) -> Finding:
     fixes = ctx.fix_or("spec edit", lambda: spec_fixes(record.fixes, ctx), ())
     by_guards = isinstance(record, Specialization) and record.by_guards
     in_code = None if by_guards else ctx.fix_or("size in code", lambda: size_in_code(record, ctx), None)

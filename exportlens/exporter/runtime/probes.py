@@ -157,7 +157,7 @@ def with_probe_set(
 def _kept(finding: Finding, model: torch.nn.Module, ctx: Context, inputs: list[Built]) -> Finding:
     """The finding without the branch-free forms that change eager's results on the probes
     (rewritten.py); the first remedy left is the one to try first, where the dropped one was."""
-    dropped = [f for f in finding.fixes if f.title.startswith(BRANCH_FREE) and _changes_results(f, model, ctx, inputs)]
+    dropped = [f for f in finding.fixes if f.action.startswith(BRANCH_FREE) and _changes_results(f, model, ctx, inputs)]
     if not dropped:
         return finding
     fixes = [f for f in finding.fixes if f not in dropped]

@@ -28,6 +28,7 @@ class Refusal:
     frame: Frame
     refused: str  # what the program refuses, in dim names: "batch*seq % 16 == 0"
     periodic: bool  # on how sizes divide: it recurs across any range (else a point or an edge)
+    dims: tuple[str, ...] = ()  # the dim names it is over
 
 
 def refusal(log: GuardLog | None, ctx: Context, sizes: dict[str, int]) -> Refusal | None:
@@ -48,7 +49,8 @@ def refusal(log: GuardLog | None, ctx: Context, sizes: dict[str, int]) -> Refusa
             continue  # not decided by the sizes alone
         if not holds:
             periodic = any(type(a).__name__ in ("Mod", "PythonMod") for a in sympy.preorder_traversal(event.expr))
-            return Refusal(event.frame, names.say(_negated(event.expr)), periodic)
+            over = tuple(sorted({names.message[s] for s in event.expr.free_symbols}))
+            return Refusal(event.frame, names.say(_negated(event.expr)), periodic, over)
     return None
 
 

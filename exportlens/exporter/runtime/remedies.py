@@ -64,8 +64,8 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     # the one to try first, should no proof choose (an unproven report): the torch.where or
     # torch.cond where there is one, which keeps both sides as written; a branch-free form
     # keeps them only where probes say so
-    first = next((i for i, f in enumerate(ranked) if f.title.startswith(PICK)), None)
-    first = first if first is not None else next((i for i, f in enumerate(ranked) if "torch.cond" in f.title), 0)
+    first = next((i for i, f in enumerate(ranked) if f.action.startswith(PICK)), None)
+    first = first if first is not None else next((i for i, f in enumerate(ranked) if "torch.cond" in f.action), 0)
     return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
 
 

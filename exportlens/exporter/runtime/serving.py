@@ -123,7 +123,13 @@ def _unserved(
     key = f"dims.{dim.name}" if f"dims.{dim.name}" in ctx.spec.locations else None
     loc = ctx.spec.where(key) if key else ctx.spec.location
     return codes.finding_at(
-        codes.UNSERVED_RANGE, message, loc.path, loc.span, fixes=fixes, detail=eager or exported or differs
+        codes.UNSERVED_RANGE,
+        message,
+        loc.path,
+        loc.span,
+        fixes=fixes,
+        detail=eager or exported or differs,
+        dims=(dim.name,),
     )
 
 
@@ -156,8 +162,9 @@ def _refused_on_line(
     if alternative is not None:
         written, edit = alternative
         fixes = (Fix(f"Write `{written}`, which needs no guard on the sizes", (edit,), preferred=found.periodic),)
+    concerns = (dim.name, *(n for n in ctx.spec.dims if n != dim.name and n in found.dims))
     if found.periodic:
-        return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported)
+        return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported, dims=concerns)
     example = example_size(dim.name, ctx.spec.dims)
     works = _widest(dim, example, bound, lambda b: not failure_of(program, b), ctx.spec, rebuild)
     if works is not None and works != example:  # a range that leaves out the refused edge
@@ -165,7 +172,7 @@ def _refused_on_line(
         fixes += tuple(
             replace(f, preferred=True) for f in spec_fixes((Change(dim.name, ChangeKind.BOUNDS, **{side: works}),), ctx)
         )
-    return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported)
+    return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported, dims=concerns)
 
 
 def _served(program: Any, model: torch.nn.Module, built: Built) -> bool:

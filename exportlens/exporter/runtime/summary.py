@@ -15,7 +15,7 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
-from ..core.report import LineShapes, Summary
+from ..core.report import LineShapes, Range, Summary
 from ..spec.shapes import DTYPES
 from .compat import messages as forms
 from .compat.internals import pytree
@@ -154,15 +154,18 @@ def _output_values(ep: ExportedProgram) -> list[Any]:
     return values[len(values) - len(user) :] if user else values
 
 
-def _bound(v: Any) -> str:
-    text = str(v)
-    return "∞" if text in ("int_oo", "oo") else "-∞" if text in ("-int_oo", "-oo") else text
+def _bound(v: Any) -> int | None:
+    """A range's end as a number; None where it is unbounded (``int_oo``, ``-int_oo``)."""
+    return None if str(v).lstrip("-") in ("int_oo", "oo") else int(v)
 
 
-def _ranges(ep: ExportedProgram, names: dict[sympy.Symbol, sympy.Expr]) -> tuple[str, ...]:
+def _ranges(ep: ExportedProgram, names: dict[sympy.Symbol, sympy.Expr]) -> tuple[Range, ...]:
     out = []
     for sym, vr in ep.range_constraints.items():
-        out.append(f"{pretty(sym.xreplace(names))} ∈ [{_bound(vr.lower)}, {_bound(vr.upper)}]")
+        try:
+            out.append(Range(pretty(sym.xreplace(names)), _bound(vr.lower), _bound(vr.upper)))
+        except (TypeError, ValueError):  # (an end that is no integer: no dim's range)
+            continue
     return tuple(out)
 
 

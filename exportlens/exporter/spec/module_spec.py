@@ -91,8 +91,8 @@ class _Table:
                 return Location(PYPROJECT, span)
         return Location(PYPROJECT, Span(self.loc.line))
 
-    def error(self, code: codes.Code, message: str, where: Location) -> None:
-        self.findings.append(codes.finding_at(code, message, where.path, where.span))
+    def error(self, code: codes.Code, message: str, where: Location, dims: tuple[str, ...] = ()) -> None:
+        self.findings.append(codes.finding_at(code, message, where.path, where.span, dims=dims))
 
     def table(self, raw: Any, key: str, message: str) -> dict[str, Any]:
         """``raw`` if it is a table, else {} and an error on ``key``'s line."""
@@ -258,7 +258,7 @@ def _dims(raw: Any, inputs: dict[str, Any], t: _Table) -> dict[str, DimSpec]:
             None if name in used else f"dim '{name}' is not used by any input shape"
         )
         if problem:
-            t.error(codes.SPEC_DIMS, problem, where)
+            t.error(codes.SPEC_DIMS, problem, where, (name,))
         else:
             declared[name] = DimSpec(name, table.get("min"), table.get("max"), table.get("example"))
     dims = {name: _implied_min(declared.get(name, DimSpec(name)), derived, t) for name in used}
@@ -275,7 +275,7 @@ def _implied_min(dim: DimSpec, derived: list[Derived], t: _Table) -> DimSpec:
     if dim.min is not None or (dim.max is not None and dim.max < needed):
         bound = f"min ({dim.min})" if dim.min is not None else f"max ({dim.max})"
         message = f"dim '{dim.name}': {uses} would be negative at its {bound}; its min must be at least {needed}"
-        t.error(codes.SPEC_DIMS, message, t.locations.get(f"dims.{dim.name}") or t.at("inputs"))
+        t.error(codes.SPEC_DIMS, message, t.locations.get(f"dims.{dim.name}") or t.at("inputs"), (dim.name,))
     return replace(dim, min=max(needed, dim.min or 0))
 
 

@@ -58,7 +58,7 @@ def _variants(
             findings.append(codes.finding(codes.SPEC_INVALID, problem, where.path, line))
             continue
         own = {k: v for k, v in variant.items() if k != "name"}
-        out[str(Target.parse(target + f"[{name}]"))] = (merge(base, own), where)
+        out[str(Target.parse(target).of_variant(name))] = (merge(base, own), where)
     return out
 
 
@@ -67,7 +67,7 @@ def _name_problem(name: Any, target: str, taken: dict[str, Any]) -> str | None:
         return f'a variant of {target} has no name: give each one name = "small"'
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         return f"variant name {name!r} of {target} must be letters, digits, '_', '-' or '.'"
-    if f"{target}[{name}]" in taken:
+    if str(Target.parse(target).of_variant(name)) in taken:
         return f"variant name '{name}' is used twice for {target}: each variant needs a name of its own"
     return None
 

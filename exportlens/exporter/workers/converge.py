@@ -113,7 +113,7 @@ def _next_fixes(after: ModuleReport) -> list[Fix]:
     chosen: list[Fix] = []
     for finding in after.findings:
         fix = next((f for f in finding.fixes if f.preferred), None)
-        if fix is None or fix.title.startswith(ASSUMES):
+        if fix is None or fix.action.startswith(ASSUMES):
             return []
         if fix in chosen or any(_overlap(e, d) for e in fix.edits for c in chosen for d in c.edits):
             continue  # the same fix twice, or one for the next round

@@ -27,13 +27,8 @@ def with_probes(fix: Fix | None, after: ModuleReport) -> Fix | None:
     rejected = [p for p in probes if p.rejected]
     if not rejected:
         return replace(fix, probes=probes)
-    base = fix.title[: fix.title.rindex(" (")] if fix.title.endswith(")") and " (" in fix.title else fix.title
-    # what its proof reached is beside the point: it is an assumption, and says so (one suffix, not two)
-    said = (
-        f"{base} (an assumption: the exported program rejects inputs where it does not hold:"
-        f" {rejected[0].name}, {len(rejected)} of {len(probes)} probes)"
-    )
-    return replace(fix, title=said, probes=probes, preferred=False)
+    # what its proof reached is beside the point: it is an assumption, and its title says so (Fix.title)
+    return replace(fix, probes=probes, preferred=False)
 
 
 def ranked(finding: Finding) -> Finding:

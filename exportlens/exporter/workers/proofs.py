@@ -6,13 +6,13 @@ the texts the export read, as an editor would, and the module is exported again 
 a worker of its own, from those texts (an unsaved buffer, for the worker), and its
 program run at the spec's bounds. Where that fails only on problems with preferred
 fixes of their own, those are folded in and it is exported again (converge.py).
-What the last export gave is written on the fix: ``verified`` is ``"serves"``
-(exports, and the program serves the declared ranges), ``"exports"`` (on ``meta``,
-where nothing runs) or ``"partial"`` (fewer problems, and not this one), and its
-title's suffix is written from that field alone (``said``); a fix that leaves its
+What the last export gave is written on the fix: ``verified`` is ``SERVES``
+(exports, and the program serves the declared ranges), ``EXPORTS`` (on ``meta``,
+where nothing runs) or ``PARTIAL`` (fewer problems, and not this one), and its
+title's suffix is derived from that field alone (``Fix.title``); a fix that leaves its
 own problem (or a spec that no longer plans) is not offered, nor one whose proof failed
 inside exportlens (counted in the report's ``fixes_dropped``). Fixes not tried stay
-``"unverified"``; once the proofs are done (``settled``) none of them is preferred:
+``UNVERIFIED``; once the proofs are done (``settled``) none of them is preferred:
 a job's report is untrusted (validate.py resets its ``verified``), and its
 ``preferred`` only names the fix for the owner to try.
 """
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
-from ..core.report import Finding, Fix, Kind, ModuleReport, Status
+from ..core.report import Finding, Fix, Kind, ModuleReport, Status, Verified
 from ..core.sources import Sources
 from ..edit.text_edits import apply_edits
 from ..spec.plan_cache import PlanCache
@@ -32,7 +32,7 @@ from .probed import ranked, with_probes
 from .proof_plans import with_owner_plan
 from .protocol import Job
 
-SERVES, EXPORTS, PARTIAL, UNVERIFIED = "serves", "exports", "partial", "unverified"
+SERVES, EXPORTS, PARTIAL, UNVERIFIED = Verified.SERVES, Verified.EXPORTS, Verified.PARTIAL, Verified.UNVERIFIED
 
 
 @dataclass(frozen=True)
@@ -144,22 +144,12 @@ def _judged(fix: Fix, finding: Finding, rounds: Converging) -> Fix | None:
     first, after = rounds.first, rounds.after
     if first is None or after is None or _still(finding, first) or first.status not in (Status.FAILED, Status.EXPORTED):
         return None
-    title = "; then ".join((fix.title, *(f.title[:1].lower() + f.title[1:] for f in rounds.folded)))
+    action = "; then ".join((fix.action, *(f.action[:1].lower() + f.action[1:] for f in rounds.folded)))
     if after.status is Status.EXPORTED:
         verified, left = (EXPORTS if rounds.job.device == "meta" else SERVES), 0
     else:
         verified, left = PARTIAL, len(after.errors) or len(after.findings)
-    return replace(fix, title=f"{title} ({said(verified, left)})", edits=rounds.edits(fix), verified=verified)
-
-
-def said(verified: str, left: int = 0) -> str:
-    """What a proven fix reaches, as its title says it: from ``verified`` alone (and, for a
-    partial one, how many problems are left)."""
-    if verified == SERVES:
-        return "module then exports and serves its ranges"
-    if verified == EXPORTS:
-        return "module then exports"
-    return f"{left} more problem{'s' if left != 1 else ''} remain{'s' if left == 1 else ''}"
+    return replace(fix, action=action, edits=rounds.edits(fix), verified=verified, remaining=left)
 
 
 def _still(finding: Finding, after: ModuleReport) -> bool:

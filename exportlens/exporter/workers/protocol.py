@@ -29,10 +29,12 @@ from ..core.report import (
     LineShapes,
     ModuleReport,
     Probe,
+    Range,
     Related,
     Severity,
     Status,
     Summary,
+    Verified,
 )
 from ..core.settings import Overrides, Settings
 from ..core.sources import Sources
@@ -207,8 +209,8 @@ CODEC = Codec(
     Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec,
     TensorInput, ValueInput, IntInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
-    ModuleReport, Finding, Fix, Probe, Lowering, DimSize, Edit, Related, Summary, LineShapes, Kind, Severity, Status,
-    SubmoduleTree, TreeNode, Verdict,
+    ModuleReport, Finding, Fix, Verified, Probe, Lowering, DimSize, Edit, Related, Summary, Range, LineShapes,
+    Kind, Severity, Status, SubmoduleTree, TreeNode, Verdict,
 )  # fmt: skip
 
 

@@ -17,10 +17,9 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, from_dict, to_dict
+from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, Verified, from_dict, to_dict
 from ..core.tree import SubmoduleTree
 from ..spec.loading import PYPROJECT
-from .proofs import EXPORTS, PARTIAL, SERVES, UNVERIFIED
 from .protocol import Died, Done, End, Exited, Internal, Job, OutOfMemory, Reported, TreeReported
 
 MAX_TEXT = 1 << 20  # characters of a message, a title, an edit's text, the output's tail
@@ -117,7 +116,8 @@ def checked_report(job: Job, report: ModuleReport, *, proven: bool = False) -> M
             raise Refused(f"its program is {len(summary.graph)} characters long")
         for name in ("inputs", "outputs", "range_constraints", "equalities", "line_shapes"):
             _sized(name, getattr(summary, name))
-        _short(summary.signature, *summary.inputs, *summary.outputs, *summary.range_constraints, *summary.equalities)
+        _short(summary.signature, *summary.inputs, *summary.outputs, *summary.equalities)
+        _short(*(r.name for r in summary.range_constraints))
         for shaped in summary.line_shapes:
             _place(root, shaped.path, shaped.line)
             _sized("shapes", shaped.shapes)
@@ -167,7 +167,7 @@ def _finding(finding: Finding, root: _Root, proven: bool) -> Finding:
 def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
     """The fix, not verified: only the owner's proof verifies one (proofs.py); a preferred
     one is the fix the owner tries."""
-    _short(fix.title)
+    _short(fix.action)
     _sized("edits", fix.edits)
     for edit in fix.edits:
         _short(edit.new_text)
@@ -175,13 +175,18 @@ def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
         name = PurePosixPath(edit.path)
         if name.suffix not in EDITABLE and edit.path != PYPROJECT:
             raise Refused(f"its fix edits {edit.path[:200]!r}, which is neither Python nor the project's {PYPROJECT}")
-    if fix.verified not in (SERVES, EXPORTS, PARTIAL, UNVERIFIED):
-        raise Refused(f"its fix says it was {fix.verified[:200]!r}")
+    if fix.verified not in tuple(Verified):
+        raise Refused(f"its fix says it was {str(fix.verified)[:200]!r}")
     _probes(fix.probes)
     if proven:
-        return fix
+        return replace(fix, verified=Verified(fix.verified))
     # what the probes gave is the owner's proof's to say, like verified
-    return replace(fix, verified=UNVERIFIED, probes=tuple(Probe(p.name, p.fill, p.seed, p.sizes) for p in fix.probes))
+    return replace(
+        fix,
+        verified=Verified.UNVERIFIED,
+        remaining=0,
+        probes=tuple(Probe(p.name, p.fill, p.seed, p.sizes) for p in fix.probes),
+    )
 
 
 def _probes(probes: tuple[Probe, ...]) -> None:

@@ -16,6 +16,7 @@ from ...exporter.spec.loading import PYPROJECT
 from ..methods import CREATE_SPEC_COMMAND, EXPORT_COMMAND, EXPORT_KIND
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
+from .carried import fixes_of, versions_for
 from .diagnostics import SOURCE, Located, findings_for
 from .suppressed import ignore_action
 
@@ -62,29 +63,45 @@ def made_for(result: Result | None, docs: WorkspaceSnapshot, paths: Iterable[Pat
 def quick_fixes(
     session: Session, doc: DocumentSnapshot, docs: WorkspaceSnapshot, context: list[types.Diagnostic]
 ) -> list[types.CodeAction]:
-    """A quick fix per fix of each exportlens diagnostic in the request's context. A fix
-    from an export is made for the documents the export read, not for today's text."""
-    ours = [d for d in context if d.source == SOURCE and isinstance(d.data, dict)]
+    """A quick fix per fix of each exportlens diagnostic in the request's context, read from
+    the diagnostic's ``data``; found again where a client sent none back. A fix from an
+    export is made for the documents the export read, not for today's text."""
+    ours = [d for d in context if d.source == SOURCE]
     if not ours:
         return []
     root = session.root_of(doc.path)
-    found = findings_for(session, doc.path, docs.texts)
+    found: list[Located] | None = None  # the findings, for a diagnostic that carries no fixes
     actions = []
     for d in ours:
-        item = _match(found, d.data)
-        for fix in item.finding.fixes if item is not None else ():
-            versions = made_for(item.result, docs, {root / e.path for e in fix.edits})
+        fixes = fixes_of(d.data)
+        if fixes is not None:
+            made = [(fix, versions_for(d.data, fix, root, docs)) for fix in fixes]
+        else:
+            found = findings_for(session, doc.path, docs.texts) if found is None else found
+            made = _found_again(found, d, root, docs)
+        for fix, versions in made:
             if versions is not None:
                 edit = workspace_edit(root, fix.edits, docs, versions)
-                actions.append(_fix_action(fix, len(item.finding.fixes), d, edit))
+                actions.append(_fix_action(fix, len(made), d, edit))
         ignore = ignore_action(root, doc, docs, d, workspace_edit)  # after the fixes: a fix is better
         actions += [ignore] if ignore is not None else []
     return actions
 
 
-def _match(found: list[Located], data: dict) -> Located | None:
-    keys = ("code", "line", "message")
-    return next((item for item in found if all(item.key[k] == data.get(k) for k in keys)), None)
+def _found_again(
+    found: list[Located], d: types.Diagnostic, root: Path, docs: WorkspaceSnapshot
+) -> list[tuple[Fix, dict[Path, int | None] | None]]:
+    """The fixes of the finding a diagnostic without fixes in its data names: by its key
+    where it has one, else by its code, message and line as the client shows them."""
+    if isinstance(d.data, dict):
+        keys = ("code", "line", "message")
+        item = next((i for i in found if all(i.key[k] == d.data.get(k) for k in keys)), None)
+    else:
+        line, said = d.range.start.line + 1, (str(d.code or ""), d.message)
+        item = next((i for i in found if (i.finding.code, i.finding.message) == said and i.finding.line == line), None)
+    if item is None:
+        return []
+    return [(fix, made_for(item.result, docs, {root / e.path for e in fix.edits})) for fix in item.finding.fixes]
 
 
 def _fix_action(fix: Fix, choices: int, diagnostic: types.Diagnostic, edit: types.WorkspaceEdit) -> types.CodeAction:

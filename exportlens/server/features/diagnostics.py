@@ -19,6 +19,7 @@ from ..positions import Lines
 from ..remap import remap
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot
+from .carried import carried
 from .suppressed import screened
 
 SOURCE = "exportlens"
@@ -40,7 +41,7 @@ class Located:
 
     @property
     def key(self) -> dict:
-        """What a diagnostic carries to find its finding again (code actions)."""
+        """What a diagnostic carries to name its finding (beside its fixes: ``carried``)."""
         f = self.finding
         return {"target": self.target, "code": f.code, "line": self.reported_line or f.line, "message": f.message}
 
@@ -123,7 +124,7 @@ def to_diagnostic(item: Located, lines: Lines, root: Path) -> types.Diagnostic:
         code_description=types.CodeDescription(href=codes.docs_url(f.code)),
         source=SOURCE,
         related_information=related or None,
-        data=item.key,  # code actions find the finding by it
+        data={**item.key, **carried(f.fixes, item.result, root)},  # its fixes: code actions read them back
     )
 
 

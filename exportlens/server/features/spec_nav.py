@@ -58,12 +58,13 @@ def dim_hover(session: Session, root: Path, spec: SpecDoc, scope: Scope, name: s
         report, of = result.report, f" of `{reported_as}`" if reported_as != target else ""
         if report.status is Status.EXPORTED and report.summary:
             s = report.summary
-            found = [c for c in (*s.range_constraints, *s.equalities) if mentions(f"`{c}`", name)]
+            held = [str(c) for c in s.range_constraints if c.name == name]
+            found = held + [e for e in s.equalities if mentions(f"`{e}`", name)]
             lines.append(
                 f"Last export{of}: ✓ " + (", ".join(f"`{c}`" for c in found) or f"`{name}` left unconstrained")
             )
         else:
-            found = [f for f in report.findings if mentions(f.message, name)]
+            found = [f for f in report.findings if name in f.dims]
             said = "; ".join(f"{f.path}:{f.line}: {f.message}" for f in found[:3])
             lines.append(f"Last export{of}: ✗ {report.status.value}" + (f": {said}" if said else ""))
     return "\n\n".join(lines)
@@ -106,7 +107,7 @@ def _constraints(
         return []
     out = []
     for f in result.report.findings:
-        if not f.path.endswith(".py") or not mentions(f.message, use.name):
+        if not f.path.endswith(".py") or use.name not in f.dims:
             continue
         path = root / f.path
         now = overrides.get(path)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ... import isolation
 from ...exporter.core.codec import Codec, CodecError
-from ...exporter.core.report import Edit, Finding, Fix, Kind, Related, Severity
+from ...exporter.core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
 from ...exporter.core.sources import Sources, resolved
 from ...exporter.core.targets import Forward, ModuleClass, Param, Span
 from ...exporter.find.bulk import index_tree
@@ -34,7 +34,7 @@ from ...exporter.spec.loading import find_root, load_project
 from ...exporter.spec.pyproject import excludes
 from .module_index import FileEntry
 
-CODEC = Codec(FileEntry, ModuleClass, Forward, Param, Span, Finding, Fix, Edit, Related, Kind, Severity)
+CODEC = Codec(FileEntry, ModuleClass, Forward, Param, Span, Finding, Fix, Verified, Edit, Related, Kind, Severity)
 
 
 def scan(
