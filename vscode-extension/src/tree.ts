@@ -46,7 +46,7 @@ export interface Row {
   tooltip: string;
   icon: Icon;
   children: Row[];
-  expanded: boolean; // it holds a submodule to fix: shown open
+  expanded: boolean; // shown open: it is, or holds, a submodule to fix
   problem?: Problem; // a click opens its line
 }
 
@@ -89,7 +89,8 @@ function holds(above: string, path: string): boolean {
 function rowOf(node: AnswerNode, parent: string | undefined, className: string, toFix: string[]): Row {
   const label = node.path === '' ? className : parent ? node.path.slice(parent.length + 1) : node.path;
   const first = toFix.includes(node.path);
-  const description = [node.cls, node.same_as ? `as ${node.same_as}` : '', first ? 'fix this first' : ''].filter(Boolean).join(' · ');
+  // the module's own row is labelled with its class already
+  const description = [node.path ? node.cls : '', node.same_as ? `as ${node.same_as}` : '', first ? 'fix this first' : ''].filter(Boolean).join(' · ');
   const heading = `${node.path || className} (${node.cls}) ${SAID[node.verdict]}`;
   const tooltip = [heading, node.inputs, node.problem ? `${node.problem.code}: ${node.problem.message}` : ''].filter(Boolean).join('\n');
   return {
@@ -99,7 +100,7 @@ function rowOf(node: AnswerNode, parent: string | undefined, className: string, 
     tooltip,
     icon: node.verdict,
     children: [],
-    expanded: toFix.some((p) => holds(node.path, p)),
+    expanded: toFix.some((p) => p === node.path || holds(node.path, p)), // to the one to fix, and what it holds
     problem: node.problem ?? undefined,
   };
 }

@@ -41,6 +41,7 @@ const answer: TreeAnswer = {
 test('the tree nests each submodule under its parent, named from it', () => {
   const [net] = rows(answer);
   assert.equal(net.label, 'Net');
+  assert.equal(net.description, '');
   assert.deepEqual(net.children.map((r) => r.label), ['encoder', 'head']);
   const [encoder] = net.children;
   assert.deepEqual(encoder.children.map((r) => r.label), ['blocks.0', 'blocks.1', 'blocks.2', 'unused']);
@@ -52,8 +53,8 @@ test('the block to fix is open, described by its class, and a click opens its li
   const [encoder, head] = net.children;
   const block = encoder.children[1];
   const attn = block.children[0];
-  assert.equal(net.expanded && encoder.expanded && block.expanded, true);
-  assert.equal(encoder.children[0].expanded || head.expanded || attn.expanded, false);
+  assert.equal(net.expanded && encoder.expanded && block.expanded && attn.expanded, true);
+  assert.equal(encoder.children[0].expanded || encoder.children[2].expanded || head.expanded, false);
   assert.equal(attn.description, 'MaskedAttention · fix this first');
   assert.match(attn.tooltip, /EL101: `mask.sum\(\) > 0` is a tensor/);
   assert.deepEqual(attn.problem, bad);
