@@ -67,21 +67,42 @@ async def test_the_tree_names_the_bad_block_on_its_line_and_its_siblings_export(
     assert any(b.message == "exporting each submodule of Net" and b.cancellable for b in begins)
 
 
+async def running(editor, target: str) -> int:
+    """The pid of the tree job's process, once it started (after the warm worker's start)."""
+    await editor.logged(f"submodule tree of {target}: exporting each submodule")
+    for _ in range(600):
+        pid = next((j.pid for j in (await editor.status())["jobs"] if j.target == target), None)
+        if pid:
+            return pid
+        await asyncio.sleep(0.1)
+    raise AssertionError("the tree's job never started")
+
+
 async def test_cancelling_the_tree_kills_its_process(net, editor):
     request = tree_of(editor, "models/slow.py", "models/slow.py:Slow", msg_id="tree-slow")
-    await editor.logged("submodule tree of models/slow.py:Slow: exporting each submodule")
-    for _ in range(600):  # the job waits for the warm worker to start
-        pid = next((j.pid for j in (await editor.status())["jobs"] if j.target == "models/slow.py:Slow"), None)
-        if pid:
-            break
-        await asyncio.sleep(0.1)
-    else:
-        raise AssertionError("the tree's job never started")
+    pid = await running(editor, "models/slow.py:Slow")
     editor.client.protocol.notify("$/cancelRequest", types.CancelParams(id="tree-slow"))
     await editor.logged("submodule tree of models/slow.py:Slow: cancelled")
     await gone([pid])
     assert (await editor.status())["jobs"] == []
     request.cancel()
+
+
+async def test_the_progress_cancel_button_kills_the_tree_and_it_answers_null(net, editor):
+    before = set(editor.client.progress_reports)  # the shared server's earlier progress is other tests'
+    request = tree_of(editor, "models/slow.py", "models/slow.py:Slow")
+    pid = await running(editor, "models/slow.py:Slow")
+    for _ in range(100):  # the job may start before the progress's begin reaches the client
+        tokens = [t for t, r in editor.client.progress_reports.items() if t not in before and r]
+        if tokens:
+            break
+        await asyncio.sleep(0.1)
+    (token,) = tokens
+    assert editor.client.progress_reports[token][0].message == "exporting each submodule of Slow"
+    editor.client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token))
+    await gone([pid])
+    assert await asyncio.wait_for(request, 10) is None
+    assert (await editor.status())["jobs"] == []
 
 
 @pytest.mark.slow  # a server of its own: the lens is only for a client that shows trees

@@ -59,12 +59,18 @@ export class SubmoduleTreeView implements vscode.TreeDataProvider<Row>, vscode.D
   async run(args: unknown[], ask: () => Thenable<TreeAnswer | null | undefined>): Promise<TreeAnswer | null | undefined> {
     const first = args[0] as { target?: unknown } | undefined;
     const target = typeof first?.target === 'string' ? first.target : undefined;
-    await this.running({ args, name: target ? target.slice(target.lastIndexOf(':') + 1) : 'the module' });
+    const asked = { args, name: target ? target.slice(target.lastIndexOf(':') + 1) : 'the module' };
+    await this.running(asked);
     try {
       const answer = await ask();
-      this.show(answer);
+      if (this.asked === asked) {
+        this.show(answer); // not a tree asked for before the one shown now
+      }
       return answer;
     } catch (e) {
+      if (this.asked !== asked) {
+        throw e;
+      }
       this.roots = [];
       this.view.message = `no tree: ${e instanceof Error ? e.message : String(e)}`;
       this.changed.fire();
