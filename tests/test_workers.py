@@ -278,6 +278,20 @@ def test_cancel_kills_a_running_job(pool: Pool, root: Path):
     fine_again(pool, root)
 
 
+def test_cancelling_one_job_leaves_another_of_the_same_module_running(pool: Pool, root: Path):
+    """A submodule tree's job, cancelled, takes no export of its module with it."""
+    future, pid = start_slow(pool, root)
+    quick = (root / "faults/slow.py").read_text().replace("time.sleep(600)", "pass")
+    plan, p = planned(root, "faults/slow.py:Slow", {root / "faults/slow.py": quick})
+    beside = pool.submit(job_for(plan, p, UNCONFINED, sources={"faults/slow.py": quick}), supersede=False)
+    assert pool.cancel_job(future)
+    with pytest.raises(Cancelled):
+        future.result(timeout=5)
+    assert beside.result(timeout=30).status is Status.EXPORTED
+    assert left_behind(pid, warm_pid(pool), pool.primed) == []
+    assert not pool.cancel_job(future)  # nothing left to cancel
+
+
 def test_a_verdict_queued_after_background_work_runs_before_it(root: Path):
     """A fix's proof or a serving run (``background``) waits behind every verdict queued,
     even one queued after it: opening many files never holds a verdict behind them."""

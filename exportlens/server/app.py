@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from . import commands, compat, diagnostic_pulls, document_requests, documents, lifecycle, spec_editing, stdio
+from . import commands, compat, diagnostic_pulls, document_requests, documents, lifecycle, spec_editing, stdio, trees
 from .exports import PoolFactory, persistent_pool
 from .index import folders
 from .index.scanner import Indexer
@@ -25,6 +25,7 @@ HANDLERS = (
     spec_editing,
     diagnostic_pulls,
     commands,
+    trees,
 )  # each has register(server)
 
 

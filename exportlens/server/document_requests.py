@@ -8,7 +8,7 @@ from typing import Any
 
 from lsprotocol import converters, types
 
-from . import compat
+from . import compat, trees
 from .features import actions, guarded, hover, inlay, lenses, markup, spec_nav
 from .methods import APPLY_FIX_COMMAND, EXPORT_KIND
 from .server import ExportLensServer
@@ -21,7 +21,8 @@ def code_lens(ls: ExportLensServer, params: types.CodeLensParams) -> list[types.
     if found is None:
         return []
     doc, docs = found
-    return lenses.code_lenses(ls.session, doc, docs.texts)
+    shown = trees.tree_lenses(ls.session, doc, docs.texts) if trees.shows_trees(ls.client_capabilities) else []
+    return lenses.code_lenses(ls.session, doc, docs.texts) + shown
 
 
 def on_hover(ls: ExportLensServer, params: types.HoverParams) -> types.Hover | None:

@@ -15,3 +15,4 @@ STATUS_REQUEST = "exportlens/status"  # the server's own state, for tests, bench
 EXPORTS_NOTIFICATION = "exportlens/exports"  # server -> client after each change: {running, exported, failed, problems}
 CHECK_WORKSPACE_REQUEST = "exportlens/checkWorkspace"  # export every module with a spec; problems in every file
 PROGRAM_REQUEST = "exportlens/program"  # {uri, target | line} -> {target, status, text}: the exported program as text
+TREE_COMMAND = "exportlens.submoduleTree"  # {uri, target | line} -> each submodule's verdict (docs/server.md)

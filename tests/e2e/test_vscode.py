@@ -210,6 +210,14 @@ def test_a_user_sees_the_problem_fixes_it_hovers_exports_and_reads_the_program(t
     problems = steps["squiggle"]["problems"]
     (row,) = [r for r in problems if "EL101" in r]
     assert "`routed > 0` depends on the values inside a tensor" in row and "[Ln 16, Col 12]" in row, problems
+    # the Submodule Tree view, from the lens above TokenRouter: the module is the one to fix, its
+    # gate exports, expert is not called on the example inputs; a click on it selects `routed > 0`
+    rows = steps["tree"]["rows"]
+    assert any("TokenRouter" in r and "fix this first" in r for r in rows), rows
+    assert any(r.startswith("gate") and "Linear" in r for r in rows), rows
+    assert any(r.startswith("expert") and "Linear" in r for r in rows), rows
+    assert steps["tree"]["message"].startswith("2 submodules: 1 export, 1 fail, 1 not called"), steps["tree"]
+    assert steps["tree"]["cursor"] == "Ln 16, Col 22 (10 selected)", steps["tree"]
     # 2. the light-bulb menu offers the fix that keeps both sides first, then the assumptions; the one
     # applied (torch.cond) is in the file, and the problem is gone
     offered = steps["quickfix"]["offered"]

@@ -82,6 +82,20 @@ async function trusted() {
   report('squiggle', { ms: toSquiggle, problems: (await rows.allInnerTexts()).map(text) });
   await shot('1-squiggle');
 
+  // the lens above the failing class fills the Submodule Tree view: a row per submodule, each
+  // with its verdict; a click on the failing one opens its line
+  await lens('Which submodule breaks').first().click({ timeout: LONG });
+  const tree = page.locator('.tree-explorer-viewlet-tree-view');
+  const treeRows = tree.locator('.monaco-list-row');
+  await treeRows.filter({ hasText: 'gate' }).first().waitFor({ timeout: LONG });
+  const treeMessage = text(await tree.locator('.message').first().innerText());
+  const treeListed = (await treeRows.allInnerTexts()).map(text);
+  await shot('1b-submodule-tree');
+  await treeRows.filter({ hasText: 'fix this first' }).first().click();
+  const cursor = page.locator('.statusbar-item', { hasText: /Ln 16, Col/ });
+  await cursor.first().waitFor();
+  report('tree', { rows: treeListed, message: treeMessage, cursor: text(await cursor.first().innerText()) });
+
   // 2. the light-bulb quick fix from the editor's own menu, saved; the problem goes away
   await goTo(16, 12);
   await page.keyboard.press('Control+.');

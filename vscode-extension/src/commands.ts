@@ -6,9 +6,10 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 
-import { CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_MODULE_COMMAND, PROGRAM_REQUEST } from './methods';
+import { CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_MODULE_COMMAND, PROGRAM_REQUEST, SUBMODULE_TREE_COMMAND } from './methods';
 import { ProgramDocuments } from './program';
 import { Server } from './server';
+import { SubmoduleTreeView } from './treeView';
 
 
 interface ProgramAnswer {
@@ -24,7 +25,12 @@ interface CheckAnswer {
   findings: number;
 }
 
-export function registerCommands(server: Server, programs: ProgramDocuments, output: vscode.LogOutputChannel): vscode.Disposable[] {
+export function registerCommands(
+  server: Server,
+  programs: ProgramDocuments,
+  trees: SubmoduleTreeView,
+  output: vscode.LogOutputChannel,
+): vscode.Disposable[] {
   const running = () => {
     if (!server.client?.isRunning()) {
       void vscode.window.showWarningMessage('exportlens: the server is not running; see “exportlens: Show Output”.');
@@ -69,6 +75,20 @@ export function registerCommands(server: Server, programs: ProgramDocuments, out
       const answer = await withProgress('exportlens: exporting', (token) => client.sendRequest<ProgramAnswer | null>(PROGRAM_REQUEST, at, token));
       if (answer) {
         await programs.show(answer.target, answer.text);
+      }
+    }),
+    // the client's command for the server's: the middleware (server.ts) shows its answer in the view
+    vscode.commands.registerCommand('exportlens.showSubmoduleTree', async () => {
+      const client = running();
+      const at = here();
+      if (client && at) {
+        await vscode.window.activeTextEditor?.document.save(); // the tree of what the user sees
+        await vscode.commands.executeCommand(SUBMODULE_TREE_COMMAND, at);
+      }
+    }),
+    vscode.commands.registerCommand('exportlens.refreshSubmoduleTree', async () => {
+      if (running() && trees.asked) {
+        await vscode.commands.executeCommand(SUBMODULE_TREE_COMMAND, ...trees.asked.args);
       }
     }),
     vscode.commands.registerCommand('exportlens.checkWorkspace', async () => {

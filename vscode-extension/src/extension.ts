@@ -9,6 +9,7 @@ import { PythonEnvironments } from './python';
 import { Server } from './server';
 import { RESTART_KEYS, SERVER_KEYS } from './settings';
 import { ServerState, statusView } from './status';
+import { SubmoduleTreeView } from './treeView';
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('exportlens', { log: true });
@@ -25,7 +26,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
 
   const environments = await pythonEnvironments(output);
-  const server = new Server({ context, output, trace, environments: environments?.api, setState });
+  const trees = new SubmoduleTreeView();
+  const server = new Server({ context, output, trace, environments: environments?.api, setState, trees });
   const programs = new ProgramDocuments();
   context.subscriptions.push(
     output,
@@ -33,8 +35,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     item,
     server,
     programs,
+    trees,
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, programs),
-    ...registerCommands(server, programs, output),
+    ...registerCommands(server, programs, trees, output),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       output.info('workspace trusted: exports enabled');
       server.grantTrust();

@@ -5,6 +5,7 @@
 /** Commands run with `workspace/executeCommand`. */
 export const EXPORT_MODULE_COMMAND = 'exportlens.exportModule';
 export const CREATE_SPEC_COMMAND = 'exportlens.createSpec';
+export const SUBMODULE_TREE_COMMAND = 'exportlens.submoduleTree';
 
 /** Requests the extension sends. */
 export const PROGRAM_REQUEST = 'exportlens/program';

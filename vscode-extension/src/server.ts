@@ -6,9 +6,9 @@ import { execFile } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import { LanguageClient, LanguageClientOptions, ServerOptions, State, StaticFeature } from 'vscode-languageclient/node';
 
-import { EXPORTS_NOTIFICATION, TRUST_NOTIFICATION } from './methods';
+import { EXPORTS_NOTIFICATION, SUBMODULE_TREE_COMMAND, TRUST_NOTIFICATION } from './methods';
 import { showProgressWithCancel } from './progress';
 import {
   FALLBACK_PYTHON,
@@ -28,8 +28,19 @@ import {
 import { RestartQueue, RestartRequest, unchanged } from './restarts';
 import { answerConfiguration, interpreterSetting, serverSettings } from './settings';
 import { ExportCounts, ServerState } from './status';
+import { TreeAnswer } from './tree';
 
 const PROBE_TIMEOUT_MS = 30_000;
+
+/** Tells the server this client shows submodule trees: it adds their CodeLens (server/trees.py). */
+const SHOWS_TREES: StaticFeature = {
+  fillClientCapabilities: (capabilities) => {
+    capabilities.experimental = { ...(capabilities.experimental as object | undefined), exportlensSubmoduleTree: true };
+  },
+  initialize: () => undefined,
+  getState: () => ({ kind: 'static' }),
+  clear: () => undefined,
+};
 
 export interface Host {
   context: vscode.ExtensionContext;
@@ -37,6 +48,8 @@ export interface Host {
   trace: vscode.OutputChannel; // the LSP messages, when exportlens.trace.server asks for them
   environments: PythonEnvironments | undefined;
   setState(state: ServerState): void;
+  // shows `exportlens.submoduleTree`'s answers, whoever runs it (the server's CodeLens included)
+  trees: { run(args: unknown[], ask: () => Thenable<TreeAnswer | null | undefined>): Promise<unknown> };
 }
 
 /** What to say about an interpreter that lacks a package, and the command its button runs. */
@@ -125,6 +138,8 @@ export class Server implements vscode.Disposable {
       traceOutputChannel: this.host.trace, // exportlens.trace.server, which the client reads itself
       initializationOptions: { ...this.settings(), trusted },
       middleware: {
+        executeCommand: (command, args, next) =>
+          command === SUBMODULE_TREE_COMMAND ? this.host.trees.run(args, () => next(command, args)) : next(command, args),
         workspace: {
           // the `exportlens` section as the server reads it, at the scope (workspace folder) it asks for
           configuration: (params, token, next) =>
@@ -137,6 +152,7 @@ export class Server implements vscode.Disposable {
       },
     };
     const client = new LanguageClient('exportlens', 'exportlens', serverOptions, clientOptions);
+    client.registerFeature(SHOWS_TREES);
     this.client = client;
     this.subscriptions.push(
       client.onDidChangeState((e) => {

@@ -190,8 +190,10 @@ class Pool:
             queued = next((e for e in self._pending if e.future is future), None)
             if queued is not None:
                 self._pending.remove(queued)
-                queued.future.set_exception(Cancelled(queued.job.target))
-            running = next((e for e in self._running.values() if e.future is future), None)
+                if not future.done():  # its caller may have cancelled it (asyncio's wrap_future does)
+                    queued.future.set_exception(Cancelled(queued.job.target))
+            # one killed already is listed until its process's end is read: nothing to cancel
+            running = next((e for e in self._running.values() if e.future is future and not e.why_killed), None)
             if running is not None:
                 self._kill(running, "cancelled")
         return queued is not None or running is not None
