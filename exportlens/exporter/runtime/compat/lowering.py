@@ -101,3 +101,10 @@ def ort_said(text: str) -> tuple[str, str] | None:
     said = m["said"].strip()
     said = said.rsplit(" was false. ", 1)[-1] if " was false. " in said else said.rsplit(") ", 1)[-1]
     return m["node"], f"onnxruntime's {m['op']} fails: {said}"
+
+
+def program_ops(ep: Any) -> tuple[str, ...]:
+    """The program's operations, as torch names them ("mylib::twice.default"): ``OpOverload`` is
+    private (``torch._ops``; 2.9–2.15)."""
+    ops = {str(n.target.name()) for n in ep.graph.nodes if isinstance(n.target, torch._ops.OpOverload)}
+    return tuple(sorted(ops))

@@ -15,6 +15,7 @@ import torch
 from ...core import codes
 from ...core.lowering import COMPILED, FAILED, UNAVAILABLE, Lowering
 from ...core.report import Finding, Severity
+from ..compat.lowering import program_ops
 from ..context import Context
 from ..serving import Rebuild
 from ..summary import in_user_names
@@ -34,7 +35,7 @@ def lower_targets(
     ready = tuple(t for t in targets if t not in unavailable)
     run = device != "meta"  # nothing to run it on
     at, probes, failed = eager_probes(model, ctx, rebuild) if ready and run else ([], [], [])
-    request = Request(ready, _ops(ep), run)
+    request = Request(ready, program_ops(ep), run)
     answers = {a.target: a for a in (_answers(ep, probes, request) if ready else ())}
     lowerings, findings = [], []
     for target in targets:
@@ -96,9 +97,3 @@ def _findings(name: str, compared: list[Compared], ctx: Context) -> list[Finding
     if outside is not None:
         out.append(sizes_finding(name, outside, ctx))
     return out
-
-
-def _ops(ep: Any) -> tuple[str, ...]:
-    """The program's operations, as torch names them ("mylib::twice.default")."""
-    ops = {str(n.target.name()) for n in ep.graph.nodes if isinstance(n.target, torch._ops.OpOverload)}
-    return tuple(sorted(ops))
