@@ -28,6 +28,7 @@ from .protocol import (
     CodecError,
     Died,
     Done,
+    Encoded,
     Lost,
     Ready,
     Run,
@@ -90,14 +91,23 @@ class Warm:
         for target, name in threads:
             threading.Thread(target=target, daemon=True, name=f"exportlens-worker-{name}").start()
 
+    def _forged_end(self, line: bytes) -> Done | None:
+        """A spare's job's End that does not decode (its user code wrote it): that job's crash,
+        as the warm parent's pass-through makes it (``ended``)."""
+        encoded = Encoded.of(line.decode("utf-8", "replace").rstrip("\n")) if self.job else None
+        return Done(self.job or "", encoded) if encoded is not None else None
+
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             try:
                 message = decode(line, Ready, Started, Done, *ENDS)
             except CodecError as e:
-                log.warning("the export worker said something that is not the protocol (%s): %r", e, line[:200])
-                continue
+                forged = self._forged_end(line)
+                if forged is None:
+                    log.warning("the export worker said something that is not the protocol (%s): %r", e, line[:200])
+                    continue
+                message = forged
             if isinstance(message, ENDS):  # a spare's job's end
                 message = Done(self.job or "", message)
             if isinstance(message, Done):  # a warm parent's child's End comes as written: decoded here, once
