@@ -88,7 +88,8 @@ def discover_tree(
     if cache is not None:
         cache.prepare()  # before the stamps are taken: a folder made in the root changes the root's
     tree = tree_stamp(root, files)
-    kept = _kept_answer(cache, root, tree)
+    with _no_gc():  # a kept answer is a hundred thousand objects and no cycle: most of its decoding was the collector
+        kept = _kept_answer(cache, root, tree)
     if kept is not None:
         return kept
     indexed = index_tree(root, files, cache=cache, checked=True)
@@ -101,7 +102,8 @@ def discover_tree(
 
 def _answer_data(others: list[Path], tree: str, found: Discovery) -> object:
     modules = [compact.module_data(m) for m in found.modules]
-    return ([str(p) for p in others], tree, modules, [compact.finding_data(f) for f in found.findings])
+    findings = [compact.finding_data(f) for f in found.findings]
+    return ([str(p) for p in others], tree, modules, findings, sorted(found.unmarked))
 
 
 def _kept_answer(cache: IndexCache | None, root: Path, tree: str) -> Discovery | None:
@@ -117,8 +119,9 @@ def _kept_answer(cache: IndexCache | None, root: Path, tree: str) -> Discovery |
 
 
 def _answer_of(d: list) -> tuple[list[Path], str, Discovery]:
-    others, stamped, modules, findings = d
+    others, stamped, modules, findings, unmarked = d
     found = Discovery(list(map(compact.module_of, modules)), list(map(compact.finding_of, findings)))
+    found.unmarked = frozenset(map(str, unmarked))
     return [Path(p) for p in others], stamped, found
 
 
@@ -149,6 +152,8 @@ def _index_tree(
     sound = {f for f, p in problems.items() if p is None}  # checked whole already: a skeleton tells the rest
     project = Project(sources, skeletons=True, checked=checked, files=known, sound=sound)
     found = project.discover(sorted({*wanted, *(f for f in files if problems.get(f))}))
+    if checked:  # every sketch read the file's text: where a suppression comment may be, for the check
+        found.unmarked = frozenset(sources.rel(f) for f in files if not sketches[f].marked)  # type: ignore[union-attr]
     indexed = Indexed(sketched=len(todo), parsed=len(parse) + len(project.files) - len(known), found=found)
     indexed.read = {*sketches, *project.files}
     for m in found.modules:
