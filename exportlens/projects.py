@@ -8,6 +8,7 @@ applied (suppressions.py), so the user reads one report."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,19 @@ def projects(paths: list[Path], only: set[str] | None = None, *, cache: bool = T
     """One plan per project: each path's own project, and each project nested in a folder given.
     Modules are found by the editor's index engine; with ``cache``, what it learns is kept in
     the project's ``.exportlens/cache/index``, so a tree checked again is only stat'ed."""
+    enabled = gc.isenabled()
+    gc.disable()  # planning makes an object or more per module and no cycle: the collector only walks them
+    try:
+        return _projects(paths, only, cache)
+    finally:
+        # the plans live as long as the run: the collector need not walk them again and again
+        # (a third of a check that only reports skipped modules)
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _projects(paths: list[Path], only: set[str] | None, cache: bool) -> list[Project]:
     groups: dict[Path, list[Path]] = {}
     for given in paths:
         path = given.resolve()

@@ -5,6 +5,7 @@ bodies included, bases in files it does not scan, a re-export under another name
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -76,3 +77,23 @@ def test_a_damaged_or_truncated_index_cache_is_a_cold_run_with_the_same_report(t
             f.write_bytes(damage(f.read_bytes()))
         main(["check", str(root)])
         assert capsys.readouterr().out == report
+
+
+def _codes_of(capsys, root: Path, target: str) -> list[str]:
+    main(["check", str(root), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    return [f["code"] for m in report["modules"] if m["target"] == target for f in m["findings"]]
+
+
+def test_a_suppression_comment_added_or_removed_is_seen_by_the_next_check(tmp_path, capsys):
+    root = write(tmp_path).resolve()
+    assert _codes_of(capsys, root, "net.py:Net") == ["EL007"]  # cold: the answer is kept
+    assert _codes_of(capsys, root, "net.py:Net") == ["EL007"]  # from the kept answer
+    net = root / "net.py"
+    plain = net.read_text(encoding="utf-8")
+    net.write_text(plain.replace("(Renamed):", "(Renamed):  # exportlens: ignore[EL007]"), encoding="utf-8")
+    assert _codes_of(capsys, root, "net.py:Net") == []  # the file now holds a comment: it is read for it
+    assert _codes_of(capsys, root, "net.py:Net") == []  # and the kept answer says so
+    net.write_text(plain, encoding="utf-8")
+    assert _codes_of(capsys, root, "net.py:Net") == ["EL007"]
+    assert _codes_of(capsys, root, "net.py:Net") == ["EL007"]

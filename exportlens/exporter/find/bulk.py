@@ -37,7 +37,7 @@ from .discover import Discovery, Project, python_files
 from .index_cache import Entry, IndexCache, Stamp, stamp, tree_stamp
 from .outline import FileOutline
 from .prefilter import Sketch, candidates, sketch
-from .reach import reach
+from .reach import leads, reach
 from .walk import Exclude, no_exclude
 
 SERIAL_BELOW = 64  # fewer files than this are read in this process: a pool costs more to start
@@ -88,7 +88,8 @@ def discover_tree(
     if cache is not None:
         cache.prepare()  # before the stamps are taken: a folder made in the root changes the root's
     tree = tree_stamp(root, files)
-    kept = _kept_answer(cache, root, tree)
+    with _no_gc():  # a kept answer is a hundred thousand objects and no cycle: most of its decoding was the collector
+        kept = _kept_answer(cache, root, tree)
     if kept is not None:
         return kept
     indexed = index_tree(root, files, cache=cache, checked=True)
@@ -101,7 +102,8 @@ def discover_tree(
 
 def _answer_data(others: list[Path], tree: str, found: Discovery) -> object:
     modules = [compact.module_data(m) for m in found.modules]
-    return ([str(p) for p in others], tree, modules, [compact.finding_data(f) for f in found.findings])
+    findings = [compact.finding_data(f) for f in found.findings]
+    return ([str(p) for p in others], tree, modules, findings, sorted(found.unmarked))
 
 
 def _kept_answer(cache: IndexCache | None, root: Path, tree: str) -> Discovery | None:
@@ -117,8 +119,9 @@ def _kept_answer(cache: IndexCache | None, root: Path, tree: str) -> Discovery |
 
 
 def _answer_of(d: list) -> tuple[list[Path], str, Discovery]:
-    others, stamped, modules, findings = d
+    others, stamped, modules, findings, unmarked = d
     found = Discovery(list(map(compact.module_of, modules)), list(map(compact.finding_of, findings)))
+    found.unmarked = frozenset(map(str, unmarked))
     return [Path(p) for p in others], stamped, found
 
 
@@ -136,9 +139,10 @@ def _index_tree(
         reached = reach(root, sketches, partial(_kept_sketch, fresh))  # type: ignore[arg-type]  # every file has its sketch now
         maybe = candidates(sketches)  # type: ignore[arg-type]  # every file has its sketch now
         known = _known(fresh, checked)
-        parse = [f for f in files if f in maybe and f not in known]
+        led = leads(root, sketches, maybe) - known.keys()  # type: ignore[arg-type]  # every file has its sketch now
+        parse = [f for f in files if (f in maybe or f in led) and f not in known]
         # checked, a file that may define a module is parsed whole (its syntax check too); any other is only checked
-        check = [f for f in todo if f not in maybe] if checked else []
+        check = [f for f in todo if f not in maybe and f not in led] if checked else []
         # the checks first: a pool takes from the front, and a check's answer costs little to send back
         done = run(partial(_parsed, sources, checked), [(f, True) for f in check] + [(f, False) for f in parse])
         problems.update(zip(check, done))
@@ -149,6 +153,7 @@ def _index_tree(
     sound = {f for f, p in problems.items() if p is None}  # checked whole already: a skeleton tells the rest
     project = Project(sources, skeletons=True, checked=checked, files=known, sound=sound)
     found = project.discover(sorted({*wanted, *(f for f in files if problems.get(f))}))
+    found.unmarked = _unmarked(sources, files, sketches) if checked else frozenset()
     indexed = Indexed(sketched=len(todo), parsed=len(parse) + len(project.files) - len(known), found=found)
     indexed.read = {*sketches, *project.files}
     for m in found.modules:
@@ -160,6 +165,12 @@ def _index_tree(
         made = _Made(sketches, project.files, problems if checked else None)
         indexed._save = lambda: cache.save(root, dict(made.entries(files, fresh)))
     return indexed
+
+
+def _unmarked(sources: Sources, files: Iterable[Path], sketches: Mapping[Path, Sketch | None]) -> frozenset[str]:
+    """The files whose sketch says their text holds no suppression comment (each sketch read the
+    whole text): a check need not read them for one."""
+    return frozenset(sources.rel(f) for f in files if (s := sketches[f]) is not None and not s.marked)
 
 
 def _error(parsed: FileOutline | Finding | None) -> Finding | None:

@@ -116,14 +116,14 @@ def module_of(d: Any) -> ModuleClass:
 
 
 def sketch_data(s: Sketch | None) -> Any:
-    return None if s is None else (s.classes, s.binds)
+    return None if s is None else (s.classes, s.binds, s.marked)
 
 
 def sketch_of(d: Any) -> Sketch | None:
     if d is None:
         return None
-    classes, binds = d
-    return Sketch(tuple((name, tuple(bases)) for name, bases in classes), tuple(map(tuple, binds)))
+    classes, binds, marked = d
+    return Sketch(tuple((name, tuple(bases)) for name, bases in classes), tuple(map(tuple, binds)), marked is True)
 
 
 def outline_data(o: FileOutline | Finding | None) -> Any:

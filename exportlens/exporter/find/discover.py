@@ -31,6 +31,9 @@ __all__ = ["Discovery", "Project", "discover", "python_files"]
 class Discovery:
     modules: list[ModuleClass] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # syntax errors (EL401)
+    # project-relative names of files read whose text holds no suppression comment: a check
+    # need not read them again for one (suppressions.py); a hint, not part of what was found
+    unmarked: frozenset[str] = field(default_factory=frozenset, compare=False)
 
 
 # -- public entry point ----------------------------------------------------------

@@ -28,6 +28,7 @@ _IMPORT = re.compile(r"import[ \t]+([^\n;\\]*(?:\\\n[^\n;\\]*)*)")  # also the t
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _K = TypeVar("_K")
 _ANY = "*"  # a base we cannot read a name from (a call): the class is kept
+MARKER = "exportlens:"  # in every suppression comment (spec/suppressions.py): a file without it has none
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Sketch:
     binds: tuple[
         tuple[str, str, str], ...
     ]  # each import: the name bound, the module, the name imported ("" for ``import m``)
+    marked: bool = False  # the text holds ``MARKER``: a check reads its suppression comments, the others not
 
 
 def sketch(text: str) -> Sketch:
@@ -45,7 +47,7 @@ def sketch(text: str) -> Sketch:
     binds = _binds(text)
     if not classes:  # no class with bases: only imports that give a name another can import matter
         binds = tuple(b for b in binds if _renames(b) or _from_torch(b[1]))
-    return Sketch(classes, binds)
+    return Sketch(classes, binds, MARKER in text)
 
 
 def _renames(bind: tuple[str, str, str]) -> bool:

@@ -53,6 +53,7 @@ class Plan:
     modules: list[Planned] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # syntax errors, pyproject problems
     sources: Sources | None = None  # the texts it was made from (None: the disk's)
+    unmarked: tuple[str, ...] = ()  # files known to hold no suppression comment (Discovery's; a tuple: the codec's)
 
     def __post_init__(self) -> None:
         if self.sources is None:
@@ -78,6 +79,7 @@ def make_plan(
     project = load_project(files)
     found = _discover(root, paths, files, indexed, cache)
     plan = Plan(root, project, findings=list(found.findings) + list(project.findings), sources=files)
+    plan.unmarked = tuple(found.unmarked)
     known = {m.target for m in found.modules}
     unreadable = {f.path for f in found.findings}  # a syntax error hides its classes: it is the one problem to report
     modules = list(found.modules)

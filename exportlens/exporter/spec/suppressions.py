@@ -19,6 +19,7 @@ from typing import Any
 from ..core import codes
 from ..core.report import Edit, Finding, Kind, ModuleReport, Report, Status
 from ..core.targets import ModuleClass, Span
+from ..find.prefilter import MARKER
 from .module_spec import ignore_problem
 from .plan import Plan
 from .pyproject import PYPROJECT, Pyproject, read
@@ -47,7 +48,7 @@ def comments(text: str, path: str) -> dict[int, Ignore]:
     tokenizer (so ``"# exportlens: ignore"`` inside a string is no comment); a file that
     does not tokenize to its end keeps the comments before the problem."""
     found: dict[int, Ignore] = {}
-    if "exportlens:" not in text:
+    if MARKER not in text:
         return found  # most files: no tokenizing at all
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -103,16 +104,20 @@ class Suppressor:
     tables: Mapping[str, tuple[Any, Any]]  # ProjectSpecs.tables: target -> (raw table, Location)
     pyproject: str = ""  # its text, where ``ignore`` entries are written
     used: dict[Ignore, set[str]] = field(default_factory=dict)  # what each suppression hid
+    unmarked: frozenset[str] = frozenset()  # paths whose text is known to hold no comment: not read
     _comments: dict[str, dict[int, Ignore]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, plan: Plan) -> Suppressor:
         modules = {m.target: m.module for m in plan.modules}
-        return cls(plan.sources.text, modules, plan.project.tables, plan.project.text)
+        return cls(
+            plan.sources.text, modules, plan.project.tables, plan.project.text, unmarked=frozenset(plan.unmarked)
+        )
 
     def comments_in(self, path: str) -> dict[int, Ignore]:
         if path not in self._comments:
-            self._comments[path] = comments(self.text(path), path) if path.endswith(".py") else {}
+            wanted = path.endswith(".py") and path not in self.unmarked
+            self._comments[path] = comments(self.text(path), path) if wanted else {}
         return self._comments[path]
 
     def match(self, target: str | None, f: Finding) -> Ignore | None:
