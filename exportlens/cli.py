@@ -15,6 +15,7 @@ from .isolation import forget_current_folder
 forget_current_folder()
 
 import argparse
+import gc
 import json
 import os
 from pathlib import Path
@@ -194,6 +195,9 @@ def _projects(paths: list[Path], only: set[str] | None = None, cache: bool = Tru
         print(f"exportlens: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
         return None
     found = projects(paths, only, cache=cache)
+    # the plans live as long as this process: the collector need not walk them again and again
+    # (a third of a check that only reports skipped modules)
+    gc.freeze()
     broken = [(p.plan.root, f) for p in found for f in p.plan.findings if f.code == codes.SPEC_TOML.code]
     for root, f in broken:
         print(located(root, f), file=sys.stderr)

@@ -42,9 +42,6 @@ def projects(paths: list[Path], only: set[str] | None = None, *, cache: bool = T
     try:
         return _projects(paths, only, cache)
     finally:
-        # the plans live as long as the run: the collector need not walk them again and again
-        # (a third of a check that only reports skipped modules)
-        gc.freeze()
         if enabled:
             gc.enable()
 
