@@ -31,6 +31,12 @@ def failure_finding(target: str, failure: Failure, ctx: Context, said: Callable[
             " `custom_translation_table`"
         )
         return at(ctx, codes.LOWERING_UNSUPPORTED, message, failed.frame, detail=text)
+    if failure.outside_core:
+        message = (
+            f"{line} calls `{failure.outside_core}`, which is not in Core ATen, the operation set {NAMES[target]}"
+            " lowers: write it with Core ATen operations"
+        )
+        return at(ctx, codes.LOWERING_FAILED, message, failed.frame, detail=text)
     op = f" (at `{failed.op}`)" if failed.op else ""
     message = f"lowering for {NAMES[target]} failed on {line}{op}: {text}"
     return at(ctx, codes.LOWERING_FAILED, message, failed.frame, detail=text)
