@@ -125,6 +125,7 @@ def test_a_size_the_onnx_model_refuses_where_eager_runs_is_a_finding(project, po
         " onnxruntime's Squeeze fails: Dimension of input 0 must be 1 instead of 3. shape={3,8}"
     )
     assert report.lowerings[0].status == "failed"
+    assert not f.fixes  # it refuses the example inputs: no narrower range serves
 
 
 ACCEPTS = (
@@ -180,7 +181,11 @@ def test_executorch_lowering_fails_on_the_line_of_an_op_outside_core_aten(projec
     report = one(project, pool, "Zeta", '["executorch"]')
     f = only(report.findings, "EL602")
     assert (f.path, f.line) == ("net.py", line_of(project, "net.py", "special.zeta"))
-    assert "lowering for ExecuTorch failed on `return torch.special.zeta(h, h + 2.0)`" in f.message
+    assert f.message == (
+        "`return torch.special.zeta(h, h + 2.0)` calls `aten::special_zeta`, which is not in Core ATen, the operation"
+        " set ExecuTorch lowers: write it with Core ATen operations"
+    )
+    assert "torch._ops" not in f.message and "not in Core ATen opset" in f.detail  # the verifier's own text
 
 
 @pytest.mark.slow
@@ -235,3 +240,23 @@ def test_check_prints_each_targets_result_and_its_json_carries_them(project, onn
     (mlp,) = [m for m in json.loads(done.stdout)["modules"] if m["target"] == "net.py:Mlp"]
     (lowering,) = mlp["lowerings"]
     assert (lowering["target"], lowering["status"]) == ("onnx", "compiled") and lowering["max_error"] < 1e-4
+
+
+@pytest.mark.slow
+def test_a_size_executorch_refuses_at_one_end_offers_the_range_it_serves(project, pool):
+    """ExecuTorch's squeeze is a no-op at every size but batch = 1, where eager drops the axis: it
+    refuses the declared min and serves the next size up, the example and the max."""
+    pytest.importorskip("executorch")
+    project.write("net.py", NET)
+    project.write("pyproject.toml", spec("Squeeze", '["executorch"]').replace("min = 2", "min = 1"))
+    report = checked(project.root, pool, "Squeeze")
+    f = only(report.findings, "EL604")
+    assert (f.path, f.line) == ("pyproject.toml", 3)  # the dim's spec: its runtime names no node
+    assert f.message.startswith(
+        "the ExecuTorch program (XNNPACK) refuses batch = 1 (`batch` is declared as [1, 64]), where eager runs:"
+    ), f.message
+    (fix,) = f.fixes
+    assert (fix.title, fix.preferred) == ("Set `batch` to Dim('batch', min=2)", True)
+    project.apply(fix)
+    assert project.read("pyproject.toml") == spec("Squeeze", '["executorch"]')  # min = 2, as the user would write it
+    assert report.lowerings[0].sizes == ("the example inputs", "batch = 64")  # the size next to min only narrows

@@ -220,6 +220,11 @@ def _as_fix(c: Change, ctx: Context, preferred: bool) -> Fix | None:
     return _spec_edit((c,), ctx, c.title, preferred)
 
 
+def spec_fix(c: Change, ctx: Context, preferred: bool) -> Fix | None:
+    """One change as an edit of the spec, titled by the change (a lowering's narrower range)."""
+    return _as_fix(c, ctx, preferred)
+
+
 def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred: bool = False) -> Fix | None:
     """One edit of the spec that makes every change (in code, the ``Dim(...)`` calls)."""
     spec = ctx.spec

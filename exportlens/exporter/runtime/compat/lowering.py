@@ -80,6 +80,22 @@ def no_translation(exc: BaseException) -> bool:
     return any(type(e).__name__ == "DispatchError" for e in chain(exc))
 
 
+# torch.export's verifier, as ExecuTorch's ``to_edge`` runs it (torch 2.6–2.15, executorch 1.x):
+# "Operator torch._ops.aten.special_zeta.default is not in Core ATen opset (https://...)"
+_NOT_CORE = re.compile(r"Operator torch\._ops\.(?P<ns>\w+)\.(?P<name>\w+)\.(?P<overload>\w+) is not in Core ATen opset")
+
+
+def not_in_core_aten(exc: BaseException) -> str:
+    """The operation the verifier found outside Core ATen, as the user could look it up
+    (``aten::special_zeta``), anywhere in the chain; "" where none."""
+    for raised in chain(exc):
+        m = _NOT_CORE.search(str(raised)) if type(raised).__name__ == "SpecViolationError" else None
+        if m is not None:
+            overload = "" if m["overload"] == "default" else f".{m['overload']}"
+            return f"{m['ns']}::{m['name']}{overload}"
+    return ""
+
+
 # the ONNX exporter writes each node's fx stack into its metadata (2.6–2.15)
 ONNX_STACK = "pkg.torch.onnx.stack_trace"
 # onnxruntime 1.2x–1.30: "... while running Squeeze node. Name:'node_squeeze' Status Message: <source>

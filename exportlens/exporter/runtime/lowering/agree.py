@@ -36,6 +36,7 @@ class Size:
     dim: DimSpec | None  # None: the example inputs
     size: int = 0
     inside: bool = True  # within the declared range
+    near: bool = False  # next to a bound: measured only to narrow the range where the bound is refused
 
     def __str__(self) -> str:
         return "the example inputs" if self.dim is None else f"{self.dim.name} = {self.size}"
@@ -62,10 +63,18 @@ def sizes(ctx: Context) -> Iterator[Size]:
         for size, inside in ((low, True), (high, True)):
             if size is not None and size != example:
                 yield Size(dim, size, inside)
+        yield from _near(dim, low, high, example)
         if low is not None and low - 1 >= 1:
             yield Size(dim, low - 1, False)
         if high is not None:
             yield Size(dim, high + 1, False)
+
+
+def _near(dim: DimSpec, low: int | None, high: int | None, example: int) -> Iterator[Size]:
+    """One inside each finite bound, where it is neither the example nor the other bound."""
+    for size in dict.fromkeys((low + 1 if low is not None else None, high - 1 if high is not None else None)):
+        if size is not None and size not in (example, low, high) and (low or 0) <= size <= (high or size):
+            yield Size(dim, size, near=True)
 
 
 def eager_probes(model: torch.nn.Module, ctx: Context, rebuild: Rebuild) -> tuple[list[Size], list[Probe], list[str]]:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..compat.lowering import chain, no_translation
+from ..compat.lowering import chain, no_translation, not_in_core_aten
 from ..violations import first_line
 from .agree import run_probe
 from .aoti import compile_aoti
@@ -40,7 +40,7 @@ def _lower(target: str, ep: Any, probes: list[Probe], run: bool, folder: Path) -
 def failure_of(exc: BaseException, ep: Any = None) -> Failure:
     innermost = list(chain(exc))[-1]  # what the target itself said, under its wrappers' "see above"
     text = f"{type(innermost).__name__}: {first_line(str(innermost))[:300]}"
-    return Failure(text, no_translation(exc), places(exc, ep) if ep is not None else ())
+    return Failure(text, no_translation(exc), not_in_core_aten(exc), places(exc, ep) if ep is not None else ())
 
 
 def unloaded(exc: BaseException, request: Request) -> tuple[Answer, ...]:

@@ -51,6 +51,7 @@ class Place:
 class Failure:
     text: str  # the target's innermost word: "DispatchError: ..."
     untranslated: bool = False  # the ONNX exporter has no function for an op
+    outside_core: str = ""  # the operation ExecuTorch's verifier found outside Core ATen ("aten::special_zeta")
     places: tuple[Place, ...] = ()
     unknown_ops: tuple[str, ...] = ()  # the program did not load: operations this torch does not have
 

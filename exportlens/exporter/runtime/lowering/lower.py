@@ -23,6 +23,7 @@ from . import apart, handoff
 from .agree import Compared, compared, eager_probes
 from .compiled import lower_all
 from .handoff import Answer, Request
+from .narrowed import narrowed
 from .packages import missing
 from .said import differs_finding, failure_finding, sizes_finding, unloaded_finding
 
@@ -73,25 +74,28 @@ def _lowered(answer: Answer, ep: Any, ctx: Context, compared: list[Compared | No
         return Lowering(target, FAILED), [unloaded_finding(target, failure, ctx)]
     if failure is not None:
         return Lowering(target, FAILED, answer.seconds), [failure_finding(target, failure, ctx, in_user_names(ep, ctx))]
-    done = [c for c in compared if c is not None]
-    findings = _findings(answer.name, done, ctx)
+    measured = [c for c in compared if c is not None]
+    done = [c for c in measured if not c.size.near]  # the sizes next to a bound only narrow a range
+    findings = _findings(answer.name, done, ctx, measured)
     errors = [c.error for c in done if c.size.inside and c.error is not None]  # outside, eager is no reference
     ran = tuple(str(c.size) for c in done if c.size.inside and not (c.refused or c.eager_failed))
     status = FAILED if any(f.severity is Severity.ERROR for f in findings) else COMPILED
     return Lowering(target, status, answer.seconds, answer.size, max(errors, default=None), ran), findings
 
 
-def _findings(name: str, compared: list[Compared], ctx: Context) -> list[Finding]:
-    """The first size inside the range the artifact refuses or answers otherwise at (where it
-    answers otherwise: every such size, with the largest error), and the first outside it that
-    it accepts where eager fails or answers otherwise."""
+def _findings(name: str, compared: list[Compared], ctx: Context, measured: list[Compared]) -> list[Finding]:
+    """The first size inside the range the artifact refuses (with the narrower range it serves,
+    where there is one) or answers otherwise at (where it answers otherwise: every such size,
+    with the largest error), and the first outside it that it accepts where eager fails or
+    answers otherwise."""
     first = next((c for c in compared if c.size.inside and (c.refused or c.differs)), None)
     differs_inside = any(c.size.inside and c.differs for c in compared)  # then differing outside is no news
     wrong = (lambda c: c.eager_failed) if differs_inside else (lambda c: c.eager_failed or c.differs)
     outside = next((c for c in compared if not c.size.inside and not c.refused and wrong(c)), None)
     out = []
     if first is not None and first.refused:
-        out.append(sizes_finding(name, first, ctx))
+        fix = narrowed(first, measured, ctx)
+        out.append(sizes_finding(name, first, ctx, fixes=(fix,) if fix else ()))
     elif first is not None:
         out.append(differs_finding(name, [c for c in compared if c.size.inside and c.differs], ctx))
     if outside is not None:

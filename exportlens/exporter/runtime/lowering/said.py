@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...core import codes
-from ...core.report import Finding, Severity
+from ...core.report import Finding, Fix, Severity
 from ..context import Context
 from ..explain import at
 from ..holds import finite
@@ -31,6 +31,12 @@ def failure_finding(target: str, failure: Failure, ctx: Context, said: Callable[
             " `custom_translation_table`"
         )
         return at(ctx, codes.LOWERING_UNSUPPORTED, message, failed.frame, detail=text)
+    if failure.outside_core:
+        message = (
+            f"{line} calls `{failure.outside_core}`, which is not in Core ATen, the operation set {NAMES[target]}"
+            " lowers: write it with Core ATen operations"
+        )
+        return at(ctx, codes.LOWERING_FAILED, message, failed.frame, detail=text)
     op = f" (at `{failed.op}`)" if failed.op else ""
     message = f"lowering for {NAMES[target]} failed on {line}{op}: {text}"
     return at(ctx, codes.LOWERING_FAILED, message, failed.frame, detail=text)
@@ -58,7 +64,7 @@ def differs_finding(name: str, differ: list[Compared], ctx: Context) -> Finding:
     return _on_size(codes.LOWERED_DIFFERS, message, differ[0], ctx)
 
 
-def sizes_finding(name: str, c: Compared, ctx: Context) -> Finding:
+def sizes_finding(name: str, c: Compared, ctx: Context, fixes: tuple[Fix, ...] = ()) -> Finding:
     dim = c.size.dim
     declared = f"`{dim.name}` is declared as {_range(dim)}" if dim is not None else ""
     if c.size.inside:
@@ -66,7 +72,9 @@ def sizes_finding(name: str, c: Compared, ctx: Context) -> Finding:
         line = f"`{source_line(frame.filename, frame.line)}`: " if frame else ""
         declared = f" ({declared})" if declared else ""
         message = f"{line}{name} refuses {c.size}{declared}, where eager runs: {c.refused}"
-        return at(ctx, codes.LOWERED_SIZES, message, frame) if frame else _on_size(codes.LOWERED_SIZES, message, c, ctx)
+        if frame is not None:
+            return at(ctx, codes.LOWERED_SIZES, message, frame, fixes=fixes)
+        return _on_size(codes.LOWERED_SIZES, message, c, ctx, fixes=fixes)
     why = (
         f"where eager fails ({c.eager_failed})" if c.eager_failed else f"and answers otherwise than eager ({c.differs})"
     )
