@@ -84,7 +84,27 @@ class Finder:
         candidates = (
             (os.path.join(base, "__init__.py"), base + ".py") if module else (os.path.join(base, "__init__.py"),)
         )
-        return next((Path(c) for c in candidates if self.exists(Path(c))), None)
+        listed = isinstance(self.exists, Listed)  # (it takes the text: no Path made for a name that is not there)
+        return next((Path(c) for c in candidates if (self.exists(c) if listed else self.exists(Path(c)))), None)
+
+
+class Listed:
+    """Whether a file is on disk, from one listing per folder: a scan asks for tens of thousands
+    of names in a few hundred folders (a folder named like a file reads as one: no package has one)."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, frozenset[str]] = {}
+
+    def __call__(self, path: Path | str) -> bool:
+        folder, name = os.path.split(path)
+        names = self._names.get(folder)
+        if names is None:
+            try:
+                names = frozenset(os.listdir(folder or "."))
+            except OSError:
+                names = frozenset()
+            self._names[folder] = names
+        return name in names
 
 
 def dotted_names(base: Path, path: Path) -> tuple[str, str]:

@@ -16,13 +16,13 @@ from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapp
 from functools import cache
 from pathlib import Path
 
-from .packages import Finder, absolute, dotted_names, name_base
+from .packages import Finder, Listed, absolute, dotted_names, name_base
 from .prefilter import Sketch, candidates
 
 
 def reach(root: Path, sketches: MutableMapping[Path, Sketch], sketch_of: Callable[[Path], Sketch]) -> set[Path]:
     """Add to ``sketches`` the files they lead to, sketched by ``sketch_of``; returns those."""
-    exists = cache(Path.is_file)
+    exists = Listed()  # the disk's files: sketches are of files on disk
     resolve = cache(Finder(root, exists).module_file)
     package = cache(lambda path: dotted_names(name_base(path, root, exists), path)[1])
     added: set[Path] = set()
@@ -49,7 +49,7 @@ def leads(root: Path, sketches: Mapping[Path, Sketch], among: Collection[Path]) 
     """The sketched files the bases of ``among``'s classes are imported from, and theirs in turn:
     the files outside ``among`` that resolving those bases parses (discover.Project). Named up
     front, they are parsed with the others, in parallel, instead of one by one after."""
-    exists = cache(Path.is_file)
+    exists = Listed()  # the disk's files: sketches are of files on disk
     resolve = cache(Finder(root, exists).module_file)
     led: set[Path] = set()
     todo = list(among)

@@ -46,7 +46,7 @@ def python_files_under(folder: Path, *, exclude: Exclude, nested: bool = True) -
 
 def projects_under(folder: Path, *, exclude: Exclude) -> list[Path]:
     """The folders below ``folder`` that hold a pyproject.toml of their own (not skipped)."""
-    return [path for kind, path in _walk(Path(folder), True, exclude) if kind == "project"]
+    return [path for kind, path in _walk(Path(folder), True, exclude, files=False) if kind == "project"]
 
 
 def scanned(path: Path, folder: Path, *, exclude: Exclude, nested: bool = False) -> bool:
@@ -81,8 +81,9 @@ def exclude_problem(value: Any) -> str | None:
 # -- the walk ---------------------------------------------------------------------------
 
 
-def _walk(folder: Path, nested: bool, exclude: Exclude) -> Iterator[tuple[str, Path]]:
-    """("file", path) for each file to scan, ("project", folder) for each nested project met."""
+def _walk(folder: Path, nested: bool, exclude: Exclude, files: bool = True) -> Iterator[tuple[str, Path]]:
+    """("file", path) for each file to scan (with ``files``), ("project", folder) for each nested
+    project met."""
     stack = [(folder, _Rules.above(folder, exclude))]
     while stack:
         here, rules = stack.pop()
@@ -92,8 +93,8 @@ def _walk(folder: Path, nested: bool, exclude: Exclude) -> Iterator[tuple[str, P
             continue
         rules = rules.inside(here)
         for entry in entries:
-            path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False):
+                path = Path(entry.path)
                 if _skip_dir(path, rules):
                     continue
                 if (path / PYPROJECT).is_file():
@@ -101,7 +102,7 @@ def _walk(folder: Path, nested: bool, exclude: Exclude) -> Iterator[tuple[str, P
                     if not nested:
                         continue
                 stack.append((path, rules))
-            elif entry.name.endswith(".py") and not rules.ignores(path, is_dir=False):
+            elif files and entry.name.endswith(".py") and not rules.ignores(path := Path(entry.path), is_dir=False):
                 yield "file", path
 
 
