@@ -20,7 +20,7 @@ from ..core.sources import Sources, resolved
 from ..core.targets import Forward, ModuleClass
 from . import outline
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
-from .packages import Finder, dotted_names, name_base
+from .packages import Finder, Listed, dotted_names, name_base
 from .syntax import decode_finding, python_syntax_error, syntax_finding
 from .walk import Exclude, no_exclude, python_files_under, scanned
 
@@ -108,7 +108,8 @@ class Project:
         self.sound = sound
         self._files: dict[Path, FileOutline | Finding] = dict(files)
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
-        self._finder = Finder(self.root, self._exists)
+        # no unsaved buffers: the disk's listings answer which modules there are
+        self._finder = Finder(self.root, self._exists if sources.buffers else Listed())
         self._found: dict[Path, bool] = {}  # whether a file exists: asked thousands of times over
         self._members: dict[tuple[Path, tuple[str, ...]], _Target] = {}
         self._is_module: dict[_Class, bool] = {}
