@@ -49,7 +49,8 @@ def _readable(path: Path, schema: object) -> None:
 
 def in_target_order(report: Report) -> Report:
     """Modules sorted by target: the one order a check and a merge of its shards share."""
-    return replace(report, modules=tuple(sorted(report.modules, key=lambda m: Target.parse(m.target))))
+    # the key is the string form, made once per module (what Target orders by)
+    return replace(report, modules=tuple(sorted(report.modules, key=lambda m: str(Target.parse(m.target)))))
 
 
 def merge(reports: Iterable[tuple[str, Report]]) -> Report:
