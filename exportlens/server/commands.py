@@ -54,7 +54,29 @@ async def _first_scan(ls: ExportLensServer) -> None:
         ls.say(f"the workspace is still being indexed after {FIRST_SCAN_WAIT:.0f} s: answering from what is indexed")
 
 
-def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
+async def module_named(
+    ls: ExportLensServer, args: Any, what: str, *, valid: bool = True
+) -> tuple[Path, str, bool] | None:
+    """(file, target, save) of the module command ``what`` names, once the workspace's first scan
+    is in; None, said in the log, where ``args`` name none (or are not ``valid`` otherwise)."""
+    await _first_scan(ls)
+    parsed = _command_args(ls, args)
+    if parsed is None or not valid:
+        no_module(ls, what, args)
+        return None
+    return parsed
+
+
+def may_run(ls: ExportLensServer, to_do: str) -> bool:
+    """Whether a command may run the workspace's code now: the request's cancellation is
+    wired to its task, and an untrusted workspace is told why nothing runs."""
+    compat.cancel_task_with_request(ls)
+    if not ls.session.trusted:
+        ls.show(f"this workspace is not trusted, so its code is not run. Trust it to {to_do}.")
+    return ls.session.trusted
+
+
+def no_module(ls: ExportLensServer, what: str, args: Any) -> None:
     ls.say(
         f"{what} needs {{uri, target}} or {{uri, line}} inside an nn.Module class, got {args!r}",
         types.MessageType.Error,
@@ -65,16 +87,10 @@ def _no_module(ls: ExportLensServer, what: str, args: Any) -> None:
 async def export_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any] | None:
     """Export one module now: from its CodeLens, a code action, or any client. (A command
     sent with no ``arguments``, or null ones, is called with none: ``args`` is None.)"""
-    await _first_scan(ls)
-    parsed = _command_args(ls, args)
-    if parsed is None:
-        _no_module(ls, EXPORT_COMMAND, args)
+    parsed = await module_named(ls, args, EXPORT_COMMAND)
+    if parsed is None or not may_run(ls, "export"):
         return None
     path, target, save = parsed
-    compat.cancel_task_with_request(ls)
-    if not ls.session.trusted:
-        ls.show("this workspace is not trusted, so its code is not run. Trust it to export.")
-        return None
     root = ls.session.root_of(path)
     if ls.session.index.by_target(root, target) is None:
         ls.rescan(path)
@@ -101,17 +117,12 @@ async def export_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any
 async def lower_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any] | None:
     """Lower one module for one deployment target now (``{uri, target, to}``: its "Compile for …"
     lens), with cancellable progress; exported first where its last export is not of its text."""
-    await _first_scan(ls)
-    parsed, to = _command_args(ls, args), compat.field_of(args[0] if isinstance(args, list) and args else args, "to")
-    if parsed is None or not isinstance(to, str):
-        _no_module(ls, LOWER_COMMAND, args)
+    to = compat.field_of(args[0] if isinstance(args, list) and args else args, "to")
+    parsed = await module_named(ls, args, LOWER_COMMAND, valid=isinstance(to, str))
+    if parsed is None or not may_run(ls, "compile"):
         return None
     path, target, _ = parsed
     root = ls.session.root_of(path)
-    compat.cancel_task_with_request(ls)
-    if not ls.session.trusted:
-        ls.show("this workspace is not trusted, so its code is not run. Trust it to compile.")
-        return None
     token = f"exportlens-{ls.session.next_number()}"
     cancel = lambda: ls.lowerings.cancel(root, target, to)  # noqa: E731
     progress = Progress(ls, token, [target], cancel, doing=f"compiling {{}} for {to}")
@@ -171,10 +182,8 @@ def _say_saved(ls: ExportLensServer, report: ModuleReport) -> None:
 
 async def create_spec(ls: ExportLensServer, args: Any = None) -> bool:
     """Write the module's spec, proven by exporting it (spec_create.py), and show it."""
-    await _first_scan(ls)
-    parsed = _command_args(ls, args)
+    parsed = await module_named(ls, args, CREATE_SPEC_COMMAND)
     if parsed is None:
-        _no_module(ls, CREATE_SPEC_COMMAND, args)
         return False
     path, target, _ = parsed
     root = ls.session.root_of(path)
@@ -187,10 +196,8 @@ async def create_spec(ls: ExportLensServer, args: Any = None) -> bool:
 async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] | None:
     """A module's exported program as text (what `exportlens show` prints), exporting it
     now; the result cache answers at once when nothing changed."""
-    await _first_scan(ls)
-    parsed = _command_args(ls, params)
+    parsed = await module_named(ls, params, PROGRAM_REQUEST)
     if parsed is None:
-        _no_module(ls, PROGRAM_REQUEST, params)
         return None
     path, target, _ = parsed
     if not ls.session.trusted:

@@ -19,7 +19,7 @@ from ..exporter.spec.plan import Plan, Planned, no_spec_findings
 from ..exporter.workers.pool import Cancelled
 from ..exporter.workers.trees import tree_from, tree_job
 from . import compat
-from .commands import _command_args, _first_scan, _no_module
+from .commands import may_run, module_named, no_module
 from .methods import TREE_COMMAND
 from .progress import Progress
 from .server import ExportLensServer
@@ -36,16 +36,10 @@ LENS_TITLE = "Which submodule breaks?"
 async def submodule_tree(ls: ExportLensServer, args: Any = None) -> dict[str, Any] | None:
     """Export each submodule of the module ``{uri, target | line}`` names, now; the tree as
     ``tree_answer`` writes it, or None (not trusted, cancelled, no such module)."""
-    await _first_scan(ls)
-    parsed = _command_args(ls, args)
-    if parsed is None:
-        _no_module(ls, TREE_COMMAND, args)
+    parsed = await module_named(ls, args, TREE_COMMAND)
+    if parsed is None or not may_run(ls, "see its submodule tree"):
         return None
     path, target, _ = parsed
-    compat.cancel_task_with_request(ls)
-    if not ls.session.trusted:
-        ls.show("this workspace is not trusted, so its code is not run. Trust it to see its submodule tree.")
-        return None
     root = ls.session.root_of(path)
     module = ls.session.index.by_target(root, Target.parse(target).module)
     if module is None:
@@ -55,7 +49,7 @@ async def submodule_tree(ls: ExportLensServer, args: Any = None) -> dict[str, An
     plan = ls.session.plan(root, [module], docs.texts) if module is not None else None
     planned = next((p for p in plan.modules if p.target == target), None) if plan else None
     if plan is None or planned is None:
-        _no_module(ls, TREE_COMMAND, args)
+        no_module(ls, TREE_COMMAND, args)
         return None
     if planned.spec is None:
         return tree_answer(SubmoduleTree(target, findings=no_spec_findings(planned)), root, docs, {})
