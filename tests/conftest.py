@@ -46,6 +46,15 @@ class Project:
             (self.root / path).write_text(apply_edits(self.read(path), edits), encoding="utf-8")
 
 
+@pytest.fixture(scope="module")
+def pool(request: pytest.FixtureRequest):
+    """A worker pool for a test module's real exports: its ``POOL_JOBS`` workers, else 2."""
+    from exportlens.exporter.workers.pool import Pool
+
+    with Pool(jobs=getattr(request.module, "POOL_JOBS", 2)) as pool:
+        yield pool
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path)

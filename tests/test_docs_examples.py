@@ -35,14 +35,6 @@ def examples() -> list[tuple[int, dict[str, str], str]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def pool():
-    from exportlens.exporter.workers.pool import Pool
-
-    with Pool(jobs=2) as pool:
-        yield pool
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("line", "files", "printed"), examples(), ids=lambda v: str(v) if isinstance(v, int) else "")
 def test_the_example_prints_what_the_docs_show(tmp_path, monkeypatch, capsys, pool, line, files, printed):

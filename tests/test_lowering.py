@@ -60,19 +60,14 @@ class Squeeze(nn.Module):
 """
 
 
-def spec(cls: str, targets: str = '["onnx"]') -> str:
+POOL_JOBS = 1  # (the pool fixture, conftest.py) lowering is heavy: one at a time
+
+
+def spec(cls: str, targets: str = '["onnx"]', inputs: str = "f32[batch, 4]") -> str:
     return (
-        f'[tool.exportlens.modules."net.py:{cls}"]\ninputs = {{ x = "f32[batch, 4]" }}\n'
+        f'[tool.exportlens.modules."net.py:{cls}"]\ninputs = {{ x = "{inputs}" }}\n'
         f"dims = {{ batch = {{ min = 2, max = 64, example = 3 }} }}\ntargets = {targets}\n"
     )
-
-
-@pytest.fixture(scope="module")
-def pool():
-    from exportlens.exporter.workers.pool import Pool
-
-    with Pool(jobs=1) as pool:
-        yield pool
 
 
 def checked(root: Path, pool, target: str) -> ModuleReport:

@@ -9,10 +9,12 @@ import stat
 
 import pytest
 from conftest import only
-from test_lowering import checked
+from test_lowering import checked, spec
 
 from exportlens.exporter.core.report import Severity
 from exportlens.exporter.workers.sandbox import available
+
+POOL_JOBS = 1  # (the pool fixture, conftest.py) lowering is heavy: one at a time
 
 confined = pytest.mark.skipif(
     "seccomp" not in available() or not available().startswith("landlock"), reason=f"no sandbox here: {available()}"
@@ -48,21 +50,6 @@ class Mlp(nn.Module):
         attempt()  # at each export and each eager run, the lowering job's included
         return torch.relu(self.fc(x))
 """
-
-
-def spec(cls: str, targets: str, inputs: str = "f32[batch, 4]") -> str:
-    return (
-        f'[tool.exportlens.modules."net.py:{cls}"]\ninputs = {{ x = "{inputs}" }}\n'
-        f"dims = {{ batch = {{ min = 2, max = 64, example = 3 }} }}\ntargets = {targets}\n"
-    )
-
-
-@pytest.fixture(scope="module")
-def pool():
-    from exportlens.exporter.workers.pool import Pool
-
-    with Pool(jobs=1) as pool:
-        yield pool
 
 
 def chmodded(project, pool, target: str, tmp_path_factory) -> tuple[str, list[int]]:

@@ -31,14 +31,6 @@ dims = { tokens = { min = 2, max = 1024 } }
 """
 
 
-@pytest.fixture(scope="module")
-def pool():
-    from exportlens.exporter.workers.pool import Pool
-
-    with Pool(jobs=2) as pool:
-        yield pool
-
-
 def checked(root: Path, pool):
     """What ``exportlens check`` reports: each fix proven by the owner, on its probes."""
     from exportlens.exporter.workers.batch import export_in_workers
