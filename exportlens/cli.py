@@ -231,7 +231,7 @@ def _check(args: argparse.Namespace) -> int:
         print_text(root, report, shard, hidden)
     else:
         print(_rendered(report, args.format, root, hidden, shard))
-    if any(m.status.value != "skipped" and not m.cached for m in report.modules):  # (asking the kernel takes 0.08 s)
+    if any(m.status is not Status.SKIPPED and not m.cached for m in report.modules):  # (asking the kernel takes 0.08 s)
         _say_if_unconfined(args)
     if checked_nothing(report) and (args.fail_on_empty or (args.format in CI_FORMATS and not args.shard)):
         print(f"exportlens: {NOTHING_CHECKED}", file=sys.stderr)
