@@ -227,10 +227,15 @@ def test_a_mixture_of_experts_takes_one_application(project):
     the round after folds in the capacity line's fix: `int(...)` of a value read from a tensor
     asks export for a number it does not have, and `torch.sym_int(...)` gives the same number
     symbolically (the slice by it then exports as it is). Each is proven on probes against
-    the module as written; one application exports and serves."""
+    the module as written; one application exports and serves. (The time limit is raised: twice
+    in CI, beside AOTInductor builds that take both cores, the first fix came back unproven; a
+    proof running out of time is the likeliest cause, not yet confirmed.)"""
     project.write(
         "pyproject.toml",
         """
+        [tool.exportlens]
+        timeout = 300
+
         [tool.exportlens.modules."moe.py:MoE"]
         inputs = { x = "f32[tokens, 16]" }
         dims = { tokens = { min = 2, max = 256 } }
