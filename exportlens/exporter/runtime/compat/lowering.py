@@ -3,8 +3,10 @@
 AOTInductor's entry points live in ``torch._inductor``. Where a lowering fails, torch
 names the graph node it was translating only in its text, but the node itself is a local
 of the frame that raised (``node`` in the ONNX exporter's ``_translate_fx_graph``, ``n``
-in Inductor's ``run_node``): read from the traceback, it carries the user's stack. A node
-of a graph the target decomposed names the node it came from in ``meta["from_node"]``.
+in Inductor's ``run_node``): read from the traceback, it carries the user's stack. Where
+Inductor fails generating a kernel, the frame holds the kernel's scheduler node, whose IR
+node lists the graph nodes fused into it (``origins``). A node of a graph the target
+decomposed names the node it came from in ``meta["from_node"]``.
 Without any of it a lowering failure is a finding on the class, never a wrong line."""
 
 from __future__ import annotations
@@ -62,6 +64,23 @@ def failing_nodes(exc: BaseException) -> Iterator[torch.fx.Node]:
             for value in list(frame.f_locals.values()):
                 if isinstance(value, torch.fx.Node) and value.op == "call_function":
                     yield value
+                yield from _fused(value)
+
+
+def _fused(value: Any) -> list[torch.fx.Node]:
+    """The graph nodes an Inductor kernel was made from, in the graph's order (2.6–2.15: a
+    ``SchedulerNode``'s ``.node.origins``, an IR node's ``.origins``); [] for anything else."""
+    try:
+        found = getattr(value, "origins", None)
+        if found is None:
+            found = getattr(getattr(value, "node", None), "origins", None)
+        nodes = [n for n in found or () if isinstance(n, torch.fx.Node) and n.op == "call_function"]
+    except Exception:  # a local of torch's whose attributes raise: not a kernel
+        return []
+    if not nodes:
+        return []
+    order = {n: i for i, n in enumerate(nodes[0].graph.nodes)}
+    return sorted(nodes, key=lambda n: order.get(n, len(order)))
 
 
 def origins(node: torch.fx.Node) -> Iterator[str]:
