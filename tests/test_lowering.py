@@ -192,6 +192,39 @@ def test_executorch_accepts_a_size_below_min_where_eager_answers_otherwise(proje
     assert report.lowerings[0].status == "compiled" and report.lowerings[0].size > 1000
 
 
+HALF_LINEAR = """
+import torch
+from torch import nn
+
+
+class HalfLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 8).half()
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+@pytest.mark.slow
+def test_an_executorch_program_that_answers_otherwise_than_eager_names_the_sizes_and_the_error(project, pool):
+    """A half-precision Linear over 4096 features: eager on CPU sums the products in float32
+    and rounds once; XNNPACK's float16 kernel sums them in float16."""
+    pytest.importorskip("executorch")
+    project.write("net.py", HALF_LINEAR)
+    project.write("pyproject.toml", spec("HalfLinear", '["executorch"]', "f16[batch, 4096]"))
+    report = checked(project.root, pool, "HalfLinear")
+    f = only(report.findings, "EL603")
+    assert (f.path, f.line, f.severity) == ("pyproject.toml", 1, Severity.ERROR)  # the module's table
+    assert re.fullmatch(
+        r"the ExecuTorch program \(XNNPACK\) answers otherwise than eager at the example inputs, batch = 2 and"
+        r" batch = 64: its outputs differ by up to 0\.\d+",
+        f.message,
+    ), f.message
+    assert report.lowerings[0].status == "failed" and report.lowerings[0].max_error > 0.01
+
+
 def test_lowerings_survive_the_json_a_shard_writes_and_merge_reads():
     from exportlens.exporter.core.lowering import Lowering
     from exportlens.exporter.core.report import Report, from_dict, to_dict
