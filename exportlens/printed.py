@@ -40,14 +40,14 @@ def located(root: Path, f: Finding) -> str:
 
 def print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> None:
     findings = sorted(report.all_findings, key=lambda f: (f.path, f.line, f.column))
+    lines = []  # written at once: a tree of 11k modules is as many lines
     for f in findings:
-        print(located(root, f))
-        for fix in f.fixes:
-            print(f"    fix: {fix.title}")
-    for m in report.modules:
-        for lowering in m.lowerings:  # each deployment target's, under the export's verdict
-            print(f"{relative(root, m.target)}: {lowering}")
-    print(summary(report, len(findings), shard, hidden))
+        lines.append(located(root, f))
+        lines.extend(f"    fix: {fix.title}" for fix in f.fixes)
+    for m in report.modules:  # each deployment target's, under the export's verdict
+        lines.extend(f"{relative(root, m.target)}: {lowering}" for lowering in m.lowerings)
+    lines.append(summary(report, len(findings), shard, hidden))
+    print("\n".join(lines))
 
 
 def summary(report: Report, findings: int, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> str:

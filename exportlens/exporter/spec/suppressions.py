@@ -120,6 +120,16 @@ class Suppressor:
             self._comments[path] = comments(self.text(path), path) if wanted else {}
         return self._comments[path]
 
+    def holds_none(self, report: Report) -> bool:
+        """Whether nothing can hide a finding of ``report``: no table has an ``ignore``, and every
+        file its findings and modules are in is known to hold no comment (a check of a tree
+        that suppresses nothing matches no finding one by one)."""
+        if any(isinstance(table, dict) and "ignore" in table for table, _ in self.tables.values()):
+            return False
+        paths = {f.path for m in report.modules for f in m.findings} | {f.path for f in report.findings}
+        paths |= {module.path for module in self.modules.values()}
+        return all(not p.endswith(".py") or p in self.unmarked for p in paths)
+
     def match(self, target: str | None, f: Finding) -> Ignore | None:
         """The suppression that hides ``f`` (of module ``target``), noted as used; None: shown."""
         for ignore in self._candidates(target, f):
@@ -181,6 +191,8 @@ def suppress(report: Report, suppressor: Suppressor, *, judge: bool) -> tuple[Re
     """The report without what is suppressed, and how many findings that hid; with
     ``judge`` (an export that collected every problem), EL008 on each unused suppression
     of a module that was exported, in that module's report."""
+    if suppressor.holds_none(report):
+        return report, 0
     modules, hidden = [], 0
     for m in report.modules:
         kept = tuple(f for f in m.findings if suppressor.match(m.target, f) is None)
