@@ -158,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
 
         serve()
         return OK
+    # a command makes an object or more per module found and frees few before it exits: the
+    # collector, at its default threshold, would walk them over and over (mypy does the same)
+    gc.set_threshold(200_000, 30, 30)
     commands = {"check": _check, "export": _export, "show": _show, "tree": _tree, "merge": _merge, "init": _init}
     return commands[args.command](args)
 

@@ -10,7 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from .exporter.core.report import SCHEMA, Finding, ModuleReport, Report, from_dict
-from .exporter.core.targets import Target
 
 
 class MergeError(ValueError):
@@ -49,8 +48,8 @@ def _readable(path: Path, schema: object) -> None:
 
 def in_target_order(report: Report) -> Report:
     """Modules sorted by target: the one order a check and a merge of its shards share."""
-    # the key is the string form, made once per module (what Target orders by)
-    return replace(report, modules=tuple(sorted(report.modules, key=lambda m: str(Target.parse(m.target)))))
+    # the string form is the order Target defines (a report's targets are written in it)
+    return replace(report, modules=tuple(sorted(report.modules, key=lambda m: m.target)))
 
 
 def merge(reports: Iterable[tuple[str, Report]]) -> Report:

@@ -106,3 +106,64 @@ def test_a_partial_fix_says_how_many_problems_remain_and_reads_back():
     assert from_dict(Fix, written) == fix
     with pytest.raises(ValueError, match="its title does not end with what it reached"):
         from_dict(Fix, {**written, "verified": "serves"})  # a title that says otherwise is refused
+
+
+KEPT = """
+import torch
+from jaxtyping import Float
+from torch import nn
+
+
+class Net(nn.Module):
+    def forward(self, x: Float[torch.Tensor, "batch 4"], mask: torch.Tensor | None = None, *, scale=2.0):
+        return x * scale
+
+    @staticmethod
+    def example_inputs():
+        return (torch.randn(2, 4),)
+
+
+class Child(Net):
+    pass
+"""
+
+
+def test_the_modules_a_kept_answer_holds_come_back_equal_and_frozen(tmp_path):
+    """A tree checked again reads its modules from the kept answer, built without ``__init__``
+    (find/compact.py): each must be the module discovered, field for field, and as immutable."""
+    import dataclasses
+
+    from exportlens.exporter.find import compact
+    from exportlens.exporter.find.discover import discover
+
+    (tmp_path / "net.py").write_text(KEPT, encoding="utf-8")
+    found = discover(tmp_path).modules + discover(EXAMPLES).modules
+    assert any(m.forward and m.forward.params and m.forward.params[0].annotation_span for m in found)
+    assert any(m.example_span for m in found)
+    back = [compact.loads(compact.dumps(compact.module_data(m)), compact.module_of) for m in found]
+    assert [m.jaxtyped for m in found[:2]] == [True, True]  # Net's forward, and Child's, inherited
+    assert "forward" not in vars(back[0])  # decoded when first read
+    assert back == found and [hash(m) for m in back] == [hash(m) for m in found]
+    for module in back:
+        assert type(module) is type(found[0]) and {f.name for f in dataclasses.fields(module)} <= vars(module).keys()
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            module.name = "Other"  # type: ignore[misc]
+        if module.forward is not None:
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                module.forward.span.line = 0  # type: ignore[misc]
+
+
+def test_a_damaged_forward_in_a_kept_answer_is_refused_where_the_answer_is_read(tmp_path):
+    """Forwards are decoded when first read, but a damaged one must be a miss (ValueError)
+    when the answer is read, never an error later, wherever a forward is first read."""
+    import json
+
+    from exportlens.exporter.find import compact
+    from exportlens.exporter.find.discover import discover
+
+    (tmp_path / "net.py").write_text(KEPT, encoding="utf-8")
+    data = compact.module_data(discover(tmp_path).modules[0])
+    for damage in ([[["x", "positional"]], [7, 5, 8, 25], [7, 9, 7, 16], [8, 8]], [[], [7, 5], [7, 9, 7, 16], [8, 8]]):
+        damaged = json.dumps([*data[:5], damage, *data[6:]])
+        with pytest.raises(ValueError, match="not a compact value"):
+            compact.loads(damaged, compact.module_of)

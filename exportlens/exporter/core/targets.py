@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 # "path:Class", "path:Outer.Inner[variant]": the path is all before the last such colon
 _NAMED = re.compile(r"(?P<path>.+):(?P<name>[^\W\d][\w.]*)(?:\[(?P<variant>.*)\])?", re.DOTALL)
@@ -66,6 +67,17 @@ class ModuleClass:
     example_method: str | None = None  # "example_inputs" | "get_example_inputs"
     example_span: Span | None = None
     has_dynamic_shapes: bool = False  # a `dynamic_shapes` attribute/method beside example_inputs
+    jaxtyped: bool = False  # a parameter of forward is annotated with a jaxtyping type (spec/jaxtyping_spec.py)
+
+    def __getattr__(self, name: str) -> Any:
+        """Only ``forward``, and only of a module read back from a tree's kept answer
+        (find/compact.py), which leaves it encoded: decoded when first read, since most
+        modules of a check are skipped and never read it (a tenth of a check of an unchanged tree)."""
+        decode = self.__dict__.get("_decode_forward") if name == "forward" else None
+        if decode is None:
+            raise AttributeError(f"'ModuleClass' object has no attribute {name!r}")
+        forward = self.__dict__["forward"] = decode()
+        return forward
 
     @property
     def target(self) -> str:

@@ -18,16 +18,14 @@ keeps its whole answer too (``discover_tree``).
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..core.report import Finding
 from ..core.sources import Sources, read_text
@@ -39,6 +37,9 @@ from .outline import FileOutline
 from .prefilter import Sketch, candidates, sketch
 from .reach import leads, reach
 from .walk import Exclude, no_exclude
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 SERIAL_BELOW = 64  # fewer files than this are read in this process: a pool costs more to start
 CHUNK = 16  # files per task: small enough to balance the processes, large enough to cost little to send
@@ -253,6 +254,10 @@ def _runner(jobs: int | None, size: int) -> Iterator[_Run]:
     if jobs == 1 or size < SERIAL_BELOW:
         yield lambda fn, items: [fn(i) for i in items]
         return
+    # imported here: a tree checked again unchanged starts no process, and need not import them
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # fork where there is one: the children start at once, with this process's imports
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)

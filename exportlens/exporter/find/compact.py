@@ -8,14 +8,21 @@ positional array, in the order of its fields, and read back by the code that kno
 which type each position holds: only these types come back, and data of the wrong shape
 raises ``ValueError`` (a damaged cache is a miss). A finding, rare in an index, goes
 through the codec.
+
+Spans, parameters, forwards and modules are built as pickle builds an object: its
+``__dict__`` filled, without ``__init__``. A frozen dataclass's ``__init__`` sets each
+field through ``object.__setattr__``, at twice the cost, and the answer of a tree kept
+whole holds a hundred thousand of them (these types have no ``__post_init__``;
+tests/test_codec.py checks each comes back equal to the one written).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core.codec import Codec, CodecError
 from ..core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
@@ -26,6 +33,15 @@ from .prefilter import Sketch
 FINDINGS = Codec(Finding, Fix, Verified, Edit, Related, Kind, Severity, Span)
 _OUTLINE, _FINDING = 0, 1  # the tag of an outline's array: a file's outline, or its error
 _BAD = (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError)
+_T = TypeVar("_T")
+_new = object.__new__
+
+
+def _record(cls: type[_T], **fields: Any) -> _T:
+    """``cls(**fields)`` without ``__init__`` (above: why); ``fields`` are all of its fields."""
+    record = _new(cls)
+    record.__dict__.update(fields)
+    return record
 
 
 def dumps(value: Any) -> str:
@@ -69,7 +85,12 @@ def span_data(s: Span | None) -> Any:
 
 
 def span_of(d: Any) -> Span | None:
-    return None if d is None else Span(*d)
+    return None if d is None else _span(d)
+
+
+def _span(d: Any) -> Span:
+    line, column, end_line, end_column = d
+    return _record(Span, line=line, column=column, end_line=end_line, end_column=end_column)
 
 
 def _param_data(p: Param) -> Any:
@@ -78,7 +99,10 @@ def _param_data(p: Param) -> Any:
 
 def _param_of(d: Any) -> Param:
     name, kind, default, annotation, head, span = d
-    return Param(name, kind, default, annotation, head, span_of(span))
+    return _record(
+        Param, name=name, kind=kind, has_default=default, annotation=annotation, annotation_head=head,
+        annotation_span=span_of(span),
+    )  # fmt: skip
 
 
 def forward_data(f: Forward | None) -> Any:
@@ -91,7 +115,10 @@ def forward_of(d: Any) -> Forward | None:
     if d is None:
         return None
     params, span, name_span, (first, last) = d
-    return Forward(tuple(map(_param_of, params)), Span(*span), Span(*name_span), (first, last))
+    return _record(
+        Forward, params=tuple(map(_param_of, params)), span=_span(span), name_span=_span(name_span),
+        body_lines=(first, last),
+    )  # fmt: skip
 
 
 # -- modules (a check's answer)
@@ -100,16 +127,27 @@ def forward_of(d: Any) -> Forward | None:
 def module_data(m: ModuleClass) -> Any:
     return (
         m.path, m.name, span_data(m.span), span_data(m.name_span), m.bases, forward_data(m.forward),
-        m.example_method, span_data(m.example_span), m.has_dynamic_shapes,
+        m.example_method, span_data(m.example_span), m.has_dynamic_shapes, m.jaxtyped,
     )  # fmt: skip
 
 
 def module_of(d: Any) -> ModuleClass:
-    path, name, span, name_span, bases, forward, example, example_span, dynamic = d
-    return ModuleClass(
-        path, name, Span(*span), Span(*name_span), tuple(bases), forward_of(forward), example, span_of(example_span),
-        dynamic,
+    path, name, span, name_span, bases, forward, example, example_span, dynamic, jaxtyped = d
+    return _record(
+        ModuleClass, path=path, name=name, span=_span(span), name_span=_span(name_span), bases=tuple(bases),
+        _decode_forward=partial(forward_of, _forward_shaped(forward)), example_method=example,
+        example_span=span_of(example_span), has_dynamic_shapes=dynamic, jaxtyped=jaxtyped is True,
     )  # fmt: skip
+
+
+def _forward_shaped(d: Any) -> Any:
+    """``d``, where it has the shape ``forward_data`` writes: a forward is decoded when first read
+    (ModuleClass.forward), so a damaged one must be a miss here, where the answer is read."""
+    if d is not None:
+        params, span, name_span, (first, last) = d
+        if len(span) != 4 or len(name_span) != 4 or any(len(p) != 6 or len(p[5] or "1234") != 4 for p in params):
+            raise ValueError("not a forward")
+    return d
 
 
 # -- sketches and outlines (the index's entries)
@@ -164,8 +202,8 @@ def _class_of(d: Any) -> ClassOutline:
     name, qualname, span, name_span, bases, methods, attributes, nested, forward, example = d
     inner = (_class_of(n) for n in nested)
     return ClassOutline(
-        name, qualname, Span(*span), Span(*name_span),
+        name, qualname, _span(span), _span(name_span),
         tuple(BaseOutline(text, tuple(Ref(n, local) for n, local in refs)) for text, refs in bases),
         tuple(methods), tuple(attributes), {c.name: c for c in inner}, forward_of(forward),
-        None if example is None else (example[0], Span(*example[1])),
+        None if example is None else (example[0], _span(example[1])),
     )  # fmt: skip

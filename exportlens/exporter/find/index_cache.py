@@ -22,7 +22,6 @@ import hashlib
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -136,6 +135,8 @@ class IndexCache:
         self._write(self._file(root, "jsonl"), [compact.dumps(_header(root)) + "\n", *lines])
 
     def _write(self, file: Path, lines: Iterable[str]) -> None:
+        import tempfile  # here: a check of an unchanged tree writes nothing
+
         try:
             self._make_folder()
             fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")

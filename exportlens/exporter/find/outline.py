@@ -20,6 +20,7 @@ from .packages import absolute
 from .skeleton import skeleton
 
 EXAMPLE_METHODS = ("example_inputs", "get_example_inputs")  # in order of preference
+JAXTYPING = "jaxtyping."  # an annotation whose head resolves in here may declare shapes (spec/jaxtyping_spec.py)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class FileOutline:
             example_method=cls.example[0] if cls.example else None,
             example_span=cls.example[1] if cls.example else None,
             has_dynamic_shapes="dynamic_shapes" in cls.methods or "dynamic_shapes" in cls.attributes,
+            jaxtyped=any((p.annotation_head or "").startswith(JAXTYPING) for p in forward.params) if forward else False,
         )
 
     def nested(self, qualname: str) -> ClassOutline | None:

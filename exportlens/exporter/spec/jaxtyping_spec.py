@@ -55,6 +55,8 @@ class Annotated:
 def read_annotations(module: ModuleClass) -> Annotated | None:
     """The inputs forward's jaxtyping annotations declare; None when it has none. Only a
     forward written in the class itself: an inherited one's positions are in another file."""
+    if not module.jaxtyped:
+        return None  # (forward is not read: most modules' is decoded only where it is)
     forward = module.forward
     if forward is None or not module.span.line <= forward.span.line <= (module.span.end_line or forward.span.line):
         return None

@@ -31,7 +31,9 @@ class Planned:
 
     @property
     def target(self) -> str:
-        return str(Target(self.module.path, self.module.name, self.variant))
+        """``str(Target(path, name, variant))``, made without one: a check reads it at each step, for every module."""
+        own = self.module.target
+        return own if self.variant is None else f"{own}[{self.variant}]"
 
 
 def planned_of(module: ModuleClass, project: ProjectSpecs) -> list[Planned]:
