@@ -166,8 +166,21 @@ def test_aoti_compiles_and_agrees_with_eager_at_the_declared_bounds(project, poo
     report = one(project, pool, "Mlp", '["aoti"]')
     assert not report.findings
     (lowering,) = report.lowerings
-    assert lowering.status == "compiled" and lowering.size > 1000 and lowering.max_error < 1e-4
+    assert lowering.status == "compiled" and lowering.seconds > 0 and lowering.size > 1000 and lowering.max_error < 1e-4
     assert lowering.sizes == ("the example inputs", "batch = 2", "batch = 64")
+    assert re.fullmatch(r"compiled for aoti in \d+\.\d s, \d+\.\d MB, max error \S+", str(lowering)), str(lowering)
+
+
+@pytest.mark.slow
+def test_executorch_lowers_and_agrees_with_eager_at_the_declared_bounds(project, pool):
+    pytest.importorskip("executorch")
+    report = one(project, pool, "Mlp", '["executorch"]')
+    assert not report.findings
+    (lowering,) = report.lowerings
+    assert lowering.status == "compiled" and lowering.seconds > 0 and lowering.size > 1000 and lowering.max_error < 1e-4
+    assert lowering.sizes == ("the example inputs", "batch = 2", "batch = 64")
+    said = str(lowering)
+    assert re.fullmatch(r"compiled for executorch in \d+\.\d s, \d+\.\d KB, max error \S+", said), said
 
 
 @pytest.mark.slow
