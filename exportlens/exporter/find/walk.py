@@ -83,27 +83,30 @@ def exclude_problem(value: Any) -> str | None:
 
 def _walk(folder: Path, nested: bool, exclude: Exclude, files: bool = True) -> Iterator[tuple[str, Path]]:
     """("file", path) for each file to scan (with ``files``), ("project", folder) for each nested
-    project met."""
-    stack = [(folder, _Rules.above(folder, exclude))]
+    project met. Each folder is listed once: its listing says whether it holds a pyproject.toml
+    or a .gitignore, so neither is looked for where it is not."""
+    stack = [(folder, _Rules.above(folder, exclude), True)]  # a folder, the rules above it, whether it is the walk's
     while stack:
-        here, rules = stack.pop()
+        here, rules, given = stack.pop()
         try:
-            entries = sorted(os.scandir(here), key=lambda e: e.name)
+            listed = {e.name: e for e in sorted(os.scandir(here), key=lambda e: e.name)}
         except OSError:
             continue
-        rules = rules.inside(here)
-        for entry in entries:
+        project = PYPROJECT in listed and listed[PYPROJECT].is_file()
+        if project and not given:
+            yield "project", here
+            if not nested:
+                continue
+        rules = rules.inside(here, project=project, gitignore=GITIGNORE in listed)
+        subfolders = []
+        for entry in listed.values():
             if entry.is_dir(follow_symlinks=False):
                 path = Path(entry.path)
-                if _skip_dir(path, rules):
-                    continue
-                if (path / PYPROJECT).is_file():
-                    yield "project", path
-                    if not nested:
-                        continue
-                stack.append((path, rules))
+                if not _skip_dir(path, rules):
+                    subfolders.append((path, rules, False))
             elif files and entry.name.endswith(".py") and not rules.ignores(path := Path(entry.path), is_dir=False):
                 yield "file", path
+        stack.extend(reversed(subfolders))  # the first in name order is walked first
 
 
 def _skip_dir(path: Path, rules: _Rules) -> bool:
@@ -136,10 +139,12 @@ class _Rules:
             rules = rules._with_exclude(project)  # only the nearest project's: ruff's rule too
         return _Rules(read) if rules.ignores(folder, is_dir=True) else rules
 
-    def inside(self, folder: Path) -> _Rules:
-        """These rules with ``folder``'s own .gitignore and, for a project, its exclude."""
-        rules = self._with_gitignore(folder)
-        return rules._with_exclude(folder) if (folder / PYPROJECT).is_file() else rules
+    def inside(self, folder: Path, *, project: bool | None = None, gitignore: bool = True) -> _Rules:
+        """These rules with ``folder``'s own .gitignore and, for a project, its exclude
+        (``project`` and ``gitignore``: what the folder's listing says of them, where it was listed)."""
+        rules = self._with_gitignore(folder) if gitignore else self
+        project = (folder / PYPROJECT).is_file() if project is None else project
+        return rules._with_exclude(folder) if project else rules
 
     def _with_gitignore(self, folder: Path) -> _Rules:
         spec = _spec(_lines(folder / GITIGNORE))
