@@ -24,12 +24,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def check(root: Path) -> tuple[int, dict]:
-    """`exportlens check --format json .` in ``root``: exit code and report."""
+    """`exportlens check --format json .` in ``root``: exit code and report (what it said on
+    stderr in the report's ``"stderr"``, for an assertion's message)."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     command = [sys.executable, "-m", "exportlens.cli", "check", "--format", "json", "."]
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.stdout.startswith("{"), done.stderr[-2000:]
-    return done.returncode, json.loads(done.stdout)
+    return done.returncode, {**json.loads(done.stdout), "stderr": done.stderr[-2000:]}
 
 
 def fixes_say_what_they_reached(report: dict) -> None:
@@ -48,7 +49,11 @@ def fixes_say_what_they_reached(report: dict) -> None:
 def apply_preferred_once(project, report: dict) -> str:
     """Apply the first finding's preferred fix, as an editor would; its title."""
     [module] = report["modules"]
-    fix = next(f for f in module["findings"][0]["fixes"] if f["preferred"])
+    first = module["findings"][0]
+    preferred = [f for f in first["fixes"] if f["preferred"]]
+    said = [(f["title"], f["verified"]) for f in first["fixes"]]
+    assert preferred, (first["message"], said, module["fixes_dropped"], report["stderr"])
+    fix = preferred[0]
     edits = [Edit(**e) for e in fix["edits"]]
     for path in {e.path for e in edits}:
         (project.root / path).write_text(

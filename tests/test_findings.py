@@ -530,3 +530,41 @@ def test_example_inputs_that_raise(project):
     f = only(project.module("Net").findings, "EL404")
     assert f.line == line_of(project, "net.py", "view(7)")
     assert f.message.startswith("building example_inputs() failed: RuntimeError: shape '[7]' is invalid")
+
+
+def test_an_import_a_library_wraps_names_the_error_it_was_raised_from(project):
+    """transformers' lazy modules say only "Could not import module 'X'", raised from the import's
+    real error: the finding names that one too."""
+    project.write(
+        "lazy.py",
+        """
+        class _Lazy:
+            def __getattr__(self, name):
+                try:
+                    raise RuntimeError("the kernel registry is locked")
+                except RuntimeError as e:
+                    raise ModuleNotFoundError(f"Could not import module '{name}'.") from e
+
+
+        library = _Lazy()
+    """,
+    )
+    project.write(
+        "net.py",
+        """
+        from torch import nn
+        from lazy import library
+
+        Block = library.Block
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+    """,
+    )
+    project.write("pyproject.toml", '[tool.exportlens.modules."net.py:Net"]\ninputs = { x = "f32[3]" }\n')
+    f = only(project.module("Net").findings, "EL402")
+    assert f.message == (
+        "importing net failed: ModuleNotFoundError: Could not import module 'Block'."
+        " (from RuntimeError: the kernel registry is locked)"
+    ), f.message

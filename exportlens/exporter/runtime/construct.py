@@ -144,6 +144,18 @@ def where_of(exc: BaseException, files: Sources, fallback_path: str, fallback_li
 
 
 def one_line(exc: BaseException) -> str:
+    """The first line of what ``exc`` says, and of the error it was raised from (``raise ...
+    from e``): a library that wraps an import's failure often names the real one only there
+    (transformers: "Could not import module 'BertModel'", from the import that failed)."""
+    said = _first_line(exc)
+    cause, seen = exc.__cause__, {id(exc)}
+    while cause is not None and cause.__cause__ is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return f"{said} (from {_first_line(cause)})" if cause is not None else said
+
+
+def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 

@@ -19,6 +19,7 @@ a job's report is untrusted (validate.py resets its ``verified``), and its
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -32,6 +33,7 @@ from .probed import ranked, with_probes
 from .proof_plans import with_owner_plan
 from .protocol import Job
 
+log = logging.getLogger(__name__)
 SERVES, EXPORTS, PARTIAL, UNVERIFIED = Verified.SERVES, Verified.EXPORTS, Verified.PARTIAL, Verified.UNVERIFIED
 
 
@@ -177,5 +179,6 @@ def prove(
 def _result(future: Future) -> ModuleReport | None:
     try:
         return future.result()
-    except Exception:
+    except Exception as e:  # cancelled, or the pool closed under it: the fix stays unproven, and not preferred
+        log.warning("a fix's proof did not finish: %s: %s", type(e).__name__, e)
         return None
