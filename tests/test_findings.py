@@ -568,3 +568,40 @@ def test_an_import_a_library_wraps_names_the_error_it_was_raised_from(project):
         "importing net failed: ModuleNotFoundError: Could not import module 'Block'."
         " (from RuntimeError: the kernel registry is locked)"
     ), f.message
+
+
+def test_a_virtualenv_inside_the_project_is_imported_once_however_often_the_project_is_checked(project):
+    """A package in the project's own .venv is installed, not the user's code: checking again
+    in the same process re-imports only the user's files. (Imported again, this package would
+    register its torch operator twice, and the import fail: what transformers then reported
+    as "Could not import module 'BertModel'" when torchao sat in a .venv inside the project.)"""
+    project.write(
+        ".venv/lib/python3.11/site-packages/registers_an_op/__init__.py",
+        """
+        import torch
+
+        LIBRARY = torch.library.Library("exportlens_test_venv", "DEF")
+        LIBRARY.define("twice(Tensor x) -> Tensor")
+    """,
+    )
+    project.write(
+        "net.py",
+        """
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).parent / ".venv/lib/python3.11/site-packages"))
+
+        import registers_an_op  # noqa: E402
+        from torch import nn  # noqa: E402
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x * 2
+    """,
+    )
+    project.write("pyproject.toml", '[tool.exportlens.modules."net.py:Net"]\ninputs = { x = "f32[3]" }\n')
+    for _ in range(2):
+        (module,) = project.check().modules
+        assert module.status.value == "exported", [str(f) for f in module.findings]

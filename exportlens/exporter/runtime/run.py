@@ -12,7 +12,6 @@ import contextlib
 import importlib
 import inspect
 import logging
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -272,8 +271,11 @@ FRESH_PROCESS = False
 
 def _forget_project_modules(root: Path, name: str) -> None:
     """Drop the project's modules from sys.modules, so an export in a reused process
-    sees the files as they are now (and not another project's ``net.py``)."""
-    prefix = str(root) + os.sep
+    sees the files as they are now (and not another project's ``net.py``). Only the user's
+    files (``Sources.owns``): a virtualenv inside the project is installed packages, and one
+    imported again would register its torch operators twice (torchao's, then transformers
+    cannot import a model)."""
+    owns = Sources(root).owns
     parts = name.split(".")
     keys = [".".join(parts[:i]) for i in range(1, len(parts) + 1)] if FRESH_PROCESS else list(sys.modules)
     for key in keys:
@@ -281,12 +283,7 @@ def _forget_project_modules(root: Path, name: str) -> None:
         if mod is None:
             continue
         file = getattr(mod, "__file__", None) or ""
-        if (
-            key == name
-            or key.startswith(name + ".")
-            or file.startswith(prefix)
-            or (name.startswith(key + ".") and not file.startswith(prefix))
-        ):
+        if key == name or key.startswith(name + ".") or owns(file) or (name.startswith(key + ".") and not owns(file)):
             del sys.modules[key]
     importlib.invalidate_caches()
 
