@@ -84,6 +84,18 @@ def one(project, pool, cls: str, targets: str = '["onnx"]') -> ModuleReport:
     return checked(project.root, pool, cls)
 
 
+def differs(project, pool, text: str, cls: str, targets: str, inputs: str) -> tuple[str, float | None]:
+    """The EL603 a module's lowering gets where it answers otherwise than eager, on the module's
+    table (the example inputs differ too), its lowering failed: the message and the largest error."""
+    project.write("net.py", text)
+    project.write("pyproject.toml", spec(cls, targets, inputs))
+    report = checked(project.root, pool, cls)
+    f = only(report.findings, "EL603")
+    assert (f.path, f.line, f.severity) == ("pyproject.toml", 1, Severity.ERROR)
+    assert report.lowerings[0].status == "failed"
+    return f.message, report.lowerings[0].max_error
+
+
 @pytest.fixture
 def onnx():
     pytest.importorskip("onnxscript")
@@ -225,17 +237,13 @@ def test_an_executorch_program_that_answers_otherwise_than_eager_names_the_sizes
     """A half-precision Linear over 4096 features: eager on CPU sums the products in float32
     and rounds once; XNNPACK's float16 kernel sums them in float16."""
     pytest.importorskip("executorch")
-    project.write("net.py", HALF_LINEAR)
-    project.write("pyproject.toml", spec("HalfLinear", '["executorch"]', "f16[batch, 4096]"))
-    report = checked(project.root, pool, "HalfLinear")
-    f = only(report.findings, "EL603")
-    assert (f.path, f.line, f.severity) == ("pyproject.toml", 1, Severity.ERROR)  # the module's table
+    message, error = differs(project, pool, HALF_LINEAR, "HalfLinear", '["executorch"]', "f16[batch, 4096]")
     assert re.fullmatch(
         r"the ExecuTorch program \(XNNPACK\) answers otherwise than eager at the example inputs, batch = 2 and"
         r" batch = 64: its outputs differ by up to 0\.\d+",
-        f.message,
-    ), f.message
-    assert report.lowerings[0].status == "failed" and report.lowerings[0].max_error > 0.01
+        message,
+    ), message
+    assert error is not None and error > 0.01
 
 
 def test_lowerings_survive_the_json_a_shard_writes_and_merge_reads():
