@@ -3,7 +3,10 @@ through exportlens, and the summary speaks the spec's Dim names."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -14,6 +17,35 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(find_spec("transformers") is None, reason="transformers is not installed"),
 ]
+
+# Each check runs the in-process runtime in a fresh interpreter, as a worker would: the test
+# process has imported what other tests did (executorch brings torchao, whose operators
+# transformers then meets a second time), and a model's import must not depend on that.
+_FRESH_CHECK = """
+import json, sys
+from pathlib import Path
+from exportlens.exporter.core.report import to_dict
+from exportlens.exporter.runtime.in_process import export_plan
+from exportlens.exporter.runtime.run import Options
+from exportlens.exporter.spec.plan import make_plan
+report = export_plan(make_plan([Path(sys.argv[1])]), Options(collect_all=sys.argv[2] == "True"))
+print(json.dumps(to_dict(report)))
+"""
+
+
+@pytest.fixture
+def project(project, monkeypatch):
+    def check(*, collect_all: bool = True):
+        from exportlens.exporter.core.report import Report, from_dict
+
+        command = [sys.executable, "-c", _FRESH_CHECK, str(project.root), str(collect_all)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return from_dict(Report, json.loads(done.stdout.splitlines()[-1]))
+
+    monkeypatch.setattr(project, "check", check)
+    return project
+
 
 SPEC = """
 [tool.exportlens.modules."models/bert.py:TinyBert"]
