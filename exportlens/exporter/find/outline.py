@@ -20,7 +20,7 @@ from .packages import absolute
 from .skeleton import skeleton
 
 EXAMPLE_METHODS = ("example_inputs", "get_example_inputs")  # in order of preference
-JAXTYPING = "jaxtyping."  # an annotation whose head resolves in here may declare shapes (spec/jaxtyping_spec.py)
+JAXTYPING = "jaxtyping"  # the package whose annotations declare shapes (spec/jaxtyping_spec.py reads them)
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class FileOutline:
     assigned: tuple[str, ...]  # bound by an assignment or a def (no star import binds these), sorted
 
     def module_class(self, cls: ClassOutline, bases: tuple[str, ...], forward: Forward | None) -> ModuleClass:
+        heads = [p.annotation_head or "" for p in forward.params] if forward else []
         return ModuleClass(
             path=self.rel,
             name=cls.name,
@@ -76,7 +77,7 @@ class FileOutline:
             example_method=cls.example[0] if cls.example else None,
             example_span=cls.example[1] if cls.example else None,
             has_dynamic_shapes="dynamic_shapes" in cls.methods or "dynamic_shapes" in cls.attributes,
-            jaxtyped=any((p.annotation_head or "").startswith(JAXTYPING) for p in forward.params) if forward else False,
+            jaxtyped=any(head.startswith(JAXTYPING + ".") for head in heads),
         )
 
     def nested(self, qualname: str) -> ClassOutline | None:

@@ -283,7 +283,8 @@ def _forget_project_modules(root: Path, name: str) -> None:
         if mod is None:
             continue
         file = getattr(mod, "__file__", None) or ""
-        if key == name or key.startswith(name + ".") or owns(file) or (name.startswith(key + ".") and not owns(file)):
+        # the module, its submodules, the user's files, and the packages its dotted name is in (another project's too)
+        if key == name or key.startswith(name + ".") or owns(file) or name.startswith(key + "."):
             del sys.modules[key]
     importlib.invalidate_caches()
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ..core import codes
 from ..core.report import Finding
 from ..core.targets import Location, ModuleClass, Param, Span
+from ..find.outline import JAXTYPING
 from .loading import TensorInput
 from .shapes import AUTO, Derived, Shape, ShapeError, Size, parse_size
 
@@ -87,7 +88,7 @@ def jaxtyping_class(param: Param) -> str | None:
     """``Float`` for a parameter annotated ``Float[...]`` (any alias of jaxtyping's ``Float``)."""
     head = param.annotation_head or ""
     module, _, name = head.rpartition(".")
-    return name if module == "jaxtyping" and (name in DTYPES or name in UNBUILT) else None
+    return name if module == JAXTYPING and (name in DTYPES or name in UNBUILT) else None
 
 
 def _read_param(param: Param, cls: str, module: ModuleClass, out: Annotated) -> None:
