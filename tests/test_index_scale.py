@@ -134,7 +134,7 @@ TREE = {
                 return [ord(c) for c in text]
     """,
 }
-FILLERS = 70  # over bulk.SERIAL_BELOW: the pool runs
+FILLERS = 70  # over pool.SERIAL_BELOW: the pool runs
 
 
 @pytest.fixture

@@ -18,14 +18,11 @@ keeps its whole answer too (``discover_tree``).
 from __future__ import annotations
 
 import gc
-import os
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
 
 from ..core.report import Finding
 from ..core.sources import Sources, read_text
@@ -34,18 +31,10 @@ from . import compact
 from .discover import Discovery, Project, python_files
 from .index_cache import Entry, IndexCache, Stamp, stamp, tree_stamp
 from .outline import FileOutline
+from .pool import working
 from .prefilter import Sketch, candidates, sketch
 from .reach import leads, reach
 from .walk import Exclude, no_exclude
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-SERIAL_BELOW = 64  # fewer files than this are read in this process: a pool costs more to start
-CHUNK = 16  # files per task: small enough to balance the processes, large enough to cost little to send
-
-_In, _Out = TypeVar("_In"), TypeVar("_Out")
-_Run = Callable[[Callable[[_In], _Out], Sequence[_In]], list[_Out]]
 
 
 @dataclass
@@ -131,41 +120,74 @@ def _index_tree(
 ) -> Indexed:
     fresh = {f: e for f, e in (cache.load(root) if cache else {}).items() if e.stamp == stamp(f)}
     todo = [f for f in files if f not in fresh or fresh[f].sketch is None or (checked and not fresh[f].checked)]
-    stale = set(todo)
-    sketches = {f: fresh[f].sketch for f in files if f not in stale}
-    problems = {f: fresh[f].problem for f in files if f not in stale and checked}
-    with _runner(jobs, len(todo)) as run:
-        sources = Sources.of(root)  # made once: resolving the root for each file costs
-        sketches.update(zip(todo, run(partial(_sketch, sources), todo)))
-        reached = reach(root, sketches, partial(_kept_sketch, fresh))  # type: ignore[arg-type]  # every file has its sketch now
-        maybe = candidates(sketches)  # type: ignore[arg-type]  # every file has its sketch now
-        known = _known(fresh, checked)
-        led = leads(root, sketches, maybe) - known.keys()  # type: ignore[arg-type]  # every file has its sketch now
-        parse = [f for f in files if (f in maybe or f in led) and f not in known]
-        # checked, a file that may define a module is parsed whole (its syntax check too); any other is only checked
-        check = [f for f in todo if f not in maybe and f not in led] if checked else []
-        # the checks first: a pool takes from the front, and a check's answer costs little to send back
-        done = run(partial(_parsed, sources, checked), [(f, True) for f in check] + [(f, False) for f in parse])
-        problems.update(zip(check, done))
-        known.update(zip(parse, done[len(check) :]))
-        problems.update((f, _error(known[f])) for f in parse if checked)
-    wanted = [f for f in files if f in maybe and not problems.get(f)]
+    sources = Sources.of(root)  # made once: resolving the root for each file costs
+    read = _read(sources, files, todo, fresh, jobs, checked)
+    problems, known = read.problems, dict(read.known)
+    wanted = [f for f in files if f in read.maybe and not problems.get(f)]
     known.update((f, p) for f, p in problems.items() if p)
     sound = {f for f, p in problems.items() if p is None}  # checked whole already: a skeleton tells the rest
     project = Project(sources, skeletons=True, checked=checked, files=known, sound=sound)
     found = project.discover(sorted({*wanted, *(f for f in files if problems.get(f))}))
-    found.unmarked = _unmarked(sources, files, sketches) if checked else frozenset()
-    indexed = Indexed(sketched=len(todo), parsed=len(parse) + len(project.files) - len(known), found=found)
-    indexed.read = {*sketches, *project.files}
+    found.unmarked = _unmarked(sources, files, read.sketches) if checked else frozenset()
+    indexed = Indexed(sketched=len(todo), parsed=read.parsed + len(project.files) - len(known), found=found)
+    indexed.read = {*read.sketches, *project.files}
     for m in found.modules:
         indexed.modules.setdefault(root / m.path, []).append(m)
     for finding in found.findings:
         indexed.findings.setdefault(root / finding.path, []).append(finding)
-    learned = todo or parse or len(project.files) > len(known) or not reached <= fresh.keys()
+    learned = todo or read.parsed or len(project.files) > len(known) or not read.reached <= fresh.keys()
     if cache is not None and learned:  # else the cache holds it all already
-        made = _Made(sketches, project.files, problems if checked else None)
+        made = _Made(read.sketches, project.files, problems if checked else None)
         indexed._save = lambda: cache.save(root, dict(made.entries(files, fresh)))
     return indexed
+
+
+@dataclass
+class _Read:
+    """What the files' texts say, before bases are resolved."""
+
+    sketches: dict[Path, Sketch | None]  # every file's, and those of the files reached from them
+    known: dict[Path, FileOutline | Finding]  # the outlines parsed (or kept), or why a file has none
+    problems: dict[Path, Finding | None]  # checked: whether each file parses whole
+    maybe: set[Path]  # the files that may define a module
+    reached: set[Path]  # the files outside ``files`` that bases lead to (reach.py)
+    parsed: int  # files parsed in this run
+
+
+def _read(
+    sources: Sources,
+    files: Sequence[Path],
+    todo: list[Path],
+    fresh: Mapping[Path, Entry],
+    jobs: int | None,
+    checked: bool,
+) -> _Read:
+    """Sketch the files not kept, then parse those that may define a module and the files their bases
+    lead to (checked: check every other file whole). The pool starts on the candidates first seen
+    while this process follows imports: a sketch added only adds candidates."""
+    stale = set(todo)
+    sketches = {f: fresh[f].sketch for f in files if f not in stale}
+    problems = {f: fresh[f].problem for f in files if f not in stale and checked}
+    known = _known(fresh, checked)
+    with working(jobs, len(todo)) as work:
+        sketches.update(zip(todo, work.run(partial(_sketch, sources), todo)))
+        job = partial(_parsed, sources, checked)
+        first = candidates(sketches)  # type: ignore[arg-type]  # every file has its sketch now
+        early = [f for f in files if f in first and f not in known]
+        parsed_early = work.start(job, [(f, False) for f in early])
+        reached = reach(sources.root, sketches, partial(_kept_sketch, fresh))  # type: ignore[arg-type]
+        maybe = candidates(sketches)  # type: ignore[arg-type]
+        led = leads(sources.root, sketches, maybe) - known.keys()  # type: ignore[arg-type]
+        later = [f for f in files if (f in maybe or f in led) and f not in known and f not in first]
+        # checked, a file that may define a module is parsed whole (its syntax check too); any other is only checked
+        check = [f for f in todo if f not in maybe and f not in led] if checked else []
+        done = work.start(job, [(f, True) for f in check] + [(f, False) for f in later])
+        work.finish()
+    parse = early + later
+    problems.update(zip(check, done))
+    known.update(zip(parse, parsed_early + done[len(check) :]))
+    problems.update((f, _error(known[f])) for f in parse if checked)
+    return _Read(sketches, known, problems, maybe, reached, len(parse))
 
 
 def _unmarked(sources: Sources, files: Iterable[Path], sketches: Mapping[Path, Sketch | None]) -> frozenset[str]:
@@ -243,61 +265,3 @@ def _no_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-@contextmanager
-def _runner(jobs: int | None, size: int) -> Iterator[_Run]:
-    """Runs a function over items, by ``jobs`` processes: this one and a pool of the others, or
-    this one alone when the work is small. By default one process per core: this one works
-    too (``_shared``), instead of only waiting on the pool and decoding what it sends back."""
-    jobs = jobs or os.cpu_count() or 1
-    if jobs == 1 or size < SERIAL_BELOW:
-        yield lambda fn, items: [fn(i) for i in items]
-        return
-    # imported here: a tree checked again unchanged starts no process, and need not import them
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # fork where there is one: the children start at once, with this process's imports
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=gc.disable) as pool:
-        yield partial(_shared, pool, jobs)
-
-
-def _shared(pool: ProcessPoolExecutor, jobs: int, fn: Callable[[_In], _Out], items: Sequence[_In]) -> list[_Out]:
-    """``fn`` of each item, in order. The pool takes chunks from the front, a few ahead, and
-    this process items from the back, decoding what the pool sent back between them, until
-    they meet: each gets as much as it can do, however busy the machine."""
-    results: list = [None] * len(items)
-    flying: deque[tuple[int, Future[list[str]]]] = deque()
-    front, back = 0, len(items)
-    while back > front or flying:
-        while len(flying) < 2 * (jobs - 1) and back > front:  # the pool's next chunk
-            end = min(front + CHUNK, back)
-            flying.append((front, pool.submit(_encoded, fn, items[front:end])))
-            front = end
-        if flying and (flying[0][1].done() or back <= front):
-            at, done = flying.popleft()
-            sent = done.result()
-            results[at : at + len(sent)] = [compact.loads(r, _decoded) for r in sent]
-        elif back > front:
-            back -= 1
-            results[back] = fn(items[back])
-    return results
-
-
-def _encoded(fn: Callable[[_In], Sketch | FileOutline | Finding | None], items: Sequence[_In]) -> list[str]:
-    """``fn`` of each item as the index cache writes it (compact.py): what crosses the process boundary."""
-    return [_encoded_one(fn(item)) for item in items]
-
-
-def _encoded_one(value: Sketch | FileOutline | Finding | None) -> str:
-    if isinstance(value, Sketch):
-        return compact.dumps((0, compact.sketch_data(value)))
-    return compact.dumps((1, compact.outline_data(value)))
-
-
-def _decoded(data: list) -> Sketch | FileOutline | Finding | None:
-    kind, value = data
-    return compact.sketch_of(value) if kind == 0 else compact.outline_of(value)

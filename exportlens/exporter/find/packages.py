@@ -57,35 +57,52 @@ def module_file(module: str, root: Path, near: Path, exists: Exists = Path.is_fi
 class Finder:
     """``module_file`` for many lookups in one tree: where each folder's package chain starts,
     and which module each folder holds, are looked up once (a scan of transformers asks
-    thousands of times, from hundreds of folders, for the same few hundred modules)."""
+    thousands of times, from hundreds of folders, for the same few hundred modules). Kept
+    by text, not ``Path``: hashing and comparing a ``Path`` costs ten times a string's."""
 
     def __init__(self, root: Path, exists: Exists = Path.is_file) -> None:
         self.root, self.exists = root, exists
-        self._bases: dict[Path, Path] = {}
-        self._folders: dict[tuple[Path, str], tuple[Path, ...]] = {}  # by folder and top package
-        self._held: dict[tuple[Path, str], Path | None] = {}
+        self._bases: dict[str, Path] = {}  # by folder
+        self._folders: dict[tuple[str, str], tuple[str, ...]] = {}  # by folder and top package
+        self._held: dict[tuple[str, str], Path | None] = {}
+
+    def package_base(self, folder: Path) -> Path:
+        """``package_base(folder)``, looked up once per folder."""
+        base = self._bases.get(key := str(folder))
+        if base is None:
+            base = self._bases[key] = package_base(folder, self.exists)
+        return base
+
+    def package(self, path: Path) -> str:
+        """The dotted name of the package ``path`` is in (``name_base``'s, with ``self.root``)."""
+        base = self.package_base(path.parent)
+        return dotted_names(self.root if base == self.root or self.root in base.parents else base, path)[1]
 
     def module_file(self, module: str, near: Path) -> Path | None:
-        folders = self._folders.get((near, top := module.partition(".")[0]))
+        top = module.partition(".")[0]
+        folders = self._folders.get((str(near), top))
         if folders is None:
-            if near not in self._bases:
-                self._bases[near] = package_base(near, self.exists)
-            folders = self._folders[(near, top)] = _search(module, self.root, near, self._bases[near])
+            found = _search(module, self.root, near, self.package_base(near))
+            folders = self._folders[(str(near), top)] = tuple(map(str, found))
         for folder in folders:
             key = (folder, module)
             if key not in self._held:
-                self._held[key] = self._held_in(folder, module)
+                self._held[key] = self._held_in(folder, module, top)
             if self._held[key] is not None:
                 return self._held[key]
         return None
 
-    def _held_in(self, folder: Path, module: str) -> Path | None:
-        base = os.path.join(folder, *module.split(".")) if module else str(folder)  # (str: a tenth of Path's cost)
+    def _held_in(self, folder: str, module: str, top: str) -> Path | None:
+        listed = self.exists if isinstance(self.exists, Listed) else None
+        if listed is not None and module and not listed.holds(folder, top):
+            return None  # one listing of the folder answers for every module under a name it lacks
+        base = os.path.join(folder, *module.split(".")) if module else folder
         candidates = (
             (os.path.join(base, "__init__.py"), base + ".py") if module else (os.path.join(base, "__init__.py"),)
         )
-        listed = isinstance(self.exists, Listed)  # (it takes the text: no Path made for a name that is not there)
-        return next((Path(c) for c in candidates if (self.exists(c) if listed else self.exists(Path(c)))), None)
+        if listed is not None:  # it takes the text: no Path made for a name that is not there
+            return next((Path(c) for c in candidates if listed(c)), None)
+        return next((p for c in candidates if self.exists(p := Path(c))), None)
 
 
 class Listed:
@@ -97,6 +114,14 @@ class Listed:
 
     def __call__(self, path: Path | str) -> bool:
         folder, name = os.path.split(path)
+        return name in self._listing(folder)
+
+    def holds(self, folder: str, name: str) -> bool:
+        """Whether ``folder`` holds a module or package called ``name``."""
+        names = self._listing(folder)
+        return name in names or f"{name}.py" in names
+
+    def _listing(self, folder: str) -> frozenset[str]:
         names = self._names.get(folder)
         if names is None:
             try:
@@ -104,7 +129,7 @@ class Listed:
             except OSError:
                 names = frozenset()
             self._names[folder] = names
-        return name in names
+        return names
 
 
 def dotted_names(base: Path, path: Path) -> tuple[str, str]:

@@ -16,15 +16,14 @@ from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapp
 from functools import cache
 from pathlib import Path
 
-from .packages import Finder, Listed, absolute, dotted_names, name_base
+from .packages import Finder, Listed, absolute
 from .prefilter import Sketch, candidates
 
 
 def reach(root: Path, sketches: MutableMapping[Path, Sketch], sketch_of: Callable[[Path], Sketch]) -> set[Path]:
     """Add to ``sketches`` the files they lead to, sketched by ``sketch_of``; returns those."""
-    exists = Listed()  # the disk's files: sketches are of files on disk
-    resolve = cache(Finder(root, exists).module_file)
-    package = cache(lambda path: dotted_names(name_base(path, root, exists), path)[1])
+    finder = Finder(root, Listed())  # the disk's files: sketches are of files on disk
+    resolve, package = cache(finder.module_file), cache(finder.package)
     added: set[Path] = set()
     while True:
         maybe = candidates(sketches)
@@ -49,13 +48,13 @@ def leads(root: Path, sketches: Mapping[Path, Sketch], among: Collection[Path]) 
     """The sketched files the bases of ``among``'s classes are imported from, and theirs in turn:
     the files outside ``among`` that resolving those bases parses (discover.Project). Named up
     front, they are parsed with the others, in parallel, instead of one by one after."""
-    exists = Listed()  # the disk's files: sketches are of files on disk
-    resolve = cache(Finder(root, exists).module_file)
+    finder = Finder(root, Listed())  # the disk's files: sketches are of files on disk
+    resolve = cache(finder.module_file)
     led: set[Path] = set()
     todo = list(among)
     while todo:
         path = todo.pop()
-        package = dotted_names(name_base(path, root, exists), path)[1]
+        package = finder.package(path)
         for name, imported in _imported(sketches[path], every=False):
             module = absolute(name, package)
             for dotted in _modules(module, imported) if module is not None else ():

@@ -21,10 +21,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 
-_DEF = re.compile(r"^([ ]*)(?:async[ \t]+)?def[ \t]", re.MULTILINE)
+# ``def`` first, then what precedes it on its line: a pattern that starts with a literal is
+# searched for at C speed, one that starts with ``^`` tries every position (eight times slower)
+_DEF = re.compile(r"def[ \t]")
+_DEF_PREFIX = re.compile(r"([ ]*)(?:async[ \t]+)?")  # all that may precede it: its indentation
 _COLON_END = re.compile(r":[ \t]*(?:#.*)?$")  # a colon that ends its line
 _STATEMENT_LINE = re.compile(r"^[ \t]*[^ \t\r\n#]", re.MULTILINE)  # neither blank nor only a comment
-_OPEN, _CLOSE = "([{", ")]}"
 _HEADER_LINES = 200  # a signature longer than this is kept, not searched to its end
 
 
@@ -84,13 +86,15 @@ def _bodies(text: str) -> Iterator[tuple[int, int, int, int]]:
     in order, none inside another."""
     after = 0
     for m in _DEF.finditer(text):
-        if m.start() < after:
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        prefix = _DEF_PREFIX.fullmatch(text, line_start, m.start()) if line_start >= after else None
+        if prefix is None:
             continue
-        indent = len(m.group(1))
+        indent = len(prefix.group(1))
         start = _header_end(text, m.end())
-        end = _body_end(text, start, indent, m.start()) if start is not None else None
+        end = _body_end(text, start, indent, line_start) if start is not None else None
         if start is not None and end is not None and end > start:
-            yield m.start(), start, end, indent
+            yield line_start, start, end, indent
             after = end
 
 
@@ -158,5 +162,8 @@ def _odd(text: str, start: int, end: int, quote: str) -> bool:
 
 def _open(text: str, start: int, end: int) -> int:
     """How many brackets ``text[start:end]`` leaves open (below 0: it closes more than it opens)."""
-    counts = [text.count(o, start, end) - text.count(c, start, end) for o, c in zip(_OPEN, _CLOSE, strict=True)]
-    return min(counts) if min(counts) < 0 else max(counts)
+    parens = text.count("(", start, end) - text.count(")", start, end)
+    squares = text.count("[", start, end) - text.count("]", start, end)
+    braces = text.count("{", start, end) - text.count("}", start, end)
+    least = min(parens, squares, braces)
+    return least if least < 0 else max(parens, squares, braces)

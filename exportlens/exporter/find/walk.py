@@ -16,17 +16,18 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from ..core.regular_files import read_regular
+
+if TYPE_CHECKING:
+    import pathspec
 
 SKIP_DIRS = frozenset({"__pycache__", ".venv", "venv", "node_modules", "build", "dist", "site-packages"})
 PYPROJECT = "pyproject.toml"  # spec.PYPROJECT (spec imports this module)
 GITIGNORE = ".gitignore"
 
-_Layer = tuple[Path, pathspec.GitIgnoreSpec]  # patterns and the folder they are relative to
+_Layer = tuple[Path, "pathspec.GitIgnoreSpec"]  # patterns and the folder they are relative to
 Exclude = Callable[[Path], Sequence[str]]  # a project's folder -> its ``exclude`` patterns
 
 
@@ -70,6 +71,8 @@ def exclude_problem(value: Any) -> str | None:
     """What is wrong with an ``exclude`` value; None when it is a list of gitignore-style globs."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         return 'exclude must be a list of gitignore-style globs, like exclude = ["vendor/", "**/*_pb2.py"]'
+    import pathspec  # here: a walk that meets no pattern never imports it
+
     for glob in value:
         try:
             pathspec.GitIgnoreSpec.from_lines([glob])
@@ -170,6 +173,8 @@ def _relative(path: Path, base: Path, is_dir: bool) -> str:
 
 def _spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec | None:
     """The patterns that compile (git skips a line it cannot read too); None when there are none."""
+    import pathspec  # here: a walk that meets no pattern never imports it
+
     good = []
     for line in lines:
         try:

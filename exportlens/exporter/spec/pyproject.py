@@ -14,15 +14,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any
-
-import tomlkit.exceptions
+from typing import TYPE_CHECKING, Any
 
 from ..core.sources import Sources, resolved
 from ..core.targets import Location, Span
 from ..find.walk import exclude_problem
 from . import toml_text
 from .toml_text import Path_
+
+if TYPE_CHECKING:
+    import tomlkit.exceptions
 
 PYPROJECT = "pyproject.toml"
 SECTION = ("tool", "exportlens")
@@ -81,6 +82,10 @@ class Pyproject:
     @cached_property
     def doc(self) -> dict[str, Any] | None:
         """tomlkit's values; None where the text is not TOML (``error`` says where)."""
+        if not self.text:
+            return {}  # no pyproject.toml: nothing to parse, and tomlkit need not be imported
+        import tomlkit.exceptions
+
         try:
             return toml_text.parse(self.text).unwrap()
         except tomlkit.exceptions.ParseError as e:

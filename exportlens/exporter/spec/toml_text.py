@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import tomlkit
-import tomlkit.exceptions
-from tomlkit import TOMLDocument
+if TYPE_CHECKING:
+    from tomlkit import TOMLDocument
 
 _KEY = re.compile(r'Key "(?P<key>.*)" already exists')
 
@@ -23,6 +23,9 @@ _KEY = re.compile(r'Key "(?P<key>.*)" already exists')
 def parse(text: str) -> TOMLDocument:
     """tomlkit's document of ``text``; ``tomlkit.exceptions.ParseError`` where it is not
     TOML, a duplicated key on the line that writes it again."""
+    import tomlkit  # here: a project without a pyproject.toml never imports it
+    import tomlkit.exceptions
+
     try:
         return tomlkit.parse(text)
     except tomlkit.exceptions.ParseError:
@@ -48,6 +51,9 @@ def _column(line: str, message: str) -> int:
 def _first_failing_line(text: str) -> int:
     """The fewest leading lines of ``text`` tomlkit refuses other than with ParseError: the
     line of the key written twice (parsing is in order, so more lines fail the same way)."""
+    import tomlkit
+    import tomlkit.exceptions
+
     lines = text.splitlines(keepends=True)
     low, high = 1, len(lines)  # ``high`` lines fail
     while low < high:
