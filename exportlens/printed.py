@@ -34,15 +34,17 @@ def _relative(root: Path, path: str, cwd: str) -> str:
         return str(full)
 
 
-def located(root: Path, f: Finding) -> str:
-    return f"{relative(root, f.path)}:{f.line}:{f.column}: {f.code} {f.message}"
+def located(root: Path, f: Finding, cwd: str | None = None) -> str:
+    """``f`` on its line, its path relative to ``cwd`` (default: the current folder)."""
+    return f"{_relative(root, f.path, cwd or os.getcwd())}:{f.line}:{f.column}: {f.code} {f.message}"
 
 
 def print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> None:
     findings = sorted(report.all_findings, key=lambda f: (f.path, f.line, f.column))
     lines = []  # written at once: a tree of 11k modules is as many lines
+    cwd = os.getcwd()
     for f in findings:
-        lines.append(located(root, f))
+        lines.append(located(root, f, cwd))
         lines.extend(f"    fix: {fix.title}" for fix in f.fixes)
     for m in report.modules:  # each deployment target's, under the export's verdict
         lines.extend(f"{relative(root, m.target)}: {lowering}" for lowering in m.lowerings)

@@ -153,17 +153,33 @@ def test_the_modules_a_kept_answer_holds_come_back_equal_and_frozen(tmp_path):
                 module.forward.span.line = 0  # type: ignore[misc]
 
 
-def test_a_damaged_forward_in_a_kept_answer_is_refused_where_the_answer_is_read(tmp_path):
-    """Forwards are decoded when first read, but a damaged one must be a miss (ValueError)
-    when the answer is read, never an error later, wherever a forward is first read."""
+def test_a_damaged_kept_answer_is_a_miss_and_a_forged_forward_reads_as_none(tmp_path):
+    """Forwards stay encoded until first read, so damage to one must show where the answer is
+    read: the answer is checked whole against its digest, and a damaged one is answered afresh.
+    One written with a matching digest but a forward that does not decode reads as no forward,
+    never an error wherever it is first read."""
+    import hashlib
     import json
 
-    from exportlens.exporter.find import compact
-    from exportlens.exporter.find.discover import discover
+    from exportlens.exporter.find.bulk import discover_tree
+    from exportlens.exporter.find.index_cache import IndexCache
 
     (tmp_path / "net.py").write_text(KEPT, encoding="utf-8")
-    data = compact.module_data(discover(tmp_path).modules[0])
-    for damage in ([[["x", "positional"]], [7, 5, 8, 25], [7, 9, 7, 16], [8, 8]], [[], [7, 5], [7, 9, 7, 16], [8, 8]]):
-        damaged = json.dumps([*data[:5], damage, *data[6:]])
-        with pytest.raises(ValueError, match="not a compact value"):
-            compact.loads(damaged, compact.module_of)
+    cache = IndexCache.of_project(tmp_path)
+    fresh = discover_tree(tmp_path, [tmp_path], cache).modules
+    kept = next(cache.folder.glob("*.answer.json"))
+    header, _, answer = kept.read_text(encoding="utf-8").partition("\n")
+    assert '\\"positional\\"' in answer  # each forward is JSON text inside the answer
+
+    kept.write_text(f"{header}\n{answer.replace('positional', 'keyword', 1)}", encoding="utf-8")
+    again = discover_tree(tmp_path, [tmp_path], cache).modules
+    assert [m.forward for m in again] == [m.forward for m in fresh]  # a miss: found again, not the damage
+
+    *rest, _ = json.loads(header)
+    forged = json.loads(answer)
+    forged[2][0][5] = "[[not json"
+    text = json.dumps(forged, separators=(",", ":"))
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    kept.write_text(f"{json.dumps([*rest, digest], separators=(',', ':'))}\n{text}", encoding="utf-8")
+    read = discover_tree(tmp_path, [tmp_path], cache).modules
+    assert read[0].name == fresh[0].name and read[0].forward is None

@@ -19,6 +19,7 @@ tests/test_codec.py checks each comes back equal to the one written).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -35,6 +36,7 @@ _OUTLINE, _FINDING = 0, 1  # the tag of an outline's array: a file's outline, or
 _BAD = (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError)
 _T = TypeVar("_T")
 _new = object.__new__
+log = logging.getLogger(__name__)
 
 
 def _record(cls: type[_T], **fields: Any) -> _T:
@@ -125,30 +127,35 @@ def forward_of(d: Any) -> Forward | None:
 
 
 def module_data(m: ModuleClass) -> Any:
+    """A module, its forward as JSON text: reading the answer back makes one string of it, not
+    the dozens of lists and numbers of its parameters (most modules of a check never read it)."""
+    forward = None if m.forward is None else dumps(forward_data(m.forward))
     return (
-        m.path, m.name, span_data(m.span), span_data(m.name_span), m.bases, forward_data(m.forward),
+        m.path, m.name, span_data(m.span), span_data(m.name_span), m.bases, forward,
         m.example_method, span_data(m.example_span), m.has_dynamic_shapes, m.jaxtyped,
     )  # fmt: skip
 
 
 def module_of(d: Any) -> ModuleClass:
     path, name, span, name_span, bases, forward, example, example_span, dynamic, jaxtyped = d
+    if forward is not None and not isinstance(forward, str):
+        raise ValueError("not a forward")
     return _record(
         ModuleClass, path=path, name=name, span=_span(span), name_span=_span(name_span), bases=tuple(bases),
-        _decode_forward=partial(forward_of, _forward_shaped(forward)), example_method=example,
+        _decode_forward=partial(_kept_forward, forward), example_method=example,
         example_span=span_of(example_span), has_dynamic_shapes=dynamic, jaxtyped=jaxtyped is True,
     )  # fmt: skip
 
 
-def _forward_shaped(d: Any) -> Any:
-    """``d``, where it has the shape ``forward_data`` writes: a forward is decoded when first read
-    (ModuleClass.forward), so a damaged one must be a miss here, where the answer is read."""
-    if d is not None:
-        params, span, name_span, (first, last) = d
-        spans = [span, name_span, *(p[5] for p in params if len(p) == 6 and p[5] is not None)]
-        if any(len(p) != 6 for p in params) or any(len(s) != 4 for s in spans):
-            raise ValueError("not a forward")
-    return d
+def _kept_forward(text: str | None) -> Forward | None:
+    """A kept module's forward, decoded when first read. The answer holding it was checked whole
+    against its digest when read (index_cache.answer), so it is what ``module_data`` wrote; one
+    that is not (written by someone else, digest and all) reads as no forward, never an error."""
+    try:
+        return None if text is None else loads(text, forward_of)
+    except ValueError as e:
+        log.warning("a kept forward does not decode (%s): read as none", e)
+        return None
 
 
 # -- sketches and outlines (the index's entries)

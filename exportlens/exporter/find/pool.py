@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
 SERIAL_BELOW = 64  # fewer files than this are read in this process: a pool costs more to start
-CHUNK = 16  # files per task: small enough to balance the processes, large enough to cost little to send
+CHUNK = 8  # files per task: small, so that the processes end together; large enough to cost little to send
 
 Read = Sketch | FileOutline | Finding | None  # what a job gives: what crosses the process boundary
 
