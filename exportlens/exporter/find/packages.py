@@ -30,7 +30,11 @@ def name_base(path: Path, root: Path, exists: Exists = Path.is_file) -> Path:
     inside it (a folder between the root and the chain is a namespace package: ``src.lib.net``);
     the folder above the chain where the chain climbs to the root or past it, or the file lies
     outside the root."""
-    base = package_base(path.parent, exists)
+    return _counted_from(package_base(path.parent, exists), root)
+
+
+def _counted_from(base: Path, root: Path) -> Path:
+    """``name_base`` of a file whose package chain starts in ``base``."""
     return root if base == root or root in base.parents else base
 
 
@@ -75,8 +79,7 @@ class Finder:
 
     def package(self, path: Path) -> str:
         """The dotted name of the package ``path`` is in (``name_base``'s, with ``self.root``)."""
-        base = self.package_base(path.parent)
-        return dotted_names(self.root if base == self.root or self.root in base.parents else base, path)[1]
+        return dotted_names(_counted_from(self.package_base(path.parent), self.root), path)[1]
 
     def module_file(self, module: str, near: Path) -> Path | None:
         top = module.partition(".")[0]

@@ -97,7 +97,11 @@ def working(jobs: int | None, size: int) -> Iterator[Work]:
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=gc.disable) as pool:
-        yield Work(pool)
+        try:
+            yield Work(pool)
+        except BaseException:
+            pool.shutdown(cancel_futures=True)  # what was started and not begun is not wanted any more
+            raise
 
 
 def _encoded(fn: Callable[[Any], Read], items: Sequence[Any]) -> list[str]:
