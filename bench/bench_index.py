@@ -57,7 +57,7 @@ from exportlens.exporter.find.walk import python_files_under  # noqa: E402
 from exportlens.exporter.spec.loading import find_root  # noqa: E402
 from exportlens.exporter.spec.pyproject import excludes  # noqa: E402
 from exportlens.server.index.module_index import ModuleIndex  # noqa: E402
-from exportlens.server.index.scanner import CODEC  # noqa: E402
+from exportlens.server.index.scanner import entry_of  # noqa: E402
 
 
 def ast_baseline(files: list[Path]) -> float:
@@ -123,8 +123,8 @@ def run_indexer(folder: Path, cache: Path) -> tuple[float, float, int, set[tuple
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
     modules = set()
     for line in out.splitlines():
-        item = CODEC.loads(line)
-        modules |= {(str(item["path"]), m.name) for m in item["entry"].modules}
+        path, entry = entry_of(line)
+        modules |= {(str(path), m.name) for m in entry.modules}
     return answered, exited, peak, modules
 
 

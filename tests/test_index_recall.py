@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from exportlens.exporter.core.codec import CodecError
 from exportlens.exporter.spec.plan import make_plan
 from exportlens.server.index.module_index import ModuleIndex
-from exportlens.server.index.scanner import CODEC, scan
+from exportlens.server.index.scanner import entry_of, scan
 
 ACME = {
     "acme/__init__.py": """\
@@ -274,7 +273,7 @@ def test_a_large_open_file_parsed_in_a_subprocess_uses_its_workspace_folder(tmp_
     folder, path = (tmp_path / "acme").resolve(), (tmp_path / "acme" / "apps.py").resolve()
     command = [sys.executable, "-m", "exportlens.server.index.scanner", "--one", str(path), str(folder)]
     done = subprocess.run(command, input=path.read_text(), capture_output=True, text=True, timeout=120)
-    entry = CODEC.loads(done.stdout)["entry"]
+    _, entry = entry_of(done.stdout)
     assert entry.root == folder
     assert [m.name for m in entry.modules] == ["App", "TextApp", "VisionApp", "StarredApp"]
 
@@ -303,11 +302,8 @@ def _indexer(folder: Path) -> dict[str, tuple[Path, set[str]]]:
     assert done.returncode == 0, done.stderr
     out = {}
     for line in done.stdout.splitlines():
-        try:
-            item = CODEC.loads(line)
-        except CodecError:
-            continue
-        out[item["path"].name] = (item["entry"].root, {m.name for m in item["entry"].modules})
+        path, entry = entry_of(line)
+        out[path.name] = (entry.root, {m.name for m in entry.modules})
     return out
 
 

@@ -5,7 +5,6 @@ modules a full scan finds, with the same positions, on a tree of every tricky ca
 from __future__ import annotations
 
 import ast
-import json
 import os
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from exportlens.exporter.find.skeleton import skeleton
 from exportlens.exporter.find.walk import python_files_under
 from exportlens.exporter.spec.pyproject import excludes
 from exportlens.server.index.module_index import ModuleIndex
+from exportlens.server.index.scanner import entry_of
 
 TREE = {
     "pkg/__init__.py": "from .layers import Block as Block\nfrom .generic import *\n",
@@ -242,7 +242,7 @@ def test_the_indexer_answers_an_unchanged_folder_from_its_cache_and_sees_a_new_f
             env=env,
             check=True,
         )
-        return {f"{json.loads(line)['path']['$path']}" for line in done.stdout.splitlines()}
+        return {str(entry_of(line)[0]) for line in done.stdout.splitlines()}
 
     first = targets()
     assert targets() == first
@@ -294,7 +294,7 @@ def test_the_indexer_answers_again_when_pyproject_toml_declares_a_new_factory_mo
             env=env,
             check=True,
         )
-        return [json.loads(line)["path"]["$path"] for line in done.stdout.splitlines()]
+        return [str(entry_of(line)[0]) for line in done.stdout.splitlines()]
 
     assert paths() == []
     with spec.open("a") as f:  # written in place: the folder's own stamp does not change
