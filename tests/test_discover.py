@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -397,6 +398,43 @@ def test_a_file_that_does_not_parse_is_its_one_problem(tmp_path, content, messag
     plan = make_plan([tmp_path])
     assert [(f.code, f.path) for f in plan.findings] == [("EL401", "net.py")]  # no "no nn.Module 'Net'" beside it
     assert message in plan.findings[0].message
+
+
+# generated code Python's own parser gives up on: at module level (MemoryError in 3.11's
+# parser), and as a sum of 100,000 terms inside forward (RecursionError building the tree)
+TOO_DEEP = {
+    "consts.py": "x = " + "-" * 200_000 + "1\n",
+    "chain.py": "from torch import nn\n\n\nclass Chain(nn.Module):\n    def forward(self, x):\n"
+    "        return x" + " + x" * 100_000 + "\n",
+}
+
+
+def test_a_file_nested_too_deeply_for_python_s_parser_is_a_finding_and_the_scan_goes_on(tmp_path):
+    """Each is EL401 on its own file in a check (`exportlens check`, through the index's engine)
+    and in the reference scan; the module beside them is found; nothing raises. The editor's
+    index, which does not parse function bodies, still lists ``Chain``."""
+    for name, text in TOO_DEEP.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "net.py").write_text("from torch import nn\n\n\nclass Net(nn.Module):\n    pass\n")
+    expected = [("EL401", "chain.py", 1), ("EL401", "consts.py", 1)]
+    for plan in (make_plan([tmp_path], indexed=True), make_plan([tmp_path])):
+        assert [(f.code, f.path, f.line) for f in plan.findings] == expected
+        assert all("nested too deeply for Python's parser" in f.message for f in plan.findings)
+        assert [p.module.name for p in plan.modules] == ["Net"]
+    done = subprocess.run(
+        [sys.executable, "-m", "exportlens.server.index.scanner", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "EXPORTLENS_INDEX_CACHE": str(tmp_path.parent / "index-cache")},
+    )
+    assert done.returncode == 0, done.stderr
+    entries = dict(entry_of(line) for line in done.stdout.splitlines())
+    assert {p.name: [m.name for m in e.modules] for p, e in entries.items() if e.modules} == {
+        "chain.py": ["Chain"],
+        "net.py": ["Net"],
+    }
+    assert "Traceback" not in done.stderr  # consts.py defines no class: the index never parses it
 
 
 def test_a_symlink_loop_is_skipped_by_the_server_s_indexer(tmp_path):

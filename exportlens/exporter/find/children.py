@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from ..core.sources import Sources
 from ..core.targets import ModuleClass
+from .syntax import UNPARSABLE
 
 
 def parents(
@@ -50,5 +51,5 @@ def _built(tree: ast.Module | None, name: str) -> set[str]:
 def _parse(text: str | None) -> ast.Module | None:
     try:
         return ast.parse(text) if text is not None else None
-    except (SyntaxError, ValueError):
+    except UNPARSABLE:
         return None

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..core.sources import Sources
 from .packages import module_file, name_base
+from .syntax import UNPARSABLE
 
 
 def _package(file: Path, sources: Sources) -> list[str]:
@@ -30,7 +31,7 @@ def imported_files(sources: Sources, file: Path) -> set[Path]:
     root, file = sources.root, file.resolve()
     try:
         tree = ast.parse(sources.bytes(file) or b"")
-    except (SyntaxError, ValueError):
+    except UNPARSABLE:
         return set()
     out: set[Path] = set()
     package = _package(file, sources)
@@ -69,7 +70,7 @@ def third_party(sources: Sources, file: Path, paths: Iterable[Path] | None = Non
     for path in closure(sources, file) if paths is None else paths:
         try:
             tree = ast.parse(sources.bytes(path) or b"")
-        except (SyntaxError, ValueError):
+        except UNPARSABLE:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

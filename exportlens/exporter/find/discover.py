@@ -21,7 +21,7 @@ from ..core.targets import Forward, ModuleClass
 from . import outline
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
 from .packages import Finder, Listed, dotted_names, name_base
-from .syntax import decode_finding, python_syntax_error, syntax_finding
+from .syntax import TOO_DEEP, decode_finding, python_syntax_error, syntax_finding, too_deep
 from .walk import Exclude, no_exclude, python_files_under, scanned
 
 __all__ = ["Discovery", "Project", "discover", "python_files"]
@@ -293,6 +293,8 @@ class Project:
             return parse(text, path, rel, module, package)
         except (SyntaxError, ValueError):
             return syntax_finding(rel, python_syntax_error(text))
+        except TOO_DEEP as e:
+            return syntax_finding(rel, too_deep(e))
 
 
 def _is_torch_module(name: str) -> bool:

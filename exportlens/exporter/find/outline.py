@@ -18,6 +18,7 @@ from pathlib import Path
 from ..core.targets import Forward, ModuleClass, Param, Span
 from .packages import absolute
 from .skeleton import skeleton
+from .syntax import UNPARSABLE
 
 EXAMPLE_METHODS = ("example_inputs", "get_example_inputs")  # in order of preference
 JAXTYPING = "jaxtyping"  # the package whose annotations declare shapes (spec/jaxtyping_spec.py reads them)
@@ -90,7 +91,7 @@ class FileOutline:
 
 
 def parse(text: str, path: Path, rel: str, module: str, package: str) -> FileOutline:
-    """The outline of ``text``; raises SyntaxError (ValueError for null bytes) as ``ast`` does."""
+    """The outline of ``text``; raises what ``ast`` does (syntax.UNPARSABLE)."""
     return _Reader(text, path, rel, module, package).read(_ast(text))
 
 
@@ -101,7 +102,7 @@ def parse_skeleton(text: str, path: Path, rel: str, module: str, package: str) -
     blanked = skeleton(text)
     try:
         tree = _ast(blanked.text)
-    except (SyntaxError, ValueError):
+    except UNPARSABLE:
         return parse(text, path, rel, module, package)
     return _Reader(blanked.text, path, rel, module, package, blanked.bodies).read(tree)
 

@@ -21,6 +21,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 
+from .syntax import UNPARSABLE
+
 # ``def`` first, then what precedes it on its line: a pattern that starts with a literal is
 # searched for at C speed, one that starts with ``^`` tries every position (eight times slower)
 _DEF = re.compile(r"def[ \t]")
@@ -136,7 +138,7 @@ def _one_def(text: str, def_start: int, end: int, indent: int) -> bool:
     source = ("if 1:\n" if indent else "") + text[line_start:end]
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except UNPARSABLE:
         return False
     block = tree.body[0].body if indent and len(tree.body) == 1 else tree.body
     return len(tree.body) == 1 and len(block) == 1

@@ -10,6 +10,18 @@ import warnings
 from ..core import codes
 from ..core.report import Finding
 
+# What parsing a text Python cannot read raises: SyntaxError; ValueError for null bytes; and where
+# its parser or compiler gives up on code nested too deeply (200,000 unary minuses, a sum of
+# 100,000 terms: generated files), MemoryError or RecursionError. Every parse of a user's text
+# catches them all: a file never stops a scan.
+TOO_DEEP = (RecursionError, MemoryError)
+UNPARSABLE = (SyntaxError, ValueError, *TOO_DEEP)
+
+
+def too_deep(error: BaseException) -> SyntaxError:
+    """What a parse that gave up on nesting says, as a syntax error (it has no line)."""
+    return SyntaxError(f"nested too deeply for Python's parser ({type(error).__name__})")
+
 
 def python_syntax_error(text: str) -> SyntaxError | None:
     """The error ``ast.parse`` raises for ``text``, if any. Checked first by building the
@@ -21,7 +33,7 @@ def python_syntax_error(text: str) -> SyntaxError | None:
         try:
             symtable.symtable(text, "<file>", "exec")
             return None
-        except (SyntaxError, ValueError, RecursionError):
+        except UNPARSABLE:
             pass
         return _ast_error(text)
 
@@ -33,6 +45,8 @@ def _ast_error(text: str) -> SyntaxError | None:
         return e
     except ValueError:  # null bytes
         return SyntaxError("source code cannot contain null bytes")
+    except TOO_DEEP as e:
+        return too_deep(e)
     return None
 
 
