@@ -52,7 +52,10 @@ def apply_preferred_once(project, report: dict) -> str:
     first = module["findings"][0]
     preferred = [f for f in first["fixes"] if f["preferred"]]
     said = [(f["title"], f["verified"]) for f in first["fixes"]]
-    assert preferred, (first["message"], said, module["fixes_dropped"], report["stderr"])
+    # every finding's place too: where it failed before, the first finding named nothing and had
+    # no fix, as one with no frame of the project's behind it would (placed on the class line)
+    every = [(f["line"], f["code"], f["message"][:100], len(f["fixes"])) for f in module["findings"]]
+    assert preferred, (first["message"], said, module["fixes_dropped"], every, report["stderr"])
     fix = preferred[0]
     edits = [Edit(**e) for e in fix["edits"]]
     for path in {e.path for e in edits}:
