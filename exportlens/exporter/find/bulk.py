@@ -31,9 +31,10 @@ from . import compact
 from .discover import Discovery, Project, python_files
 from .index_cache import Entry, IndexCache, Stamp, stamp, tree_stamp
 from .outline import FileOutline
+from .packages import Finder
 from .pool import working
 from .prefilter import Sketch, candidates, sketch
-from .reach import leads, reach
+from .reach import disk_finder, leads, reach
 from .walk import Exclude, no_exclude
 
 
@@ -126,7 +127,7 @@ def _index_tree(
     wanted = [f for f in files if f in read.maybe and not problems.get(f)]
     known.update((f, p) for f, p in problems.items() if p)
     sound = {f for f, p in problems.items() if p is None}  # checked whole already: a skeleton tells the rest
-    project = Project(sources, skeletons=True, checked=checked, files=known, sound=sound)
+    project = Project(sources, skeletons=True, checked=checked, files=known, sound=sound, finder=read.finder)
     found = project.discover(sorted({*wanted, *(f for f in files if problems.get(f))}))
     found.unmarked = _unmarked(sources, files, read.sketches) if checked else frozenset()
     indexed = Indexed(sketched=len(todo), parsed=read.parsed + len(project.files) - len(known), found=found)
@@ -152,6 +153,7 @@ class _Read:
     maybe: set[Path]  # the files that may define a module
     reached: set[Path]  # the files outside ``files`` that bases lead to (reach.py)
     parsed: int  # files parsed in this run
+    finder: Finder  # the disk's lookups made to follow imports: resolving bases asks the same
 
 
 def _read(
@@ -175,9 +177,10 @@ def _read(
         first = candidates(sketches)  # type: ignore[arg-type]  # every file has its sketch now
         early = [f for f in files if f in first and f not in known]
         parsed_early = work.start(job, [(f, False) for f in early])
-        reached = reach(sources.root, sketches, partial(_kept_sketch, fresh))  # type: ignore[arg-type]
+        lookups = disk_finder(sources.root)
+        reached = reach(lookups, sketches, partial(_kept_sketch, fresh))  # type: ignore[arg-type]
         maybe = candidates(sketches)  # type: ignore[arg-type]
-        led = leads(sources.root, sketches, maybe) - known.keys()  # type: ignore[arg-type]
+        led = leads(lookups, sketches, maybe) - known.keys()  # type: ignore[arg-type]
         later = [f for f in files if (f in maybe or f in led) and f not in known and f not in first]
         # checked, a file that may define a module is parsed whole (its syntax check too); any other is only checked
         check = [f for f in todo if f not in maybe and f not in led] if checked else []
@@ -187,7 +190,7 @@ def _read(
     problems.update(zip(check, done))
     known.update(zip(parse, parsed_early + done[len(check) :]))
     problems.update((f, _error(known[f])) for f in parse if checked)
-    return _Read(sketches, known, problems, maybe, reached, len(parse))
+    return _Read(sketches, known, problems, maybe, reached, len(parse), lookups)
 
 
 def _unmarked(sources: Sources, files: Iterable[Path], sketches: Mapping[Path, Sketch | None]) -> frozenset[str]:

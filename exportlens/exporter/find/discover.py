@@ -95,7 +95,7 @@ class Project:
     files are parsed with their function bodies blanked: syntax errors inside bodies go
     unseen, unless ``checked``, where each file is parsed whole and one that does not parse
     is its error (the CLI); but for those in ``sound``, known to parse whole already. ``files``: outlines already
-    made (an index cache), by path."""
+    made (an index cache), by path. ``finder``: the disk's lookups a caller made already (bulk.py's)."""
 
     def __init__(
         self,
@@ -105,6 +105,7 @@ class Project:
         checked: bool = False,
         sound: Collection[Path] = frozenset(),
         files: Mapping[Path, FileOutline | Finding] = {},
+        finder: Finder | None = None,
     ) -> None:  # read only
         self.sources = sources
         self.root = sources.root
@@ -114,7 +115,7 @@ class Project:
         self._files: dict[Path, FileOutline | Finding] = dict(files)
         self._module_paths: dict[tuple[str, Path], Path | None] = {}
         # no unsaved buffers: the disk's listings answer which modules there are
-        self._finder = Finder(self.root, self._exists if sources.buffers else Listed())
+        self._finder = finder or Finder(self.root, self._exists if sources.buffers else Listed())
         self._found: dict[Path, bool] = {}  # whether a file exists: asked thousands of times over
         self._members: dict[tuple[Path, tuple[str, ...]], _Target] = {}
         self._is_module: dict[_Class, bool] = {}

@@ -20,9 +20,14 @@ from .packages import Finder, Listed, absolute
 from .prefilter import Sketch, candidates
 
 
-def reach(root: Path, sketches: MutableMapping[Path, Sketch], sketch_of: Callable[[Path], Sketch]) -> set[Path]:
+def disk_finder(root: Path) -> Finder:
+    """The lookups ``reach`` and ``leads`` share: the disk's files (sketches are of files on disk),
+    each folder listed once for both."""
+    return Finder(root, Listed())
+
+
+def reach(finder: Finder, sketches: MutableMapping[Path, Sketch], sketch_of: Callable[[Path], Sketch]) -> set[Path]:
     """Add to ``sketches`` the files they lead to, sketched by ``sketch_of``; returns those."""
-    finder = Finder(root, Listed())  # the disk's files: sketches are of files on disk
     resolve, package = cache(finder.module_file), cache(finder.package)
     added: set[Path] = set()
     while True:
@@ -44,11 +49,10 @@ def reach(root: Path, sketches: MutableMapping[Path, Sketch], sketch_of: Callabl
         added |= new
 
 
-def leads(root: Path, sketches: Mapping[Path, Sketch], among: Collection[Path]) -> set[Path]:
+def leads(finder: Finder, sketches: Mapping[Path, Sketch], among: Collection[Path]) -> set[Path]:
     """The sketched files the bases of ``among``'s classes are imported from, and theirs in turn:
     the files outside ``among`` that resolving those bases parses (discover.Project). Named up
     front, they are parsed with the others, in parallel, instead of one by one after."""
-    finder = Finder(root, Listed())  # the disk's files: sketches are of files on disk
     resolve = cache(finder.module_file)
     led: set[Path] = set()
     todo = list(among)
