@@ -53,7 +53,8 @@ def apply_preferred_once(project, report: dict) -> str:
     preferred = [f for f in first["fixes"] if f["preferred"]]
     said = [(f["title"], f["verified"]) for f in first["fixes"]]
     # every finding's place too: where it failed before, the first finding named nothing and had
-    # no fix, as one with no frame of the project's behind it would (placed on the class line)
+    # no fix; the test above has since seen such a run: an extra data-dependent finding on the
+    # `torch.nonzero(...)` line, before the branch's (not yet understood: see the MoE tests' notes)
     every = [(f["line"], f["code"], f["message"][:100], len(f["fixes"])) for f in module["findings"]]
     assert preferred, (first["message"], said, module["fixes_dropped"], every, report["stderr"])
     fix = preferred[0]
