@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 
 import { registerCommands } from './commands';
 import { ProgramDocuments, SCHEME } from './program';
-import { PythonEnvironments } from './python';
+import { PythonEnvironments, insideAny } from './python';
 import { Server } from './server';
 import { RESTART_KEYS, SERVER_KEYS } from './settings';
 import { ServerState, statusView } from './status';
@@ -74,7 +74,12 @@ async function pythonEnvironments(output: vscode.LogOutputChannel): Promise<{ ap
     return {
       api: {
         activeExecutable: async (resource) => {
-          const env = await envs.resolveEnvironment(envs.getActiveEnvironmentPath(resource as vscode.Uri | undefined));
+          const selected = envs.getActiveEnvironmentPath(resource as vscode.Uri | undefined);
+          const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+          if (!vscode.workspace.isTrusted && insideAny(selected.path, folders)) {
+            return selected.path; // resolving may run it (for its version); the server refuses it unrun
+          }
+          const env = await envs.resolveEnvironment(selected);
           return env?.executable.uri?.fsPath;
         },
       },

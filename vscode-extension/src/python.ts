@@ -170,13 +170,134 @@ export function shellQuote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Whether `file` lies inside one of `folders` (absolute paths). */
-export function insideAny(file: string, folders: string[]): boolean {
+/**
+ * Whether `file` lies inside one of `folders` (absolute paths), as written or once links are
+ * resolved: a link outside the workspace to a file in it, or a workspace opened through a
+ * link, is still the workspace's file.
+ */
+export function insideAny(file: string, folders: string[], realpath: (p: string) => string = resolved): boolean {
   if (!path.isAbsolute(file)) {
     return false; // a bare name (python3) is looked up on PATH
   }
-  return folders.some((f) => {
-    const rel = path.relative(f, file);
-    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
-  });
+  const files = [file, realpath(file)];
+  const roots = folders.flatMap((f) => [f, realpath(f)]);
+  return files.some((f) =>
+    roots.some((root) => {
+      const rel = path.relative(root, f);
+      return rel !== '' && rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+    }),
+  );
+}
+
+function resolved(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file; // not there (yet): as written
+  }
+}
+
+function executable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The first `name` on `pathEnv` (a PATH) that lies outside `folders`. Where the OS would
+ * take the first on PATH, which may be the workspace's own: a `.venv/bin` an activated
+ * shell put first (`code .` from it), or `.` and empty entries, the current folder.
+ */
+export function findOnPath(name: string, pathEnv: string | undefined, folders: string[], isExecutable = executable): string | undefined {
+  const names = process.platform === 'win32' && !path.extname(name) ? [`${name}.exe`, name] : [name];
+  for (const dir of (pathEnv ?? '').split(path.delimiter)) {
+    if (!path.isAbsolute(dir)) {
+      continue;
+    }
+    const found = names.map((n) => path.join(dir, n)).find((file) => isExecutable(file) && !insideAny(file, folders));
+    if (found) {
+      return found;
+    }
+  }
+  return undefined;
+}
+
+/** What to say about an interpreter that lacks a package, and the command its button types. */
+export interface InstallOffer {
+  why: string;
+  button?: string;
+  command?: string;
+  cwd?: string; // the terminal's folder
+}
+
+export interface OfferInput {
+  interpreter: Interpreter; // the one probed
+  probe: Probe;
+  lacking: string[];
+  wheel: string | undefined; // the exportlens wheel bundled in the extension
+  folders: string[]; // the workspace folders; a .venv goes in the first
+  trusted: boolean;
+  extensionPath: string;
+}
+
+/**
+ * What the install button offers: pip into the interpreter; or, where the system manages it
+ * (PEP 668: pip refuses), a `.venv` in the workspace made from it, which the server then
+ * finds on its own (resolveInterpreter); or, with no workspace folder, nothing. In
+ * Restricted Mode no `.venv` is offered: `python -m venv` over one the workspace ships runs
+ * its python (ensurepip) and the server would not run it anyway. The terminal starts in the
+ * extension's folder: `python -m pip` imports from the folder it starts in.
+ */
+export function installOffer(o: OfferInput): InstallOffer {
+  const trustFirst = 'trust the workspace first, or set exportlens.interpreter in your user settings to a Python with exportlens and torch';
+  if (!o.trusted && insideAny(o.interpreter.path, o.folders)) {
+    return { why: `; in Restricted Mode nothing in the workspace runs: ${trustFirst}` };
+  }
+  const cwd = o.extensionPath;
+  if (!o.probe.managed) {
+    return { why: '', button: 'Install in a terminal', command: installCommand(o.interpreter.path, o.lacking, o.wheel, o.probe.torch), cwd };
+  }
+  const managed = ', a Python the system manages (PEP 668: pip does not install into it)';
+  const folder = o.folders[0];
+  if (!o.trusted) {
+    return { why: `${managed}; in Restricted Mode exportlens makes no .venv in the workspace: ${trustFirst}` };
+  }
+  if (!folder) {
+    return { why: `${managed}; make a virtual environment and set exportlens.interpreter to its python` };
+  }
+  return {
+    why: `${managed}; a virtual environment in .venv can have them, and keeps the system's torch where it has one`,
+    button: 'Create .venv in a terminal',
+    command: venvCommand(o.interpreter.path, path.join(folder, '.venv'), o.lacking, o.wheel, o.probe.torch),
+    cwd,
+  };
+}
+
+/**
+ * Restricted Mode runs nothing the workspace ships: an interpreter inside a workspace folder
+ * (its `.venv`, or the Python extension's choice of it) gives way to python3, and a bare name
+ * is found on PATH here, past the workspace's entries, and run by its absolute path. With
+ * none outside the workspace, nothing runs (`refused` says why).
+ */
+export function restrictedInterpreter(
+  chosen: Interpreter,
+  folders: string[],
+  pathEnv: string | undefined,
+  isExecutable = executable,
+): { interpreter?: Interpreter; note?: string; refused?: string } {
+  const inside = insideAny(chosen.path, folders);
+  const wanted: Interpreter = inside ? { path: FALLBACK_PYTHON, source: 'PATH' } : chosen;
+  const note = inside ? `Restricted Mode: not running ${chosen.path} (inside the workspace)` : undefined;
+  if (path.isAbsolute(wanted.path) || wanted.path.includes('/') || wanted.path.includes(path.sep)) {
+    return { interpreter: wanted, note }; // a relative path runs from the extension's folder
+  }
+  const found = findOnPath(wanted.path, pathEnv, folders, isExecutable);
+  if (!found) {
+    const refused = `Restricted Mode: no ${wanted.path} on PATH outside the workspace; trust the workspace, or set exportlens.interpreter in your user settings`;
+    return { note, refused };
+  }
+  return { interpreter: { ...wanted, path: found }, note: `${note ? `${note}; ` : 'Restricted Mode: '}using ${found} from PATH` };
 }

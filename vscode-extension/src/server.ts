@@ -11,19 +11,18 @@ import { LanguageClient, LanguageClientOptions, ServerOptions, State, StaticFeat
 import { EXPORTS_NOTIFICATION, SUBMODULE_TREE_COMMAND, TRUST_NOTIFICATION } from './methods';
 import { showProgressWithCancel } from './progress';
 import {
-  FALLBACK_PYTHON,
+  InstallOffer,
   Interpreter,
   PROBE,
   Probe,
   PythonEnvironments,
-  insideAny,
-  installCommand,
+  installOffer,
   missing,
   parseProbe,
   resolveInterpreter,
+  restrictedInterpreter,
   serverArgs,
   tooOld,
-  venvCommand,
 } from './python';
 import { RestartQueue, RestartRequest, unchanged } from './restarts';
 import { answerConfiguration, interpreterSetting, serverSettings } from './settings';
@@ -52,11 +51,11 @@ export interface Host {
   trees: { run(args: unknown[], ask: () => Thenable<TreeAnswer | null | undefined>): Promise<unknown> };
 }
 
-/** What to say about an interpreter that lacks a package, and the command its button runs. */
-interface Offer {
-  why: string;
-  button?: string;
-  command?: string;
+/** The interpreter to start, or why none may start; and a settings problem to warn about. */
+interface Choice {
+  interpreter?: Interpreter;
+  problem?: string;
+  refused?: string;
 }
 
 export class Server implements vscode.Disposable {
@@ -80,27 +79,46 @@ export class Server implements vscode.Disposable {
   private async restartNow({ reasons, force }: RestartRequest): Promise<void> {
     const reason = reasons.join('; ');
     const chosen = await this.chooseInterpreter();
+    if (!chosen.interpreter) {
+      await this.stop();
+      this.refuse(chosen.refused ?? 'no interpreter to run');
+      return;
+    }
     if (!force && unchanged(this.interpreter?.path, chosen.interpreter.path, this.client?.isRunning() ?? false)) {
       this.host.output.info(`${reason}: still Python ${chosen.interpreter.path}, from ${chosen.interpreter.source}; no restart`);
       return;
     }
     await this.stop();
-    await this.start(reason, chosen);
+    await this.start(reason, { interpreter: chosen.interpreter, problem: chosen.problem });
+  }
+
+  /** Restricted Mode found no interpreter outside the workspace: nothing starts, and the user is told why. */
+  private refuse(reason: string): void {
+    this.interpreter = undefined;
+    this.host.output.warn(reason);
+    this.host.setState({ kind: 'stopped', reason });
+    void this.tell(`exportlens: ${reason}.`, `refused: ${reason}`);
   }
 
   /** The interpreter to run, from the settings of the first workspace folder (the server serves them all). */
-  private async chooseInterpreter(): Promise<{ interpreter: Interpreter; problem?: string }> {
+  private async chooseInterpreter(): Promise<Choice> {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     const config = vscode.workspace.getConfiguration('exportlens', folder);
     const setting = interpreterSetting((k) => config.get(k));
-    let interpreter = await resolveInterpreter(setting.value, this.host.environments, folder?.fsPath, folder);
-    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    if (!vscode.workspace.isTrusted && insideAny(interpreter.path, folders)) {
-      // Restricted Mode: an executable the workspace itself ships is workspace code
-      this.host.output.warn(`Restricted Mode: not running ${interpreter.path} (inside the workspace); using python3 from PATH`);
-      interpreter = { path: FALLBACK_PYTHON, source: 'PATH' };
+    const interpreter = await resolveInterpreter(setting.value, this.host.environments, folder?.fsPath, folder);
+    if (vscode.workspace.isTrusted) {
+      return { interpreter, problem: setting.problem };
     }
-    return { interpreter, problem: setting.problem };
+    // Restricted Mode: an executable the workspace itself ships is workspace code
+    const restricted = restrictedInterpreter(interpreter, this.folders(), process.env.PATH);
+    if (restricted.note) {
+      this.host.output.warn(restricted.note);
+    }
+    return { ...restricted, problem: setting.problem };
+  }
+
+  private folders(): string[] {
+    return (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
   }
 
   private async start(reason: string, chosen: { interpreter: Interpreter; problem?: string }): Promise<void> {
@@ -239,7 +257,15 @@ export class Server implements vscode.Disposable {
     const lacking = missing(probe);
     if (lacking.length) {
       const reason = `${lacking.join(' and ')} ${lacking.length > 1 ? 'are' : 'is'} not installed for ${probe.executable}`;
-      const offer = this.installOffer(interpreter, probe, lacking);
+      const offer = installOffer({
+        interpreter,
+        probe,
+        lacking,
+        wheel: this.bundledWheel(),
+        folders: this.folders(),
+        trusted: vscode.workspace.isTrusted,
+        extensionPath: this.host.context.extensionPath,
+      });
       output.error(`${reason}${offer.why}${offer.command ? `; to install: ${offer.command}` : ''}`);
       setState({ kind: 'stopped', reason });
       const after = offer.command ? ' After installing, run “exportlens: Restart Server”.' : '';
@@ -249,31 +275,8 @@ export class Server implements vscode.Disposable {
     return probe;
   }
 
-  /**
-   * What the install button offers: pip into the interpreter; or, where the system manages it
-   * (PEP 668: pip refuses), a `.venv` in the workspace made from it, which the server then
-   * finds on its own (python.ts resolveInterpreter); or, with no workspace folder, nothing.
-   */
-  private installOffer(interpreter: Interpreter, probe: Probe, lacking: string[]): Offer {
-    const wheel = this.bundledWheel();
-    if (!probe.managed) {
-      return { why: '', button: 'Install in a terminal', command: installCommand(interpreter.path, lacking, wheel, probe.torch) };
-    }
-    const managed = ', a Python the system manages (PEP 668: pip does not install into it)';
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    if (!folder) {
-      return { why: `${managed}; make a virtual environment and set exportlens.interpreter to its python` };
-    }
-    const venv = path.join(folder, '.venv');
-    return {
-      why: `${managed}; a virtual environment in .venv can have them, and keeps the system's torch where it has one`,
-      button: 'Create .venv in a terminal',
-      command: venvCommand(interpreter.path, venv, lacking, wheel, probe.torch),
-    };
-  }
-
   /** Says it once per interpreter; the button runs the offer's command in a terminal the user sees. */
-  private async tell(message: string, python: string, offer?: Offer): Promise<void> {
+  private async tell(message: string, python: string, offer?: InstallOffer): Promise<void> {
     if (this.warned.has(python)) {
       return;
     }
@@ -282,7 +285,7 @@ export class Server implements vscode.Disposable {
     const buttons = install ? [install, 'Show output'] : ['Show output'];
     const choice = await vscode.window.showErrorMessage(message, ...buttons);
     if (install && choice === install && offer?.command) {
-      const terminal = vscode.window.createTerminal({ name: 'exportlens: install' });
+      const terminal = vscode.window.createTerminal({ name: 'exportlens: install', cwd: offer.cwd });
       terminal.show();
       terminal.sendText(offer.command, true);
     } else if (choice === 'Show output') {
