@@ -4,7 +4,7 @@ what the user sees: the Problems panel, the light-bulb menu, the hover, the Code
 exported program's document, and Restricted Mode. Screenshots of each step are kept in
 vscode-extension/e2e/artifacts/ (the extension's README pictures come from there).
 
-Needs what `.ci/run` installs: code-server 4.100.3 (`../shared/tools/install-code-server.sh`,
+Needs what `.ci/run` installs: code-server 4.100.3 (`.ci/code-server.sh`,
 into ~/.cache/exportlens/code-server-4.100.3 or $EXPORTLENS_CODE_SERVER), Debian's chromium,
 and `npm ci && npm run package` in vscode-extension/ (the .vsix and playwright-core). Skipped
 when one is missing, except in CI (CI=true), where a missing piece fails the test.
