@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from . import __version__
 from .cli_settings import add_settings, checked, overrides
 from .exporter.core import codes
+from .exporter.core.escapes import terminal_line
 from .exporter.core.options import Options
 from .exporter.core.program import program_text
 from .exporter.core.report import ModuleReport, Report, Status, report_json
@@ -152,6 +153,10 @@ def _merge_parser(merged: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # a console's code page (Windows' cp1252) has no `∈`: escape what it cannot encode, and keep
+    # its encoding for the rest (a path's `é` stays as the console shows it)
+    for stream in (sys.stdout, sys.stderr):
+        getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
     args = _parser().parse_args(argv)
     if args.command == "serve":
         from .server.app import main as serve
@@ -323,7 +328,7 @@ def _single(args: argparse.Namespace, artifact: Path | None) -> "tuple[Plan, Mod
     for f in report.findings:
         print(located(plan.root, f), file=sys.stderr)
         for fix in f.fixes:
-            print(f"    fix: {fix.title}", file=sys.stderr)
+            print(terminal_line(f"    fix: {fix.title}"), file=sys.stderr)
     return plan, report
 
 

@@ -6,19 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from .exporter.core.escapes import github_data, github_property
 from .exporter.core.report import Finding, Severity
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
-
-
-def escape_data(text: str) -> str:
-    """A message as GitHub's runner reads it back: ``%``, CR and LF escaped."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """A property value: the message's escapes, and ``:`` and ``,``, which end one."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def command(f: Finding, file: str) -> str:
@@ -34,8 +25,8 @@ def command(f: Finding, file: str) -> str:
         props.append(("endColumn", str(f.end_column)))
     props.append(("title", f.code))
     message = "\n".join([f.message, *(f"fix: {fix.title}" for fix in f.fixes)])
-    head = ",".join(f"{k}={escape_property(v)}" for k, v in props)
-    return f"::{_COMMAND[f.severity]} {head}::{escape_data(message)}"
+    head = ",".join(f"{k}={github_property(v)}" for k, v in props)
+    return f"::{_COMMAND[f.severity]} {head}::{github_data(message)}"
 
 
 def commands(findings: Iterable[Finding], file: Callable[[str], str]) -> list[str]:

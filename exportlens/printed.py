@@ -7,6 +7,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from .exporter.core.escapes import terminal_line
 from .exporter.core.report import Finding, Report, Status
 from .exporter.core.shards import Shard
 
@@ -35,8 +36,9 @@ def _relative(root: Path, path: str, cwd: str) -> str:
 
 
 def located(root: Path, f: Finding, cwd: str | None = None) -> str:
-    """``f`` on its line, its path relative to ``cwd`` (default: the current folder)."""
-    return f"{_relative(root, f.path, cwd or os.getcwd())}:{f.line}:{f.column}: {f.code} {f.message}"
+    """``f`` on its line, its path relative to ``cwd`` (default: the current folder); the path
+    and the message escaped for a terminal (either may hold what a module or a file name says)."""
+    return terminal_line(f"{_relative(root, f.path, cwd or os.getcwd())}:{f.line}:{f.column}: {f.code} {f.message}")
 
 
 def print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> None:
@@ -49,7 +51,7 @@ def print_text(root: Path, report: Report, shard: tuple[Shard, int] | None = Non
     for m in report.modules:  # each deployment target's, under the export's verdict
         lines.extend(f"{relative(root, m.target)}: {lowering}" for lowering in m.lowerings)
     lines.append(summary(report, len(findings), shard, hidden))
-    print("\n".join(lines))
+    print("\n".join(map(terminal_line, lines)))  # a fix's title and a target name are the user's text too
 
 
 def summary(report: Report, findings: int, shard: tuple[Shard, int] | None = None, hidden: int = 0) -> str:

@@ -6,6 +6,7 @@ from typing import Any
 
 from . import __version__
 from .exporter.core import codes
+from .exporter.core.escapes import uri_path
 from .exporter.core.report import Edit, Finding, Report
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -21,7 +22,8 @@ def _region(line: int, column: int, end_line: int | None, end_column: int | None
 
 
 def _location(path: str) -> dict[str, str]:
-    return {"uri": path, "uriBaseId": "%SRCROOT%"}
+    """A report's path as a URI reference, percent-encoded (a space, a ``#``, a newline in a file name)."""
+    return {"uri": uri_path(path), "uriBaseId": "%SRCROOT%"}
 
 
 def _replacement(edit: Edit) -> dict[str, Any]:

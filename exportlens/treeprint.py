@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .exporter.core.escapes import terminal_line
 from .exporter.core.report import to_dict
 from .exporter.core.tree import SubmoduleTree, TreeNode, Verdict
 from .printed import located
@@ -14,9 +15,15 @@ MARKS = {Verdict.EXPORTED: "ok  ", Verdict.FAILS: "FAIL", Verdict.NOT_CALLED: "-
 
 
 def tree_text(root: Path, tree: SubmoduleTree) -> str:
+    """Each line escaped for a terminal: a node's path and class, its inputs and why the
+    run stopped are the module's own words (``add_module`` takes any name without a dot)."""
+    return "\n".join(map(terminal_line, _lines(root, tree)))
+
+
+def _lines(root: Path, tree: SubmoduleTree) -> list[str]:
     lines = [located(root, f) for f in tree.findings]
     if not tree.nodes:
-        return "\n".join(lines)
+        return lines
     fix = tree.to_fix()
     if fix:
         many = len(fix) > 1
@@ -27,7 +34,7 @@ def tree_text(root: Path, tree: SubmoduleTree) -> str:
     if tree.stopped:
         lines.append(f"the run that records each submodule's inputs stopped: {tree.stopped}")
     lines.append(_summary(tree))
-    return "\n".join(lines)
+    return lines
 
 
 def _name(node: TreeNode) -> str:

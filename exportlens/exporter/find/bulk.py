@@ -18,6 +18,7 @@ keeps its whole answer too (``discover_tree``).
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,7 +36,10 @@ from .packages import Finder
 from .pool import working
 from .prefilter import Sketch, candidates, sketch
 from .reach import disk_finder, leads, reach
+from .syntax import name_finding
 from .walk import Exclude, no_exclude
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # os.fsdecode's stand-in for a byte a name's UTF-8 cannot hold
 
 
 @dataclass
@@ -64,9 +68,30 @@ def index_tree(
     """The modules ``files`` (absolute paths, under ``root`` or in its packages) define. What
     was learned goes to ``cache`` when the result's ``save`` is called. ``checked`` (the CLI):
     every file's whole text is parsed too, so that ``found`` is what ``discover`` finds, syntax
-    errors inside function bodies included (only the check of an unchanged file is kept)."""
+    errors inside function bodies included (only the check of an unchanged file is kept). A file
+    whose name is not UTF-8 is not read: it is an EL401 finding, under its own path."""
+    misnamed = _misnamed(root, files)
+    if misnamed:
+        files = [f for f in files if f not in misnamed]
     with _no_gc():
-        return _index_tree(root, files, jobs, cache, checked)
+        indexed = _index_tree(root, files, jobs, cache, checked)
+    for f, finding in misnamed.items():
+        indexed.findings[f] = [finding]
+        indexed.found.findings.append(finding)
+    return indexed
+
+
+def _misnamed(root: Path, files: Iterable[Path]) -> dict[Path, Finding]:
+    """The files whose name below ``root`` is not UTF-8, each with its finding (a root that is
+    not UTF-8 is the user's to name: only what is below it counts)."""
+    out = {}
+    for f in files:
+        name = str(f)
+        if _SURROGATE.search(name):
+            rel = f.relative_to(root).as_posix() if f.is_relative_to(root) else f.as_posix()
+            if _SURROGATE.search(rel):
+                out[f] = name_finding(rel)
+    return out
 
 
 def discover_tree(

@@ -46,8 +46,10 @@ def _record(cls: type[_T], **fields: Any) -> _T:
     return record
 
 
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), check_circular=False)
+def dumps(value: Any, *, ascii: bool = False) -> str:
+    """``ascii``: every character but ASCII escaped, a lone surrogate too (a file name that is
+    not UTF-8 comes back as Python named it, where the text itself could not be written as UTF-8)."""
+    return json.dumps(value, ensure_ascii=ascii, separators=(",", ":"), check_circular=False)
 
 
 def loads(text: str | bytes, read: Callable[[Any], Any]) -> Any:

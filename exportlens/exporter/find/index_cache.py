@@ -87,7 +87,7 @@ def tree_stamp(folder: Path, files: Iterable[Path]) -> str:
             up = os.path.dirname(up)
     digest = hashlib.sha256()
     for path in sorted({*names, *folders, *(os.path.join(p, PYPROJECT) for p in folders)}):
-        digest.update(f"{path}\0{stamp(path)}\n".encode())
+        digest.update(f"{path}\0{stamp(path)}\n".encode("utf-8", "surrogateescape"))  # a name's bytes as they are
     return digest.hexdigest()
 
 
@@ -190,7 +190,7 @@ class IndexCache:
         self._write(self._file(folder, "answer.json"), [header + "\n", answer])
 
     def _file(self, path: Path, kind: str) -> Path:
-        return self.folder / f"{hashlib.sha256(str(path).encode()).hexdigest()[:24]}.{kind}"
+        return self.folder / f"{hashlib.sha256(str(path).encode('utf-8', 'surrogateescape')).hexdigest()[:24]}.{kind}"
 
 
 def _header(root: Path) -> tuple[object, ...]:

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import ast
+import os
 import symtable
 import warnings
 
 from ..core import codes
+from ..core.escapes import visible
 from ..core.report import Finding
 
 # What parsing a text Python cannot read raises: SyntaxError; ValueError for null bytes; and where
@@ -65,3 +67,17 @@ def decode_finding(error: UnicodeDecodeError, rel: str, code: codes.Code = codes
     encoding = "UTF-8" if error.encoding.replace("-", "").startswith("utf8") else error.encoding
     message = f"file is not valid {encoding}: {error.reason} (byte {data[error.start]:#04x})"
     return codes.finding(code, message, rel, line, column=column)
+
+
+def name_finding(rel: str) -> Finding:
+    """A file whose name is not UTF-8 (``rel``: as ``os.fsdecode`` gives it, a byte it cannot
+    decode a lone surrogate): Python cannot import it by name, and no report, JSON or editor
+    can name it as it is, so it is reported on its name as ``visible`` writes it (``bad\\xff.py``)."""
+    data = os.fsencode(rel)
+    try:
+        data.decode("utf-8")
+        byte = ""
+    except UnicodeDecodeError as e:
+        byte = f" (byte {data[e.start]:#04x})"
+    message = f"file name is not valid UTF-8{byte}: the file is not read; rename it to check it"
+    return codes.finding(codes.SYNTAX_ERROR, message, visible(rel), 1, column=1)

@@ -40,7 +40,9 @@ def line_of(path: Path, entry: FileEntry) -> str:
     """One file's result, as a line of the scan's output (the editor's text never travels)."""
     modules = [compact.module_data(m) for m in entry.modules]
     findings = [compact.finding_data(f) for f in entry.findings]
-    return compact.dumps((str(path), str(entry.root), modules, findings)) + "\n"
+    name = str(path)
+    # a name that is not UTF-8 (its EL401) travels escaped, and comes back as the same path
+    return compact.dumps((name, str(entry.root), modules, findings), ascii=not name.isascii()) + "\n"
 
 
 def entry_of(line: str | bytes) -> tuple[Path, FileEntry]:
