@@ -5,15 +5,24 @@ that runs (edit/scaffold.py, workers/guessed.py), written into its project's
 pyproject.toml with tomlkit: every other byte stays. A module built inside another
 project module's ``__init__`` is covered by that parent and gets no table. A second
 run finds nothing to do. ``--dry-run`` prints the diff instead of writing.
+
+pyproject.toml is written only where it is the project's own file: never through a link
+(one planted could point at another project's file, or at ``~/.bash_profile``), never in
+a project folder that holds a home folder (``check``'s EL505 rule), and opened with
+``O_NOFOLLOW`` so that a link made meanwhile is refused too.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
+import stat
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .exporter.core.regular_files import read_regular
 from .exporter.edit.scaffold import Candidate, candidates, with_tables
 from .exporter.find.children import parents
 from .exporter.spec.loading import PYPROJECT
@@ -60,33 +69,14 @@ def _without_spec(plan: Plan, planned: Planned) -> bool:
 
 def run(projects: list[Project], pool: Pool, *, dry_run: bool) -> int:
     """Guess, prove and write each project's specs; say what was done."""
-    from .exporter.workers.guessed import prove_guesses
-
     wrote, failing = 0, 0
     for project in projects:
-        need = needs(project.plan)
-        root = project.plan.root
-        path = root / PYPROJECT
-        before = path.read_text(encoding="utf-8") if path.is_file() else None
-        proven = prove_guesses(root, need.guesses, before, pool) if need.guesses else {}
-        for target, parent in sorted(need.covered.items()):
-            print(f"{project.shown(target)}: covered by {project.shown(parent)}, which builds it")
-        for target, why in sorted(need.unguessable.items()):
-            print(f"{project.shown(target)}: not guessed ({why}); add its spec by hand (docs/spec.md)")
-        for target, p in proven.items():
-            print(f"{project.shown(target)}: {'' if dry_run else 'wrote a spec; '}{p.verdict}")
-            failing += not p.runs
-        if not proven:
-            continue
-        after = with_tables(before, {t: p.candidate.table(p.verdict) for t, p in proven.items()})
-        shown_path = project.shown(PYPROJECT)
-        if dry_run:
-            sys.stdout.writelines(
-                difflib.unified_diff((before or "").splitlines(True), after.splitlines(True), shown_path, shown_path)
-            )
-        else:
-            path.write_text(after, encoding="utf-8")
-        wrote += len(proven)
+        try:
+            done = _one_project(project, pool, dry_run)
+        except Refused as e:
+            print(f"exportlens init: {e}", file=sys.stderr)
+            return USAGE
+        wrote, failing = wrote + done[0], failing + done[1]
     verb = "would write" if dry_run else "wrote"
     print(
         f"{verb} {wrote} spec{'s' if wrote != 1 else ''}"
@@ -94,3 +84,88 @@ def run(projects: list[Project], pool: Pool, *, dry_run: bool) -> int:
         else "every module has a spec, or is covered by its parent: nothing to do"
     )
     return FOUND if failing else OK
+
+
+def _one_project(project: Project, pool: Pool, dry_run: bool) -> tuple[int, int]:
+    """One project's specs guessed, proven and written: how many, and how many fail."""
+    from .exporter.workers.guessed import prove_guesses
+
+    need = needs(project.plan)
+    root = project.plan.root
+    before = _own_text(root) if need.guesses else None
+    proven = prove_guesses(root, need.guesses, before, pool) if need.guesses else {}
+    for target, parent in sorted(need.covered.items()):
+        print(f"{project.shown(target)}: covered by {project.shown(parent)}, which builds it")
+    for target, why in sorted(need.unguessable.items()):
+        print(f"{project.shown(target)}: not guessed ({why}); add its spec by hand (docs/spec.md)")
+    for target, p in proven.items():
+        print(f"{project.shown(target)}: {'' if dry_run else 'wrote a spec; '}{p.verdict}")
+    if not proven:
+        return 0, 0
+    after = with_tables(before, {t: p.candidate.table(p.verdict) for t, p in proven.items()})
+    shown_path = project.shown(PYPROJECT)
+    if dry_run:
+        sys.stdout.writelines(
+            difflib.unified_diff((before or "").splitlines(True), after.splitlines(True), shown_path, shown_path)
+        )
+    else:
+        _write(root / PYPROJECT, after, shown_path, existed=before is not None)
+    return len(proven), sum(not p.runs for p in proven.values())
+
+
+class Refused(Exception):
+    """Why init writes no pyproject.toml for a project: said to the user, nothing written."""
+
+
+def _own_text(root: Path) -> str | None:
+    """The project's pyproject.toml text (None: there is none), where init may write it."""
+    from .exporter.workers.outcome import too_wide_root
+
+    if too_wide_root(root):
+        raise Refused(
+            f"the project folder {root} holds your home folder: a pyproject.toml there would make it one project"
+            " with everything under it (and `check` exports none of it: EL505); put the model in a folder of its"
+            " own with a .git or a pyproject.toml, and run init there"
+        )
+    path = root / PYPROJECT
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise Refused(f"{PYPROJECT} cannot be read: {e.strerror or e}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise Refused(
+            f"{PYPROJECT} is a link (to {os.readlink(path)!r}), and exportlens writes no file through a link:"
+            " it may be another project's file; replace the link with the file itself, or run init where it is"
+        )
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        what = "shared with another file (a hard link)" if stat.S_ISREG(st.st_mode) else "not a regular file"
+        raise Refused(f"{PYPROJECT} is {what}: exportlens writes only a file of the project's own")
+    try:
+        return read_regular(path, follow=False).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise Refused(f"{PYPROJECT} cannot be read as UTF-8 text: {e}") from None
+
+
+def _write(path: Path, text: str, shown: str, *, existed: bool) -> None:
+    """``text`` written to ``path`` only where it is the regular file read (or none, where
+    none was): ``O_NOFOLLOW`` refuses a link, ``O_EXCL`` one made since, ``O_NONBLOCK`` a
+    FIFO's wait; the file is cut short only once ``fstat`` says it is a lone regular file."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    flags = os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | nonblock | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags if existed else flags | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError as e:
+        raise Refused(f"{shown} was not written: {e.strerror or e} (a link or another file is there now)") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+                raise Refused(f"{shown} was not written: it is no longer a lone regular file")
+            if nonblock:
+                os.set_blocking(fd, True)
+            os.ftruncate(fd, 0)
+            out.write(text)
+    except OSError as e:
+        raise Refused(f"{shown} was not written whole: {e.strerror or e}") from None

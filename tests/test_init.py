@@ -124,3 +124,82 @@ def test_the_next_guess_is_tried_where_the_first_cannot_call_the_module(tmp_path
     assert text.startswith('[project]\nname = "mine"  # kept\n')
     assert 'inputs = {x = "f32[batch, seq, 16]"}' in text.split('"layers.py:Pool"]')[1]
     assert 'inputs = {x = "f32[batch, 16]"}' in text.split('"layers.py:Picky"]')[1]  # the first guess, said to fail
+
+
+HEAD = """\
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.proj(x)
+"""
+
+
+def in_home(tmp_path: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``exportlens init`` with ``tmp_path/home`` as the user's home folder."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), HOME=str(tmp_path / "home"))
+    command = [sys.executable, "-m", "exportlens.cli", "init", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def home_project(tmp_path: Path) -> Path:
+    (tmp_path / "home").mkdir()
+    root = tmp_path / "home" / "project"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "head.py").write_text(HEAD)
+    return root
+
+
+def test_init_writes_through_no_link_to_another_projects_pyproject(tmp_path: Path, home_project: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "pyproject.toml").write_text('[project]\nname = "other"\n')
+    (home_project / "pyproject.toml").symlink_to(other / "pyproject.toml")
+    done = in_home(tmp_path, cwd=home_project)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "exportlens init: pyproject.toml is a link" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (other / "pyproject.toml").read_text() == '[project]\nname = "other"\n'
+    assert (home_project / "pyproject.toml").is_symlink()
+
+
+def test_init_creates_no_file_where_a_dangling_link_points(tmp_path: Path, home_project: Path) -> None:
+    (home_project / "net_$(touch owned).py").write_text(HEAD)  # a name bash would run, in a file bash reads
+    profile = tmp_path / "home" / ".bash_profile"
+    (home_project / "pyproject.toml").symlink_to(profile)
+    done = in_home(tmp_path, cwd=home_project)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "exportlens init: pyproject.toml is a link" in done.stderr
+    assert not profile.exists() and not profile.is_symlink()
+
+
+@pytest.mark.slow  # an export of the guess, as before the fix, would take seconds
+def test_init_writes_no_pyproject_into_the_home_folder(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "net.py").write_text(HEAD)  # a model alone in the home folder: `check` says EL505
+    done = in_home(tmp_path, "net.py", cwd=home)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"exportlens init: the project folder {home} holds your home folder" in done.stderr
+    assert not (home / "pyproject.toml").exists()
+
+
+@pytest.mark.slow  # a real init: its guess exported
+def test_a_control_character_in_the_quoted_layer_line_keeps_the_pyproject_valid(tmp_path: Path) -> None:
+    import tomllib
+
+    (tmp_path / ".git").mkdir()
+    escaped = HEAD.replace("nn.Linear(16, 4)", 'nn.Linear(16, 4, bias="\x1b[0m" != "")')
+    (tmp_path / "head.py").write_text(escaped)
+    done = exportlens(tmp_path, "init")
+    assert "head.py:Head: wrote a spec; exports" in done.stdout, done.stdout + done.stderr
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert tomllib.loads(text)["tool"]["exportlens"]["modules"]["head.py:Head"]["inputs"] == {"x": "f32[batch, 16]"}
+    assert '#   x: last size 16: the input of `self.proj = nn.Linear(16, 4, bias="\\x1b[0m" != "")`' in text

@@ -325,3 +325,40 @@ def test_targets_are_read_from_the_project_and_the_modules_table(project):
     plan = make_plan([project.root])
     assert not plan.findings
     assert plan.modules[0].spec.settings.targets == ("aoti", "onnx")  # each once, as written
+
+
+# each would have sympy compute without end (10**10**10 has ten billion digits) or recurse past the stack
+HUGE_SIZES = ("10**10**10*batch", "seq**seq", "+".join(["1"] * 20_000) + "+seq", "2**4096*seq", "seq" + "*1" * 40)
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("size", HUGE_SIZES, ids=["power-tower", "self-power", "many-terms", "big-power", "many-ops"])
+def test_a_derived_size_past_what_is_computed_is_el005_on_its_line_at_once(project, size):
+    planned, _ = spec_errors(project, f'inputs = {{ x = "f32[{size}, 16]" }}\n')
+    assert planned.spec is None
+    f = only(planned.findings, "EL005")
+    assert (f.path, f.line) == ("pyproject.toml", line_of(project, "pyproject.toml", "x = "))
+    assert f.message.startswith("input 'x': size '")
+    assert "exportlens computes a derived size of at most 64 characters" in f.message
+    assert len(f.message) < 400  # the size is quoted, not the 40 kB
+
+
+@pytest.mark.timeout(20)
+def test_a_jaxtyping_axis_past_what_is_computed_is_el005_on_the_axis(project):
+    project.write(
+        "net.py",
+        "from jaxtyping import Float\nfrom torch import Tensor, nn\n\n\nclass Net(nn.Module):\n"
+        '    def forward(self, x: Float[Tensor, "batch 10**10**10*batch"]):\n        return x\n',
+    )
+    (planned,) = make_plan([project.root]).modules
+    f = only(planned.findings, "EL005")
+    axis = (project.root / "net.py").read_text().splitlines()[5].index("10**") + 1
+    assert (f.path, f.line, f.column) == ("net.py", 6, axis)  # the axis, not the whole annotation
+    assert f.message.startswith("`x`: axis `10**10**10*batch` is a derived size exportlens does not compute:")
+
+
+def test_small_derived_sizes_still_read():
+    assert parse_shape("f32[2**3*seq + 1]").sizes == (Derived("seq", 8, 1, "2**3*seq + 1"),)
+    assert parse_shape("f32[seq - 1 - 1]").sizes == (Derived("seq", 1, -2, "seq - 1 - 1"),)
+    with pytest.raises(ShapeError):
+        parse_shape("f32[seq**2]")  # a power of the dim: not a derived size torch takes (EL003, as before)

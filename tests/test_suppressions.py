@@ -110,3 +110,47 @@ def test_a_marker_inside_a_string_is_no_suppression_and_the_edit_merges_codes():
     kept = ignore_edit(text, 3, "EL204", "m.py")
     assert (kept.column, kept.new_text) == (14, "  # exportlens: ignore[EL204]")  # after the comment already there
     assert ignore_edit('s = """a\nb"""\n', 1, "EL204", "m.py") is None  # the line ends inside a string
+
+
+MISREAD = ("ignore [EL204]", "ignore(EL204)", "ignore: EL204", "ignore=EL204", "ignore-EL204", "ignore EL204")
+
+
+@pytest.mark.slow  # a whole CLI run that exports (one module per form)
+def test_a_comment_that_only_starts_like_a_suppression_hides_nothing_and_is_reported(tmp_path):
+    (tmp_path / "models").mkdir()
+    tables = ""
+    for i, form in enumerate(MISREAD):
+        cls = f"Head{i}"
+        text = HEAD.replace("ClassifierHead", cls).replace(VIEW, f"{VIEW}  # exportlens: {form}")
+        (tmp_path / "models" / f"h{i}.py").write_text(text)
+        tables += SPEC.format(name=f"h{i}", cls=cls)
+    (tmp_path / "pyproject.toml").write_text(tables)
+    done = exportlens("check", ".", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr  # each EL204 is still shown
+    for i, form in enumerate(MISREAD):
+        mine = [line for line in done.stdout.splitlines() if line.startswith(f"models/h{i}.py:15:")]
+        assert any(": EL204 " in line for line in mine), (form, done.stdout)
+        assert (
+            f"models/h{i}.py:15:{len(VIEW) + 3}: EL008 this comment is not a suppression exportlens reads"
+            " (`# exportlens: ignore` or `# exportlens: ignore[EL204]`): it hides nothing" in mine
+        ), (form, done.stdout)
+
+
+def test_only_the_exact_forms_are_read_as_suppressions():
+    forms = {
+        "# exportlens: ignore": (),
+        "#exportlens:ignore[EL204, EL101]": ("EL204", "EL101"),
+        "# exportlens: ignore[EL204]  # the batch is fixed here": ("EL204",),
+        "# exportlens: ignore  # why": (),
+        "# note  # exportlens: ignore[EL101]": ("EL101",),
+    }
+    for comment, expected in forms.items():
+        (found,) = comments(f"x = 1  {comment}\n", "m.py").values()
+        assert (found.codes, found.understood) == (expected, True), comment
+    for form in (*MISREAD, "ignore[]", "ignore[EL204", "ignore[el204]", "ignored", "ignore[EL204] EL101"):
+        (found,) = comments(f"x = 1  # exportlens: {form}\n", "m.py").values()
+        assert not found.understood and not found.hides("EL204"), form
+        assert found.span.column == 8, form  # where the comment starts
+    # the quick fix writes the exact form in place of the one not understood
+    edit = ignore_edit("x = 1  # exportlens: ignore EL204\n", 1, "EL204", "m.py")
+    assert (edit.column, edit.end_column, edit.new_text) == (8, 34, "# exportlens: ignore[EL204]")

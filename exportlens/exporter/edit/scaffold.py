@@ -8,6 +8,7 @@ the table written says in a comment what was guessed and what the check gave.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,8 @@ _SEQ_MAX = (
     "seq_len",
 )
 CANDIDATES = 4  # whole specs tried at most, per module
+# what a TOML comment may not hold (TOML 1.0: control characters but tab)
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -47,19 +50,25 @@ class Candidate:
         """The ``[tool.exportlens.modules."path.py:Class"]`` table, its guesses in a comment."""
         table = tomlkit.table()
         said = f"; checked: {verdict}" if verdict else " (not checked yet: export it to see)"
-        table.add(tomlkit.comment(f"Guessed by exportlens from the code{said}."))
+        table.add(tomlkit.comment(_comment(f"Guessed by exportlens from the code{said}.")))
         for name, option in self.inputs.items():
-            table.add(tomlkit.comment(f"  {name}: {option.why}"))
+            table.add(tomlkit.comment(_comment(f"  {name}: {option.why}")))
         if self.init or self.missing:
             table["init"] = _inline(self.init)
             if self.missing:
-                table["init"].comment(f"TODO: also pass {', '.join(self.missing)}")
+                table["init"].comment(_comment(f"TODO: also pass {', '.join(self.missing)}"))
         table["inputs"] = _inline(
             {n: _inline(o.value) if isinstance(o.value, dict) else o.value for n, o in self.inputs.items()}
         )
         if self.dims:
             table["dims"] = _inline({n: _inline(d) for n, d in self.dims.items()})
         return table
+
+
+def _comment(text: str) -> str:
+    """``text`` as a TOML comment may hold it: a control character in a quoted line of code
+    or a file name (an ESC) is written visibly (``\\x1b``), and the file still parses."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def candidates(module: ModuleClass, source: str) -> list[Candidate]:

@@ -18,7 +18,7 @@ from ..core.report import Finding
 from ..core.targets import Location, ModuleClass, Param, Span
 from ..find.outline import JAXTYPING
 from .loading import TensorInput
-from .shapes import AUTO, Derived, Shape, ShapeError, Size, parse_size
+from .shapes import AUTO, Derived, Shape, ShapeError, Size, SizeRefused, parse_size, shown
 
 # jaxtyping's dtype classes -> the dtype the example tensor is built in (docs/spec.md)
 DTYPES: dict[str, str] = {
@@ -116,8 +116,9 @@ def _read_param(param: Param, cls: str, module: ModuleClass, out: Annotated) -> 
     for m in re.finditer(r"\S+", text):
         span = _token_span(param.annotation_span, offset, m.start(), m.end())
         size = _axis(m.group(), param.name, module.target)
-        if isinstance(size, ShapeError):
-            out.findings.append(codes.finding_at(codes.SPEC_SHAPE, str(size), path, span))
+        if isinstance(size, (ShapeError, SizeRefused)):
+            code = codes.SPEC_INVALID if isinstance(size, SizeRefused) else codes.SPEC_SHAPE
+            out.findings.append(codes.finding_at(code, str(size), path, span))
             continue
         sizes.append(size)
         root = size.root if isinstance(size, Derived) else size if isinstance(size, str) and size != AUTO else None
@@ -162,7 +163,7 @@ def _token_span(annotation: Span, offset: int | None, start: int, end: int) -> S
     return Span(annotation.line, first + start, annotation.line, first + end)
 
 
-def _axis(token: str, param: str, target: str) -> Size | ShapeError:
+def _axis(token: str, param: str, target: str) -> Size | ShapeError | SizeRefused:
     """One axis of a jaxtyping shape as a size of the spec grammar (``docs/spec.md``)."""
     rest, flags = token, ""
     while rest and rest[0] in _PREFIXES and rest[0] not in flags:
@@ -178,6 +179,10 @@ def _axis(token: str, param: str, target: str) -> Size | ShapeError:
         return AUTO  # jaxtyping checks no size there: torch decides (Dim.AUTO)
     try:
         return parse_size(rest)  # ``#name`` (size 1 or name) is traced as ``name``; ``?name`` as ``name``
+    except SizeRefused:
+        return SizeRefused(
+            f"`{param}`: axis `{shown(token)}` is a derived size exportlens does not compute: {SizeRefused.LIMITS}"
+        )
     except ShapeError:
         return ShapeError(
             f"`{param}`: axis `{token}` is not a size exportlens reads: a number, a name, `_`, "

@@ -3,10 +3,15 @@
 A size is an integer (static), a name (a Dim; one name in two places means
 equal sizes), a linear expression of one name (``seq + 1``, ``2*seq``), or
 ``?`` (Dim.AUTO). Dtypes use torch's own short names.
+
+A derived size is the project's text, read by the server too: it is bounded before any
+arithmetic (``10**10**10*batch`` would have sympy compute ten billion digits, 20,000
+``1+`` terms recurse past the stack), and one past the bounds is ``SizeRefused`` (EL005).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -30,6 +35,12 @@ AUTO = "?"
 _SHAPE = re.compile(r"^\s*([A-Za-z0-9_]+)\s*\[(.*)\]\s*$", re.S)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _EXPR_CHARS = re.compile(r"^[A-Za-z0-9_\s+\-*]+$")
+# a derived size is short (``2*seq + 1``): past these bounds it is refused before sympy sees it
+MAX_DERIVED_TEXT = 64  # characters
+MAX_DERIVED_NODES = 32  # names, numbers and operators
+MAX_POWER_BITS = 64  # ``2**4``: a power of two numbers, its result at most this many bits
+_SHOWN = 60  # characters of a refused text quoted in a message
+_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Pow)
 
 
 class ShapeError(ValueError):
@@ -38,6 +49,16 @@ class ShapeError(ValueError):
     def __init__(self, message: str, *, unknown_dtype: bool = False) -> None:
         super().__init__(message)
         self.unknown_dtype = unknown_dtype
+
+
+class SizeRefused(ValueError):
+    """A derived size past what exportlens computes (EL005, an invalid spec): not a
+    ``ShapeError``, whose grammar it may well follow."""
+
+    LIMITS = (
+        f"exportlens computes a derived size of at most {MAX_DERIVED_TEXT} characters and {MAX_DERIVED_NODES}"
+        f" names, numbers and operators, with powers only of two numbers (`2**4`) up to 2**{MAX_POWER_BITS}"
+    )
 
 
 @dataclass(frozen=True)
@@ -101,9 +122,14 @@ def parse_shape(text: str) -> Shape:
     return Shape(dtype, sizes)
 
 
+def shown(text: str) -> str:
+    """``text`` as a message quotes it: cut short where it is long."""
+    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}… ({len(text)} characters)"
+
+
 def parse_size(part: str, whole: str = "") -> Size:
     part = part.strip()
-    where = f" in '{whole}'" if whole else ""
+    where = f" in '{shown(whole)}'" if whole else ""
     if not part:
         raise ShapeError(f"empty size{where}")
     if part == AUTO:
@@ -119,9 +145,10 @@ def parse_size(part: str, whole: str = "") -> Size:
 
 
 def _parse_derived(part: str, where: str) -> Derived:
-    bad = ShapeError(f"size '{part}'{where} must be an integer, a name, '?', or 'a*name + b'")
+    bad = ShapeError(f"size '{shown(part)}'{where} must be an integer, a name, '?', or 'a*name + b'")
     if not _EXPR_CHARS.match(part):
         raise bad
+    _bounded(part, where, bad)
     import sympy  # here: 0.4 s to import, and most specs name no derived size
 
     try:
@@ -139,3 +166,45 @@ def _parse_derived(part: str, where: str) -> Derived:
     if coeff <= 0:
         raise bad
     return Derived(root=str(sym), coeff=coeff, offset=offset, text=part)
+
+
+def _bounded(part: str, where: str, bad: ShapeError) -> None:
+    """Raise ``SizeRefused`` where computing ``part`` could take without end; ``bad`` where
+    it is no arithmetic of names and integers. Read with ``ast`` on a bounded text (no
+    brackets pass ``_EXPR_CHARS``, so no nesting), before any number is computed."""
+    refused = SizeRefused(
+        f"size '{shown(part)}'{where} is a derived size exportlens does not compute: {SizeRefused.LIMITS}"
+    )
+    if len(part) > MAX_DERIVED_TEXT:
+        raise refused
+    try:
+        tree = ast.parse(part, mode="eval").body
+    except (SyntaxError, ValueError):
+        raise bad from None
+    nodes = [n for n in ast.walk(tree) if isinstance(n, ast.expr)]
+    if len(nodes) > MAX_DERIVED_NODES:
+        raise refused
+    for node in nodes:
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, _OPERATORS):
+            raise bad
+        if isinstance(node, ast.UnaryOp) and not isinstance(node.op, (ast.UAdd, ast.USub)):
+            raise bad
+        if isinstance(node, ast.Constant) and type(node.value) is not int:
+            raise bad
+        if not isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name)):
+            raise bad
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not _small_power(node):
+            raise refused
+
+
+def _small_power(node: ast.BinOp) -> bool:
+    """``2**4``: an integer to an integer's power, its result of few bits; ``seq**2`` too
+    (sympy then finds it is no derived size)."""
+    base, exponent = node.left, node.right
+    if not (isinstance(exponent, ast.Constant) and type(exponent.value) is int):
+        return False
+    if isinstance(base, ast.Name):
+        return exponent.value <= MAX_POWER_BITS
+    if not (isinstance(base, ast.Constant) and type(base.value) is int):
+        return False
+    return max(base.value.bit_length(), 1) * exponent.value <= MAX_POWER_BITS

@@ -5,6 +5,9 @@ A comment at the end of a line hides the findings on that line; on a module's ``
 line, every finding of that module; ``ignore`` in its pyproject table, the same. Without
 ``[...]`` every code. A suppression that hides nothing is itself reported (EL008), but
 only where a module was exported this run: a module not checked proves nothing unused.
+Only the exact forms suppress: a comment that starts like one (``ignore [EL204]``,
+``ignore: EL204``) would otherwise hide every code on its line, so it hides nothing and
+is reported (EL008) wherever its module is in the report.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from .module_spec import ignore_problem
 from .plan import Plan
 from .pyproject import PYPROJECT, Pyproject, read
 
-MARK = re.compile(r"#\s*exportlens:\s*ignore\b(?:\[(?P<codes>[^\]]*)\])?")
-CODE = re.compile(r"EL\d{3}")
+START = re.compile(r"#\s*exportlens:\s*ignore")  # what starts like a suppression
+# what may follow it: nothing, or ``[EL204, EL101]``; then the comment's end or another comment
+EXACT = re.compile(r"(?:\[(?P<codes>\s*EL\d{3}\s*(?:,\s*EL\d{3}\s*)*)\])?(?=\s*(?:#|$))")
+EXACT_FORMS = "`# exportlens: ignore` or `# exportlens: ignore[EL204]`"
 # an export that ran to its verdict: every line its module reaches was traced
 _TRACED = frozenset({Kind.DATA_DEPENDENT_GUARD, Kind.CONSTRAINT_VIOLATION, Kind.SPECIALIZATION})
 
@@ -38,9 +43,31 @@ class Ignore:
     span: Span  # the comment's ``exportlens: ignore[...]``, or the entry's string
     codes: tuple[str, ...]  # empty: every code
     target: str | None = None
+    understood: bool = True  # False: it starts like a suppression but is none of the exact forms
 
     def hides(self, code: str) -> bool:
-        return not self.codes or code in self.codes
+        return self.understood and (not self.codes or code in self.codes)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where a suppression is written in one comment (0-based offsets in its text)."""
+
+    start: int
+    end: int  # past the exact form, or past the comment where it is not one
+    codes: tuple[str, ...]
+    understood: bool
+
+
+def mark_in(comment: str) -> Mark | None:
+    """The suppression ``comment`` holds, exact or not; None where nothing starts like one."""
+    start = START.search(comment)
+    if start is None:
+        return None
+    exact = EXACT.match(comment, start.end())
+    if exact is None:
+        return Mark(start.start(), len(comment.rstrip()), (), False)
+    return Mark(start.start(), exact.end(), _codes(exact.group("codes")), True)
 
 
 def comments(text: str, path: str) -> dict[int, Ignore]:
@@ -52,10 +79,10 @@ def comments(text: str, path: str) -> dict[int, Ignore]:
         return found  # most files: no tokenizing at all
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.COMMENT and (m := MARK.search(tok.string)):
+            if tok.type == tokenize.COMMENT and (m := mark_in(tok.string)):
                 line, col = tok.start
-                span = Span(line, col + m.start() + 1, line, col + m.end() + 1)
-                found[line] = Ignore(path, span, _codes(m.group("codes")))
+                span = Span(line, col + m.start + 1, line, col + m.end + 1)
+                found[line] = Ignore(path, span, m.codes, understood=m.understood)
     except (tokenize.TokenError, SyntaxError):
         pass
     return found
@@ -153,11 +180,13 @@ class Suppressor:
         entry = self.tables.get(target) or self.tables.get(class_target(target))
         return table_ignores(target, entry[0], read(self.pyproject)) if entry else []
 
-    def unused(self, judged: Iterable[str]) -> list[tuple[str, Finding]]:
+    def unused(self, judged: Iterable[str], seen: Iterable[str] = ()) -> list[tuple[str, Finding]]:
         """EL008 for each suppression in the class (or the table) of a ``judged`` module
-        that hid nothing this run, with the module it is reported for."""
+        that hid nothing this run, and for each comment not understood in the class of a
+        module judged or ``seen`` (that needs no export), with the module it is reported for."""
         out: dict[tuple[str, int, int], tuple[str, Finding]] = {}
-        for target in judged:
+        judged = list(judged)
+        for target in dict.fromkeys([*judged, *seen]):
             module = self.modules.get(class_target(target))
             if module is None:
                 continue
@@ -166,13 +195,18 @@ class Suppressor:
                 for n, c in self.comments_in(module.path).items()
                 if module.span.line <= n <= (module.span.end_line or n)
             ]
-            for ignore in [*inside, *self.entries(target)]:
+            if target not in judged:
+                inside = [c for c in inside if not c.understood]
+            for ignore in [*inside, *(self.entries(target) if target in judged else ())]:
                 finding = self._unused_finding(ignore, module)
                 if finding is not None:
                     out.setdefault((finding.path, finding.line, finding.column), (target, finding))
         return list(out.values())
 
     def _unused_finding(self, ignore: Ignore, module: ModuleClass) -> Finding | None:
+        if not ignore.understood:
+            message = f"this comment is not a suppression exportlens reads ({EXACT_FORMS}): it hides nothing"
+            return codes.finding_at(codes.UNUSED_SUPPRESSION, message, ignore.path, ignore.span)
         hid = self.used.get(ignore, set())
         idle = [c for c in ignore.codes if c not in hid] if ignore.codes else ([] if hid else ["any"])
         if not idle:
@@ -200,13 +234,11 @@ def suppress(report: Report, suppressor: Suppressor, *, judge: bool) -> tuple[Re
         modules.append(replace(m, findings=kept) if len(kept) < len(m.findings) else m)
     others = tuple(f for f in report.findings if suppressor.match(None, f) is None)
     hidden += len(report.findings) - len(others)
-    if judge:
-        unused: dict[str, list[Finding]] = {}
-        for target, finding in suppressor.unused(m.target for m in report.modules if traced(m)):
-            unused.setdefault(target, []).append(finding)
-        modules = [
-            replace(m, findings=m.findings + tuple(unused[m.target])) if m.target in unused else m for m in modules
-        ]
+    judged = [m.target for m in report.modules if traced(m)] if judge else []
+    unused: dict[str, list[Finding]] = {}
+    for target, finding in suppressor.unused(judged, seen=[m.target for m in report.modules]):
+        unused.setdefault(target, []).append(finding)
+    modules = [replace(m, findings=m.findings + tuple(unused[m.target])) if m.target in unused else m for m in modules]
     return Report(tuple(modules), others), hidden
 
 
@@ -225,13 +257,14 @@ def ignore_edit(text: str, line: int, code: str, path: str) -> Edit | None:
     if any(t.start[0] <= line < t.end[0] for t in tokens if t.type != tokenize.NL and t.type != tokenize.NEWLINE):
         return None  # a string (or bracket-free token) goes on past this line's end
     comment = next((t for t in tokens if t.type == tokenize.COMMENT and t.start[0] == line), None)
-    mark = MARK.search(comment.string) if comment else None
+    mark = mark_in(comment.string) if comment else None
     if comment is not None and mark is not None:
-        codes_now = _codes(mark.group("codes"))
-        if not codes_now or code in codes_now:
+        # one not understood is replaced by the exact form: it hid nothing
+        codes_now = mark.codes if mark.understood else ()
+        if mark.understood and (not codes_now or code in codes_now):
             return None
-        start = comment.start[1] + mark.start() + 1
+        start = comment.start[1] + mark.start + 1
         merged = f"# exportlens: ignore[{', '.join((*codes_now, code))}]"
-        return Edit(path, line, start, line, comment.start[1] + mark.end() + 1, merged)
+        return Edit(path, line, start, line, comment.start[1] + mark.end + 1, merged)
     end = len(lines[line - 1].rstrip()) + 1
     return Edit(path, line, end, line, len(lines[line - 1]) + 1, f"  # exportlens: ignore[{code}]")

@@ -47,11 +47,17 @@ def outcome(
     return _ended(job, end, why_killed, seconds)
 
 
+def too_wide_root(root: Path) -> bool:
+    """Whether the folder a project's modules import from is ``/``, a home or above one
+    (EL505 here; ``exportlens init`` writes no pyproject.toml there)."""
+    return holds_a_home(package_base(root.resolve()))
+
+
 def too_wide(job: Job) -> ModuleReport | None:
     """A sandboxed job whose project folder is ``/``, a home or above one is not run: the
     sandbox reads the whole project, and that would be ``~/.ssh`` (a model file checked
     alone in the home folder, with no pyproject.toml of its own)."""
-    if not job.sandbox or not holds_a_home(package_base(Path(job.root).resolve())):
+    if not job.sandbox or not too_wide_root(Path(job.root)):
         return None
     message = (
         f"not exported: its project folder is {job.root}, which holds your home folder, and a sandboxed export may read"
