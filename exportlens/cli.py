@@ -344,7 +344,8 @@ def _export(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return USAGE
-    output = (args.output or Path(f"{found[1].module.name}.pt2")).resolve()
+    named = args.output or Path(f"{found[1].module.name}.pt2")
+    output = named.parent.resolve() / named.name  # a link at the name itself is replaced, never followed
     got = _single(args, output)
     if isinstance(got, int):
         return got

@@ -12,7 +12,9 @@ import contextlib
 import importlib
 import inspect
 import logging
+import os
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -212,7 +214,15 @@ def _finish(
     if artifact is None:
         return ep, None
     artifact.parent.mkdir(parents=True, exist_ok=True)
-    torch.export.save(ep, str(artifact))
+    # saved beside it, then renamed over it: a link planted at the artifact's name is replaced,
+    # never written through (it could lead to ~/.bashrc or another project's file)
+    fd, saving = tempfile.mkstemp(prefix=f".{artifact.name}.", dir=artifact.parent)
+    os.close(fd)
+    try:
+        torch.export.save(ep, saving)
+        os.replace(saving, artifact)
+    finally:
+        Path(saving).unlink(missing_ok=True)
     return ep, str(artifact)
 
 
