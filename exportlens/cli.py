@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from . import __version__
 from .cli_settings import add_settings, checked, overrides
 from .exporter.core import codes
-from .exporter.core.escapes import terminal_line
 from .exporter.core.options import Options
 from .exporter.core.program import program_text
 from .exporter.core.report import ModuleReport, Report, Status, report_json
@@ -33,7 +32,7 @@ from .exporter.core.shards import Shard
 from .exporter.core.sources import read_text
 from .exporter.core.targets import Target
 from .merge import MergeError, in_target_order, merge, read_report
-from .printed import CI_FORMATS, NOTHING_CHECKED, checked_nothing, located, print_text, relative, summary
+from .printed import CI_FORMATS, NOTHING_CHECKED, checked_nothing, located, print_text, relative, say, summary
 
 if TYPE_CHECKING:  # imported where used: `--help` and a mistyped option answer before libcst loads
     from .exporter.spec.plan import Plan
@@ -200,7 +199,7 @@ def _projects(paths: list[Path], only: set[str] | None = None, cache: bool = Tru
 
     missing = [p for p in paths if not p.exists()]
     if missing:
-        print(f"exportlens: no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+        say(f"exportlens: no such file or folder: {', '.join(map(str, missing))}", err=True)
         return None
     found = projects(paths, only, cache=cache)
     # the plans live as long as this process: the collector need not walk them again and again
@@ -217,7 +216,7 @@ def _projects(paths: list[Path], only: set[str] | None = None, cache: bool = Tru
     unmatched = sorted((only or set()) - names)
     if unmatched and not broken:
         every = ", ".join(p.shown(m.target) for p in projects(paths, cache=cache) for m in p.plan.modules) or "none"
-        print(f"exportlens: --module {', '.join(unmatched)} names no nn.Module here (found: {every})", file=sys.stderr)
+        say(f"exportlens: --module {', '.join(unmatched)} names no nn.Module here (found: {every})", err=True)
     return None if broken or unmatched else found
 
 
@@ -242,7 +241,7 @@ def _check(args: argparse.Namespace) -> int:
     if any(m.status is not Status.SKIPPED and not m.cached for m in report.modules):  # (asking the kernel takes 0.08 s)
         _say_if_unconfined(args)
     if checked_nothing(report) and (args.fail_on_empty or (args.format in CI_FORMATS and not args.shard)):
-        print(f"exportlens: {NOTHING_CHECKED}", file=sys.stderr)
+        say(f"exportlens: {NOTHING_CHECKED}", err=True)
         return USAGE
     return report.exit_code
 
@@ -252,7 +251,7 @@ def _say_if_unconfined(args: argparse.Namespace) -> None:
     from .exporter.workers.sandbox import off_here
 
     if args.sandbox is not False and (why := off_here()):
-        print(f"exportlens: the exports ran unconfined, with your user's rights: {why}", file=sys.stderr)
+        say(f"exportlens: the exports ran unconfined, with your user's rights: {why}", err=True)
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -281,7 +280,7 @@ def _merge(args: argparse.Namespace) -> int:
     try:
         report = merge((str(path), read_report(path)) for path in args.reports)
     except MergeError as e:
-        print(f"exportlens: {e}", file=sys.stderr)
+        say(f"exportlens: {e}", err=True)
         return USAGE
     text = _rendered(report, args.format, args.root)
     empty = checked_nothing(report) and args.format in CI_FORMATS
@@ -291,9 +290,9 @@ def _merge(args: argparse.Namespace) -> int:
     try:
         args.output.write_text(text + "\n", encoding="utf-8")
     except OSError as e:
-        print(f"exportlens: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+        say(f"exportlens: cannot write {args.output}: {e.strerror or e}", err=True)
         return USAGE
-    print(f"{args.output}: {summary(report, len(report.all_findings))}")
+    say(f"{args.output}: {summary(report, len(report.all_findings))}")
     return USAGE if empty else report.exit_code
 
 
@@ -303,7 +302,7 @@ def _one(target: str, cache: bool = True) -> "tuple[Plan, object] | None":
     path_text, name = where.path, where.name
     path = Path(path_text)
     if not path.is_file():
-        print(f"exportlens: no such file: {path_text}", file=sys.stderr)
+        say(f"exportlens: no such file: {path_text}", err=True)
         return None
     plan = _plan([path], cache)
     if plan is None:
@@ -312,7 +311,7 @@ def _one(target: str, cache: bool = True) -> "tuple[Plan, object] | None":
     if len(matches) != 1:
         found = ", ".join(m.module.name for m in plan.modules) or "none"
         what = f"no nn.Module {name!r}" if name else "more than one nn.Module"
-        print(f"exportlens: {what} in {path_text} (found: {found}); name one as {path_text}:Class", file=sys.stderr)
+        say(f"exportlens: {what} in {path_text} (found: {found}); name one as {path_text}:Class", err=True)
         return None
     return plan, matches[0]
 
@@ -328,7 +327,7 @@ def _single(args: argparse.Namespace, artifact: Path | None) -> "tuple[Plan, Mod
     for f in report.findings:
         print(located(plan.root, f), file=sys.stderr)
         for fix in f.fixes:
-            print(terminal_line(f"    fix: {fix.title}"), file=sys.stderr)
+            say(f"    fix: {fix.title}", err=True)
     return plan, report
 
 
@@ -337,11 +336,11 @@ def _export(args: argparse.Namespace) -> int:
     if found is None:
         return USAGE
     if found[1].spec is not None and _device(args, found[1].spec) == "meta" and not args.allow_meta_weights:
-        print(
+        say(
             f"exportlens: {found[1].target} is exported on meta, which holds no weights:"
             " its .pt2 would have none and fail when run (Tensor device mismatch)."
             " Export with real weights with --device cpu (or cuda), or save it anyway with --allow-meta-weights",
-            file=sys.stderr,
+            err=True,
         )
         return USAGE
     named = args.output or Path(f"{found[1].module.name}.pt2")
@@ -352,8 +351,8 @@ def _export(args: argparse.Namespace) -> int:
     _, report = got
     if report.status is not Status.EXPORTED:
         return FOUND
-    print(f"exported {report.target} in {report.seconds:.2f} s: {report.summary.signature}")
-    print(f"saved {os.path.relpath(report.summary.artifact)}")
+    say(f"exported {report.target} in {report.seconds:.2f} s: {report.summary.signature}")
+    say(f"saved {os.path.relpath(report.summary.artifact)}")
     return OK
 
 
@@ -368,7 +367,7 @@ def _show(args: argparse.Namespace) -> int:
     plan, report = got
     if report.status is not Status.EXPORTED or report.summary is None:
         return FOUND
-    print(program_text(report, lambda path, line: _source(plan.root / path, line), graph=not args.no_graph), end="")
+    say(program_text(report, lambda path, line: _source(plan.root / path, line), graph=not args.no_graph), end="")
     return OK
 
 
@@ -383,7 +382,7 @@ def _tree(args: argparse.Namespace) -> int:
         plan, planned = found
         tree = tree_in_worker(plan, planned, pool, _options(args))
     if not tree.nodes and not tree.findings:  # a module another one builds, without inputs of its own
-        print(f"exportlens: {planned.target} has no example inputs (`exportlens init` writes them)", file=sys.stderr)
+        say(f"exportlens: {planned.target} has no example inputs (`exportlens init` writes them)", err=True)
         return USAGE
     print(tree_text(plan.root, tree) if args.format == "text" else tree_json(tree))
     _say_if_unconfined(args)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +26,7 @@ from .exporter.edit.scaffold import Candidate, candidates, with_tables
 from .exporter.find.children import parents
 from .exporter.spec.loading import PYPROJECT
 from .exporter.spec.plan import Plan, Planned
+from .printed import say
 
 if TYPE_CHECKING:
     from .exporter.workers.pool import Pool
@@ -74,7 +74,7 @@ def run(projects: list[Project], pool: Pool, *, dry_run: bool) -> int:
         try:
             done = _one_project(project, pool, dry_run)
         except Refused as e:
-            print(f"exportlens init: {e}", file=sys.stderr)
+            say(f"exportlens init: {e}", err=True)
             return USAGE
         wrote, failing = wrote + done[0], failing + done[1]
     verb = "would write" if dry_run else "wrote"
@@ -95,19 +95,18 @@ def _one_project(project: Project, pool: Pool, dry_run: bool) -> tuple[int, int]
     before = _own_text(root) if need.guesses else None
     proven = prove_guesses(root, need.guesses, before, pool) if need.guesses else {}
     for target, parent in sorted(need.covered.items()):
-        print(f"{project.shown(target)}: covered by {project.shown(parent)}, which builds it")
+        say(f"{project.shown(target)}: covered by {project.shown(parent)}, which builds it")
     for target, why in sorted(need.unguessable.items()):
-        print(f"{project.shown(target)}: not guessed ({why}); add its spec by hand (docs/spec.md)")
+        say(f"{project.shown(target)}: not guessed ({why}); add its spec by hand (docs/spec.md)")
     for target, p in proven.items():
-        print(f"{project.shown(target)}: {'' if dry_run else 'wrote a spec; '}{p.verdict}")
+        say(f"{project.shown(target)}: {'' if dry_run else 'wrote a spec; '}{p.verdict}")
     if not proven:
         return 0, 0
     after = with_tables(before, {t: p.candidate.table(p.verdict) for t, p in proven.items()})
     shown_path = project.shown(PYPROJECT)
     if dry_run:
-        sys.stdout.writelines(
-            difflib.unified_diff((before or "").splitlines(True), after.splitlines(True), shown_path, shown_path)
-        )
+        diff = difflib.unified_diff((before or "").splitlines(True), after.splitlines(True), shown_path, shown_path)
+        say("".join(diff), end="")
     else:
         _write(root / PYPROJECT, after, shown_path, existed=before is not None)
     return len(proven), sum(not p.runs for p in proven.values())

@@ -4,6 +4,7 @@ then one summary line, which says so when nothing was checked."""
 from __future__ import annotations
 
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -13,6 +14,12 @@ from .exporter.core.shards import Shard
 
 CI_FORMATS = ("github", "sarif")  # where a check that checked nothing fails unless asked otherwise
 NOTHING_CHECKED = "nothing was checked: no module here has example inputs (`exportlens init` writes them)"
+
+
+def say(text: str, *, err: bool = False, end: str = "\n") -> None:
+    """Print ``text`` for a person, each line escaped for a terminal (``terminal_line``): a
+    message may quote a file name, a class name or a line of the user's code."""
+    print("\n".join(map(terminal_line, text.split("\n"))), end=end, file=sys.stderr if err else sys.stdout)
 
 
 def checked_nothing(report: Report) -> bool:

@@ -136,3 +136,24 @@ def test_github_escapes_a_file_name_with_a_newline(tmp_path):
         "::error file=a%0A%3A%3Awarning file=x.py%3A%3Aforged.py,line=1,col=7,endLine=1,title=EL401"
         "::syntax error: invalid syntax"
     )
+
+
+# a line of the user's code that `show` quotes beside the node it made, a raw ESC in its comment
+QUOTED = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2  # \x1b]0;owned\x07 ::error::x
+"""
+
+
+@pytest.mark.slow
+def test_show_prints_the_quoted_source_line_escaped(tmp_path):
+    root = project(tmp_path, QUOTED)
+    done = run(root, "show", "net.py:Net")
+    assert done.returncode == 0, done.stderr
+    lines = assert_safe(done.stdout)
+    assert [line for line in lines if line.endswith("return x * 2  # \\x1b]0;owned\\x07 ::error::x")]
