@@ -117,7 +117,7 @@ def _confined(job: Job) -> None:
     writes there and to the artifact's folder only (where the kernel offers Landlock)."""
     scratch = scratch_folders.make()  # removed by the warm parent once the job is over
     if job.options.lower and job.sandbox and sys.platform.startswith("linux"):
-        scratch = _lowering_apart(scratch)
+        scratch = _lowering_apart(scratch, job.memory_limit)
     os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
     writable = [scratch]
     if job.options.artifact is not None:
@@ -129,16 +129,17 @@ def _confined(job: Job) -> None:
         confine(package_base(Path(job.root).resolve()), writable)
 
 
-def _lowering_apart(scratch: Path) -> Path:
+def _lowering_apart(scratch: Path, memory_limit: int | None) -> Path:
     """A lowering job's scratch, split: the job's own folder, and the lowering process's, which
-    the job cannot write (it compiles there, unconfined by the seccomp filter). The lowering
-    process is forked now, before the user's module is imported. Returns the job's folder."""
+    the job cannot write (it compiles there, and runs what it compiled). The lowering process is
+    forked now, before the user's module is imported and before this process is confined, and
+    confines itself as a job (runtime/lowering/apart.py). Returns the job's folder."""
     from ..runtime.lowering.apart import start  # torch
 
     own, lowering = scratch / "job", scratch / "lowering"
     own.mkdir(mode=0o700)
     lowering.mkdir(mode=0o700)
-    start(own, lowering)
+    start(own, lowering, memory_limit)
     return own
 
 

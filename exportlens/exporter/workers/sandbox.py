@@ -6,7 +6,9 @@ or ``ptrace`` (another process's file descriptors, memory or environment), the s
 included, and from ABI 6 (Linux 6.12) from signalling them or connecting to their abstract
 Unix sockets: it cannot stop the server, or kill the warm parent to orphan what it started.
 A seccomp filter (libseccomp, through ``pyseccomp``) refuses what Landlock does not cover:
-changing a file's mode, owner, times or extended attributes, anywhere.
+changing a file's mode, owner, times or extended attributes, anywhere. Of ``/dev`` it reads only
+the few devices every program reads: never a terminal (another terminal's typed input) or
+``/dev/shm`` (other processes' shared memory).
 
 Elsewhere (another OS, an older kernel, a container that forbids it) the job runs with what
 is left, and ``available`` says what that is. ``landlockpy`` makes the Landlock calls.
@@ -18,8 +20,12 @@ import errno
 import sys
 from pathlib import Path
 
-# folders every program reads: libraries, configuration, devices, the kernel's views
-SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/opt", "/nix/store", "/proc", "/sys", "/dev")
+# folders every program reads: libraries, configuration, the kernel's views
+SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/opt", "/nix/store", "/proc", "/sys")
+# of /dev, what Python and torch read; not all of it: /dev/pts/N is another terminal's typed
+# input, /dev/shm other processes' shared memory (which no path rule could narrow to the job's own)
+READABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+# /dev/tty is the job's controlling terminal, and a job, in a session of its own, has none
 WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 SCOPES_ABI = 6  # signals and abstract Unix sockets confined to the sandbox (Linux 6.12)
 # what changes a file's metadata, which Landlock's write rights do not cover; a filter sees no
@@ -32,10 +38,12 @@ METADATA_CALLS = (
 )  # fmt: skip
 
 
-def confine(project: Path, writable: list[Path]) -> str | None:
+def confine(project: Path | list[Path], writable: list[Path]) -> str | None:
     """Confine this process (and its future children) for good; None when all of it holds
-    here, else what does not. Both Landlock and seccomp confine the calling thread and what
-    it starts: call it while the process has one thread (a job's child, just forked)."""
+    here, else what does not. It reads ``project`` (one folder, or several: the lowering
+    process reads what the job handed over and what the compiler built). Both Landlock and
+    seccomp confine the calling thread and what it starts: call it while the process has one
+    thread (a job's child, just forked)."""
     if not sys.platform.startswith("linux"):
         return "Landlock and seccomp are Linux features"
     files = _landlock(project, writable)
@@ -43,17 +51,19 @@ def confine(project: Path, writable: list[Path]) -> str | None:
     return "; ".join(why for why in (files, metadata) if why) or None
 
 
-def confine_files(readable: Path, writable: list[Path]) -> str | None:
-    """Landlock alone, for a process that runs no user code and must change files' modes: the
-    lowering process (runtime/lowering/apart.py; AOTInductor copies its build outputs with their
-    modes, the C++ linker marks what it links executable). It reads ``readable`` as a job reads
-    its project."""
+def confine_files(readable: list[Path], writable: list[Path]) -> str | None:
+    """Landlock alone, for the one process that must change files' modes and so cannot take the
+    seccomp filter: AOTInductor's compiler (runtime/lowering/compiler.py; the C++ linker marks
+    what it links executable, Inductor sets its outputs' modes). It runs no user code: it
+    compiles a program whose text the module controls escaped (runtime/lowering/literals.py),
+    and never loads what it built. It reads ``readable`` as a job reads its project."""
     if not sys.platform.startswith("linux"):
         return "Landlock is a Linux feature"
     return _landlock(readable, writable)
 
 
-def _landlock(project: Path, writable: list[Path]) -> str | None:
+def _landlock(project: Path | list[Path], writable: list[Path]) -> str | None:
+    readable = [project] if isinstance(project, Path) else list(project)
     try:
         from landlockpy import AccessFS, AccessNet, Ruleset, Scope, abi_version, fs_for_abi
 
@@ -69,7 +79,7 @@ def _landlock(project: Path, writable: list[Path]) -> str | None:
         with Ruleset(
             handled_fs=handled, handled_net=AccessNet.NONE, scoped=Scope.SIGNAL | Scope.ABSTRACT_UNIX_SOCKET
         ) as ruleset:
-            for path in _existing([project, *_interpreter(), *map(Path, SYSTEM)]):
+            for path in _existing([*readable, *_interpreter(), *map(Path, SYSTEM + READABLE_DEVICES)]):
                 ruleset.allow_path(path, read if path.is_dir() else read & file_rights)  # a file takes file rights only
             for path in _existing(map(Path, WRITABLE_DEVICES)):
                 ruleset.allow_path(path, file_rights)

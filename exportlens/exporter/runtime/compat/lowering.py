@@ -25,21 +25,28 @@ def aoti_compile(ep: Any, path: Path, cache: Path) -> None:
     Inductor's caches go to ``cache`` (where the job may write), not /tmp/torchinductor_<user>:
     the folder its functions read from the environment, and the precompiled headers' folder,
     which ``codecache`` computed when it was imported (2.13)."""
-    import torch._inductor.codecache as codecache
     from torch._inductor import aoti_compile_and_package
+
+    _caches_in(cache)
+    aoti_compile_and_package(ep, package_path=str(path))
+
+
+def aoti_load(path: Path, cache: Path) -> Any:
+    """The package, loaded; what loading caches goes to ``cache`` too (a process apart from the
+    one that compiled, which may not write there)."""
+    from torch._inductor import aoti_load_package
+
+    _caches_in(cache)
+    return aoti_load_package(str(path))
+
+
+def _caches_in(cache: Path) -> None:
+    import torch._inductor.codecache as codecache
 
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
     if hasattr(codecache, "_HEADER_DIR"):
         codecache._HEADER_DIR = str(cache / "precompiled_headers")
         codecache._HEADER_LOCK_DIR = str(cache / "precompiled_headers" / "locks")
-
-    aoti_compile_and_package(ep, package_path=str(path))
-
-
-def aoti_load(path: Path) -> Any:
-    from torch._inductor import aoti_load_package
-
-    return aoti_load_package(str(path))
 
 
 def chain(exc: BaseException | None) -> Iterator[BaseException]:

@@ -1,10 +1,11 @@
 """The lowering process: forked from a lowering job's process before the user's module is
-imported and before that process is confined, it is never confined by the seccomp filter that
-refuses changes to files' metadata (AOTInductor copies its build outputs with their modes, the
-C++ linker marks what it links executable), and so never runs the user's code: it loads the
-exported program and eager's answers the job wrote (handoff.py), lowers, runs, and answers
-one line. Landlock confines it still: it reads the job's folder and writes its own only
-(docs/workers.md, "The sandbox")."""
+imported and before that process is confined, so it never runs the user's code; and confined
+as a job is (Landlock, the seccomp filter, the memory limit, a scratch folder of its own)
+before it reads anything the job handed over: the lowered artifact it runs is code made from
+the module's program. It loads the exported program and eager's answers the job wrote
+(handoff.py), lowers, runs, and answers one line. AOTInductor's compile, which must change
+files' modes, is the one step it leaves to a process of its own (compiler.py), forked before
+it confines itself (docs/workers.md, "The sandbox")."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...workers.platform import die_with_parent
-from ...workers.sandbox import confine_files
+from ...workers.platform import die_with_parent, limit_memory
+from ...workers.sandbox import confine
+from . import compiler
 from .handoff import CODEC, Answer, Failure, Request, load
 
 _started: Apart | None = None  # in the job's process, once ``start`` forked the lowering process
@@ -28,7 +30,7 @@ class Apart:
     handoff: Path  # where the job writes what it hands over
 
 
-def start(handoff: Path, work: Path) -> None:
+def start(handoff: Path, work: Path, memory_limit: int | None) -> None:
     """In the job's process, while it has one thread and nothing of the user's: fork the
     lowering process, which reads ``handoff`` and writes ``work`` only."""
     global _started
@@ -42,7 +44,7 @@ def start(handoff: Path, work: Path) -> None:
             os.close(ask)
             os.close(answers)
             die_with_parent(parent)
-            _serve(handoff, work, asked, answer)
+            _serve(handoff, work, memory_limit, asked, answer)
             code = 0
         finally:
             os._exit(code)
@@ -60,10 +62,7 @@ def ask(apart: Apart, request: Request) -> tuple[Answer, ...]:
     and why, where it ended without one (out of memory, killed)."""
     _write(apart.ask, CODEC.dumps(request).encode() + b"\n")
     os.close(apart.ask)
-    data = b""
-    while chunk := os.read(apart.answers, 1 << 20):
-        data += chunk
-    os.close(apart.answers)
+    data = _read_all(apart.answers)
     try:
         os.waitpid(apart.pid, 0)
     except ChildProcessError:
@@ -74,24 +73,39 @@ def ask(apart: Apart, request: Request) -> tuple[Answer, ...]:
     return tuple(CODEC.loads(data))
 
 
-def _serve(handoff: Path, work: Path, asked: int, answer: int) -> None:
+def _serve(handoff: Path, work: Path, memory_limit: int | None, asked: int, answer: int) -> None:
+    from .aoti import load_aoti
     from .compiled import lower_all, unloaded
 
-    os.environ["TMPDIR"] = tempfile.tempdir = str(work)
-    confine_files(handoff, [work])  # where Landlock is not available it runs as the job would
-    data = b""
-    while chunk := os.read(asked, 1 << 20):
-        data += chunk
+    data = _read_all(asked)
     if not data.endswith(b"\n"):
         return  # the job ended, or had nothing to lower
     request = CODEC.loads(data)
+    own, built = work / "run", work / "compiler"
+    for folder in (own, built):
+        folder.mkdir(mode=0o700)
+    # forked while this process has one thread, and before it is confined (a filter cannot be lifted)
+    builder = compiler.start(handoff, built, memory_limit) if "aoti" in request.targets else None
+    os.environ["TMPDIR"] = tempfile.tempdir = str(own)
+    limit_memory(memory_limit)
+    confine([handoff, built], [own])  # where the kernel lacks some of it, it runs as the job would
     try:
         ep, probes = load(handoff)
     except Exception as exc:
         answers = unloaded(exc, request)
-    else:
-        answers = lower_all(ep, probes, request, work)
+        if builder is not None:
+            compiler.stop(builder)
+    else:  # `aoti` is asked for only where it is a target, and so where the compiler was started
+        answers = lower_all(ep, probes, request, own, aoti=lambda _ep, where: load_aoti(compiler.build(builder), where))
     _write(answer, CODEC.dumps(answers).encode() + b"\n")
+
+
+def _read_all(fd: int) -> bytes:
+    data = b""
+    while chunk := os.read(fd, 1 << 20):
+        data += chunk
+    os.close(fd)
+    return data
 
 
 def _write(fd: int, data: bytes) -> None:

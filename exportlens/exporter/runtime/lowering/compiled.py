@@ -1,46 +1,50 @@
 """Compile the program for each target and run what that gives on eager's inputs (torch side):
 the lowering process's work, on what the job's process handed over (handoff.py), and nothing of
-the user's imported. Where the job is not confined it runs in the job's own process."""
+the user's imported; AOTInductor's package is built by its compiler (compiler.py) and loaded
+here. Where the job is not confined it all runs in the job's own process."""
 
 from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..compat.lowering import chain, no_translation, not_in_core_aten
-from ..violations import first_line
 from .agree import run_probe
 from .aoti import compile_aoti
+from .artifact import Artifact
+from .compiler import CompileFailed
 from .executorch import compile_executorch
 from .handoff import Answer, Failure, Probe, Request
 from .onnx import compile_onnx
-from .where import places
+from .where import failure_of
 
-COMPILE = {"aoti": compile_aoti, "onnx": compile_onnx, "executorch": compile_executorch}
-
-
-def lower_all(ep: Any, probes: list[Probe], request: Request, folder: Path) -> tuple[Answer, ...]:
-    return tuple(_lower(target, ep, probes, request.run, folder) for target in request.targets)
+Compile = Callable[[Any, Path], Artifact]
+COMPILE: dict[str, Compile] = {"aoti": compile_aoti, "onnx": compile_onnx, "executorch": compile_executorch}
 
 
-def _lower(target: str, ep: Any, probes: list[Probe], run: bool, folder: Path) -> Answer:
+def lower_all(
+    ep: Any, probes: list[Probe], request: Request, folder: Path, aoti: Compile = compile_aoti
+) -> tuple[Answer, ...]:
+    """Each target's answer; ``aoti`` builds and loads AOTInductor's package (in the lowering
+    process: asks the compiler, then loads)."""
+    compilers = {**COMPILE, "aoti": aoti}
+    return tuple(_lower(target, compilers[target], ep, probes, request.run, folder) for target in request.targets)
+
+
+def _lower(target: str, build: Compile, ep: Any, probes: list[Probe], run: bool, folder: Path) -> Answer:
     where = Path(tempfile.mkdtemp(prefix=f"lowered-{target}-", dir=folder))
     started = time.perf_counter()
     try:
-        artifact = COMPILE[target](ep, where)
+        artifact = build(ep, where)
+    except CompileFailed as exc:  # said in the compiler's process, which had the failure's frames
+        return Answer(target, seconds=time.perf_counter() - started, failure=exc.failure)
     except Exception as exc:
         return Answer(target, seconds=time.perf_counter() - started, failure=failure_of(exc, ep))
     seconds = time.perf_counter() - started
     ran = tuple(run_probe(artifact, probe) for probe in probes) if run else ()
     return Answer(target, artifact.name, seconds, artifact.size, ran=ran)
-
-
-def failure_of(exc: BaseException, ep: Any = None) -> Failure:
-    innermost = list(chain(exc))[-1]  # what the target itself said, under its wrappers' "see above"
-    text = f"{type(innermost).__name__}: {first_line(str(innermost))[:300]}"
-    return Failure(text, no_translation(exc), not_in_core_aten(exc), places(exc, ep) if ep is not None else ())
 
 
 def unloaded(exc: BaseException, request: Request) -> tuple[Answer, ...]:

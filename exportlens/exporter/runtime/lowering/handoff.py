@@ -76,7 +76,15 @@ class Answer:
     ran: tuple[Ran | None, ...] = ()  # one per probe; None where eager raised and so did it
 
 
-CODEC = Codec(Request, Place, Failure, Ran, Answer)
+@dataclass(frozen=True)
+class Built:
+    """What AOTInductor's compiler (compiler.py) answers: where its package is, or why there is none."""
+
+    path: str = ""
+    failure: Failure | None = None
+
+
+CODEC = Codec(Request, Place, Failure, Ran, Answer, Built)
 
 
 def save(folder: Path, ep: Any, probes: list[Probe]) -> None:
@@ -88,14 +96,19 @@ def load(folder: Path) -> tuple[Any, list[Probe]]:
     """The program and probes the other process wrote, with nothing unpickled that could run
     code: every ``torch.load`` on the way is weights-only (torch.export.load's own fallbacks to
     full pickle included); raises ``Unsafe`` where the program holds what only pickle restores."""
+    ep = load_program(folder)
+    saved = torch.load(folder / PROBES, weights_only=True)
+    return ep, [Probe(tuple(args), dict(kwargs), outputs) for args, kwargs, outputs in saved]
+
+
+def load_program(folder: Path) -> Any:
+    """The program alone, as ``load`` reads it (AOTInductor's compiler needs no probes)."""
     os.environ.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"  # read by each torch.load
     with zipfile.ZipFile(folder / PROGRAM) as archive:
         if any(_pickled(archive.read(name)) for name in archive.namelist() if name.endswith("_config.json")):
             raise Unsafe("the program holds objects only pickle restores (script objects)")
-    ep = torch.export.load(folder / PROGRAM)
-    saved = torch.load(folder / PROBES, weights_only=True)
-    return ep, [Probe(tuple(args), dict(kwargs), outputs) for args, kwargs, outputs in saved]
+    return torch.export.load(folder / PROGRAM)
 
 
 class Unsafe(RuntimeError):

@@ -2,7 +2,8 @@
 numbers against eager (torch side): the one entry point, run by a second job once the
 export's own verdict is in (docs/targets.md). Eager runs here, beside the user's module;
 compiling and running the artifact happen in the lowering process (apart.py) where the
-job is confined, so that the user's code never runs where files' modes may change."""
+job is confined, which runs no code of the user's and is confined as the job is; only
+AOTInductor's C++ compile runs where files' modes may change (compiler.py)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from .handoff import Answer, Request
 from .narrowed import narrowed
 from .packages import missing
 from .said import differs_finding, failure_finding, sizes_finding, unloaded_finding
+from .where import failure_of
 
 
 def lower_targets(
@@ -61,8 +63,6 @@ def _answers(ep: Any, probes: list, request: Request) -> tuple[Answer, ...]:
     try:
         handoff.save(started.handoff, ep, probes)
     except Exception as exc:  # a program torch cannot write (a tensor subclass, meta weights)
-        from .compiled import failure_of
-
         failure = failure_of(exc)
         return tuple(Answer(t, failure=failure) for t in request.targets)
     return apart.ask(started, request)

@@ -9,15 +9,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.sources import Sources
-from ..compat.lowering import failing_nodes, origins
+from ..compat.lowering import chain, failing_nodes, no_translation, not_in_core_aten, origins
 from ..locate import Frame, deepest_in_text
-from .handoff import Place
+from ..violations import first_line
+from .handoff import Failure, Place
 
 
 @dataclass(frozen=True)
 class Failed:
     frame: Frame | None  # the user's line, where a node says it
     op: str  # the operation the target raised on ("prims.zeta"), "" where no node says it
+
+
+def failure_of(exc: BaseException, ep: Any = None) -> Failure:
+    """What a target raised, as plain data the job's process can place (with ``ep``, the nodes it passed)."""
+    innermost = list(chain(exc))[-1]  # what the target itself said, under its wrappers' "see above"
+    text = f"{type(innermost).__name__}: {first_line(str(innermost))[:300]}"
+    return Failure(text, no_translation(exc), not_in_core_aten(exc), places(exc, ep) if ep is not None else ())
 
 
 def places(exc: BaseException, ep: Any) -> tuple[Place, ...]:
