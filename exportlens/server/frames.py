@@ -24,10 +24,12 @@ MAX_FRAME = 64 << 20  # bytes: no LSP message is near this; a larger length is a
 MAX_DEPTH = 128  # levels of arrays and objects: LSP's own messages nest under 10
 _JUNK_KEPT = 1 << 16  # bytes kept while looking for a header in junk
 _HEADER_END = b"\r\n\r\n"
-_LENGTH = re.compile(rb"content-length:[ \t]*([^\r\n]*)", re.IGNORECASE)
+_LENGTH = re.compile(rb"content-length:[ \t]*([^\r\n]*)", re.IGNORECASE)  # linear: nothing follows its runs
 _TOP_SCANNED = 1 << 20  # bytes: a frame too deep to parse is searched for its id up to this size
-# what gives JSON its depth: brackets outside strings (a string is matched whole, escapes and all)
-_STRUCTURE = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]+|[\]}]+', re.DOTALL)
+# what gives JSON its depth: brackets outside strings (a string is matched whole, escapes and all;
+# one never closed runs to the end: were its quote required, each quote after it would be tried
+# to the end again, quadratic in a megabyte of escaped quotes)
+_STRUCTURE = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[{]+|[\]}]+', re.DOTALL)
 
 END = object()  # the end of the input (JSON's null is a message, if a useless one)
 

@@ -27,6 +27,9 @@ MAX_GRAPH = 64 << 20  # the printed program of a large model runs to megabytes
 MAX_ITEMS = 100_000  # findings, fixes, edits, related places, shaped lines: each list
 MAX_LINE = 100_000_000  # a line or column past this is no place in a file
 MAX_PATH = 4096  # characters: PATH_MAX on Linux
+# characters of a message kept, the rest cut and its length said: a diagnostic or a hover shows
+# a line or two, and a megabyte in every message the editor is sent slows every client
+MAX_MESSAGE = 4000
 EDITABLE = (".py", ".pyi")  # beside pyproject.toml: what a fix of ours edits
 
 
@@ -41,6 +44,8 @@ def accepted(job: Job, done: Done) -> Done:
         if not isinstance(done.output, str) or not isinstance(done.fault, str):
             raise Refused("its output is not text")
         end = _typed(done.end)
+        if isinstance(end, Exited):
+            end = replace(end, message=shortened(end.message))
         if isinstance(end, Reported):
             end = replace(end, report=checked_report(job, end.report))
         if isinstance(end, TreeReported):
@@ -161,7 +166,8 @@ def _finding(finding: Finding, root: _Root, proven: bool) -> Finding:
     fixes = tuple(_fix(fix, root, proven) for fix in finding.fixes)
     if sum(fix.preferred for fix in fixes) > 1:
         raise Refused(f"it prefers {sum(fix.preferred for fix in fixes)} fixes for one finding")
-    return replace(finding, fixes=fixes)
+    related = tuple(replace(r, message=shortened(r.message)) for r in finding.related)
+    return replace(finding, message=shortened(finding.message), related=related, fixes=fixes)
 
 
 def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
@@ -232,6 +238,13 @@ def _lowerings(job: Job, report: ModuleReport) -> None:
         error = lowering.max_error
         if not math.isfinite(lowering.seconds) or lowering.size < 0 or (error is not None and math.isnan(error)):
             raise Refused(f"its lowering for {lowering.target[:50]!r} has numbers that are none")
+
+
+def shortened(message: str) -> str:
+    """``message`` cut to ``MAX_MESSAGE`` characters, saying how long it was."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    return f"{message[:MAX_MESSAGE]}… (cut: {len(message):,} characters in all)"
 
 
 def _short(*texts: str) -> None:

@@ -5,12 +5,14 @@ fences as they are written)."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from lsprotocol import types
 
+# linear: a fence is tested at a line's start only, and a code span ends at the next backtick
 _FENCE = re.compile(r"^\s*```")
 _CODE = re.compile(r"(`[^`\n]*`)")
-_EMPHASIS = re.compile(r"(\*\*|\*)(?=\S)(.+?)(?<=\S)\1")
+_STAR = re.compile(r"\*")
 
 
 def content(markdown: str, formats: list[types.MarkupKind] | None) -> types.MarkupContent:
@@ -32,8 +34,36 @@ def plain(markdown: str) -> str:
             out.append("    " + line)
             continue
         parts = _CODE.split(line)  # odd parts: code spans, whose `*` are the code's own
-        out.append("".join(p[1:-1] if i % 2 else _EMPHASIS.sub(r"\2", p) for i, p in enumerate(parts)))
+        out.append("".join(p[1:-1] if i % 2 else unemphasized(p) for i, p in enumerate(parts)))
     return "\n".join(out)
+
+
+def unemphasized(text: str) -> str:
+    """``text`` with each ``**strong**`` and ``*emphasis*`` unwrapped: a mark, then the nearest
+    same mark after a non-blank that is not the first character inside (the regular expression
+    ``(\\*\\*|\\*)(?=\\S)(.+?)(?<=\\S)\\1`` as ``sub`` applies it), in linear time: that
+    expression tries every ``*`` against the rest of the line, and a message of 60,000 ``*a ``
+    took minutes."""
+    if "*" not in text:
+        return text
+    stars = [m.start() for m in _STAR.finditer(text)]
+    # where a mark may close: after a non-blank character
+    singles = [i for i in stars if i > 0 and not text[i - 1].isspace()]
+    doubles = [i for i in singles if text.startswith("**", i)]
+    out, at = [], 0
+    for i in stars:
+        if i < at:
+            continue  # inside what was unwrapped
+        for mark, closers in (("**", doubles), ("*", singles)):
+            inner = i + len(mark)
+            if not text.startswith(mark, i) or inner >= len(text) or text[inner].isspace():
+                continue
+            k = bisect_left(closers, inner + 1)
+            if k < len(closers):
+                out += [text[at:i], text[inner : closers[k]]]
+                at = closers[k] + len(mark)
+                break
+    return "".join([*out, text[at:]])
 
 
 def hover_formats(caps: types.ClientCapabilities) -> list[types.MarkupKind] | None:
