@@ -8,6 +8,7 @@ process before it becomes the real interpreter, so a test can tell that none sta
 from __future__ import annotations
 
 import json
+import locale
 import os
 import shutil
 import subprocess
@@ -23,25 +24,43 @@ EXAMPLES = REPO / "examples"
 
 
 HERE = Path()  # the folder the CLI runs in, holding ``examples/`` and ``python`` (set below)
+PYTHON = sys.executable  # the workers' interpreter: on macOS and Linux, ``python`` in HERE (set below)
+# a `#!/bin/sh` script is a program on macOS and Linux, not on Windows: there the workers run the
+# interpreter itself, and the tests that count their starts skip
+counts_workers = pytest.mark.skipif(sys.platform == "win32", reason="counts worker starts with a #!/bin/sh python")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def here(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    global HERE
+    global HERE, PYTHON
     HERE = tmp_path_factory.mktemp("cli")
     shutil.copytree(EXAMPLES, HERE / "examples", ignore=shutil.ignore_patterns("__pycache__", ".exportlens"))
-    python = HERE / "python"
-    python.write_text(f'#!/bin/sh\necho "$@" >> "{HERE}/workers.log"\nexec "{sys.executable}" "$@"\n')
-    python.chmod(0o755)
+    if sys.platform != "win32":
+        python = HERE / "python"
+        python.write_text(f'#!/bin/sh\necho "$@" >> "{HERE}/workers.log"\nexec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
+        PYTHON = str(python)
     return HERE
 
 
-def exportlens(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def exportlens(*args: str, cwd: Path | None = None, **env_vars: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO), **env_vars)
     if args and args[0] in ("check", "export", "show") and "--python" not in args:
-        args = (args[0], "--python", str(HERE / "python"), *args[1:])
+        args = (args[0], "--python", PYTHON, *args[1:])
     command = [sys.executable, "-m", "exportlens.cli", *args]
-    return subprocess.run(command, cwd=cwd or HERE, env=env, capture_output=True, text=True, timeout=300)
+    encoding = console(env)
+    return subprocess.run(command, cwd=cwd or HERE, env=env, capture_output=True, encoding=encoding, timeout=300)
+
+
+def console(env: dict[str, str] | None = None) -> str:
+    """The encoding of the CLI's output: PYTHONIOENCODING where set (.ci/run runs these tests
+    again with cp1252), else the locale's (cp1252 on a Windows runner)."""
+    return ((env or os.environ).get("PYTHONIOENCODING") or locale.getpreferredencoding(False)).split(":")[0]
+
+
+def shown(text: str) -> str:
+    """``text`` as the CLI prints it on that console: what its encoding lacks, as an escape."""
+    return text.encode(console(), "backslashreplace").decode(console())
 
 
 def workers_started() -> int:
@@ -96,6 +115,19 @@ def test_the_readme_shows_what_checking_the_examples_prints(check_examples):
     assert check_examples.stdout == block
 
 
+def test_the_readme_opens_with_its_two_commands_and_ci_runs_its_test_command_exactly():
+    """The first makes a virtual environment (nothing installs into the system's Python) and
+    ends checking the examples; the second is the last thing ``.ci/run`` runs."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("# exportlens\n\n```sh\n")
+    install, tests = readme.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+    assert install.startswith("python3 -m venv .venv && . .venv/bin/activate && ")
+    assert install.endswith(" && exportlens check examples/")
+    ran = [line for line in (REPO / ".ci/run").read_text().splitlines() if line and not line.startswith("#")]
+    assert ran[-1] == tests
+
+
+@counts_workers
 def test_a_second_check_of_an_unchanged_project_answers_from_the_cache_without_a_worker(check_examples):
     started = workers_started()
     again = exportlens("check", "examples")
@@ -172,6 +204,7 @@ def test_sarif_lists_results_with_fixes():
 
 
 @pytest.mark.slow  # run alone, its first check exports every example; the shards then answer from the cache
+@counts_workers
 def test_three_shards_merged_are_the_unsharded_check(check_examples, tmp_path):
     whole = exportlens("check", "examples", "--format", "json")
     started = workers_started()
@@ -248,9 +281,21 @@ def test_show_prints_signature_ranges_and_shapes_by_line():
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "signature: (ids: i64[batch, seq]) -> f32[batch, 32]" in out
-    assert "batch ∈ [1, 64]" in out and "seq ∈ [2, 512]" in out
+    assert shown("batch ∈ [1, 64]") in out and shown("seq ∈ [2, 512]") in out
     line = example_line("models/encoder.py", "h = self.embed(ids)")
     assert f"models/encoder.py:{line}  h = self.embed(ids)\n        -> f32[batch, seq, 32]" in out
+
+
+def test_show_and_check_print_on_a_cp1252_console(check_examples):
+    """A Windows console's code page cannot encode `∈`: what it cannot encode is written as
+    an escape, and nothing else changes (a traceback here once lost the whole output)."""
+    show = exportlens("show", "examples/models/encoder.py:TinyEncoder", "--no-graph", PYTHONIOENCODING="cp1252")
+    assert show.returncode == 0, show.stderr
+    assert "batch \\u2208 [1, 64]" in show.stdout and "seq \\u2208 [2, 512]" in show.stdout
+    assert "Traceback" not in show.stderr
+    check = exportlens("check", "examples", PYTHONIOENCODING="cp1252")
+    assert check.returncode == 1, check.stderr
+    assert check.stdout.splitlines()[:-1] == check_examples.stdout.splitlines()[:-1]
 
 
 @pytest.mark.parametrize(
@@ -307,7 +352,7 @@ def test_show_prints_signature_ranges_and_shapes_by_line():
 def test_usage_errors_exit_2(args, message):
     result = exportlens(*args)
     assert result.returncode == 2
-    assert message in result.stderr
+    assert shown(message) in result.stderr
     assert "Traceback" not in result.stderr
 
 

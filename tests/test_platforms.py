@@ -99,6 +99,25 @@ def test_exportlens_no_fork_makes_linux_run_each_job_in_a_spare(monkeypatch, val
     assert fork_is_safe() is (forks and platform.LINUX)
 
 
+def test_exportlens_no_proc_makes_linux_find_trees_and_memory_with_psutil(monkeypatch):
+    """macOS's and Windows's path, run where there is /proc: a real child is found, measured
+    and killed through psutil."""
+    monkeypatch.setenv("EXPORTLENS_NO_PROC", "1")
+    asked: list[int] = []
+    through = platform._psutil_tree
+    monkeypatch.setattr(platform, "_psutil_tree", lambda pid, recursive: asked.append(pid) or through(pid, recursive))
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert not platform.reads_proc()
+        assert child.pid in platform.children(os.getpid()) and child.pid in platform.tree(os.getpid())
+        assert platform.tree_private_bytes(child.pid) > 0
+        assert os.getpid() in asked
+        platform.kill_tree(child.pid)
+        assert child.wait(10) != 0
+    finally:
+        child.kill()
+
+
 def test_on_windows_a_worker_gets_a_group_of_its_own_and_its_memory_cap_is_said_to_be_missing(monkeypatch):
     monkeypatch.setattr(platform, "WINDOWS", True)
     monkeypatch.setattr(platform, "LINUX", False)

@@ -54,8 +54,10 @@ def test_a_damaged_entry_is_a_miss_and_a_folder_we_cannot_write_is_not_an_error(
     ):
         entry.write_text(damage)
         assert store.get(KEY) is None, damage
-    Verdicts("/proc/no-such-project").put(KEY, REPORT)  # logged, not raised
-    assert Verdicts("/proc/no-such-project").get(KEY) is None
+    (tmp_path / "a-file").write_text("")
+    unwritable = tmp_path / "a-file" / "project"  # no folder can be made below a file: on any system, as root too
+    Verdicts(unwritable).put(KEY, REPORT)  # logged, not raised
+    assert Verdicts(unwritable).get(KEY) is None
 
 
 def test_the_store_keeps_the_most_recently_used(tmp_path: Path, monkeypatch):

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import random
 import sys
 import time
 import traceback
 from pathlib import Path
 
+import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -208,11 +208,14 @@ def test_a_frame_too_long_or_too_deep_is_refused_and_the_server_reads_on(raw, br
 
 
 def gone(pid: int, timeout: float) -> bool:
+    """Exited (a zombie not yet reaped is gone too), asked of psutil: every system's answer
+    (`os.kill(pid, 0)` on Windows sends a console event instead of asking)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
             return True
         time.sleep(0.1)
     return False
