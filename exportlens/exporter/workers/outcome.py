@@ -16,7 +16,7 @@ from ..core.tree import SubmoduleTree
 from ..find.packages import package_base
 from ..spec.variants import named
 from .platform import SIGKILL
-from .protocol import Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported, TreeReported
+from .protocol import RESULT_MAX, Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported, TreeReported
 from .validate import Refused, accepted
 
 # what an allocation refused under the memory cap says, in torch's and Python's words
@@ -117,6 +117,11 @@ def _lost(end: Lost) -> tuple[codes.Code, str, str]:
 
 
 def _death(e: Died, where: str) -> str:
+    if e.overlong:
+        return (
+            f"the export process wrote a line of more than {RESULT_MAX >> 20} MiB where exportlens reads its"
+            f" result, and was stopped{where}"
+        )
     if e.signal:
         why = " (out of memory?)" if e.signal == SIGKILL else ""
         return f"the export process was killed by {signal_name(e.signal)}{why}{where}"

@@ -13,6 +13,8 @@ by the callers.
 
 Where fork after importing torch is unsafe (macOS, Windows) the pool runs each job in a
 pre-started spare (``processes.Spares``); ``EXPORTLENS_NO_FORK=1`` forces that path here.
+Likewise ``EXPORTLENS_NO_PROC=1`` makes Linux read trees and memory from psutil, as macOS
+and Windows do: the way to run that path where there is ``/proc``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 LINUX = sys.platform.startswith("linux")
 WINDOWS = sys.platform == "win32"
 NO_FORK = "EXPORTLENS_NO_FORK"  # set (not "0" or empty): run every job in a spare, as macOS and Windows do
+NO_PROC = "EXPORTLENS_NO_PROC"  # set (not "0" or empty): psutil for trees and memory, as macOS and Windows use
 SIGKILL = getattr(signal, "SIGKILL", 9)  # Windows has no SIGKILL; a crash report still names 9 so
 
 PR_SET_PDEATHSIG = 1
@@ -38,6 +41,11 @@ PR_SET_CHILD_SUBREAPER = 36
 def fork_is_safe() -> bool:
     """Fork after importing torch: Linux only (macOS's and Windows's libraries do not survive it)."""
     return LINUX and os.environ.get(NO_FORK, "") in ("", "0")
+
+
+def reads_proc() -> bool:
+    """Process trees and memory read from ``/proc``: Linux, unless told to use psutil instead."""
+    return LINUX and os.environ.get(NO_PROC, "") in ("", "0")
 
 
 # -- starting and stopping (the owner's side, and the warm parent's) ------------------------
@@ -142,7 +150,7 @@ def prctl(option: int, value: int) -> None:
 
 def children(pid: int) -> set[int]:
     """The children of ``pid``, forked by any of its threads."""
-    if not LINUX:
+    if not reads_proc():
         return _psutil_tree(pid, recursive=False)
     found: set[int] = set()
     try:
@@ -160,7 +168,7 @@ def children(pid: int) -> set[int]:
 
 def tree(pid: int) -> set[int]:
     """``pid`` and every process below it, whatever session or group each moved to."""
-    if not LINUX:
+    if not reads_proc():
         return {pid} | _psutil_tree(pid, recursive=True)
     found, todo = set(), [pid]
     while todo:
@@ -194,12 +202,7 @@ def limit_memory(limit: int | None) -> str | None:
         )
     import resource
 
-    try:
-        with open("/proc/self/statm") as f:
-            mapped = int(f.read().split()[0]) * resource.getpagesize()
-    except OSError:
-        mapped = 0
-    cap = mapped + limit
+    cap = _mapped_bytes() + limit
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     return None
 
@@ -208,7 +211,7 @@ def tree_private_bytes(pid: int) -> int:
     """Memory the processes of ``pid``'s tree hold of their own (private pages, resident):
     what a forked job added, not the warm parent's pages it shares until it writes them.
     A child that called ``setsid`` is still below the job, and counted."""
-    if not LINUX:
+    if not reads_proc():
         return _psutil_private_bytes(tree(pid))
     total = 0
     for p in tree(pid):
@@ -220,6 +223,21 @@ def tree_private_bytes(pid: int) -> int:
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile
     return total
+
+
+def _mapped_bytes() -> int:
+    """This process's address space: what ``RLIMIT_AS`` counts."""
+    if not reads_proc():
+        import psutil
+
+        return psutil.Process().memory_info().vms
+    import resource
+
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * resource.getpagesize()
+    except OSError:
+        return 0
 
 
 def _psutil_private_bytes(pids: set[int]) -> int:
@@ -238,12 +256,13 @@ def _psutil_private_bytes(pids: set[int]) -> int:
 
 
 @contextmanager
-def exit_if_owner_goes() -> Iterator[None]:
+def exit_if_owner_goes(then: Any = None) -> Iterator[None]:
     """While warming up we read no requests, so watch for the owner going away (its end
     of our stdin closing; on Windows, its process): an owner killed during our start must
-    not leave us running. The watch ends before we fork: no thread of ours lives on into a fork."""
+    not leave us running (``then``: a cleanup first). The watch ends before we fork: no thread
+    of ours lives on into a fork."""
     stop = threading.Event()
-    watcher = threading.Thread(target=watch_owner, args=(stop,), daemon=True)
+    watcher = threading.Thread(target=watch_owner, args=(stop, then), daemon=True)
     watcher.start()
     try:
         yield
@@ -285,11 +304,32 @@ def reap_all() -> None:
 
 
 def readable(fd: int, timeout: float) -> bool:
+    return _ready(fd, timeout, write=False)
+
+
+def write_within(fd: int, data: bytes, seconds: float) -> bool:
+    """Write all of ``data`` to a pipe unless its reader takes none of it for ``seconds``
+    (it stalls, or is stopped) or is gone: whether all of it went. A full pipe never holds
+    the writer for good."""
+    os.set_blocking(fd, False)
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            if not _ready(fd, seconds, write=True):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _ready(fd: int, timeout: float, write: bool) -> bool:
     import selectors
 
     sel = selectors.DefaultSelector()
     try:
-        sel.register(fd, selectors.EVENT_READ)
+        sel.register(fd, selectors.EVENT_WRITE if write else selectors.EVENT_READ)
         return bool(sel.select(timeout))
     except (ValueError, OSError):
         return False

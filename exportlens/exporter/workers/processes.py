@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from ... import isolation
 from .outcome import signal_name, tail
 from .platform import kill_group_left, kill_tree, killpg, new_group
 from .protocol import (
+    DONE_MAX,
     ENDS,
     FAULT,
     OUTPUT_ENDS,
@@ -29,6 +30,7 @@ from .protocol import (
     Died,
     Done,
     Encoded,
+    Lines,
     Lost,
     Ready,
     Run,
@@ -97,9 +99,28 @@ class Warm:
         encoded = Encoded.of(line.decode("utf-8", "replace").rstrip("\n")) if self.job else None
         return Done(self.job or "", encoded) if encoded is not None else None
 
-    def _read(self) -> None:
+    def _lines(self) -> Iterator[bytes]:
+        """Its stdout's lines, each bounded: a spare's job runs in the process that writes them,
+        and one past the bound stops it (a warm parent passes on a job's End, bounded there)."""
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+        lines = Lines(DONE_MAX)
+        for chunk in iter(lambda: self.proc.stdout.read1(1 << 16), b""):  # type: ignore[union-attr]
+            was = lines.overlong
+            yield from lines.feed(chunk)
+            if lines.overlong and not was:  # (what follows is read, and dropped, until it is gone)
+                self._overlong()
+        if lines.pending:
+            yield bytes(lines.pending)
+
+    def _overlong(self) -> None:
+        if self.job is not None and self.started:  # the spare's job wrote it: that job's crash
+            self.on_message(self, Done(self.job, Died(overlong=True)))
+        else:
+            log.warning("the export worker wrote a line of more than %d MiB: stopping it", DONE_MAX >> 20)
+        kill_tree(self.proc.pid)
+
+    def _read(self) -> None:
+        for line in self._lines():
             try:
                 message = decode(line, Ready, Started, Done, *ENDS)
             except CodecError as e:

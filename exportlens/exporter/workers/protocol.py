@@ -48,6 +48,13 @@ from ..spec.values import Call, Ref
 VERSION = 1  # Ready carries it; an owner refuses a worker of another version
 
 
+# A job's End is one line of at most this many bytes. Whoever reads lines a job's process
+# writes (the warm parent its result pipe, the owner a spare's stdout) holds no more than
+# this of a line, and stops the job past it: a module that writes gigabytes with no end of
+# line must not take its reader's memory with it.
+RESULT_MAX = 256 << 20
+DONE_MAX = RESULT_MAX + (4 << 20)  # a warm parent's Done: a child's End, and the tails of its output and crash
+
 # a spare's last word on its stderr, where its job's output went: what came before is the job's
 FAULT = "fault"  # a spare's crash report (faulthandler's), in the owner's scratch folder for it
 OUTPUT_ENDS = b"\n\x00exportlens: the job's output ends here\x00\n"
@@ -158,6 +165,7 @@ class Died:
 
     status: int | None = None  # exit status
     signal: int | None = None  # or the signal that killed it
+    overlong: bool = False  # or it was stopped for a protocol line past ``RESULT_MAX`` (``Lines``)
 
 
 End = Reported | TreeReported | Exited | OutOfMemory | Internal | Died
@@ -237,6 +245,33 @@ def ended(done: Done) -> Done:
         return replace(done, end=decode(done.end.line, *ENDS))
     except CodecError:
         return replace(done, end=Died())
+
+
+class Lines:
+    """Whole lines cut from a stream's chunks, each at most ``limit`` bytes. A line that
+    grows past it sets ``overlong`` and is dropped, with all that follows: the reader then
+    stops the writer, which runs user code. Only each new chunk is searched for its end."""
+
+    def __init__(self, limit: int = RESULT_MAX) -> None:
+        self.limit = limit
+        self.pending = bytearray()  # the line begun and not yet ended
+        self.overlong = False
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        if self.overlong:
+            return []
+        lines, start = [], 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            self.pending += chunk[start:end]
+            lines.append(bytes(self.pending))
+            self.pending.clear()
+            start = end + 1
+        self.pending += chunk[start:]
+        if len(self.pending) > self.limit or any(len(line) > self.limit for line in lines):
+            self.overlong = True
+            self.pending = bytearray()
+            return []
+        return lines
 
 
 def decode(line: bytes | str, *expected: type) -> Message | End:

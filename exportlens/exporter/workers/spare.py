@@ -30,15 +30,16 @@ def serve(ready: Ready, base: Path) -> None:
     adopt_orphans()  # what the job's processes orphan stays below us, and goes with us
     write_all(proto, encode(ready))
     line = sys.stdin.buffer.readline()
-    if not line:
+    if not line:  # the owner is gone (or stopped us) before our job: its folder for us goes with us
+        scratch.remove_all()
         return
     run = decode(line, Run)
     preload(run.job.preload, run.job.root)  # unconfined, as the warm parent does before it forks
     write_all(proto, encode(Started(run.id, os.getpid())))
-    scratch.start(base)
     faulthandler.enable(open(base / FAULT, "w"))  # open for the life of the process; the owner reads it after a crash
+    cleaner = scratch.remove_if_orphaned()  # unconfined, so that it can
     enter(run.job)  # before any thread of ours starts: each inherits the sandbox
-    job = Job(proto, run)
+    job = Job(proto, run, cleaner)
     job.watch()
     job.done(child_end(run.job))
 
@@ -47,8 +48,8 @@ class Job:
     """The running job's memory and end, watched from threads started once it is confined.
     What it prints goes to the owner's pipe as it is written (a crash loses none of it)."""
 
-    def __init__(self, proto: int, run: Run) -> None:
-        self.proto, self.run = proto, run
+    def __init__(self, proto: int, run: Run, cleaner: int | None) -> None:
+        self.proto, self.run, self.cleaner = proto, run, cleaner
         self.lock = threading.Lock()
         self.stop = threading.Event()
         for stream in (sys.stdout, sys.stderr):
@@ -69,7 +70,7 @@ class Job:
                 self.done(OutOfMemory())
 
     def _kill_below(self) -> None:
-        for pid in children(os.getpid()):
+        for pid in children(os.getpid()) - {self.cleaner}:
             kill_tree(pid)
 
     def done(self, end: End) -> None:

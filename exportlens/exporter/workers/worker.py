@@ -35,7 +35,7 @@ import selectors
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch  # before our own imports: what an interpreter given by mistake most often lacks
@@ -53,14 +53,16 @@ from .platform import (
     reap_all,
     tree,
     tree_private_bytes,
+    write_within,
 )
 from .preload import preload
 from .protocol import (
+    DONE_MAX,
     CodecError,
     Died,
     Done,
     Encoded,
-    Internal,
+    Lines,
     OutOfMemory,
     Ready,
     Run,
@@ -70,14 +72,15 @@ from .protocol import (
     encode,
 )
 
-OUTPUT_TAIL = 64 * 1024  # bytes of the user's output kept per job
-RESULT_MAX = 256 * 1024 * 1024  # a larger result is truncated, and reported as such
+OUTPUT_TAIL = 64 * 1024  # bytes of the user's output (and of what else it writes on its result pipe) kept per job
 # Children are primed only after this long with no job running: priming is work a
 # running job would wait behind, and in a burst of jobs (``exportlens check``) the
 # next request comes at once, and a fresh fork costs it less than priming would.
 PRIME_AFTER = 0.1
 MEMORY_EVERY = 0.2  # seconds between checks of a running job's memory and of orphans
 SHUTDOWN_WAIT = 2.0  # seconds to see everything below us gone before exiting anyway
+DRAIN_WAIT = 1.0  # seconds to read what a finished job left in its pipes: its killed tree let go of them
+HAND_OVER_WAIT = 1.0  # seconds for a primed child to take its request, else a fresh fork runs the job
 
 
 @dataclass
@@ -90,40 +93,40 @@ class _Child:
     primed: bool = False
     retired: bool = False  # killed while waiting (forked before a preload): never given a job
     output: bytearray = field(default_factory=bytearray)
-    result: bytearray = field(default_factory=bytearray)
-    parsed: tuple[Encoded | None, str] | None = None  # the result line, once complete
+    result: Lines = field(default_factory=Lines)  # its result pipe, cut in lines of at most RESULT_MAX
+    other: bytearray = field(default_factory=bytearray)  # the tail of its other lines there (faulthandler's)
+    end: Encoded | None = None  # its End, once a whole line of it came
     memory_limit: int | None = None  # what its process tree may hold of its own
     over_limit: bool = False  # killed for holding more
 
-    @property
-    def fds(self) -> list[int]:
-        return [fd for fd in (self.out, self.res, self.req) if fd is not None]
-
 
 class Parent:
-    def __init__(self, primed: int, scratch_base: Path) -> None:
+    def __init__(self, primed: int) -> None:
         self.proto = os.dup(1)
         os.dup2(2, 1)  # our own prints (and torch's) go to stderr, never into the protocol
-        self.sel = selectors.DefaultSelector()
+        # poll(), not epoll: a forked job shares an epoll instance, and one that registered a pipe of
+        # its own there under our stdin's number had us block reading stdin. poll() keeps no such state
+        self.sel = selectors.PollSelector()
         self.children: dict[int, _Child] = {}
         self.want_primed = primed
-        self.wake_r, self.wake_w = os.pipe()
-        os.set_blocking(self.wake_w, False)
-        os.set_blocking(self.wake_r, False)
+        self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK)
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGTERM, lambda *_: self.shutdown())
         adopt_orphans()  # what a job's processes leave behind comes back to us
+        os.set_blocking(0, False)  # and a read of stdin never waits, whatever woke us
         self.sel.register(0, selectors.EVENT_READ, "stdin")
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.inbox = b""
         self.checked = 0.0
-        scratch.start(scratch_base)
         gc.freeze()  # keep the collector off the inherited heap: fewer pages copied per child
 
     def send(self, message: Ready | Started | Done) -> None:
+        line = encode(message)
+        if len(line) > DONE_MAX and isinstance(message, Done):  # an End escaped once more: past what the owner reads
+            line = encode(replace(message, end=Died(overlong=True)))
         try:
-            write_all(self.proto, encode(message))
+            write_all(self.proto, line)
         except OSError:  # the owner is gone
             self.shutdown()
 
@@ -138,14 +141,7 @@ class Parent:
                 self.check_jobs()
             for key, _ in events:
                 if key.data == "stdin":
-                    chunk = os.read(0, 1 << 20)
-                    if not chunk:
-                        self.shutdown()
-                    self.inbox += chunk
-                    while b"\n" in self.inbox:
-                        line, self.inbox = self.inbox.split(b"\n", 1)
-                        if line.strip():
-                            self.handle(line)
+                    self.requests()
                 elif key.data == "wake":
                     try:
                         os.read(self.wake_r, 512)
@@ -154,6 +150,19 @@ class Parent:
                     self.reap()
                 else:
                     self.pump(*key.data)
+
+    def requests(self) -> None:
+        try:
+            chunk = os.read(0, 1 << 20)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.shutdown()
+        self.inbox += chunk
+        while b"\n" in self.inbox:
+            line, self.inbox = self.inbox.split(b"\n", 1)
+            if line.strip():
+                self.handle(line)
 
     def handle(self, line: bytes) -> None:
         try:
@@ -178,7 +187,7 @@ class Parent:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             inherited = [out_r, res_r, req_w, self.wake_r, self.wake_w, self.proto] + [
-                f for c in self.children.values() for f in c.fds
+                f for c in self.children.values() for f in (c.out, c.res, c.req)
             ]
             forked(parent, request, inherited, out_w, res_w, req_r)
         for fd in (out_w, res_w, req_r):
@@ -198,13 +207,13 @@ class Parent:
         if child is not None:
             assert child.req is not None
             child.output.clear()  # anything the warm-up printed is not the user's
-            try:
-                write_all(child.req, encode(request))
-            except OSError:  # it died waiting; reaping it is for later
+            taken = write_within(child.req, encode(request), HAND_OVER_WAIT)
+            os.close(child.req)
+            child.req = None
+            if not taken:  # it died or stalls waiting: it goes, reaped later, and a fresh fork runs the job
+                child.retired = True
+                killpg(child.pid)
                 child = None
-            else:
-                os.close(child.req)
-                child.req = None
         if child is None:
             child = self.fork(request)
         child.job = request.id
@@ -263,22 +272,27 @@ class Parent:
             child.output += chunk
             del child.output[: max(0, len(child.output) - OUTPUT_TAIL)]
             return True
-        if len(child.result) < RESULT_MAX:
-            child.result += chunk
-        if child.result.endswith(b"\n"):
-            self._result_line(child)
+        for line in child.result.feed(chunk):
+            if self._result_line(child, line):
+                return False  # its End is in: the job is over, its pipes closed
+        if child.result.overlong and child.job is not None:
+            self.finish(child, None)  # a line past RESULT_MAX is no End: the job is stopped, and told so
+            return False
         return True
 
-    def _result_line(self, child: _Child) -> None:
-        if not child.primed and child.job is None and child.result.startswith(PRIMED):
+    def _result_line(self, child: _Child, line: bytes) -> bool:
+        """One whole line of the child's result pipe; True once it was the job's End (the job is over)."""
+        if not child.primed and child.job is None and line + b"\n" == PRIMED:
             child.primed = True
-            child.result.clear()
-            return
-        if child.job is not None:
-            child.parsed = _parse_result(child.result)
-            if child.parsed[0] is not None:
-                # the result is in: no need to wait for the process to exit (or for what it forked)
-                self.finish(child, None)
+            return False
+        found = Encoded.of(line.decode("utf-8", "replace")) if child.job is not None else None
+        if found is None:  # faulthandler's report, or anything else the job wrote there
+            child.other += line + b"\n"
+            del child.other[: max(0, len(child.other) - OUTPUT_TAIL)]
+            return False
+        child.end = found
+        self.finish(child, None)  # the result is in: no need to wait for the process to exit (or for what it forked)
+        return True
 
     def _close(self, fd: int) -> None:
         try:
@@ -310,12 +324,12 @@ class Parent:
         kill_tree(child.pid)  # whatever it forked goes with it, and lets go of the pipes
         self.kill_orphans()
         scratch.remove(child.pid)
+        # after the kill nothing of the job holds the write ends: end of file comes at once. The
+        # wait has a deadline all the same: a process that outlived the kill may write on and on
+        until = time.monotonic() + (DRAIN_WAIT if status is not None else DRAIN_WAIT / 20)
         for kind in ("res", "out"):
-            # after the kill nothing holds the write ends: end of file comes at once
-            while getattr(child, kind) is not None and readable(
-                getattr(child, kind), 1.0 if status is not None else 0.0
-            ):
-                if not self.pump(child.pid, kind):
+            while (fd := getattr(child, kind)) is not None and readable(fd, max(0.0, until - time.monotonic())):
+                if not self.pump(child.pid, kind) or time.monotonic() > until:
                     break
             fd = getattr(child, kind)
             if fd is not None:
@@ -328,18 +342,19 @@ class Parent:
         del self.children[child.pid]
         if child.job is None:  # a primed child died waiting (it never should): the next idle moment replaces it
             return
-        end, fault = child.parsed if status is None and child.parsed else _parse_result(child.result)
+        end: Encoded | OutOfMemory | Died | None = child.end
+        fault = bytes(child.other + child.result.pending[-OUTPUT_TAIL:])[-OUTPUT_TAIL:].decode("utf-8", "replace")
         if child.over_limit:
             end = OutOfMemory()
-        elif end is None and child.result and not fault:
-            end = Internal("the export process wrote a truncated result")
+        elif child.result.overlong:
+            end = Died(overlong=True)
         elif end is None:
             exited, signalled = (
                 status is not None and os.WIFEXITED(status),
                 status is not None and os.WIFSIGNALED(status),
             )
             end = Died(os.WEXITSTATUS(status) if exited else None, os.WTERMSIG(status) if signalled else None)
-        self.send(Done(child.job, end, child.output.decode("utf-8", "replace"), fault))
+        self.send(Done(child.job, end, child.output.decode("utf-8", "replace"), fault.strip()))
 
     def kill_orphans(self) -> None:
         """Processes a job left behind were re-parented to us (we are a subreaper) when
@@ -358,41 +373,24 @@ class Parent:
                 kill(pid)
             reap_all()
             time.sleep(0.005)
+        scratch.remove_all()  # nothing below us writes there any more; the owner may be gone
         os._exit(0)
-
-
-def _parse_result(data: bytes) -> tuple[Encoded | None, str]:
-    """The child's End, as it wrote it (the owner decodes it), and whatever else it wrote
-    there (faulthandler's report). Only a whole line is an End: one cut short is not."""
-    end, other = None, []
-    lines = data.decode("utf-8", "replace").split("\n")
-    for i, line in enumerate(lines):
-        whole = i < len(lines) - 1
-        found = Encoded.of(line) if whole else None
-        if found is not None:
-            end = found
-            continue
-        other.append(line)
-    return end, "\n".join(other).strip()
 
 
 # -- starting up ---------------------------------------------------------------------
 
 
-def _ready() -> Ready:
-    return Ready(os.getpid(), torch.__version__, torch.__file__, sys.executable)
-
-
 def main() -> None:
-    with exit_if_owner_goes():
-        warm_up()
     base = Path(sys.argv[sys.argv.index("--scratch") + 1])
+    scratch.start(base)
+    with exit_if_owner_goes(then=scratch.remove_all):  # an owner gone before we are warm leaves no folder
+        warm_up()
     if "--spare" in sys.argv:
-        spare.serve(_ready(), base)
+        spare.serve(Ready(os.getpid(), torch.__version__, torch.__file__, sys.executable), base)
         return
     primed = int(sys.argv[sys.argv.index("--primed") + 1]) if "--primed" in sys.argv else 0
-    parent = Parent(primed, base)
-    parent.send(_ready())
+    parent = Parent(primed)
+    parent.send(Ready(os.getpid(), torch.__version__, torch.__file__, sys.executable))
     parent.serve()
 
 
