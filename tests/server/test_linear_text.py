@@ -98,3 +98,23 @@ def test_a_frame_too_deep_to_parse_is_scanned_once_whatever_its_strings_hold():
     assert _top_level(body) is None  # no JSON object: not answerable, and not waited on
     closed = b'{"id": 7, "method": "m", "params": ' + b"[" * 2000 + b'"\\""' + b"]" * 2000 + b"}"
     assert _top_level(closed) == {"id": 7, "method": "m", "params": None}
+
+
+TARGET = re.compile(r"(?P<path>.+):(?P<name>[^\W\d][\w.]*)(?:\[(?P<variant>.*)\])?", re.DOTALL)
+
+
+def test_a_target_is_taken_apart_as_the_regular_expression_did():
+    from exportlens.exporter.core.targets import _named
+
+    for text in pieces(4, [":", "a", "B", "9", ".", "[", "]", "\\", "/", "é", " ", "\n", "py"], 50_000):
+        m = TARGET.fullmatch(text)
+        got = _named(text)
+        want = None if m is None else (m["path"], m["name"], m["variant"])
+        assert (got and (got.path, got.name, got.variant)) == want, repr(text)
+
+
+def test_a_long_target_is_taken_apart():
+    from exportlens.exporter.core.targets import Target
+
+    assert Target.parse(":a[" * 100_000) == Target(":a[" * 99_999, "a")
+    assert Target.parse("net.py" + ":a[" * 100_000 + ":Net[x]") == Target("net.py" + ":a[" * 100_000, "Net", "x")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # "path:Class", "path:Outer.Inner[variant]": the path is all before the last such colon
-_NAMED = re.compile(r"(?P<path>.+):(?P<name>[^\W\d][\w.]*)(?:\[(?P<variant>.*)\])?", re.DOTALL)
+_NAME = re.compile(r"[^\W\d][\w.]*")  # a class name, dotted for a nested class
 _DRIVE = re.compile(r"[A-Za-z]:?")  # a Windows drive letter, never a file's whole name
 
 
@@ -97,9 +97,9 @@ class Target:
     def parse(cls, text: str) -> Target:
         """The class is after the last colon that a class name follows, so a Windows path
         keeps its drive: ``C:\\proj\\net.py:Net``, and ``C:\\proj\\net.py`` is a file alone."""
-        named = _NAMED.fullmatch(text)
-        if named and not _DRIVE.fullmatch(named["path"]):
-            return cls(named["path"], named["name"], named["variant"])
+        named = _named(text)
+        if named and not _DRIVE.fullmatch(named.path):
+            return named
         if _DRIVE.fullmatch(text[:2]):
             return cls(text, "")  # "C:\\proj\\net.py": a file, no class named
         path, _, name = text.rpartition(":")
@@ -123,3 +123,20 @@ class Target:
     def __lt__(self, other: Target) -> bool:
         """In the order of the string form, the order reports list modules in (merge.py)."""
         return str(self) < str(other)
+
+
+def _named(text: str) -> Target | None:
+    """``path:Class`` or ``path:Class[variant]`` split at the last colon a class name follows,
+    in one pass from the right: a target is the user's text (a pyproject key), and a pattern
+    that backtracked over each colon took seconds on a long one."""
+    at = len(text)
+    while (at := text.rfind(":", 0, at)) > 0:
+        name = _NAME.match(text, at + 1)
+        if name is None:
+            continue
+        end = name.end()
+        if end == len(text):
+            return Target(text[:at], name.group())
+        if text[end] == "[" and text.endswith("]") and len(text) - end >= 2:
+            return Target(text[:at], name.group(), text[end + 1 : -1])
+    return None
