@@ -462,6 +462,25 @@ def test_a_new_interpreter_restarts_the_warm_parent_whose_start_does_not_count(p
         slow.result(timeout=5)
 
 
+@forking
+@pytest.mark.slow  # waits out a timeout and the grace after it
+def test_a_warm_parent_that_never_reports_a_stopped_job_is_replaced_and_the_job_still_ends(root: Path):
+    """Every wait has a deadline: a warm parent stalled (here stopped) never reports the end of
+    the job the owner killed on its timeout; the job still gets its EL501, and the next job runs."""
+    with Pool(jobs=1) as own:
+        looping = own.submit(job(root, "faults/loop.py:Loop", cache=False), on_start=lambda: None)
+        deadline = time.monotonic() + 120
+        while not own.job_pids() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stalled = warm_pid(own)
+        os.kill(stalled, signal.SIGSTOP)
+        report = looping.result(timeout=3 + 15 + 30)
+        (finding,) = report.findings
+        assert (finding.code, finding.message) == ("EL501", "export did not finish within 3 s and was stopped")
+        assert not alive(stalled)
+        fine_again(own, root)
+
+
 def test_a_worker_that_never_starts_gives_a_timeout_finding(root: Path, tmp_path: Path):
     python = tmp_path / "python"
     python.write_text("#!/bin/sh\nexec sleep 600\n")

@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT = 120.0  # importing torch and a first export; minutes only on a cold, busy disk
 CACHE_SIZE = 512  # reports kept; a long editing session must not grow without bound
+# how long a warm parent may take to report the end of a job it was told to stop (it reaps the
+# child at once): past it the parent is stalled, and is replaced so the job still gets its verdict
+END_GRACE = 15.0
 
 
 class Cancelled(Exception):
@@ -284,6 +287,24 @@ class Pool:
                 entry.future.set_exception(Cancelled(entry.job.target))
             if entry.pid is not None:
                 kill_tree(entry.pid)  # a spare's job: it and what it started
+                self._await_end(entry)
+
+    def _await_end(self, entry: _Running) -> None:
+        """A deadline for the end of a job just killed: its warm parent reports it once it reaps
+        the child, and one that does not is stalled (a spare's end is its own process's)."""
+        if isinstance(entry.warm, Warm):
+            if entry.timer:
+                entry.timer.cancel()
+            entry.timer = _timer(END_GRACE, self._not_ended, entry)
+
+    def _not_ended(self, entry: _Running) -> None:
+        with self._lock:
+            if entry.id not in self._running or entry.warm is None:
+                return
+            warm = entry.warm
+            log.warning("the export worker did not report a stopped job's end within %g s: restarting it", END_GRACE)
+            warm.retired = True  # its other jobs run again on the next worker; this one ends as it was stopped
+        warm.kill(f"did not report the end of a stopped job within {END_GRACE:g} s")
 
     def _on_message(self, warm: Any, message: Started | Done | Lost) -> None:
         with self._lock:
@@ -305,6 +326,7 @@ class Pool:
             entry.timer.cancel()
         if entry.why_killed:  # killed before we knew its pid
             kill_tree(pid)
+            self._await_end(entry)
             return
         entry.timer = _timer(entry.job.timeout, self._kill, entry, "timeout")
         if entry.on_start:
