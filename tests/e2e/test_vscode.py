@@ -295,3 +295,72 @@ def test_an_interpreter_without_exportlens_is_named_with_the_command_that_instal
         rf"to install: {re.escape(str(python))} -m pip install \S+/bundled/exportlens-[\d.]+-py3-none-any\.whl",
         server.extension_logs(),
     ), server.extension_logs()[-2000:]
+
+
+POSITIONS = """\
+import torch
+from torch import nn
+
+
+class Positions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(50, 8)
+        self.pos = nn.Embedding(64, 8)
+
+    def forward(self, ids):
+        h = self.tok(ids)
+        pos = torch.arange(ids.shape[1])
+        return h + self.pos(pos)
+"""
+
+SPEC = """\
+[project]
+name = "positions"
+version = "0"
+
+[tool.exportlens]
+device = "cpu"
+
+# exports, but its program cannot serve the declared seq: the finding is on this table's dims line
+[tool.exportlens.modules."models/positions.py:Positions"]
+inputs = { ids = { shape = "i64[batch, seq]", low = 0, high = 50 } }
+dims = { batch = { max = 8 }, seq = { min = 2, max = 256 } }
+"""
+
+
+def test_the_problems_panel_the_status_bar_and_check_agree_with_pyproject_closed(tmp_path: Path):
+    """Findings on spec lines, pyproject.toml never opened: each is a row of the Problems panel
+    (VS Code pulls; a closed file's rows come from the workspace report), the status bar counts
+    exactly those rows, and `exportlens check` reports the same findings at the same lines."""
+    root = tmp_path / "positions"
+    (root / "models").mkdir(parents=True)
+    (root / "models/positions.py").write_text(POSITIONS)
+    (root / "pyproject.toml").write_text(SPEC)
+    server = CodeServer(tmp_path / "spec", root, {**BASE_SETTINGS, "security.workspace.trust.enabled": False})
+    try:
+        steps = server.drive("spec")
+    finally:
+        server.stop()
+    seen = steps["spec"]
+    assert not [t for t in seen["tabs"] if "pyproject.toml" in t], seen["tabs"]  # never opened
+    checked = subprocess.run(
+        [sys.executable, "-m", "exportlens.cli", "check", str(root), "--format", "json", "--no-cache"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    findings = [f for m in json.loads(checked.stdout)["modules"] for f in m["findings"]]
+    assert any(f["path"] == "pyproject.toml" for f in findings), findings
+    listed = []
+    for marker in seen["markers"]:
+        code, line = re.search(r"\b(EL\d{3})\b", marker["text"]), re.search(r"\[Ln (\d+), Col", marker["text"])
+        if code and line:
+            listed.append((marker["file"], code.group(1), int(line.group(1))))
+    wanted = [(Path(f["path"]).name, f["code"], f["line"]) for f in findings]
+    assert sorted(listed) == sorted(wanted), seen["markers"]  # the class line's hint is not a second row
+    n = len(findings)
+    assert seen["status"].endswith(f"exportlens: ✗ {n} problem{'s' if n != 1 else ''}"), seen["status"]
+    # the class the spec is for says so too where the user works: its hover names the finding and the spec
+    assert "EL206" in seen["hover"] and "pyproject.toml" in seen["hover"], seen["hover"]
+    assert not _left_behind(server.mark)

@@ -4,7 +4,8 @@
 //
 // env: E2E_URL (code-server URL with ?folder=), E2E_WORKSPACE (that folder), E2E_SHOTS (a
 // folder for screenshots), E2E_MODE ("trusted": steps 1-5 and Check Workspace, "restricted":
-// step 6 and granting trust, "missing": an interpreter without exportlens)
+// step 6 and granting trust, "missing": an interpreter without exportlens, "spec": findings on
+// spec lines with pyproject.toml never opened)
 const fs = require('fs');
 const path = require('path');
 const { chromium } = require('playwright-core');
@@ -192,6 +193,40 @@ class Slow(nn.Module):
         return x
 `;
 
+/** The Problems panel's rows, each marker with the file row above it: [{ file, text }]. */
+async function listedMarkers() {
+  const out = [];
+  let file = '';
+  for (const row of (await page.locator('.markers-panel .monaco-list-row').allInnerTexts()).map(text)) {
+    if (/\[Ln \d+, Col \d+\]/.test(row)) out.push({ file, text: row.replace(/\s+/g, ' ') });
+    else file = row.split('\n')[0].trim();
+  }
+  return out;
+}
+
+async function specLines() {
+  // a module whose spec line carries the finding (EL206, after the run at the bounds): only the
+  // Python file is opened; pyproject.toml's problem is listed, and the status bar counts as the panel
+  await openFile('models/positions.py');
+  await problems();
+  const panel = page.locator('.markers-panel .monaco-list-row');
+  await panel.filter({ hasText: 'EL206' }).first().waitFor({ timeout: LONG });
+  const status = page.locator('.statusbar-item', { hasText: /exportlens: ✗/ });
+  await status.first().waitFor({ timeout: LONG });
+  // the class's name, where the user works, names the finding too (a hint there: not a row of the panel)
+  await editor().locator('.view-lines span', { hasText: /^Positions$/ }).first().hover();
+  const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: 'EL206' });
+  await hover.first().waitFor({ timeout: LONG });
+  const tabs = (await page.locator('.tabs-container .tab').allInnerTexts()).map(text);
+  report('spec', {
+    markers: await listedMarkers(),
+    status: text(await status.first().innerText()),
+    hover: text(await hover.first().innerText()),
+    tabs,
+  });
+  await shot('12-spec-line-closed');
+}
+
 async function missingPackages() {
   // an interpreter without exportlens: said once, naming it, with the install command on a button
   const toast = page.locator('.notification-toast', { hasText: /not\s+installed\s+for/ });
@@ -264,7 +299,7 @@ async function restricted() {
   await page.goto(process.env.E2E_URL, { waitUntil: 'domcontentloaded' });
   await page.waitForSelector('.monaco-workbench .part.editor', { timeout: 60_000 });
   await page.locator('.statusbar-item', { hasText: 'exportlens' }).first().waitFor({ timeout: LONG }); // activated
-  await { trusted, restricted, missing: missingPackages }[MODE]();
+  await { trusted, restricted, missing: missingPackages, spec: specLines }[MODE]();
   report('done', {});
   await browser.close();
 })().catch(async (e) => {

@@ -8,7 +8,7 @@ import { ProgramDocuments, SCHEME } from './program';
 import { PythonEnvironments, insideAny } from './python';
 import { Server } from './server';
 import { RESTART_KEYS, SERVER_KEYS } from './settings';
-import { ServerState, statusView } from './status';
+import { ServerState, listedProblems, statusView } from './status';
 import { SubmoduleTreeView } from './treeView';
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -17,8 +17,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const item = vscode.window.createStatusBarItem('exportlens.status', vscode.StatusBarAlignment.Left, 50);
   item.name = 'exportlens';
   item.command = 'exportlens.showOutput';
+  let last: ServerState = { kind: 'starting' };
   const setState = (state: ServerState) => {
-    const view = statusView(state);
+    last = state;
+    const listed = listedProblems(vscode.languages.getDiagnostics().flatMap(([, found]) => found));
+    const view = statusView(state, listed);
     item.text = view.text;
     item.tooltip = view.tooltip;
     item.backgroundColor = view.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
@@ -38,6 +41,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     trees,
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, programs),
     ...registerCommands(server, programs, trees, output),
+    vscode.languages.onDidChangeDiagnostics(() => setState(last)), // the Problems panel's count changed
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       output.info('workspace trusted: exports enabled');
       server.grantTrust();

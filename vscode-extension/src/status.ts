@@ -14,6 +14,29 @@ export type ServerState =
   | { kind: 'stopped'; reason: string }
   | { kind: 'running'; counts?: ExportCounts };
 
+/** A diagnostic as the Problems panel reads it: `severity` is vscode.DiagnosticSeverity's number. */
+export interface Shown {
+  source?: string;
+  severity: number;
+}
+
+const HINT = 3; // vscode.DiagnosticSeverity.Hint: drawn in the editor, never listed in the Problems panel
+
+/**
+ * The problems the Problems panel lists as exportlens's: errors, warnings and infos, not the
+ * hints that repeat a spec line's finding on its class. The status bar says this number, not
+ * the server's count of findings, so the two never disagree.
+ */
+export function listedProblems(diagnostics: Iterable<Shown>): number {
+  let n = 0;
+  for (const d of diagnostics) {
+    if (d.source === 'exportlens' && d.severity !== HINT) {
+      n++;
+    }
+  }
+  return n;
+}
+
 export interface StatusView {
   text: string;
   tooltip: string;
@@ -22,7 +45,8 @@ export interface StatusView {
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-export function statusView(state: ServerState): StatusView {
+/** `problems`: what the Problems panel lists as exportlens's (`listedProblems`), where known. */
+export function statusView(state: ServerState, problems?: number): StatusView {
   switch (state.kind) {
     case 'starting':
       return { text: '$(sync~spin) exportlens', tooltip: 'exportlens: starting the server', warning: false };
@@ -35,19 +59,21 @@ export function statusView(state: ServerState): StatusView {
     case 'stopped':
       return { text: '$(error) exportlens', tooltip: `exportlens is not running: ${state.reason}`, warning: true };
     case 'running': {
+      // every text names exportlens: VS Code's own problem count sits beside it
       const c = state.counts;
+      const listed = problems ?? c?.problems ?? 0;
       if (c && c.running > 0) {
-        return { text: `$(sync~spin) exporting ${c.running}`, tooltip: `exportlens: exporting ${plural(c.running, 'module')}`, warning: false };
+        return { text: `$(sync~spin) exportlens: exporting ${c.running}`, tooltip: `exportlens: exporting ${plural(c.running, 'module')}`, warning: false };
+      }
+      if (listed > 0) {
+        const failed = c ? `${plural(c.failed, 'module')} failed to export, ${c.exported} exported` : 'see the Problems panel';
+        return { text: `exportlens: ✗ ${plural(listed, 'problem')}`, tooltip: `exportlens: ${plural(listed, 'problem')} in the Problems panel; ${failed}`, warning: true };
       }
       if (c && c.failed > 0) {
-        return {
-          text: `✗ ${plural(c.problems, 'problem')}`,
-          tooltip: `exportlens: ${plural(c.failed, 'module')} failed to export, ${c.exported} exported`,
-          warning: true,
-        };
+        return { text: `exportlens: ✗ ${c.failed} failed`, tooltip: `exportlens: ${plural(c.failed, 'module')} failed to export, ${c.exported} exported`, warning: true };
       }
       if (c && c.exported > 0) {
-        return { text: `✓ ${c.exported} exported`, tooltip: `exportlens: every module exported so far exports`, warning: false };
+        return { text: `exportlens: ✓ ${c.exported} exported`, tooltip: `exportlens: every module exported so far exports`, warning: false };
       }
       return { text: '$(eye) exportlens', tooltip: 'exportlens: idle; modules export when you open or save them', warning: false };
     }

@@ -1,18 +1,31 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { statusView } from '../src/status';
+import { listedProblems, statusView } from '../src/status';
 
 const counts = (running: number, exported: number, failed: number, problems: number) => ({ running, exported, failed, problems });
 
 test('the status bar says what the server is doing', () => {
   assert.equal(statusView({ kind: 'starting' }).text, '$(sync~spin) exportlens');
   assert.equal(statusView({ kind: 'running' }).text, '$(eye) exportlens');
-  assert.equal(statusView({ kind: 'running', counts: counts(2, 1, 0, 0) }).text, '$(sync~spin) exporting 2');
-  assert.equal(statusView({ kind: 'running', counts: counts(0, 4, 0, 0) }).text, '✓ 4 exported');
-  assert.equal(statusView({ kind: 'running', counts: counts(0, 1, 2, 2) }).text, '✗ 2 problems');
-  assert.equal(statusView({ kind: 'running', counts: counts(0, 0, 1, 1) }).text, '✗ 1 problem');
+  assert.equal(statusView({ kind: 'running', counts: counts(2, 1, 0, 0) }).text, '$(sync~spin) exportlens: exporting 2');
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 4, 0, 0) }).text, 'exportlens: ✓ 4 exported');
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 1, 2, 2) }).text, 'exportlens: ✗ 2 problems');
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 0, 1, 1) }).text, 'exportlens: ✗ 1 problem');
   assert.equal(statusView({ kind: 'running', counts: counts(0, 0, 0, 0) }).text, '$(eye) exportlens');
+});
+
+test('the problems counted are those the Problems panel lists: not hints, not another source', () => {
+  const listed = listedProblems([
+    { source: 'exportlens', severity: 0 },
+    { source: 'exportlens', severity: 2 },
+    { source: 'exportlens', severity: 3 },
+    { source: 'Pylance', severity: 0 },
+  ]);
+  assert.equal(listed, 2);
+  // the panel's count wins over the server's count of findings (3 here)
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 0, 1, 3) }, listed).text, 'exportlens: ✗ 2 problems');
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 1, 0, 0) }, 1).text, 'exportlens: ✗ 1 problem');
 });
 
 test('failures and a stopped server are shown as warnings, with the reason in the tooltip', () => {

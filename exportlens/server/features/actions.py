@@ -9,7 +9,7 @@ from pathlib import Path
 import tomlkit
 from lsprotocol import types
 
-from ...exporter.core.report import Edit, Fix
+from ...exporter.core.report import Edit, Fix, Kind, Status, Verified
 from ...exporter.core.targets import ModuleClass
 from ...exporter.edit.scaffold import spec_edit
 from ...exporter.spec.loading import PYPROJECT
@@ -79,10 +79,11 @@ def quick_fixes(
         else:
             found = findings_for(session, doc.path, docs.texts) if found is None else found
             made = _found_again(found, d, root, docs)
+        proving = _being_proven(session, root, d.data)
         for fix, versions in made:
             if versions is not None:
                 edit = workspace_edit(root, fix.edits, docs, versions)
-                actions.append(_fix_action(fix, len(made), d, edit))
+                actions.append(_fix_action(fix, len(made), d, edit, proving))
         ignore = ignore_action(root, doc, docs, d, workspace_edit)  # after the fixes: a fix is better
         actions += [ignore] if ignore is not None else []
     return actions
@@ -104,11 +105,27 @@ def _found_again(
     return [(fix, made_for(item.result, docs, {root / e.path for e in fix.edits})) for fix in item.finding.fixes]
 
 
-def _fix_action(fix: Fix, choices: int, diagnostic: types.Diagnostic, edit: types.WorkspaceEdit) -> types.CodeAction:
+def _being_proven(session: Session, root: Path, data: object) -> bool:
+    """Whether the export a diagnostic came from has fixes the owner is still proving: its
+    verdict is the module's latest, failed (or an exported module's EL207) and not yet proven."""
+    target = data.get("target") if isinstance(data, dict) else None
+    result = session.result(root, target) if isinstance(target, str) else None
+    if result is None or result.report.cached:
+        return False
+    report = result.report
+    return report.status is Status.FAILED or any(f.kind is Kind.SPECIALIZATION for f in report.findings)
+
+
+def _fix_action(
+    fix: Fix, choices: int, diagnostic: types.Diagnostic, edit: types.WorkspaceEdit, proving: bool = False
+) -> types.CodeAction:
     # preferred (applied by "fix all" and auto-fix on save) only once the owner proved it and its
-    # program agreed with eager on its probes: a job's own choice is only the fix to try first
+    # program agreed with eager on its probes: a job's own choice is only the fix to try first.
+    # One the proof tries (the preferred, a remedy with probes) says so until it lands: applied
+    # before, a problem its proof would have found may follow
+    tried = fix.verified is Verified.UNVERIFIED and (fix.preferred or bool(fix.probes))
     return types.CodeAction(
-        title=fix.title,
+        title=f"{fix.action} (proving…)" if proving and tried else fix.title,
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
         is_preferred=(fix.preferred or choices == 1) and fix.passes_probes,

@@ -11,9 +11,9 @@ from pathlib import Path
 from lsprotocol import types
 
 from ...exporter.core import codes
-from ...exporter.core.report import Finding, Kind, Severity
+from ...exporter.core.report import Finding, Kind, Related, Severity
 from ...exporter.core.sources import read_text
-from ...exporter.core.targets import Target
+from ...exporter.core.targets import ModuleClass, Target
 from ...exporter.spec.loading import PYPROJECT
 from ..positions import Lines
 from ..remap import remap
@@ -38,6 +38,7 @@ class Located:
     target: str | None = None  # the module it belongs to; None: the file's own (a syntax error)
     result: Result | None = None  # the export that found it; None: found in the text as it is now
     reported_line: int | None = None  # its line in the export's report, where the text has moved since
+    mirror: bool = False  # a spec line's finding again on its class line: a hint (not a second problem)
 
     @property
     def key(self) -> dict:
@@ -134,7 +135,49 @@ def diagnostics(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path
         session, root, relative(root, doc.path), findings_for(session, doc.path, overrides), overrides
     )
     found += [Located(f) for f in unused]  # suppressions that hide nothing (EL008)
-    return [to_diagnostic(item, doc.lines, root) for item in found if item.finding.code != codes.SPEC_MISSING.code]
+    if doc.path == root / PYPROJECT:
+        found = [_pointing_at_class(session, root, item) for item in found]
+    else:
+        found += _mirrors(session, root, doc.path, overrides)
+    out = []
+    for item in found:
+        if item.finding.code != codes.SPEC_MISSING.code:
+            out.append(to_diagnostic(item, doc.lines, root))
+            out[-1].severity = types.DiagnosticSeverity.Hint if item.mirror else out[-1].severity
+    return out
+
+
+def _module_of(session: Session, root: Path, item: Located) -> ModuleClass | None:
+    return session.index.by_target(root, Target.parse(item.target).module) if item.target else None
+
+
+def _pointing_at_class(session: Session, root: Path, item: Located) -> Located:
+    """A spec line's finding, linked to the class it is the spec of: the code the user wrote."""
+    module = _module_of(session, root, item)
+    if module is None or item.finding.path != PYPROJECT:
+        return item
+    here = Related(Target.parse(module.target).path, module.name_span.line, f"{module.name} is defined here")
+    return replace(item, finding=replace(item.finding, related=(*item.finding.related, here)))
+
+
+def _mirrors(session: Session, root: Path, path: Path, overrides: Mapping[Path, str]) -> list[Located]:
+    """The findings on spec lines of the modules ``path`` defines, again on each class's
+    name, linking back to the spec line: seen where the user works, whether or not
+    pyproject.toml is open. A hint, which the Problems panel does not count twice."""
+    entry = session.index.get(path)
+    if entry is None or not entry.modules or not (root / PYPROJECT).is_file() and root / PYPROJECT not in overrides:
+        return []
+    spec, _ = screened(session, root, PYPROJECT, findings_for(session, root / PYPROJECT, overrides), overrides)
+    out = []
+    for item in spec:
+        module = _module_of(session, root, item)
+        if module is None or root / Target.parse(module.target).path != path or item.finding.path != PYPROJECT:
+            continue
+        f, at = item.finding, module.name_span
+        back = Related(PYPROJECT, f.line, f"said on this line of the export spec for {module.name}")
+        moved = replace(f, path=relative(root, path), line=at.line, column=at.column, end_line=at.end_line)
+        out.append(replace(item, finding=replace(moved, end_column=at.end_column, related=(back,)), mirror=True))
+    return out
 
 
 def relative(root: Path, path: Path) -> str:

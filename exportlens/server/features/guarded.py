@@ -61,7 +61,10 @@ def checked_edit(
     data: Any, docs: WorkspaceSnapshot, structure: Structure
 ) -> tuple[types.WorkspaceEdit | None, str | None]:
     """The deferred edit in ``data``, or why not: a file changed since it was offered (or
-    ``data`` is none of ours)."""
+    ``data`` is none of ours). An action that deferred nothing (``data`` None: "Create export
+    spec", whose command writes the spec) is resolved with no edit and no complaint."""
+    if data is None:
+        return types.WorkspaceEdit(document_changes=[]), None
     if (
         not isinstance(data, dict)
         or not isinstance(data.get("digests"), dict)

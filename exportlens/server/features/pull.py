@@ -10,6 +10,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from ...exporter.spec.loading import PYPROJECT
 from ..session import Session
 from ..snapshots import DocumentSnapshot
 from . import diagnostics
@@ -60,9 +61,13 @@ def workspace_report(
 
 
 def problem_files(session: Session, open_paths: Iterable[Path]) -> list[Path]:
-    """The files not open that a workspace check put problems in (where a push client gets them too)."""
+    """The files not open that a client must be told about, as a push client is: each
+    project's pyproject.toml (its spec lines carry findings whether or not it is open), and
+    the files a workspace check put problems in."""
     opened = set(open_paths)
-    out = {
+    roots = {root for root, _ in session.results} | set(session.folders)
+    out = {root / PYPROJECT for root in roots if (root / PYPROJECT).is_file()}
+    out |= {
         root / f.path
         for (root, _), result in session.results.items()
         if root in session.checked
