@@ -74,8 +74,8 @@ def test_a_module_cannot_read_shared_memory_or_another_terminal(tmp_path: Path, 
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     (module,) = json.loads(done.stdout)["modules"]
     (finding,) = module["findings"]
-    said = dict(re.findall(r"(shm|pty|urandom): (PermissionError|read b'[^']*')", finding["message"]))
+    said = dict(re.findall(r"(shm|pty|urandom): (PermissionError|read b)", finding["message"]))
     assert said["shm"] == said["pty"] == "PermissionError", finding["message"]
-    assert said["urandom"].startswith("read b"), finding["message"]  # what torch and Python read stays readable
+    assert said["urandom"] == "read b", finding["message"]  # what torch and Python read stays readable
     assert "SHARED SECRET" not in done.stdout + done.stderr
     assert "hunter2" not in done.stdout + done.stderr

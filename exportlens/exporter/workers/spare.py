@@ -28,8 +28,11 @@ def serve(ready: Ready, base: Path) -> None:
     proto = os.dup(1)
     os.dup2(2, 1)  # a stray print cannot corrupt the protocol
     adopt_orphans()  # what the job's processes orphan stays below us, and goes with us
-    write_all(proto, encode(ready))
-    line = sys.stdin.buffer.readline()
+    try:
+        write_all(proto, encode(ready))
+        line = sys.stdin.buffer.readline()
+    except OSError:  # the owner went as we said ready (a broken pipe): its folder for us goes with us
+        line = b""
     if not line:  # the owner is gone (or stopped us) before our job: its folder for us goes with us
         scratch.remove_all()
         return
