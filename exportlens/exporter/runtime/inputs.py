@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import enum
+import inspect
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from inspect import Parameter as P
 from typing import Any
 
 import torch
@@ -27,6 +31,7 @@ class Built:
     names: Names
     params: list[str] = field(default_factory=list)  # forward's parameter names, in order
     probe_inputs: Any = None  # the class's own ``probe_inputs()`` (inputs its model takes), where it has one
+    arg_paths: list[str] = field(default_factory=list)  # each positional argument's input (``args[0]`` of ``*args``)
 
     def declared(self) -> list[Built]:
         """The inputs of the class's ``probe_inputs()``, each as these are (names, spec); none
@@ -47,7 +52,8 @@ class Built:
             if first.idx == 1:
                 head = second.key
             else:
-                head = self.params[second.idx] if second.idx < len(self.params) else f"args[{second.idx}]"
+                names = self.arg_paths or self.params
+                head = names[second.idx] if second.idx < len(names) else f"args[{second.idx}]"
             out.append(head + "".join(f"[{k.idx}]" if hasattr(k, "idx") else f"[{k.key!r}]" for k in rest))
         return out
 
@@ -94,22 +100,98 @@ def copied(inputs: Any) -> Any:
     return pytree.tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, inputs)
 
 
-def build_from_spec(spec: ExportSpec, params_positional: set[str], device: str) -> Built:
-    """Tensors on ``device``; positional parameters in order, keyword-only ones as kwargs."""
+def build_from_spec(spec: ExportSpec, params: Sequence[inspect.Parameter], device: str) -> Built:
+    """Tensors on ``device``, passed as ``call_order`` says; dynamic_shapes keyed as torch binds
+    the call to ``params`` (forward's, without self)."""
     names = Names()
     for name, d in spec.dims.items():
         names.roots[name] = Dim(name, **{k: v for k, v in (("min", d.min), ("max", d.max)) if v is not None})
     auto = auto_sizes(spec.inputs, spec.dims)
-    args, kwargs, shapes = [], {}, {}
-    for name, v in spec.inputs.items():
-        value = _example(v, name, spec.dims, device, auto)
-        if name in params_positional:
-            args.append(value)
-        else:
-            kwargs[name] = value
-        shapes[name] = _dynamic(v, name, f"L[{name!r}]", names)
-    has_dynamic = any(s is not None for s in shapes.values())
-    return Built(tuple(args), kwargs, shapes if has_dynamic else None, names)
+    args, kwargs, arg_shapes, kwarg_shapes, arg_paths = [], {}, [], {}, []
+    order, named = call_order(spec.inputs, params), {p.name for p in params}
+    for name, how in order:
+        for path, source, item in _pieces(name, how, spec.inputs[name]):
+            value, shape = _example(item, path, spec.dims, device, auto), _dynamic(item, path, source, names)
+            if how in (BY_POSITION, SPREAD_ARGS):
+                args.append(value)
+                arg_shapes.append(shape)
+                arg_paths.append(path)
+            else:
+                kwargs[path], kwarg_shapes[path] = value, shape
+    shapes = _bound(params, arg_shapes, kwarg_shapes)
+    dynamic = any(s is not None for s in pytree.tree_leaves(shapes, is_leaf=lambda s: s is None))
+    gathered = [name for name, how in order if how is SPREAD_KWARGS or (how is BY_NAME and name not in named)]
+    if dynamic and gathered:  # torch keys them one way when it checks dynamic_shapes, another when it uses them
+        raise ValueError(
+            f"torch.export cannot take dynamic sizes while forward's **kwargs gathers {', '.join(map(repr, gathered))}"
+            " (pytorch/pytorch#150022): pass tensors through *args (`args = [...]`), or make every size static"
+        )
+    return Built(tuple(args), kwargs, shapes if dynamic else None, names, arg_paths=arg_paths)
+
+
+class Passed(enum.Enum):
+    """How one input reaches forward."""
+
+    BY_POSITION = "position"
+    BY_NAME = "name"
+    SPREAD_ARGS = "*args"  # an array: each item one more positional argument
+    SPREAD_KWARGS = "**kwargs"  # a table: each entry one more keyword argument
+
+
+BY_POSITION, BY_NAME, SPREAD_ARGS, SPREAD_KWARGS = Passed
+
+
+def call_order(inputs: dict[str, Any], params: Sequence[inspect.Parameter]) -> list[tuple[str, Passed]]:
+    """How each input is passed: positional parameters by position until one is skipped (its
+    default stays), every later one by name, as a caller writes ``f(x, return_dict=False)``;
+    the ``*args`` parameter's array spread after them, the ``**kwargs`` one's table spread by
+    name, any other name into ``**kwargs``."""
+    out, skipped, kinds = [], "", {p.name: p.kind for p in params}
+    for p in params:
+        given = p.name in inputs
+        if given and skipped and p.kind in (P.POSITIONAL_ONLY, P.VAR_POSITIONAL):  # no name to pass it by
+            raise ValueError(f"'{p.name}' follows '{skipped}', which has no input, and is passed by position only")
+        if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD):
+            if given:
+                out.append((p.name, BY_NAME if skipped else BY_POSITION))
+            skipped = skipped or ("" if given else p.name)
+        elif p.kind is P.VAR_POSITIONAL and given:
+            out.append((p.name, SPREAD_ARGS))
+        elif p.kind is P.VAR_KEYWORD and given and isinstance(inputs[p.name], dict):
+            out.append((p.name, SPREAD_KWARGS))
+        elif given:
+            out.append((p.name, BY_NAME))
+    taken = {name for name, _ in out}
+    return out + [(name, BY_NAME) for name in inputs if name not in taken and kinds.get(name) is None]
+
+
+def _pieces(name: str, how: Passed, value: Any) -> list[tuple[str, str, Any]]:
+    """(path, torch's source, value) of each argument one input gives: one, or each item a
+    ``*args`` array or a ``**kwargs`` table spreads."""
+    if how is SPREAD_KWARGS:
+        return [(key, f"L[{name!r}][{key!r}]", v) for key, v in value.items()]
+    if how is SPREAD_ARGS:
+        items = value if isinstance(value, tuple) else (value,)
+        return [(f"{name}[{i}]", f"L[{name!r}][{i}]", v) for i, v in enumerate(items)]
+    return [(name, f"L[{name!r}]", value)]
+
+
+def _bound(params: Sequence[inspect.Parameter], arg_shapes: list[Any], kwarg_shapes: dict[str, Any]) -> Any:
+    """dynamic_shapes keyed as torch keys them: by the parameter each value binds to (``args``
+    and ``kwargs`` hold what ``*args``/``**kwargs`` gather); by input where it does not bind
+    (forward's own check then says why)."""
+    try:
+        return dict(inspect.Signature(params).bind(*arg_shapes, **kwarg_shapes).arguments)
+    except (TypeError, ValueError):
+        return dict(zip([p.name for p in params], arg_shapes)) | kwarg_shapes
+
+
+def forward_parameters(cls: type) -> list[inspect.Parameter]:
+    """forward's parameters as Python sees them, without self (it may be inherited, even from torch)."""
+    try:
+        return list(inspect.signature(cls.forward).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return []
 
 
 def _example(v: Any, path: str, dims: dict[str, DimSpec], device: str, auto: dict[tuple[str, int], int]) -> Any:

@@ -46,7 +46,7 @@ from .context import Context
 from .explain import explain
 from .failures import DataDependent, Raised, Record, read_draft, read_failure
 from .fixes import check_candidates, fix_all, fixes_of, verified
-from .inputs import Built, build_from_code, build_from_spec
+from .inputs import Built, build_from_code, build_from_spec, forward_parameters
 from .locate import GuardLog, record_guards
 from .lowering.lower import lower_targets
 from .probes import compared, on_eager, with_probe_set
@@ -359,8 +359,7 @@ def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str,
             if device != "cpu":
                 built.args, built.kwargs = _to(built.args, device), _to(built.kwargs, device)
         else:
-            positional = {name for name, kind in params.items() if kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)}
-            built = build_from_spec(spec, positional, device)
+            built = build_from_spec(spec, forward_parameters(cls), device)
         built.params = list(params)
         built.probe_inputs = getattr(cls, "probe_inputs", None)
         built.name_flat_sources()

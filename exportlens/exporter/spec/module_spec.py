@@ -56,6 +56,7 @@ def resolve_variants(
     return out
 
 
+NONE = "None"  # an input written so is passed as None (exactly Python's spelling: "none" stays text)
 INT_DIM = re.compile(r"int\[\s*([A-Za-z_]\w*)\s*\]")  # "int[pos]": an int input whose values range as the dim pos
 _TABLE_KEYS = (
     "init",
@@ -160,7 +161,7 @@ def _check_signature(module: ModuleClass, inputs: dict[str, Any], raw: dict[str,
     if module.forward is None:
         return []
     params = module.forward.params
-    names = {p.name for p in params if p.kind not in ("var_positional", "var_keyword")}
+    names = {p.name for p in params if p.kind != "var_keyword"}  # `args = [...]` spreads into *args
     takes_kwargs = any(p.kind == "var_keyword" for p in params)
     signature = "forward(" + ", ".join(p.name for p in params) + ")"
     out: list[Finding] = []
@@ -187,6 +188,8 @@ def _check_signature(module: ModuleClass, inputs: dict[str, Any], raw: dict[str,
 
 def _input(raw: Any) -> Any:
     """pyproject value -> TensorInput | ValueInput | IntInput | plain value | nested tuple/dict."""
+    if raw == NONE:  # TOML has no null
+        return None
     if isinstance(raw, str) and (dynamic_int := INT_DIM.fullmatch(raw.strip())):
         return IntInput(dynamic_int.group(1))
     if isinstance(raw, str):
