@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__
+from . import __version__, record
 from .cli_settings import add_settings, checked, overrides
 from .exporter.core import codes
 from .exporter.core.options import Options
@@ -86,6 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
     init.add_argument("--dry-run", action="store_true", help="print the diff of pyproject.toml instead of writing it")
     _common(init, "init")
+    record.add_parser(sub)
 
     _merge_parser(
         sub.add_parser("merge", help="combine the JSON reports of `check --format json` (its shards) into one report")
@@ -166,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     # collector, at its default threshold, would walk them over and over (mypy does the same)
     gc.set_threshold(200_000, 30, 30)
     commands = {"check": _check, "export": _export, "show": _show, "tree": _tree, "merge": _merge, "init": _init}
-    return commands[args.command](args)
+    return {**commands, "record": record.command}[args.command](args)
 
 
 def _options(args: argparse.Namespace, **kwargs) -> Options:
