@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .exporter.core.regular_files import read_regular
-from .exporter.edit.scaffold import Candidate, candidates, with_tables
+from .exporter.edit.scaffold import Candidate, candidates, factory_candidates, with_tables
 from .exporter.find.children import parents
 from .exporter.spec.loading import PYPROJECT
 from .exporter.spec.plan import Plan, Planned
 from .printed import say
 
 if TYPE_CHECKING:
+    from .exporter.core.targets import ModuleClass
     from .exporter.workers.pool import Pool
     from .projects import Project
 
@@ -59,7 +60,20 @@ def needs(plan: Plan) -> Needs:
             out.unguessable[target] = "no forward of its own to read"
         else:
             out.guesses[target] = candidates(planned.module, plan.sources.text(planned.module.path))
+    _factories(plan, out)
     return out
+
+
+def _factories(plan: Plan, out: Needs) -> None:
+    """``get_model``/``build_*`` functions of the modules' files that return one of them: each a
+    module to check, built by its factory (a table with ``factory``), where it has no table yet."""
+    classes: dict[str, dict[str, ModuleClass]] = {}
+    for planned in plan.modules:
+        classes.setdefault(planned.module.path, {})[planned.module.name] = planned.module
+    for path, named in sorted(classes.items()):
+        for target, guesses in factory_candidates(path, plan.sources.text(path), named).items():
+            if target not in plan.project.tables:
+                out.guesses[target] = guesses
 
 
 def _without_spec(plan: Plan, planned: Planned) -> bool:

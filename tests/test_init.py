@@ -203,3 +203,79 @@ def test_a_control_character_in_the_quoted_layer_line_keeps_the_pyproject_valid(
     text = (tmp_path / "pyproject.toml").read_text()
     assert tomllib.loads(text)["tool"]["exportlens"]["modules"]["head.py:Head"]["inputs"] == {"x": "f32[batch, 16]"}
     assert '#   x: last size 16: the input of `self.proj = nn.Linear(16, 4, bias="\\x1b[0m" != "")`' in text
+
+
+@pytest.mark.slow  # two real models exported
+def test_init_builds_real_models_from_their_config_dataclasses(tmp_path: Path) -> None:
+    """A nanoGPT-style GPT (``GPTConfig``) and a Llama-style decoder (``ModelArgs``, a
+    vocabulary of -1): built from the dataclass, scaled down, and checked for real."""
+    import tomllib
+
+    root = tmp_path / "project"
+    shutil.copytree(REPO / "tests/data/real_models", root, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / ".git").mkdir()
+    done = exportlens(root, "init")
+    out = done.stdout
+    assert "models/gpt.py:GPT: wrote a spec; exports" in out, out + done.stderr
+    llama = root / "models/llama.py"
+    assert (
+        "models/llama.py:Transformer: wrote a spec; runs, and export fails on EL201 at"
+        f" models/llama.py:{line_of(llama, 'self.cache_k[:bsz, start_pos')}" in out
+    )
+    assert "no guess runs" not in out and done.returncode == 0
+    modules = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["exportlens"]["modules"]
+    gpt = modules["models/gpt.py:GPT"]
+    assert gpt["init"]["config"]["call"] == "models/gpt.py:GPTConfig"
+    assert gpt["inputs"] == {"idx": {"shape": "i64[batch, seq]", "low": 0, "high": 1000}}  # targets=None kept
+    assert gpt["dims"]["seq"] == {"min": 2, "max": 128}  # the scaled block_size bounds the sequence
+    args = modules["models/llama.py:Transformer"]["init"]["params"]["kwargs"]
+    assert args == {
+        "dim": 64,
+        "n_layers": 2,
+        "n_heads": 4,
+        "vocab_size": 1000,
+        "max_batch_size": 4,
+        "max_seq_len": 128,
+    }
+    assert "scaled down: dim 4096 -> 64, n_layers 32 -> 2" in (root / "pyproject.toml").read_text()
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert all(line in readme for line in out.splitlines()), "README's init example: regenerate it"
+
+
+FACTORY = """\
+from torch import nn
+
+
+class Classifier(nn.Module):
+    def __init__(self, hidden: int, classes: int):
+        super().__init__()
+        self.body = nn.Linear(hidden, hidden)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        return self.head(self.body(x).relu())
+
+
+def build_classifier(hidden_size=4096, classes=10):
+    model = Classifier(hidden_size, classes)
+    return model
+
+
+def helper(x):
+    return x
+"""
+
+
+@pytest.mark.slow  # real exports of a class and of its factory
+def test_init_checks_a_factory_that_returns_a_module(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "net.py").write_text(FACTORY)
+    done = exportlens(tmp_path, "init")
+    assert "net.py:build_classifier: wrote a spec; exports" in done.stdout, done.stdout + done.stderr
+    assert "net.py:Classifier: wrote a spec; exports" in done.stdout  # required sizes guessed from their names
+    assert "helper" not in done.stdout and done.returncode == 0
+    text = (tmp_path / "pyproject.toml").read_text()
+    table = text.split('"net.py:build_classifier"]')[1]
+    assert 'factory = "net.py:build_classifier"\ninit = {hidden_size = 64, classes = 10}' in table
+    assert "#   factory: build_classifier() builds Classifier" in table
+    assert "#   init hidden_size 4096 -> 64 (scaled down)" in table

@@ -114,3 +114,143 @@ def test_tables_are_added_and_every_other_byte_kept() -> None:
     assert after == before + '\n[tool.exportlens.modules."m.py:M"]\ninputs = {x = "f32[4]"}\n'
     settled = with_tables(before + '\n[tool.exportlens]\ndevice = "cpu"  # here\n', {"m.py:M": table})
     assert settled.startswith(before + '\n[tool.exportlens]\ndevice = "cpu"  # here\n')
+
+
+DEFAULTS = """\
+from torch import nn
+
+class Lm(nn.Module):
+    def __init__(self, vocab_size: int = 100, dim: int = 16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, dim)
+
+    def forward(self, idx, targets=None, is_training=False, scale=2.0):
+        return self.embed(idx)
+"""
+
+
+def test_parameters_with_defaults_keep_them(tmp_path: Path) -> None:
+    first, *_ = guesses(tmp_path, DEFAULTS, "Lm")
+    assert 'inputs = {idx = {shape = "i64[batch, seq]", low = 0, high = 100}}' in first
+    assert "targets" not in first and "is_training" not in first and "scale" not in first
+
+
+CONFIG = """\
+from dataclasses import dataclass
+from typing import Optional
+
+from torch import nn
+
+
+@dataclass
+class GPTConfig:
+    block_size: int = 1024
+    vocab_size: int = 50304
+    n_layer: int = 12
+    n_head: int = 12
+    n_embd: int = 768
+    n_kv_head: Optional[int] = None
+    bias: bool = True
+
+
+class Mlp(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Plain(nn.Module):
+    def __init__(self, config):  # unannotated, as in nanoGPT: the file's only config dataclass
+        super().__init__()
+        self.ln = nn.LayerNorm(config.n_embd)
+
+    def forward(self, x):
+        return self.ln(x)
+"""
+
+
+def test_a_config_dataclass_is_built_from_its_defaults_with_large_sizes_scaled_down(tmp_path: Path) -> None:
+    first, *_ = guesses(tmp_path, CONFIG, "Mlp")
+    assert (
+        'init = {config = {call = "m.py:GPTConfig", kwargs = {block_size = 128, vocab_size = 1000, n_layer = 2,'
+        " n_head = 4, n_embd = 64}}}" in first
+    )
+    assert (
+        "#   init config: GPTConfig() from its defaults, scaled down: block_size 1024 -> 128,"
+        " vocab_size 50304 -> 1000, n_layer 12 -> 2, n_head 12 -> 4, n_embd 768 -> 64" in first
+    )
+    assert 'inputs = {x = "f32[batch, 64]"}' in first  # the first layer's size, read through config.n_embd
+    assert "TODO" not in first
+    plain, *_ = guesses(tmp_path, CONFIG, "Plain")
+    assert 'init = {config = {call = "m.py:GPTConfig"' in plain
+    assert 'inputs = {x = "f32[batch, seq, 64]"}' in plain
+
+
+BLOCKS = """\
+import torch
+from torch import nn
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class Attention(nn.Module):
+    def __init__(self, n_embd: int, n_head: int):
+        super().__init__()
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, tokens):
+        b, t, c = tokens.shape
+        return self.qkv(tokens)
+"""
+
+
+def test_shapes_come_from_what_forward_does_not_from_names(tmp_path: Path) -> None:
+    norm, *_ = guesses(tmp_path, BLOCKS, "RMSNorm")
+    assert "init = {dim = 64, eps = 1e-06}" in norm  # a required size: a small value its name suggests
+    assert "#   init dim = 64 (required; a guess from its name)" in norm
+    assert 'inputs = {x = "f32[batch, 64]"}' in norm
+    assert "#   x: last size 64: the size of `self.weight`" in norm
+    attention, *_ = guesses(tmp_path, BLOCKS, "Attention")
+    assert "init = {n_embd = 64, n_head = 4}" in attention
+    assert 'inputs = {tokens = "f32[batch, seq, 64]"}' in attention  # unpacked to 3 axes: features, not ids
+
+
+CACHED = """\
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim: int = 32, n_heads: int = 4, max_batch: int = 2, max_seq: int = 24):
+        super().__init__()
+        self.n_heads, self.head_dim = n_heads, dim // n_heads
+        self.max_batch, self.max_seq = max_batch, max_seq
+        self.wq = nn.Linear(dim, dim)
+
+    def new_cache(self):
+        k_cache = torch.zeros(self.max_batch, self.max_seq, self.n_heads, self.head_dim)
+        v_cache = torch.zeros((self.max_batch, self.max_seq, self.n_heads, self.head_dim))
+        return k_cache, v_cache
+
+    def forward(self, x, k_cache, v_cache):
+        b, t, c = x.shape
+        return self.wq(x), k_cache, v_cache
+"""
+
+
+def test_a_cache_input_gets_the_shape_it_is_allocated_with(tmp_path: Path) -> None:
+    first, *_ = guesses(tmp_path, CACHED, "Attention")
+    assert 'inputs = {x = "f32[batch, seq, 32]", k_cache = "f32[2, 24, 4, 8]", v_cache = "f32[2, 24, 4, 8]"}' in first
+    assert "#   k_cache: the shape it is allocated with: `k_cache = torch.zeros(self.max_batch, self.max_seq" in first
+    assert "dims = {batch = {min = 1, max = 2}, seq = {min = 2, max = 24}}" in first  # bounded by max_batch, max_seq

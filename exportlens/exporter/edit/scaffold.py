@@ -9,7 +9,7 @@ the table written says in a comment what was guessed and what the check gave.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import libcst as cst
@@ -17,15 +17,17 @@ import tomlkit
 
 from ..core.report import Edit
 from ..core.targets import ModuleClass
+from ..spec.configs import guess_required, scaled
 from ..spec.guesses import Option, dims_of, options
 from ..spec.loading import PYPROJECT
-from ..spec.reading import find_class, read_class
+from ..spec.reading import evaluate, find_class, literal, method, read_class
 from .text_edits import edit_between
 
 _BATCH_MAX = ("max_batch_size", "max_batch", "batch_size")
 _SEQ_MAX = (
     "max_seq_len",
     "max_seq_length",
+    "max_seq",
     "block_size",
     "max_position_embeddings",
     "context_length",
@@ -33,6 +35,8 @@ _SEQ_MAX = (
     "seq_len",
 )
 CANDIDATES = 4  # whole specs tried at most, per module
+# functions that build a model: `get_model`, `build_gpt`, `create_model`, `make_net`
+_FACTORY = re.compile(r"^(get|build|create|make)_\w+$")
 # what a TOML comment may not hold (TOML 1.0: control characters but tab)
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
@@ -45,6 +49,8 @@ class Candidate:
     missing: tuple[str, ...]  # constructor parameters the user must fill
     inputs: dict[str, Option]
     dims: dict[str, dict[str, int]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what was guessed or scaled for the constructor
+    factory: str | None = None  # "path.py:build_model": a function of the project builds the module
 
     def table(self, verdict: str | None = None) -> tomlkit.items.Table:
         """The ``[tool.exportlens.modules."path.py:Class"]`` table, its guesses in a comment."""
@@ -53,6 +59,10 @@ class Candidate:
         table.add(tomlkit.comment(_comment(f"Guessed by exportlens from the code{said}.")))
         for name, option in self.inputs.items():
             table.add(tomlkit.comment(_comment(f"  {name}: {option.why}")))
+        for note in self.notes:
+            table.add(tomlkit.comment(_comment(f"  {note}")))
+        if self.factory:
+            table["factory"] = self.factory
         if self.init or self.missing:
             table["init"] = _inline(self.init)
             if self.missing:
@@ -71,24 +81,28 @@ def _comment(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def candidates(module: ModuleClass, source: str) -> list[Candidate]:
+def candidates(module: ModuleClass, source: str, given: dict[str, Any] | None = None) -> list[Candidate]:
     """Whole specs for ``module``, the likeliest first: every parameter's first option,
-    then each other option of one parameter at a time."""
+    then each other option of one parameter at a time; ``given``: constructor arguments a
+    factory passes (they size the inputs)."""
     params = [
         p
         for p in (module.forward.params if module.forward else ())
         if p.kind in ("positional", "positional_only", "keyword_only")
     ]
-    cls = find_class(cst.parse_module(source), module.name)
-    r = read_class(cls, [p.name for p in params])
+    tree = cst.parse_module(source)
+    r = read_class(find_class(tree, module.name), [p.name for p in params], tree, module.path, given)
     choices = {p.name: found for p in params if (found := options(p, r))}
+    if params and not choices and (found := options(params[0], r, keep_default=False)):
+        choices = {params[0].name: found}  # every argument has a default: the first still needs a value
     first = {name: opts[0] for name, opts in choices.items()}
     picks = [first] + [{**first, name: o} for name, opts in choices.items() for o in opts[1:]]
     out = []
     for pick in picks[:CANDIDATES]:
         used = sorted({d for o in pick.values() for d in dims_of(o.value)})
         ints = {o.value[4:-1] for o in pick.values() if isinstance(o.value, str) and o.value.startswith("int[")}
-        out.append(Candidate(r.init, tuple(r.missing), pick, {d: _dim(d, r.sizes, d in ints) for d in used}))
+        dims = {d: _dim(d, r.sizes, d in ints) for d in used}
+        out.append(Candidate(r.init, tuple(r.missing), pick, dims, tuple(r.notes)))
     return out
 
 
@@ -104,14 +118,93 @@ def _dim(name: str, sizes: dict[str, Any], position: bool = False) -> dict[str, 
     return {"min": 2, "max": most or 512}
 
 
+def factory_candidates(path: str, source: str, classes: dict[str, ModuleClass]) -> dict[str, list[Candidate]]:
+    """For each ``get_model``/``build_*`` function of the file that returns one of its module
+    ``classes``, keyed ``path.py:build_x``: its guesses, ``factory`` naming it, its own
+    arguments in ``init`` (literal defaults, large sizes scaled down) and the inputs of the
+    class it returns."""
+    tree = cst.parse_module(source)
+    out = {}
+    for fn in tree.body:
+        if not isinstance(fn, cst.FunctionDef) or not _FACTORY.match(fn.name.value):
+            continue
+        call = _returned_call(fn)
+        returned = classes.get(call.func.value) if call is not None and isinstance(call.func, cst.Name) else None
+        if call is None or returned is None or returned.forward is None:
+            continue
+        target = f"{path}:{fn.name.value}"
+        init, missing, notes = _factory_arguments(fn, tree, path)
+        said = (f"factory: {fn.name.value}() builds {returned.name}", *notes)
+        given = _passed(call, find_class(tree, returned.name), init)
+        out[target] = [
+            replace(c, init=init, missing=missing, notes=said, factory=target)
+            for c in candidates(returned, source, given)
+        ]
+    return out
+
+
+def _returned_call(fn: cst.FunctionDef) -> cst.Call | None:
+    """``Net(...)`` for ``return Net(...)``, or for ``model = Net(...)`` ... ``return model``."""
+    made: dict[str, cst.Call] = {}
+    for node in _statements(fn):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
+            target = node.targets[0].target
+            if isinstance(target, cst.Name):
+                made[target.value] = node.value
+        if isinstance(node, cst.Return) and node.value is not None:
+            value = node.value
+            if isinstance(value, cst.Call):
+                return value
+            return made.get(value.value) if isinstance(value, cst.Name) else None
+    return None
+
+
+def _passed(call: cst.Call, cls: cst.ClassDef | None, sizes: dict[str, Any]) -> dict[str, Any]:
+    """What the factory passes the class's ``__init__``, by parameter name, where it can be
+    read from its own arguments (``Net(hidden_size, classes=10)``)."""
+    init = method(cls, "__init__") if cls is not None else None
+    names = [p.name.value for p in init.params.params[1:]] if init is not None else []
+    out = {}
+    for i, arg in enumerate(call.args):
+        name = arg.keyword.value if arg.keyword else names[i] if i < len(names) and not arg.star else None
+        value = evaluate(arg.value, sizes)
+        if name is not None and value is not None:
+            out[name] = value
+    return out
+
+
+def _statements(fn: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The small statements of ``fn``'s own body, in order (not of nested blocks)."""
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    return [small for line in body if isinstance(line, cst.SimpleStatementLine) for small in line.body]
+
+
+def _factory_arguments(fn: cst.FunctionDef, tree: cst.Module, path: str) -> tuple[dict, tuple[str, ...], list[str]]:
+    """The factory's keyword arguments: its literal defaults, a large size scaled down; the
+    required ones guessed as a constructor's are (configs.py)."""
+    signature = [*fn.params.params, *fn.params.kwonly_params]
+    guessed, missing = guess_required([p for p in signature if p.default is None], tree, path, literal)
+    init, notes = {}, list(guessed.notes)
+    for p in signature:
+        name = p.name.value
+        value = literal(p.default) if p.default is not None else guessed.init.get(name)
+        small = scaled(name, value) if p.default is not None else value
+        if small != value:
+            notes.append(f"init {name} {value} -> {small} (scaled down)")
+        if small is not None:
+            init[name] = small
+    return init, tuple(missing), notes
+
+
 def scaffold_table(module: ModuleClass, source: str) -> tomlkit.items.Table:
     """The first candidate's table, not yet checked (the editor's quick fix, written at once)."""
     return candidates(module, source)[0].table()
 
 
 def _inline(values: dict[str, Any]) -> tomlkit.items.InlineTable:
+    """``values`` as one inline table, a nested table (a config's ``kwargs``) inline too."""
     t = tomlkit.inline_table()
-    t.update(values)
+    t.update({k: _inline(v) if isinstance(v, dict) else v for k, v in values.items()})
     return t
 
 

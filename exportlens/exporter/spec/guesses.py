@@ -53,13 +53,13 @@ class Option:
     why: str  # for the spec's comment
 
 
-def options(param: Param, r: Reading) -> list[Option] | None:
-    """``param``'s example values, likeliest first; None where its default is kept."""
+def options(param: Param, r: Reading, keep_default: bool = True) -> list[Option] | None:
+    """``param``'s example values, likeliest first; None where its default is kept (an
+    argument with a default, ``targets=None``, ``is_training=False``, is one the caller may omit)."""
     annotation = (param.annotation or "").replace(" ", "")
-    optional = "Optional[" in annotation or "|None" in annotation or "None|" in annotation
     plain = re.sub(r"^Optional\[(.*)\]$|\|None$|^None\|", r"\1", annotation)
-    if param.has_default and (optional or (annotation and "Tensor" not in annotation and not jaxtyping_class(param))):
-        return None  # an optional argument keeps its default
+    if param.has_default and keep_default:
+        return None
     if plain == "int" and _POSITIONS.search(param.name):  # where a sequence starts: a variable, else 0
         dynamic = Option(f"int[{param.name}]", "a position (annotated `int`): an int the program takes as a variable")
         return [dynamic, Option(0, "a plain int (annotated `int`)")]
@@ -69,6 +69,9 @@ def options(param: Param, r: Reading) -> list[Option] | None:
         found = _jaxtyped(param)
         if found:
             return [found]
+    cached = _cache(param.name, r)
+    if cached:
+        return [cached]
     named = _hugging_face(param.name, r)
     if named:
         return named
@@ -90,9 +93,26 @@ def _first(r: Reading, names: tuple[str, ...]) -> int | None:
     return next((r.sizes[n] for n in names if isinstance(r.sizes.get(n), int)), None)
 
 
+def _cache(name: str, r: Reading) -> Option | None:
+    """A cache passed in has the shape the code allocates it with: under the same name
+    (``k_cache`` for ``cache_k`` too), else the one shape every cache of the file has."""
+    if "cache" not in name.lower() or not r.caches:
+        return None
+    words = set(name.lower().split("_"))
+    found = r.caches.get(name) or next((c for n, c in r.caches.items() if set(n.lower().split("_")) == words), None)
+    if found is None and len({shape for shape, _ in r.caches.values()}) == 1:
+        found = next(iter(r.caches.values()))
+    if found is None:
+        return None
+    shape, written = found
+    return Option(f"f32[{', '.join(map(str, shape))}]", f"the shape it is allocated with: `{_short_text(written, 80)}`")
+
+
 def _hugging_face(name: str, r: Reading) -> list[Option] | None:
     layer = r.layers.get(r.uses.get(name, Use()).layer or "")
-    if name in _IDS:
+    use = r.uses.get(name, Use())
+    floats = (use.axes and len(use.axes) >= 3) or (layer and layer.kind in {**_LAST, **_CHANNELS})
+    if name in _IDS and not floats:  # `b, t, c = x.shape` or a Linear first: features, whatever the name
         high = layer.first if layer and layer.kind == "Embedding" and layer.first else _first(r, _VOCAB) or 1000
         return [
             Option({"shape": "i64[batch, seq]", "low": 0, "high": high}, f"token ids below {high} (the name `{name}`)")
@@ -122,7 +142,7 @@ def _tensor(name: str, use: Use, r: Reading) -> list[Option]:
         return [
             Option(f"f32[batch, {layer.first}, {', '.join(spatial)}]", _join(said, _layer_why(use, layer, "channels")))
         ]
-    last, why = _last_size(use, layer)
+    last, why = _last_size(use, layer, r)
     ranks = [len(use.axes)] if use.axes else [_LAST.get(layer.kind, 2) if layer else 2]
     if not use.axes:
         ranks.append(5 - ranks[0])  # 2 <-> 3: a batch of vectors, or of sequences
@@ -139,11 +159,13 @@ def _tensor(name: str, use: Use, r: Reading) -> list[Option]:
     return out
 
 
-def _last_size(use: Use, layer: Layer | None) -> tuple[int | None, str]:
+def _last_size(use: Use, layer: Layer | None, r: Reading) -> tuple[int | None, str]:
     if layer and layer.first and layer.kind in _LAST:
         return layer.first, _layer_why(use, layer, "last size")
     if use.last:
         return use.last, f"last size {use.last} from its `.view`/`.reshape`"
+    if r.weight and not layer:  # a norm written by hand scales the last axis by its weight
+        return r.weight, f"last size {r.weight}: the size of `self.weight`"
     return None, ""
 
 
@@ -152,8 +174,12 @@ def _layer_why(use: Use, layer: Layer, what: str) -> str:
 
 
 def _short(layer: Layer) -> str:
-    text = " ".join(layer.written.split())
-    return text if len(text) <= 48 else text[:45] + "...)"
+    return _short_text(layer.written)
+
+
+def _short_text(written: str, most: int = 48) -> str:
+    text = " ".join(written.split())
+    return text if len(text) <= most else text[: most - 3] + "...)"
 
 
 def _join(*parts: str) -> str:

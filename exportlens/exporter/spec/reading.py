@@ -15,6 +15,8 @@ from typing import Any
 
 import libcst as cst
 
+from .configs import guess_required
+
 _OPS = {
     cst.Add: operator.add,
     cst.Subtract: operator.sub,
@@ -65,6 +67,9 @@ class Reading:
     )  # names and ``self.`` attributes -> values, as __init__ computes them
     layers: dict[str, Layer] = field(default_factory=dict)  # self attribute -> the layer built there
     uses: dict[str, Use] = field(default_factory=dict)  # forward parameter -> its use
+    notes: list[str] = field(default_factory=list)  # what init guessed or scaled for the constructor
+    weight: int | None = None  # ``self.weight = nn.Parameter(torch.ones(dim))``: a norm's features
+    caches: dict[str, tuple[tuple[int, ...], str]] = field(default_factory=dict)  # name -> shape, as allocated
 
 
 # the keyword that names a layer's input size, where it is not the first argument
@@ -97,14 +102,23 @@ class _Init(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            name = _self_attr(target.target) or (target.target.value if isinstance(target.target, cst.Name) else None)
-            if name is None:
-                continue
-            value = evaluate(node.value, self.r.sizes)
+            self._assign(target.target, node.value)
+
+    def _assign(self, target: cst.BaseExpression, node_value: cst.BaseExpression) -> None:
+        pairs = _pairs(target, node_value)
+        if pairs is not None:  # ``self.a, self.b = a, b // 2``: each its own
+            for one, value in pairs:
+                self._assign(one, value)
+            return
+        name = _self_attr(target) or (target.value if isinstance(target, cst.Name) else None)
+        if name is not None:
+            value = evaluate(node_value, self.r.sizes)
             if value is not None:
                 self.r.sizes.setdefault(name, value)
-            if _self_attr(target.target) and isinstance(node.value, cst.Call):
-                layer = self._layer(node.value)
+            if name == "weight" and isinstance(value := _parameter_size(node_value, self.r.sizes), int):
+                self.r.weight = value
+            if _self_attr(target) and isinstance(node_value, cst.Call):
+                layer = self._layer(node_value)
                 if layer is not None:
                     self.r.layers.setdefault(name, layer)
 
@@ -124,6 +138,65 @@ class _Init(cst.CSTVisitor):
         )
 
 
+def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[Any, Any]] | None:
+    """``a, b = x, y``: each target with its value; None where it is not such an assignment."""
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return None
+    if len(target.elements) != len(value.elements) or any(
+        isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)
+    ):
+        return None
+    return [(t.value, v.value) for t, v in zip(target.elements, value.elements, strict=True)]
+
+
+class _Allocations(cst.CSTVisitor):
+    """Anywhere in the file, ``k_cache = torch.zeros(max_batch, max_seq, ...)`` and
+    ``register_buffer("cache_k", torch.zeros(...))``: a cache's shape, by the name it is kept under."""
+
+    def __init__(self, reading: Reading) -> None:
+        self.r = reading
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target
+        name = _self_attr(target) or (target.value if isinstance(target, cst.Name) else None)
+        if name:
+            self._found(name, node.value, node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _call_name(node.func) == "register_buffer" and len(node.args) >= 2:
+            name = literal(node.args[0].value)
+            if isinstance(name, str):
+                self._found(name, node.args[1].value, node)
+
+    def _found(self, name: str, value: cst.BaseExpression, where: cst.CSTNode) -> None:
+        if "cache" not in name.lower() or not isinstance(value, cst.Call):
+            return
+        kind = _call_name(value.func)
+        if kind not in ("zeros", "empty", "ones", "full") or not value.args:
+            return
+        first = value.args[0].value
+        if isinstance(first, (cst.Tuple, cst.List)):  # torch.zeros((b, s, h, d)), torch.full((b, s), 0.0)
+            nodes = [e.value for e in first.elements]
+        elif kind == "full":
+            return
+        else:  # torch.zeros(b, s, h, d)
+            nodes = [a.value for a in value.args if a.keyword is None]
+        sizes = [evaluate(n, self.r.sizes) for n in nodes]
+        if len(sizes) >= 2 and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes):
+            self.r.caches.setdefault(name, (tuple(sizes), cst.Module([]).code_for_node(where)))
+
+
+def _parameter_size(node: cst.BaseExpression, sizes: dict[str, Any]) -> int | None:
+    """``n`` for ``nn.Parameter(torch.ones(n))``: a 1-d weight, the size of the last axis it scales."""
+    if not (isinstance(node, cst.Call) and _call_name(node.func) == "Parameter" and len(node.args) >= 1):
+        return None
+    inner = node.args[0].value
+    if not (isinstance(inner, cst.Call) and _call_name(inner.func) in ("ones", "zeros", "empty", "randn")):
+        return None
+    size = evaluate(inner.args[0].value, sizes) if len(inner.args) == 1 else None
+    return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
+
+
 def evaluate(node: cst.BaseExpression | None, sizes: dict[str, Any]) -> Any:
     """``dim // n_heads``, ``self.dim``, ``4``: its value from literals and ``sizes``; else None."""
     if node is None:
@@ -134,8 +207,11 @@ def evaluate(node: cst.BaseExpression | None, sizes: dict[str, Any]) -> Any:
     if isinstance(node, cst.Name):
         return sizes.get(node.value)
     attr = _self_attr(node)
-    if attr is not None:
-        return sizes.get(attr)
+    if attr is not None and attr in sizes:
+        return sizes[attr]
+    if isinstance(node, cst.Attribute):  # ``config.n_embd``, ``self.config.n_embd``: a config's field
+        dotted = cst.Module([]).code_for_node(node)
+        return sizes.get(dotted.removeprefix("self."))
     if isinstance(node, cst.BinaryOperation) and type(node.operator) in _OPS:
         left, right = evaluate(node.left, sizes), evaluate(node.right, sizes)
         if (
@@ -215,19 +291,34 @@ def find_class(tree: cst.Module, name: str) -> cst.ClassDef | None:
     return next((s for s in tree.body if isinstance(s, cst.ClassDef) and s.name.value == name), None)
 
 
-def read_class(cls: cst.ClassDef | None, params: list[str]) -> Reading:
-    """What ``cls``'s ``__init__`` and ``forward`` say about ``params`` (forward's)."""
+def read_class(
+    cls: cst.ClassDef | None,
+    params: list[str],
+    tree: cst.Module | None = None,
+    path: str = "",
+    given: dict[str, Any] | None = None,
+) -> Reading:
+    """What ``cls``'s ``__init__`` and ``forward`` say about ``params`` (forward's); ``tree``
+    (the file, at ``path``) gives the config dataclasses a required parameter takes;
+    ``given``: the constructor's arguments where a factory passes them."""
+    given = given or {}
     r = Reading(uses={p: Use() for p in params})
     init = method(cls, "__init__") if cls is not None else None
     if init is not None:
-        for p in [*init.params.params[1:], *init.params.kwonly_params]:
-            value = literal(p.default)
+        signature = [*init.params.params[1:], *init.params.kwonly_params]
+        required = [p for p in signature if p.default is None and p.name.value not in given]
+        guessed, r.missing = guess_required(required, tree or cst.Module([]), path, literal)
+        for p in signature:  # in the signature's order: literal defaults, and the guesses for the rest
+            value = literal(p.default) if p.default is not None else guessed.init.get(p.name.value)
+            value = given.get(p.name.value, value)
             if value is not None:
                 r.init[p.name.value] = value
-            elif p.default is None:
-                r.missing.append(p.name.value)
-        r.sizes.update(r.init)
+        r.notes = guessed.notes
+        r.sizes.update(guessed.sizes)
+        r.sizes.update({n: v for n, v in r.init.items() if not isinstance(v, dict)})
         init.visit(_Init(r))
+    if tree is not None and any("cache" in p.lower() for p in params):
+        tree.visit(_Allocations(r))
     forward = method(cls, "forward") if cls is not None else None
     if forward is not None:
         forward.visit(_Forward(r))
