@@ -106,7 +106,7 @@ def _one_project(project: Project, pool: Pool, dry_run: bool) -> tuple[int, int]
 
     need = needs(project.plan)
     root = project.plan.root
-    before = _own_text(root) if need.guesses else None
+    before = own_pyproject_text(root) if need.guesses else None
     proven = prove_guesses(root, need.guesses, before, pool) if need.guesses else {}
     for target, parent in sorted(need.covered.items()):
         say(f"{project.shown(target)}: covered by {project.shown(parent)}, which builds it")
@@ -122,7 +122,7 @@ def _one_project(project: Project, pool: Pool, dry_run: bool) -> tuple[int, int]
         diff = difflib.unified_diff((before or "").splitlines(True), after.splitlines(True), shown_path, shown_path)
         say("".join(diff), end="")
     else:
-        _write(root / PYPROJECT, after, shown_path, existed=before is not None)
+        write_pyproject(root / PYPROJECT, after, shown_path, existed=before is not None)
     return len(proven), sum(not p.runs for p in proven.values())
 
 
@@ -130,7 +130,7 @@ class Refused(Exception):
     """Why init writes no pyproject.toml for a project: said to the user, nothing written."""
 
 
-def _own_text(root: Path) -> str | None:
+def own_pyproject_text(root: Path) -> str | None:
     """The project's pyproject.toml text (None: there is none), where init may write it."""
     from .exporter.workers.outcome import too_wide_root
 
@@ -161,7 +161,7 @@ def _own_text(root: Path) -> str | None:
         raise Refused(f"{PYPROJECT} cannot be read as UTF-8 text: {e}") from None
 
 
-def _write(path: Path, text: str, shown: str, *, existed: bool) -> None:
+def write_pyproject(path: Path, text: str, shown: str, *, existed: bool) -> None:
     """``text`` written to ``path`` only where it is the regular file read (or none, where
     none was): ``O_NOFOLLOW`` refuses a link, ``O_EXCL`` one made since, ``O_NONBLOCK`` a
     FIFO's wait; the file is cut short only once ``fstat`` says it is a lone regular file."""

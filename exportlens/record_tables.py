@@ -21,7 +21,7 @@ from .exporter.core.recorded import CODEC, Kind, Recorded
 from .exporter.edit.scaffold import with_tables
 from .exporter.spec.loading import PYPROJECT
 from .exporter.spec.shapes import DTYPES
-from .init import _own_text, _write, needs
+from .init import needs, own_pyproject_text, write_pyproject
 from .printed import say
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def write_project(project: Project, watched: dict[str, str], recorded, command: 
     if not tables:
         return 0
     root = project.plan.root
-    before = _own_text(root)
+    before = own_pyproject_text(root)
     after = with_tables(before, tables)
     shown = project.shown(PYPROJECT)
     if dry_run:
@@ -58,7 +58,7 @@ def write_project(project: Project, watched: dict[str, str], recorded, command: 
             "".join(difflib.unified_diff((before or "").splitlines(True), after.splitlines(True), shown, shown)), end=""
         )
     else:
-        _write(root / PYPROJECT, after, shown, existed=before is not None)
+        write_pyproject(root / PYPROJECT, after, shown, existed=before is not None)
     return len(tables)
 
 
