@@ -322,7 +322,7 @@ def test_the_rounds_fold_in_no_assumption(tmp_path):
     rounds: the probes were built before that branch was met, so none may take its other
     side, and folding it in would call an assumption proven (owner side, no torch)."""
     from exportlens.exporter.core import codes
-    from exportlens.exporter.core.report import Fix, ModuleReport
+    from exportlens.exporter.core.report import Fix, ModuleReport, Narrowing
     from exportlens.exporter.core.sources import Sources
     from exportlens.exporter.workers.converge import Converging
     from exportlens.exporter.workers.protocol import Job
@@ -332,6 +332,7 @@ def test_the_rounds_fold_in_no_assumption(tmp_path):
         "Assume `best == 0` here: insert torch._check(best == 0)",
         (Edit("net.py", 2, 1, 2, 1, "torch._check(best == 0)\n"),),
         True,
+        rank=Narrowing.ASSUMPTION,  # what it is, declared where it is made: never read from its title
     )
     failed = ModuleReport(
         "net.py:Net", Status.FAILED, (codes.finding(codes.DATA_DEPENDENT, "`best`", "net.py", 2, fixes=(check,)),)

@@ -96,9 +96,22 @@ class Probe:
         return self.name
 
 
-# how the title of a ``torch._check`` of one side of a branch begins: an assumption, whose
-# other side only probes built for that branch can show (workers/converge.py folds none)
-ASSUMES = "Assume "
+class Narrowing(str, enum.Enum):
+    """How much of what the module serves a fix gives up, set where the fix is made, least first
+    (``order``): the preferred fix narrows least of those proven to leave no problem (workers/probed.py)."""
+
+    REWRITE = "rewrite"  # the code says the same in a form torch keeps: every size and value served
+    BRANCH_FREE = "branch-free"  # a test dropped where one side adds nothing: a rewrite, once its probes agree
+    EXAMPLE = "example"  # the example's size changed: every declared size still served
+    RELATION = "relation"  # a dim tied to another (``seq2 = seq + 1``): each still ranges
+    RANGE = "range"  # a dim's declared range cut
+    ASSUMPTION = "assumption"  # ``torch._check`` of one side: the program rejects the other
+    STATIC = "static"  # a dim made one size
+
+    @property
+    def order(self) -> int:
+        """Its place, least first; a branch-free form ranks as the rewrite it is (its probes say which to prefer)."""
+        return max(list(Narrowing).index(self) - 1, 0)
 
 
 class Verified(str, enum.Enum):
@@ -122,6 +135,7 @@ class Fix:
     verified: Verified = Verified.UNVERIFIED  # exported with it applied (workers/proofs.py)
     probes: tuple[Probe, ...] = ()  # where the proof compares it with eager (a data-dependent branch's remedies)
     remaining: int = 0  # partial: how many problems its last export still had
+    rank: Narrowing = Narrowing.REWRITE  # how much it narrows: set where it is made, ordered (``Narrowing``)
 
     def __str__(self) -> str:
         return self.title
@@ -276,8 +290,8 @@ class Report:
 # -- the documented JSON output (docs/json.md): flat, untagged; process boundaries use core.codec
 
 # its version, major.minor: a minor adds fields, a major changes or removes one (a reader refuses
-# a major it does not know). 2.0: range constraints are records; 1.x (no "schema") had texts
-SCHEMA = "2.0"
+# a major it does not know). 2.1: a fix's "rank"; 2.0: range constraints are records (1.x, no "schema": texts)
+SCHEMA = "2.1"
 
 
 def _plain(value: Any) -> Any:

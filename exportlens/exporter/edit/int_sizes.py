@@ -4,7 +4,8 @@ torch.export keeps ``x.shape[2] * 3 // 2`` symbolic, but not ``int(x.shape[2] * 
 float made from a size and turned back into an int is one number to it, the example's.
 Where the scale is a float literal that is an exact small fraction p/q (1.5, 0.25, 2.0:
 binary fractions, so ``n * f`` is computed exactly), ``int(n * f)`` is ``n * p // q`` for
-every size n >= 0; any other literal (0.1 is not 1/10 in binary) is left alone.
+every size n >= 0; any other literal (0.1 is not 1/10 in binary) is left alone. Likewise
+``int(h / k)`` is ``h // k`` for a size h and a positive int k (``divided_ints``).
 """
 
 from __future__ import annotations
@@ -117,3 +118,56 @@ class _Finder(cst.CSTVisitor):
                 self.positions[node] = where
                 self.parents[node] = self.get_metadata(ParentNodeProvider, node)
                 return
+
+
+def divided_ints(text: str, line: int) -> ScaledInt | None:
+    """Every ``int(a / b)`` that starts on ``line`` written ``a // b``: the same number where
+    ``a >= 0`` and ``b`` is a positive int (a size halved by a module's factor), which the
+    fix's proof checks on its probes. ``written``/``rewritten``: each call, joined by ``"`, `"``."""
+    finder = _Divisions(line)
+    module = visit_parsed(text, finder)
+    if module is None or not finder.found:
+        return None
+    out, written, rewritten = text, [], []
+    for call, a, b in reversed(finder.found):  # from the end, so earlier offsets hold
+        new = f"{module.code_for_node(a)} // {module.code_for_node(b)}"
+        new = new if isinstance(finder.parents[call], _WHOLE) else f"({new})"
+        where = finder.positions[call]
+        start, end = (
+            _offset(text, where.start.line, where.start.column),
+            _offset(text, where.end.line, where.end.column),
+        )
+        out = out[:start] + new + out[end:]
+        written.insert(0, module.code_for_node(call))
+        rewritten.insert(0, new)
+    return ScaledInt("`, `".join(written), "`, `".join(rewritten), out)
+
+
+class _Divisions(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.found: list[tuple[cst.Call, cst.BaseExpression, cst.BaseExpression]] = []
+        self.positions: dict[cst.CSTNode, object] = {}
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (isinstance(node.func, cst.Name) and node.func.value == "int") or len(node.args) != 1:
+            return
+        where = self.get_metadata(PositionProvider, node)
+        quotient = node.args[0].value
+        if where.start.line != self.line or node.args[0].keyword or not isinstance(quotient, cst.BinaryOperation):
+            return
+        if not isinstance(quotient.operator, cst.Divide) or isinstance(quotient.right, cst.Float):
+            return
+        self.found.append((node, _operand(quotient.left), _operand(quotient.right)))
+        self.positions[node] = where
+        self.parents[node] = self.get_metadata(ParentNodeProvider, node)
+
+
+def _operand(node: cst.BaseExpression) -> cst.BaseExpression:
+    """An operand of ``//`` as it is safe to write: a sum or product kept in parentheses."""
+    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.codec import Codec, CodecError
-from ..core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
+from ..core.report import Edit, Finding, Fix, Kind, Narrowing, Related, Severity, Verified
 from ..core.targets import Forward, ModuleClass, Param, Span
 from .outline import BaseOutline, ClassOutline, FileOutline, Ref
 from .prefilter import Sketch
 
-FINDINGS = Codec(Finding, Fix, Verified, Edit, Related, Kind, Severity, Span)
+FINDINGS = Codec(Finding, Fix, Verified, Narrowing, Edit, Related, Kind, Severity, Span)
 _OUTLINE, _FINDING = 0, 1  # the tag of an outline's array: a file's outline, or its error
 _BAD = (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError)
 _T = TypeVar("_T")

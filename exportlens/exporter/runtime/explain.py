@@ -22,7 +22,7 @@ from ..edit.text_edits import edit_between
 from .compat.internals import pytree
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
-from .fixes import size_in_code, spec_fixes
+from .fixes import narrowing_less, size_in_code, spec_fixes
 from .locate import Frame, source_line
 from .naming import SYMBOL
 from .remedies import EXAMPLE, asked, kept_check, remedy_fixes, values
@@ -267,6 +267,9 @@ def _constraint_finding(record: Constraint, ctx: Context) -> Finding:
     in_code = None if by_guards else ctx.fix_or("size in code", lambda: size_in_code(record, ctx), None)
     if in_code is not None:  # the code is what is wrong: the spec change comes second
         fixes = (in_code, *(replace(f, preferred=False) for f in fixes))
+    less = ctx.fix_or("a fix that narrows less", lambda: narrowing_less(record, ctx), None)
+    if less is not None:  # it keeps what the others give up: tried first, they stay offered
+        fixes = (less, *(replace(f, preferred=False) for f in fixes))
     if isinstance(record, Specialization) and record.cast:
         return _cast(record, ctx, fixes)
     if isinstance(record, Specialization):
@@ -320,6 +323,8 @@ def _violated(record: Violation, ctx: Context) -> str:
         dim = record.dims[0]
         declared = _declared(dim, ctx, record.declared or "unbounded")
         whence = _bounds_from(record, ctx)
+        if record.always:  # no size breaks it: saying it is violated would be false
+            return f"`{dim}` is declared as {declared}; this line's guard `{record.requirement}` {_UNPROVEN}"
         return f"`{dim}` is declared as {declared}, but this line requires `{record.requirement}`" + (
             f" ({whence})" if whence else ""
         )
@@ -331,6 +336,7 @@ def _violated(record: Violation, ctx: Context) -> str:
     return record.requirement
 
 
+_UNPROVEN = "holds at every size in it, but torch.export cannot prove that and refuses the range (torch's limit)"
 _ATTRIBUTE = re.compile(r"\bself\.(\w+)\b")
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 

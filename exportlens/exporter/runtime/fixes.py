@@ -17,8 +17,9 @@ from typing import Any
 import sympy
 from torch.export import Dim
 
-from ..core.report import ASSUMES, Fix
+from ..core.report import Fix, Narrowing, Probe
 from ..edit.at_line import branch_conditions
+from ..edit.int_sizes import divided_ints
 from ..edit.jaxtyping_edits import annotation_edits
 from ..edit.python_edits import insert_check, replace_size_literal, set_dim_call, substitute_dim_call
 from ..edit.spec_tables import set_dim_bounds, substitute_dim
@@ -210,14 +211,77 @@ def size_in_code(record: Constraint, ctx: Context) -> Fix | None:
     return Fix(f"Write `{size}` for the `{value}` this line hard-codes", (edit,), preferred=True) if edit else None
 
 
+def narrowing_less(record: Constraint, ctx: Context) -> Fix | None:
+    """A fix that keeps what the spec's own edits would narrow, tried first where there is one:
+    ``int(h / k)`` written ``h // k``, or another example size."""
+    return _floor_division(record, ctx) or _example_fix(record, ctx)
+
+
+def _floor_division(record: Constraint, ctx: Context) -> Fix | None:
+    """``int(h / self.factor)`` pins ``h`` to sizes around the example's (``int(h / 2) == 16``):
+    ``h // self.factor`` is the same size for every ``h`` and stays symbolic. Compared with
+    eager on the probes, like any rewrite (probes.py)."""
+    guard = getattr(record, "guard", None)
+    cast = guard is not None and any(type(a).__name__ in _TO_INT for a in sympy.preorder_traversal(guard))
+    frame = record.frame
+    if frame is None or not (cast or getattr(record, "by_guards", False)):
+        return None
+    path = ctx.sources.rel(frame.filename)
+    text = ctx.read(path)
+    divided = divided_ints(text, frame.line)
+    edit = edit_between(path, text, divided.text) if divided else None
+    if edit is None:
+        return None
+    title = f"Write `{divided.rewritten}` for `{divided.written}`: the same sizes in integer arithmetic, kept symbolic"
+    return Fix(title, (edit,), preferred=True, probes=(Probe("example inputs"),), rank=Narrowing.REWRITE)
+
+
+_TO_INT = frozenset({"TruncToInt", "FloorToInt"})  # ``int()`` and ``math.floor`` of a float, as torch's sympy says them
+
+
+def _example_fix(record: Constraint, ctx: Context) -> Fix | None:
+    """torch fixes a dim traced at 0 or 1 to that size (its 0/1 specialization), though the
+    code may hold for every size: another example inside the declared range keeps the dim
+    dynamic and narrows nothing the table declares. Its proof says whether that was all."""
+    if not isinstance(record, Specialization) or record.derived or record.cast or record.by_guards:
+        return None
+    spec, dim = ctx.spec, record.dim
+    declared = spec.dims.get(dim)
+    if spec.source != "pyproject" or declared is None or declared.example != record.value or record.value > 1:
+        return None
+    size = max(2, declared.min or 0)
+    if declared.max is not None and size > declared.max:
+        return None
+    path = spec.location.path
+    old = ctx.read(path)
+    new = set_dim_bounds(old, spec.target, dim, example=size)
+    edit = edit_between(path, old, new) if new else None
+    title = f"Trace with `{dim}` = {size}: an example of {record.value} makes torch fix `{dim}` to it"
+    return Fix(title, (edit,), preferred=True, rank=Narrowing.EXAMPLE) if edit else None
+
+
 def spec_fixes(changes: tuple[Change, ...], ctx: Context) -> tuple[Fix, ...]:
     """Each change as an edit of the spec (the pyproject table, or the ``Dim(...)`` calls in
-    code); the first change is the preferred fix."""
-    return tuple(f for f in (_as_fix(c, ctx, i == 0) for i, c in enumerate(changes)) if f is not None)
+    code); the least narrowing (``Narrowing``; of equals, the first) is the preferred fix."""
+    fixes = [f for f in (_as_fix(c, ctx, False) for c in changes) if f is not None]
+    best = min(range(len(fixes)), key=lambda i: fixes[i].rank.order, default=None)
+    return tuple(replace(f, preferred=i == best) for i, f in enumerate(fixes))
 
 
 def _as_fix(c: Change, ctx: Context, preferred: bool) -> Fix | None:
     return _spec_edit((c,), ctx, c.title, preferred)
+
+
+def narrowing(changes: tuple[Change, ...]) -> Narrowing:
+    """How much a spec edit making ``changes`` narrows: its most narrowing change's."""
+    return max((_NARROWS[c.kind] for c in changes), key=lambda n: n.order, default=Narrowing.RANGE)
+
+
+_NARROWS = {
+    ChangeKind.BOUNDS: Narrowing.RANGE,
+    ChangeKind.SUBSTITUTE: Narrowing.RELATION,
+    ChangeKind.STATIC: Narrowing.STATIC,
+}
 
 
 def spec_fix(c: Change, ctx: Context, preferred: bool) -> Fix | None:
@@ -233,7 +297,7 @@ def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred:
             (c.dim, {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}, c.value) for c in changes
         ]
         edits = annotation_edits(spec, plain, ctx.sources)
-        return Fix(title, edits, preferred=preferred) if edits else None
+        return Fix(title, edits, preferred=preferred, rank=narrowing(changes)) if edits else None
     in_toml = spec.source == "pyproject"
     path = spec.location.path if in_toml else spec.path
     old = new = ctx.read(path)
@@ -242,7 +306,7 @@ def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred:
         if not new:
             return None
     edit = edit_between(path, old, new)
-    return Fix(title, (edit,), preferred=preferred) if edit else None
+    return Fix(title, (edit,), preferred=preferred, rank=narrowing(changes)) if edit else None
 
 
 def _edited(text: str, c: Change, target: str, in_toml: bool) -> str | None:
@@ -310,10 +374,11 @@ def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
         title = f"{ASSUMES}`{code}` here{_plainly(code)}: insert torch._check({code})"
         if held.get(code) is False:
             title += " (the example inputs do not)"
-        fixes.append(Fix(title, (edit,), preferred=held.get(code) is True))
+        fixes.append(Fix(title, (edit,), preferred=held.get(code) is True, rank=Narrowing.ASSUMPTION))
     return tuple(fixes)
 
 
+ASSUMES = "Assume "  # an assumption's title begins so (its kind is its rank: ``Narrowing.ASSUMPTION``)
 _EMPTINESS = re.compile(r"^(?:len\((\w+)\)|(\w+)\.(?:shape\[0\]|size\(0\)|numel\(\)))\s*(==|!=|>|>=)\s*([01])$")
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from ..core.options import Options
-from ..core.report import DimSize, Finding, Fix, Probe
+from ..core.report import DimSize, Finding, Fix, Narrowing, Probe
 from ..edit.at_line import branch_test, tensor_test
 from ..edit.item_reads import int_as_item
 from ..spec.loading import ExportSpec
@@ -38,7 +38,7 @@ from .fixes import check_candidates
 from .holds import finite
 from .inputs import Built, copied
 from .locate import Frame
-from .remedies import BRANCH_FREE, EXAMPLE
+from .remedies import EXAMPLE
 from .rewritten import keeps_results
 from .serving import Rebuild, _differs, failure_of, inputs_at
 from .violations import first_line
@@ -157,7 +157,7 @@ def with_probe_set(
 def _kept(finding: Finding, model: torch.nn.Module, ctx: Context, inputs: list[Built]) -> Finding:
     """The finding without the branch-free forms that change eager's results on the probes
     (rewritten.py); the first remedy left is the one to try first, where the dropped one was."""
-    dropped = [f for f in finding.fixes if f.action.startswith(BRANCH_FREE) and _changes_results(f, model, ctx, inputs)]
+    dropped = [f for f in finding.fixes if f.rank is Narrowing.BRANCH_FREE and _changes_results(f, model, ctx, inputs)]
     if not dropped:
         return finding
     fixes = [f for f in finding.fixes if f not in dropped]

@@ -26,9 +26,9 @@ import io
 import tokenize
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-from ..core.report import Fix, Probe
+from ..core.report import Fix, Narrowing, Probe
 from ..edit.async_checks import raise_as_assert, torch_assert_as_async
 from ..edit.at_line import TensorTest, index, tensor_test
 from ..edit.item_reads import int_as_item
@@ -42,10 +42,21 @@ from .fixes import check_fixes
 from .naming import SYMBOL
 
 EXAMPLE = Probe("example inputs")
-BRANCH_FREE = "Drop "  # how a branch-free form's title begins (probes.py checks it keeps eager's results)
-PICK = "Pick "  # how a torch.where form's title begins
-KEEP_CHECK = "Check it when the program runs"  # how a fix that keeps a check as torch._assert_async begins
+# the titles' first words (words for a person; what a fix is, is its ``rank``, never read back from these)
+BRANCH_FREE = "Drop "
+PICK = "Pick "
+KEEP_CHECK = "Check it when the program runs"
 T = TypeVar("T")
+
+
+class Rewrite(NamedTuple):
+    """One rewrite of the line: its title, the file's new text, how much it narrows, and whether
+    it keeps both sides as written (torch.where, torch.cond: the one to try first)."""
+
+    title: str
+    text: str
+    rank: Narrowing = Narrowing.REWRITE
+    both_sides: bool = False
 
 
 def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tuple[Fix, ...]:
@@ -56,20 +67,18 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     path = ctx.sources.rel(record.frame.filename)
     text = ctx.read(path)
     rewrites = _rewrites(record, ctx, text)
-    fixes = [
-        Fix(title, (edit,), probes=(EXAMPLE,)) for title, new in rewrites if (edit := edit_between(path, text, new))
-    ]
+    made = [(r, edit) for r in rewrites if (edit := edit_between(path, text, r.text))]
+    fixes = [Fix(r.title, (edit,), probes=(EXAMPLE,), rank=r.rank) for r, edit in made]
     assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
     ranked = [*fixes, *assumed]
     # the one to try first, should no proof choose (an unproven report): the torch.where or
     # torch.cond where there is one, which keeps both sides as written; a branch-free form
     # keeps them only where probes say so
-    first = next((i for i, f in enumerate(ranked) if f.action.startswith(PICK)), None)
-    first = first if first is not None else next((i for i, f in enumerate(ranked) if "torch.cond" in f.action), 0)
+    first = next((i for i, (r, _) in enumerate(made) if r.both_sides), 0)
     return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
 
 
-def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[tuple[str, str]]:
+def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[Rewrite]:
     """(title, new text) of each rewrite of the line, best first: an ``int()`` that asked for a
     value kept symbolic (``.item()``, ``torch.sym_int``); branch-free forms, then torch.where
     (both sides computed, the test picks), then torch.cond."""
@@ -77,13 +86,14 @@ def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[tuple[str,
     if (
         record.tensors and (read := _safely(int_as_item, text, line, record.tensors)) is not None
     ):  # (sym_int would say it again)
-        return [(f"Write `{read.item}` for `{read.written}`: the same number, read when the program runs", read.text)]
+        return [
+            Rewrite(f"Write `{read.item}` for `{read.written}`: the same number, read when the program runs", read.text)
+        ]
     rewrites = _kept_symbolic(record, ctx, text)
     header = _header(text, line)
     if (fast := _safely(without_fast_path, text, line)) is not None:
-        rewrites.append(
-            (f"{BRANCH_FREE}the fast path `{header}`: the code after it computes the same without it", fast)
-        )
+        title = f"{BRANCH_FREE}the fast path `{header}`: the code after it computes the same without it"
+        rewrites.append(Rewrite(title, fast, Narrowing.BRANCH_FREE))
     if (free := _safely(without_branch, text, line)) is not None:
         new, how = free
         title = (
@@ -91,19 +101,17 @@ def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[tuple[str,
             if how == "drop"
             else f"{BRANCH_FREE}the test `{header}`: its body always runs"
         )
-        rewrites.append((title, new))
+        rewrites.append(Rewrite(title, new, Narrowing.BRANCH_FREE))
     test = _safely(tensor_test, text, line)
     if test is not None and test.keyword == "if" and (where := _safely(as_where, text, line)) is not None:
         new, names = where
         said = ", ".join(f"`{n}`" for n in names)
-        rewrites.append(
-            (
-                f"{PICK}{said} with torch.where instead of `{header}`: both sides computed, the test chooses",
-                importing_torch(new),
-            )
-        )
+        title = f"{PICK}{said} with torch.where instead of `{header}`: both sides computed, the test chooses"
+        rewrites.append(Rewrite(title, importing_torch(new), both_sides=True))
     if record.tensors and (cond := _safely(as_cond, text, line, record.tensors)) is not None:
-        rewrites.append((f"Run both sides of `{header}` with torch.cond", importing_torch(cond)))
+        rewrites.append(
+            Rewrite(f"Run both sides of `{header}` with torch.cond", importing_torch(cond), both_sides=True)
+        )
     return rewrites
 
 
@@ -130,7 +138,7 @@ def kept_check(record: DataDependent, ctx: Context, written: TensorTest) -> Fix 
     return Fix(title, (edit,), preferred=True, probes=(EXAMPLE,)) if edit else None
 
 
-def _kept_symbolic(record: DataDependent, ctx: Context, text: str) -> list[tuple[str, str]]:
+def _kept_symbolic(record: DataDependent, ctx: Context, text: str) -> list[Rewrite]:
     """``int(...)`` written ``torch.sym_int(...)`` where it asked for the value (title, new text)."""
     asked_for = asked(record, ctx)
     if asked_for is None or record.frame is None:
@@ -141,7 +149,7 @@ def _kept_symbolic(record: DataDependent, ctx: Context, text: str) -> list[tuple
         f"Write `{asked_for.symbolic}(...)` in place of `{asked_for.builtin}(...)`:"
         " the same number, which export can trace"
     )
-    return [(title, new)] if new is not None else []
+    return [Rewrite(title, new)] if new is not None else []
 
 
 def values(record: DataDependent) -> list[str]:

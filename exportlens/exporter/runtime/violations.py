@@ -52,6 +52,7 @@ class Violation:
     also: tuple[Any, ...] = ()  # RANGE: the dim's other recorded guards, likewise (what a fix must hold too)
     frame: Frame | None = None  # the user's line that added the guard
     fixes: tuple[Change, ...] = ()  # what solves it: torch's suggestions as read; fixes.verified keeps what works
+    always: bool = False  # RANGE: its guard holds at every declared size, and torch refused the range all the same
 
     def __post_init__(self) -> None:
         want = _DIM_COUNT.get(self.kind)
@@ -234,11 +235,33 @@ def _place_range(record: Violation, log: GuardLog, names: SymbolNames, user: Nam
     on_root = expr.xreplace(over_root)
     guard = on_root.xreplace({s: sympy.Symbol(n) for s, n in names.message.items()})
     requirement = names.say(on_root)
-    alone = isolated(guard, dim) or scanned(guard, dim, user.roots.get(dim))
     also = _also(log, over_root, names, guard)
+    if _always(guard, user.roots.get(dim)):  # nothing to solve: torch's range analysis could not prove it
+        return replace(record, requirement=requirement, guard=guard, also=also, frame=event.frame, always=True)
+    alone = isolated(guard, dim) or scanned(guard, dim, user.roots.get(dim))
     if alone and alone != requirement:  # ``seq + 1 <= 16``, i.e. ``seq <= 15``
         requirement += f"`, i.e. `{alone}"
     return replace(record, requirement=requirement, guard=guard, also=also, frame=event.frame)
+
+
+def _always(guard: Any, root: Any) -> bool:
+    """Whether ``guard``, over one dim, holds at every size its declaration (``root``, a torch
+    Dim) allows: ``n <= max(16, n)``, which torch 2.13's value ranges cannot prove."""
+    if guard is None or len(getattr(guard, "free_symbols", ())) != 1:
+        return False
+    (sym,) = guard.free_symbols
+    size = sympy.Symbol(str(sym), integer=True, nonnegative=True)
+    try:
+        if sympy.simplify(guard.xreplace({sym: size})) == sympy.true:
+            return True
+        lo, hi = getattr(root, "min", None), getattr(root, "max", None)
+        lo = int(lo) if finite(lo) else 0
+        if not finite(hi) or hi - lo > SCAN_LIMIT:
+            return False
+        sizes = (lo, int(hi), *range(lo, int(hi) + 1))  # the bounds first: where a cutting guard breaks
+        return all(bool(guard.xreplace({sym: sympy.Integer(v)})) for v in sizes)
+    except Exception:  # sympy cannot decide it, or torch's functions refuse a size (a negative Mod): not known
+        return False
 
 
 def _also(log: GuardLog, over_root: dict[sympy.Symbol, Any], names: SymbolNames, cutting: Any) -> tuple[Any, ...]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
 
-from ..core.report import ASSUMES, Edit, Fix, ModuleReport, Status
+from ..core.report import Edit, Fix, ModuleReport, Narrowing, Status
 from ..core.sources import Sources
 from ..edit.text_edits import apply_edits, edit_between
 from ..spec.plan_cache import PlanCache
@@ -86,6 +86,10 @@ class Converging:
                     out.append(edit)
         return tuple(out)
 
+    def rank(self, first: Fix) -> Narrowing:
+        """How much the fix narrows with everything folded in: its most narrowing part's."""
+        return max((first, *self.folded), key=lambda f: f.rank.order).rank
+
     def _original(self, path: str) -> str:
         return self._sources.text(path) or ""
 
@@ -113,7 +117,7 @@ def _next_fixes(after: ModuleReport) -> list[Fix]:
     chosen: list[Fix] = []
     for finding in after.findings:
         fix = next((f for f in finding.fixes if f.preferred), None)
-        if fix is None or fix.action.startswith(ASSUMES):
+        if fix is None or fix.rank is Narrowing.ASSUMPTION:
             return []
         if fix in chosen or any(_overlap(e, d) for e in fix.edits for c in chosen for d in c.edits):
             continue  # the same fix twice, or one for the next round

@@ -4,16 +4,19 @@ A remedy of a data-dependent branch (runtime/remedies.py) is proven on probe inp
 module as the user wrote it and the program exported with the fix applied are run on
 each (runtime/probes.py). A fix whose program answers otherwise than eager somewhere
 changes what the model computes, and is not offered; one whose program rejects some of
-them (a ``torch._check`` of one side) is offered as what it is, never preferred. Of a
-finding's remedies, the first (they come best first) that was proven and agrees on every
-probe is the preferred one; where none does, none is.
+them (a ``torch._check`` of one side) is offered as what it is, never preferred.
+
+Of a finding's proven fixes (remedies: those that agree on every probe), the preferred one
+leaves no problem where another leaves some, then narrows least (``Narrowing``: a rewrite,
+the example's size, a relation, a range, an assumption, a static size), then came first
+(remedies come best first). Of remedies where none was proven and agrees, none is preferred.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.report import Finding, Fix, ModuleReport
+from ..core.report import Finding, Fix, ModuleReport, Verified
 
 
 def with_probes(fix: Fix | None, after: ModuleReport) -> Fix | None:
@@ -32,9 +35,19 @@ def with_probes(fix: Fix | None, after: ModuleReport) -> Fix | None:
 
 
 def ranked(finding: Finding) -> Finding:
-    """``finding`` with its preferred fix chosen among its proven remedies, where it has any."""
-    if not any(f.probes for f in finding.fixes):
+    """``finding`` with its preferred fix chosen among those its proofs reached: one that leaves
+    no problem over one that leaves some, then the least narrowing (``Fix.rank``), then the
+    first offered. A remedy is a candidate only where it agrees with eager on every probe;
+    where no fix was proven, the worker's choice stands (``settled`` clears it), but of
+    remedies, none is preferred."""
+    proven = [i for i, f in enumerate(finding.fixes) if f.verified != Verified.UNVERIFIED and f.passes_probes]
+    if not proven and not any(f.probes for f in finding.fixes):
         return finding
-    best = next((i for i, f in enumerate(finding.fixes) if f.probes and f.passes_probes), None)
+    best = min(proven, key=lambda i: _keeps(finding.fixes[i]) + (i,), default=None)
     fixes = tuple(replace(f, preferred=i == best) for i, f in enumerate(finding.fixes))
     return replace(finding, fixes=fixes) if fixes != finding.fixes else finding
+
+
+def _keeps(fix: Fix) -> tuple[bool, int]:
+    """What a proven fix gives up, least first: problems it leaves, then how much it narrows."""
+    return fix.verified is Verified.PARTIAL, fix.rank.order

@@ -151,7 +151,9 @@ def _judged(fix: Fix, finding: Finding, rounds: Converging) -> Fix | None:
         verified, left = (EXPORTS if rounds.job.device == "meta" else SERVES), 0
     else:
         verified, left = PARTIAL, len(after.errors) or len(after.findings)
-    return replace(fix, action=action, edits=rounds.edits(fix), verified=verified, remaining=left)
+    return replace(
+        fix, action=action, edits=rounds.edits(fix), verified=verified, remaining=left, rank=rounds.rank(fix)
+    )
 
 
 def _still(finding: Finding, after: ModuleReport) -> bool:

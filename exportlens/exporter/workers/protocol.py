@@ -28,6 +28,7 @@ from ..core.report import (
     Kind,
     LineShapes,
     ModuleReport,
+    Narrowing,
     Probe,
     Range,
     Related,
@@ -217,8 +218,8 @@ CODEC = Codec(
     Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec,
     TensorInput, ValueInput, IntInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
-    ModuleReport, Finding, Fix, Verified, Probe, Lowering, DimSize, Edit, Related, Summary, Range, LineShapes,
-    Kind, Severity, Status, SubmoduleTree, TreeNode, Verdict,
+    ModuleReport, Finding, Fix, Verified, Narrowing, Probe, Lowering, DimSize, Edit, Related, Summary, Range,
+    LineShapes, Kind, Severity, Status, SubmoduleTree, TreeNode, Verdict,
 )  # fmt: skip
 
 

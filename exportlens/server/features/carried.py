@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from ...exporter.core.codec import Codec, CodecError
-from ...exporter.core.report import DimSize, Edit, Fix, Probe, Verified
+from ...exporter.core.report import DimSize, Edit, Fix, Narrowing, Probe, Verified
 from ..session import Result
 from ..snapshots import WorkspaceSnapshot
 
-WIRE = Codec(Fix, Edit, Probe, DimSize, Verified)
+WIRE = Codec(Fix, Edit, Probe, DimSize, Verified, Narrowing)
 FIXES, VERSIONS, DISK = "fixes", "versions", "disk"
 
 
