@@ -8,6 +8,7 @@ torch). Goal: the median later run ≤ 0.1× the first, with no worker started.
 
     python bench/bench_cache.py            # 5 later runs
     python bench/bench_cache.py --reps 10
+    python bench/bench_cache.py --quick    # 1 later run: that it runs (CI), not its figures
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="1 later run (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.reps = 1
     with tempfile.TemporaryDirectory() as tmp:
         here = Path(tmp)
         shutil.copytree(EXAMPLES, here / "examples", ignore=shutil.ignore_patterns("__pycache__", ".exportlens"))

@@ -36,10 +36,12 @@ Goals (issue 23): preferred fixes that export and agree with eager 100 %, findin
 internal errors 0, findings with torch's symbols 0, modules needing more than one fix 0.
 
     python bench/bench_corpus.py
+    python bench/bench_corpus.py --quick   # 3 cases: that it runs (CI), not its figures
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -62,13 +64,14 @@ from exportlens.exporter.spec.plan import make_plan  # noqa: E402
 ROUNDS = 3  # fix applications tried before a module counts as never exporting
 
 
-def plain_export(root: Path) -> tuple[float, int]:
-    """Seconds for torch.export.export of every module with a spec, inputs built first; and how many raised."""
+def plain_export(root: Path, targets: set[str] | None = None) -> tuple[float, int]:
+    """Seconds for torch.export.export of every module with a spec (of ``targets``, if given),
+    inputs built first; and how many raised."""
     plan = make_plan([root])
     prepared = []
     for planned in plan.modules:
         spec = planned.spec
-        if spec is None:
+        if spec is None or (targets is not None and planned.target not in targets):
             continue
         try:
             _, model, built = prepare(root.resolve(), planned.module, spec, "cpu", Sources.of(root))
@@ -162,18 +165,31 @@ def _modules(output: str) -> list[dict]:
         return []
 
 
+def quick_cases() -> list:
+    """A clean case and two failing ones, one with a promised fix: every path of the bench, in seconds."""
+    every = cases()
+    clean = [c for c in every if not c.code][:1]
+    fixed = [c for c in every if c.code and c.fix_exports][:1]
+    other = [c for c in every if c.code and not c.fix_exports][:1]
+    return clean + fixed + other
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 cases of the corpus, not all (CI)")
+    args = parser.parse_args()
     began = time.perf_counter()
-    all_cases = cases()
+    all_cases = quick_cases() if args.quick else cases()
+    targets = {c.target for c in all_cases} if args.quick else None
     with tempfile.TemporaryDirectory() as tmp:
         root = copy_corpus(Path(tmp) / "corpus")
-        plain_export(root)  # warm torch's caches for both sides
-        torch_s, raised = plain_export(root)
+        plain_export(root, targets)  # warm torch's caches for both sides
+        torch_s, raised = plain_export(root, targets)
         started = time.perf_counter()
-        reports = check(root)
+        reports = check(root) if targets is None else {t: check(root, t)[t] for t in sorted(targets)}
         ours_s = time.perf_counter() - started
         started = time.perf_counter()
-        proven, cli_status = cli_check(root)
+        proven, cli_status = cli_check(root, sorted(targets) if targets else None)
         cli_s = time.perf_counter() - started
         outcomes = [judge(c, reports[c.target], Path(tmp)) for c in all_cases]
         started = time.perf_counter()

@@ -18,6 +18,7 @@ other processes on the machine disturb less; then where exportlens's time
 goes (a few extra, separately timed passes).
 
     python bench/bench_export.py [--reps 30] [--warmup 3] [--seed 0]
+    python bench/bench_export.py --quick   # 1 run of each, no warm-up: that it runs (CI), not its figures
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import torch
 from exportlens.exporter.core.report import Status
 from exportlens.exporter.core.sources import Sources
 from exportlens.exporter.runtime import run
+from exportlens.exporter.runtime.construct import construct
 from exportlens.exporter.runtime.explain import Context
 from exportlens.exporter.runtime.in_process import export_planned
 from exportlens.exporter.runtime.locate import record_guards
@@ -86,9 +88,7 @@ def bare_export(plan: Plan, item: Planned) -> Callable[[], object]:
     """torch.export.export on the module and inputs exportlens builds from the same spec."""
     files = Sources.of(plan.root)
     spec = item.spec
-    cls = run._load_class(plan.root, item.module, files)
-    model = run._construct(cls, item.module, spec, spec.settings.device, files)
-    built = run._build_inputs(cls, item.module, spec, spec.settings.device, files)
+    _cls, model, built = run.prepare(plan.root, item.module, spec, spec.settings.device, files)
     strict = spec.settings.strict
 
     def call() -> object:
@@ -139,7 +139,7 @@ def _stages(plan: Plan, item: Planned) -> dict[str, float]:
     cls = run._load_class(root, module, files)
     out["import file"] = time.perf_counter() - t
     t = time.perf_counter()
-    model = run._construct(cls, module, spec, device, files)
+    model = construct(cls, module, spec, device, files)
     out["construct"] = time.perf_counter() - t
     t = time.perf_counter()
     built = run._build_inputs(cls, module, spec, device, files)
@@ -151,7 +151,7 @@ def _stages(plan: Plan, item: Planned) -> dict[str, float]:
         )
     out["export (recording guards)"] = time.perf_counter() - t
     t = time.perf_counter()
-    summarize(ep, Context(root, files, module, spec, built), log, None)
+    summarize(ep, Context(root, module, spec, built, sources=files, model=model), log, None)
     out["summary"] = time.perf_counter() - t
     return out
 
@@ -161,8 +161,11 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=30, help="timed runs of each (default 30, at least 20)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs of each first (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the interleaving order")
+    parser.add_argument("--quick", action="store_true", help="1 run of each, no warm-up, 1 pass of stages (CI)")
     args = parser.parse_args()
-    if args.reps < 20:
+    if args.quick:
+        args.reps, args.warmup = 1, 0
+    elif args.reps < 20:
         parser.error("--reps must be at least 20")
     rng = random.Random(args.seed)
     load_before = _load()
@@ -204,7 +207,7 @@ def main() -> int:
             bare, lens = times["torch.export"], times["exportlens"]
             cpu_ratio = statistics.median(cpu["exportlens"]) / statistics.median(cpu["torch.export"])
             rows.append((label, source, verdict.summary.signature, bare, lens, cpu_ratio))
-            breakdowns.append((label, stages(plan, item)))
+            breakdowns.append((label, stages(plan, item, passes=1 if args.quick else 5)))
 
     print(
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs,"
@@ -234,7 +237,7 @@ def main() -> int:
     for label, _source, signature, *_ in rows:
         print(f"{label}: {signature}")
     print()
-    print("where exportlens's time goes (median of 5 passes, ms):")
+    print(f"where exportlens's time goes (median of {1 if args.quick else 5} passes, ms):")
     names = list(breakdowns[0][1])
     print(f"{'module':<12} " + " ".join(f"{n:>26}" for n in names))
     for label, parts in breakdowns:

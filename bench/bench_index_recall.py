@@ -15,6 +15,7 @@ Goal (issue 12): recall and precision 100 % each.
     python bench/bench_index_recall.py                    # 20 models: about 1 minute on 2 cores
     python bench/bench_index_recall.py --models bert llama
     python bench/bench_index_recall.py --all              # every modeling file (538): about 5 minutes
+    python bench/bench_index_recall.py --quick            # bert only: that it runs (CI)
 """
 
 from __future__ import annotations
@@ -57,7 +58,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=MODELS)
     parser.add_argument("--all", action="store_true", help="every models/*/modeling_*.py; rows only where they differ")
+    parser.add_argument("--quick", action="store_true", help="bert only (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.models, args.all = ["bert"], False
     import transformers  # its __init__ is lazy: no torch, no model imported yet
 
     package = Path(transformers.__file__).resolve().parent

@@ -17,6 +17,7 @@ model on 2 cores.
 
     python bench/bench_init.py            # about 1 minute on 2 cores
     python bench/bench_init.py --reps 3
+    python bench/bench_init.py --quick    # the first model only: that it runs (CI)
 """
 
 from __future__ import annotations
@@ -95,10 +96,11 @@ def one(file: str, reps: int) -> tuple[float, float, str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=1)
-    reps = parser.parse_args().reps
+    parser.add_argument("--quick", action="store_true", help="the first model only, 1 run (CI)")
+    args = parser.parse_args()
     print(f"{'model':<14} {'init (s)':>9} {'torch (s)':>10} {'ratio':>6}  goal  verdict")
-    for file in PLAIN:
-        init, plain, said, plain_said = one(file, reps)
+    for file in list(PLAIN)[:1] if args.quick else PLAIN:
+        init, plain, said, plain_said = one(file, 1 if args.quick else args.reps)
         ok = "ok" if init <= GOAL else "SLOW"
         print(
             f"{PLAIN[file][0]:<14} {init:>9.1f} {plain:>10.1f} {init / plain:>6.2f}  {ok:<4}  {said}"

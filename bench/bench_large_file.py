@@ -8,10 +8,12 @@ close (goal: after the close ≤ 1.5× before), and the longest wait for a hover
 while the big file is parsed (goal ≤ 100 ms).
 
     python bench/bench_large_file.py
+    python bench/bench_large_file.py --quick   # 2,000 lines, 2 edits, short pauses: that it runs (CI)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -26,10 +28,10 @@ EDITS = 20
 SMALL = "from torch import nn\n\n\nclass Small(nn.Module):\n    def forward(self, x):\n        return x\n"
 
 
-def big_file() -> str:
+def big_file(lines: int = LINES) -> str:
     """Modules of 50 lines each, as a generated model zoo looks."""
     parts = ["import torch\nfrom torch import nn\n"]
-    for i in range(LINES // 50):
+    for i in range(lines // 50):
         body = "".join(f"        x = x * {j} + self.w{i}\n" for j in range(44))
         parts.append(f"\n\nclass Block{i}(nn.Module):\n    def forward(self, x):\n{body}        return x\n")
     return "".join(parts)
@@ -85,10 +87,14 @@ class Client:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2,000 lines, 2 edits, a tenth of the pauses (CI)")
+    quick = parser.parse_args().quick
+    lines, edits, pause = (2_000, 2, 0.1) if quick else (LINES, EDITS, 1.0)  # pause: a factor on each wait
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "small.py").write_text(SMALL)
-        text = big_file()
+        text = big_file(lines)
         big = root / "big.py"
         big.write_text(text)
         client = Client(root)
@@ -102,7 +108,7 @@ def main() -> None:
         hover = {"textDocument": {"uri": small["uri"]}, "position": {"line": 3, "character": 7}}
         ids = iter(range(10, 10**9))
         client.request(next(ids), "textDocument/hover", hover)
-        time.sleep(3)  # the workspace scan (of the big file too) is done
+        time.sleep(3 * pause)  # the workspace scan (of the big file too) is done
         before = client.rss()
 
         waits: list[float] = []
@@ -119,17 +125,17 @@ def main() -> None:
         client.notify(
             "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}
         )
-        for version in range(2, EDITS + 2):
+        for version in range(2, edits + 2):
             text = text.replace(f"x * {version}", f"x * {version + 100}", 1)
             client.notify(
                 "textDocument/didChange",
                 {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
             )
-            time.sleep(0.5)  # typing pauses: each edit is rescanned
-        time.sleep(2)
+            time.sleep(0.5 * pause)  # typing pauses: each edit is rescanned
+        time.sleep(2 * pause)
         edited = client.rss()
         client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        time.sleep(3)
+        time.sleep(3 * pause)
         stop.set()
         asker.join()
         closed = client.rss()
@@ -138,7 +144,7 @@ def main() -> None:
         client.proc.wait(10)
 
     mib = 1 << 20
-    print(f"{LINES}-line file, {EDITS} edits, hovers every 5 ms meanwhile ({len(waits)} answered)")
+    print(f"{lines}-line file, {edits} edits, hovers every 5 ms meanwhile ({len(waits)} answered)")
     print(f"server RSS before opening   {before / mib:7.1f} MiB")
     print(f"server RSS after the edits  {edited / mib:7.1f} MiB  ({edited / before:.2f}x)")
     print(f"server RSS after closing    {closed / mib:7.1f} MiB  ({closed / before:.2f}x, goal <= 1.5x)")

@@ -13,6 +13,7 @@ hover. Printed, each measured in this one run:
 
     python bench/bench_long_messages.py                      # a plain-text client (eglot's)
     python bench/bench_long_messages.py --format markdown    # VS Code's
+    python bench/bench_long_messages.py --quick              # 1 round of hovers, 2 s to settle (CI)
 """
 
 from __future__ import annotations
@@ -144,7 +145,10 @@ def main() -> int:
     parser.add_argument("--hovers", type=int, default=20, help="rounds of hovering every class")
     parser.add_argument("--settle", type=float, default=8.0, help="seconds for the index and the warm worker")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--quick", action="store_true", help="1 round of hovers, 2 s to settle (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.hovers, args.settle = 1, 2.0
     with tempfile.TemporaryDirectory() as tmp:
         report(args, asyncio.run(run(args, project(Path(tmp)))))
     return 0

@@ -16,6 +16,7 @@ and printed as seconds, the ratio to the export, and the artifact's size.
 
     python bench/bench_lowering.py              # about 5 minutes on 2 cores, AOTInductor included
     python bench/bench_lowering.py --no-aoti    # under a minute
+    python bench/bench_lowering.py --quick      # the first module that exports, the first target (CI)
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def targets(aoti: bool) -> list[str]:
     return out
 
 
-def bench(root: Path, names: list[str]) -> None:
+def bench(root: Path, names: list[str], modules: int | None = None) -> None:
     import torch
 
     from exportlens.exporter.core.settings import Overrides, effective
@@ -149,15 +150,22 @@ def bench(root: Path, names: list[str]) -> None:
             except Exception as exc:
                 row += f"{'failed: ' + type(exc).__name__:>24} {'':>9}  "
         print(row, flush=True)
+        modules = None if modules is None else modules - 1
+        if modules == 0:
+            break
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-aoti", action="store_true", help="leave out AOTInductor (about 30 s per module)")
+    parser.add_argument(
+        "--quick", action="store_true", help="the first module that exports, the first target only (CI)"
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     with tempfile.TemporaryDirectory() as folder:
-        bench(project(Path(folder)), targets(not args.no_aoti))
+        names = targets(not (args.no_aoti or args.quick))
+        bench(project(Path(folder)), names[:1] if args.quick else names, 1 if args.quick else None)
 
 
 if __name__ == "__main__":

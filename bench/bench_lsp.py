@@ -6,7 +6,9 @@ a. **save → diagnostics**: a generated project with a small MLP and a pyprojec
    (dynamic batch). Each save appends ``# edit N`` (so the content-hash cache never
    answers), sends didChange, writes the file and sends didSave; the time runs from
    didSave to the publishDiagnostics that carries the export's verdict (the first publish
-   for the file after the server's "<target>: exported in …" log line). Beside it, in this
+   for the file after the server's "<target>: exported in …" log line; that log line itself
+   where the verdict leaves the diagnostics as they were, as a clean save does: the server
+   publishes only a change). Beside it, in this
    process, ``torch.export.export`` of the same model on the same inputs and dynamic
    shapes, interleaved with the saves. Goal: p50 ratio ≤ 1.5.
 b. **hover while exporting**: in the same workspace a module that sleeps 2 s in forward
@@ -21,6 +23,7 @@ c. **memory**: a second server whose workspace is the installed ``transformers``
     python bench/bench_lsp.py --saves 40 --hovers 200 --debounce 0
     python bench/bench_lsp.py --skip-index       # a and b only (about 1-2 minutes)
     python bench/bench_lsp.py --index-root PATH  # c on another folder
+    python bench/bench_lsp.py --quick            # 2 saves, 5 hovers, c on examples/: that it runs (CI)
 """
 
 from __future__ import annotations
@@ -203,6 +206,10 @@ class Lsp:
         @client.feature(types.WINDOW_LOG_MESSAGE)
         def _log(ls, params: types.LogMessageParams) -> None:
             self._add(Event(time.perf_counter(), "log", text=params.message))
+
+        @client.feature("exportlens/exports")
+        def _exports(ls, params: Any) -> None:  # the extension's progress list: not timed here
+            pass
 
         @client.feature(types.WINDOW_SHOW_MESSAGE)
         def _show(ls, params: types.ShowMessageParams) -> None:
@@ -411,19 +418,19 @@ async def bench_save(lsp: Lsp, saves: int, warmup: int, pause: float) -> dict[st
         i_start = await lsp.wait(exporting(MLP_TARGET), start, timeout=60)
         job = job_of(lsp.events[i_start])
         i_land = await lsp.wait(landed(MLP_TARGET, job), i_start, timeout=120)
-        i_pub = await lsp.wait(lambda e: e.kind == "diagnostics" and e.uri == uri, i_land, timeout=30)
         land = lsp.events[i_land]
         if "exported in" not in land.text:
             raise SystemExit(f"bench: the MLP did not export: {land.text}")
+        shown = await verdict_shown(lsp, uri, i_land)
         if n < warmup:
             continue
         rows.append(
             {
-                "total": lsp.events[i_pub].t - t_save,
+                "total": shown - t_save,
                 "schedule": lsp.events[i_start].t - t_save,  # didSave → "exporting" (debounce, planning)
                 "job": land.t - lsp.events[i_start].t,  # "exporting" → "exported" (the pool, the worker)
                 "worker": float(landed_seconds(land.text)),  # the worker's own figure for the export
-                "publish": lsp.events[i_pub].t - land.t,  # "exported" → publishDiagnostics
+                "publish": shown - land.t,  # "exported" → publishDiagnostics (0: nothing to send)
             }
         )
     totals = [r["total"] for r in rows]
@@ -440,6 +447,16 @@ async def bench_save(lsp: Lsp, saves: int, warmup: int, pause: float) -> dict[st
             for k in ("schedule", "job", "worker", "publish")
         },
     }
+
+
+async def verdict_shown(lsp: Lsp, uri: str, i_land: int) -> float:
+    """When the editor shows the verdict: its publishDiagnostics, or, where the verdict left the
+    file's diagnostics as they were (a clean save: the server publishes only a change), the
+    "exported" log line. The server publishes in the turn of its loop after the verdict lands,
+    so every publish it makes for this verdict precedes the answer to a request sent now."""
+    await lsp.status()
+    pubs = [e.t for e in lsp.events[i_land:] if e.kind == "diagnostics" and e.uri == uri]
+    return pubs[0] if pubs else lsp.events[i_land].t
 
 
 def landed_seconds(text: str) -> str:
@@ -745,13 +762,17 @@ def main() -> int:
         '"python -m cProfile -o server.prof -m exportlens.cli serve" to profile it',
     )
     p.add_argument("--index-timeout", type=float, default=1800, help="seconds to wait for c's 'indexed' line")
+    p.add_argument("--quick", action="store_true", help="2 saves, 1 warm-up, 5 hovers, c on examples/ (CI)")
     args = p.parse_args()
+    if args.quick:
+        args.saves, args.warmup, args.hovers = 2, 1, 5
+        args.index_root = args.index_root or str(Path(__file__).resolve().parent.parent / "examples")
+    elif args.saves < 20 or args.hovers < 50:
+        p.error("--saves must be ≥ 20 and --hovers ≥ 50")
     if args.server:
         SERVER[:] = shlex.split(args.server)
     if args.skip_index:
         args.parts = args.parts.replace("c", "")
-    if args.saves < 20 or args.hovers < 50:
-        p.error("--saves must be ≥ 20 and --hovers ≥ 50")
     return asyncio.run(main_async(args))
 
 

@@ -10,10 +10,12 @@ largest process (``RUSAGE_CHILDREN``: the worker's child, for exportlens). Goals
 12): ≤ 30 s and ≤ 1.5 GB for exportlens. On ``cpu`` the same weights would need about 27 GB.
 
     python bench/bench_meta.py
+    python bench/bench_meta.py --quick   # 2 layers, not 32: that it runs (CI), not its figures
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import resource
 import shutil
@@ -55,16 +57,23 @@ def measured(cmd: list[str], cwd: Path) -> tuple[float, float, subprocess.Comple
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 layers, not 32 (CI)")
+    quick = parser.parse_args().quick
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         shutil.copytree(DATA, root, dirs_exist_ok=True)
+        if quick:  # the same model and spec, a sixteenth of its layers
+            model = root / "llama7b.py"
+            model.write_text(model.read_text().replace("num_hidden_layers=32", "num_hidden_layers=2"))
         exportlens = str(Path(sys.executable).with_name("exportlens"))
         ours_s, ours_gb, done = measured([exportlens, "check", ".", "--no-cache", "--format", "json"], root)
         (module,) = json.loads(done.stdout)["modules"]
         plain_s, plain_gb, plain = measured([sys.executable, "-c", PLAIN, str(root)], root)
     if plain.returncode != 0:
         sys.exit(f"the plain export failed:\n{plain.stderr[-2000:]}")
-    print(f"Llama, 6.7 B parameters, on meta; exportlens says: {module['status']}\n")
+    size = "2 layers (--quick)" if quick else "6.7 B parameters"
+    print(f"Llama, {size}, on meta; exportlens says: {module['status']}\n")
     print("| | wall | peak RSS (largest process) | goal |")
     print("|---|---|---|---|")
     print(f"| plain torch.export (fresh interpreter, import included) | {plain_s:.1f} s | {plain_gb:.2f} GB | |")

@@ -24,6 +24,7 @@ Goal (issue 12): each exportlens row ≤ 1.1× plain torch.
 
     python bench/bench_real_models.py            # one of each: about 1 minute on 2 cores
     python bench/bench_real_models.py --reps 3
+    python bench/bench_real_models.py --quick    # one architecture, one hand-written module (CI)
 """
 
 from __future__ import annotations
@@ -448,11 +449,12 @@ def check(root: Path, *extra: str) -> tuple[float, dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=1, help="timed runs of each side (the median is shown)")
+    parser.add_argument("--quick", action="store_true", help="one architecture and one hand-written module (CI)")
     args = parser.parse_args()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "project"
-        modules = ARCHITECTURES + HAND_WRITTEN
+        modules = ARCHITECTURES[:1] + HAND_WRITTEN[:1] if args.quick else ARCHITECTURES + HAND_WRITTEN
         write_project(root, modules)
 
         # untimed: every architecture must export and every hand-written module fail; drop those that do not

@@ -23,6 +23,7 @@ a status request sent after the last one. Goal: p99 ≤ 100 ms.
 
     python bench/bench_storm.py                  # 200 files, jobs 2: about 1-2 minutes on 2 cores
     python bench/bench_storm.py --files 50 --jobs 1 --edits 0
+    python bench/bench_storm.py --quick          # 8 files, 50 keystrokes into 2,000 lines (CI)
     python bench/bench_storm.py --server "py-spy record -f raw -o storm.txt -- python -m exportlens.cli serve"
 """
 
@@ -368,7 +369,10 @@ def main() -> int:
         "--server",
         help="the server command (default: this Python's -m exportlens.cli serve), e.g. under a sampling profiler",
     )
+    p.add_argument("--quick", action="store_true", help="8 files, 2 s to settle, 50 keystrokes into 2,000 lines (CI)")
     args = p.parse_args()
+    if args.quick:
+        args.files, args.settle, args.quiet, args.edits, args.edit_lines = 8, 2.0, 1.0, 50, 2_000
     if args.server:
         SERVER[:] = shlex.split(args.server)
     tmp = Path(tempfile.mkdtemp(prefix="exportlens-bench-storm-"))

@@ -18,6 +18,7 @@ Then the whole CLI: ``exportlens check examples/`` with ``--jobs 1`` and
 ``--jobs 2``, alternating, ``--cli-runs`` times each (0 skips it).
 
     python bench/bench_workers.py [--reps 30] [--cold-reps 20] [--gap 0.5] [--cli-runs 5]
+    python bench/bench_workers.py --quick   # 1 run of each, 1 CLI run per --jobs: that it runs (CI)
 """
 
 from __future__ import annotations
@@ -164,8 +165,11 @@ def main() -> int:
         default=5,
         help="runs of `exportlens check examples/` per --jobs value (default 5; 0: skip)",
     )
+    parser.add_argument("--quick", action="store_true", help="1 run of each, no warm-up, 1 CLI run per --jobs (CI)")
     args = parser.parse_args()
-    if args.reps < 20 or args.cold_reps < 20:
+    if args.quick:
+        args.reps, args.cold_reps, args.warmup, args.gap, args.cli_runs = 1, 1, 0, 0.1, 1
+    elif args.reps < 20 or args.cold_reps < 20:
         parser.error("--reps and --cold-reps must be at least 20")
     load_before = _load()
 

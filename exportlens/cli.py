@@ -225,6 +225,7 @@ def _check(args: argparse.Namespace) -> int:
     from .projects import joined_report
 
     with _pool(args, args.jobs) as pool:
+        pool.warm_unless_kept(args.paths)  # torch imports in the warm parent while this plans
         found = _projects(args.paths, set(args.module) or None, not args.no_cache)
         if found is None:
             return USAGE

@@ -47,6 +47,7 @@ def load(path: Path, name: str):
     return module
 
 
+@pytest.mark.slow  # proofs of several fixes in workers (8 s); the other pool tests here prove one remedy each
 def test_the_routers_preferred_fix_keeps_the_expert(project, pool):
     import torch
     from torch.export import Dim

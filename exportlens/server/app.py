@@ -43,4 +43,8 @@ def build(pool_factory: PoolFactory = persistent_pool, indexer_factory: IndexerF
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     compat.quiet_refusals()  # a refusal we answer in words is no traceback in the editor's output
-    stdio.serve(build())
+    server = build()
+    # torch imports in the warm parent (no workspace code: docs/workers.md) while the client
+    # starts up; `initialized` keeps it, restarts it for the client's python or jobs, or ends it
+    server.exports.start_pool()
+    stdio.serve(server)

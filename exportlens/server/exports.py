@@ -28,6 +28,7 @@ from ..exporter.workers.converge import Converging, Once
 from ..exporter.workers.pool import Cancelled, Pool
 from ..exporter.workers.proofs import converging, proofs, proven
 from ..exporter.workers.protocol import Job
+from .debounce import Debounce, coalesced
 from .session import Result, Session, spec_key
 from .snapshots import WorkspaceSnapshot
 
@@ -37,7 +38,6 @@ Landed = Callable[[Path, list[str]], None]  # (root, targets whose result change
 PoolFactory = Callable[[str, int], Pool]  # (python, jobs) -> a pool; tests hand in their own
 COMMAND = "command"  # the user asked for this export
 REVERIFY = "re-verify"  # a verdict from an earlier session's cache is checked again
-GATHER = 0.02  # seconds: files whose debounce ends this close together are exported as one batch
 
 
 def persistent_pool(python: str, jobs: int) -> Pool:
@@ -90,7 +90,7 @@ class Exports:
         self.progress = progress
         self.pool_factory = pool_factory
         self.pool: Pool | None = None
-        self._debounce: dict[Path, asyncio.Task] = {}
+        self._debounce = Debounce()
         self._due: dict[Path, dict[Path, str]] = {}  # root -> files past their debounce -> why
         self._batches: dict[Path, asyncio.Task] = {}  # root -> the task that exports its due files
         self._commanded: dict[tuple[Path, str], str] = {}  # running exports the user asked for -> the text
@@ -113,7 +113,8 @@ class Exports:
         return self.pool
 
     def close(self) -> None:
-        for task in [*self._debounce.values(), *self._batches.values(), *self._verifying]:
+        self._debounce.cancel_all()
+        for task in [*self._batches.values(), *self._verifying]:
             task.cancel()
         self._due.clear()
         if self.pool is not None:
@@ -122,8 +123,8 @@ class Exports:
 
     def drop(self, gone: Callable[[Path], bool]) -> None:
         """Forget pending exports of files that are ``gone`` (their folder was removed)."""
-        for path in [p for p in self._debounce if gone(p)]:
-            self._debounce.pop(path).cancel()
+        for path in [p for p in self._debounce.tasks if gone(p)]:
+            self._debounce.cancel(path)
         for due in self._due.values():
             for path in [p for p in due if gone(p)]:
                 del due[path]
@@ -134,15 +135,10 @@ class Exports:
         """A document was saved (or edited, with exportOn = change): export what it affects, debounced."""
         if not self.session.trusted:
             return
-        pending = self._debounce.pop(path, None)
-        if pending is not None:
-            pending.cancel()  # newest edit wins
-        self._debounce[path] = asyncio.get_running_loop().create_task(self._after_debounce(path, reason))
+        seconds = self.session.settings.debounce_ms / 1000  # newest edit wins
+        self._debounce.start(path, seconds, lambda: self._debounced(path, reason))
 
-    async def _after_debounce(self, path: Path, reason: str) -> None:
-        if self.session.settings.debounce_ms:
-            await asyncio.sleep(self.session.settings.debounce_ms / 1000)
-        self._debounce.pop(path, None)
+    def _debounced(self, path: Path, reason: str) -> None:
         root = self.session.root_of(path)
         self._due.setdefault(root, {})[path] = reason
         if root not in self._batches:
@@ -152,7 +148,10 @@ class Exports:
         """Export the modules the files due in ``root`` affect, in one batch: two hundred files
         opened at once are one plan and one look at the import graph, not two hundred."""
         try:
-            await asyncio.sleep(GATHER)
+            await coalesced(
+                lambda: len(self._due.get(root, ())),
+                lambda: self._debounce.arriving(lambda p: self.session.root_of(p) == root),
+            )
             due = self._due.pop(root, {})
             del self._batches[root]  # files due from now on start the next batch
         except asyncio.CancelledError:

@@ -44,7 +44,9 @@ def initialized(ls: ExportLensServer, params: types.InitializedParams) -> None:
         f"{'trusted' if ls.session.trusted else 'untrusted: static features only'}"
     )
     if ls.session.trusted and ls.session.settings.export_on != "manual":
-        ls.exports.start_pool()  # torch imports in the warm worker while the user reads
+        ls.exports.start_pool()  # started at launch (app.main): restarted where python or jobs differ
+    elif ls.exports.pool is not None:
+        ls.exports.close()  # untrusted, or exports only when asked: no worker until one is needed
     asyncio.get_running_loop().create_task(ls.pull_settings())
     _watch_files(ls)
     folders.start(ls)

@@ -55,6 +55,7 @@ async def apply_preferred_fix(editor, rel: str, code: str) -> tuple[str, list[st
         raise AssertionError(f"no quick fix for {code} in {rel} applied: {seen}") from None
 
 
+@pytest.mark.slow  # an export per problem and per fix (9 s); the tests below apply a fix and export again
 async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
     for rel in PROBLEMS:
         editor.open(rel)

@@ -177,6 +177,7 @@ def status(server: Raw, ids) -> dict:
 _ids_used = count()
 
 
+@pytest.mark.slow  # 250 batches of garbage (13 s); test_protocol.py sends each kind of broken frame quickly
 @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_after_any_garbage_the_server_answers_and_never_shows_a_python_frame(served, data):

@@ -70,6 +70,7 @@ def shown(found: list[types.Diagnostic]) -> list[tuple]:
     return sorted((d.code, d.message, d.range.start.line, d.range.start.character) for d in found)
 
 
+@pytest.mark.slow  # 500+ texts, every request each (38 s); the tests below type a broken spec quickly
 async def test_every_request_answers_while_the_spec_is_typed(workspace):
     caps = capabilities()
     caps.text_document.diagnostic = types.DiagnosticClientCapabilities(related_document_support=True)

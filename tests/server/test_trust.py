@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import psutil
+import pytest
 from lsprotocol import types
 
 from .conftest import start, stop
+from .raw import NET, PYPROJECT, Raw
 
 WRITES = """\
 from pathlib import Path
@@ -78,3 +81,29 @@ async def test_trust_fails_closed_on_anything_but_a_boolean(workspace):
         )
     finally:
         await stop(editor)
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_the_warm_worker_starts_before_initialize_is_answered(tmp_path, trusted):
+    """Issue 40: torch imports in the warm parent (no workspace code) from the server's start,
+    not from `initialized` on; a workspace that initialize says is untrusted then has none."""
+    (tmp_path / "net.py").write_text(NET)
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    server = Raw(tmp_path)
+    try:
+        options = {"trusted": trusted}
+        server.request(
+            1, "initialize", {"capabilities": {}, "rootUri": tmp_path.as_uri(), "initializationOptions": options}
+        )
+        assert "result" in server.reply(1)
+        server.request(2, "exportlens/status")  # before `initialized`: what the launch started
+        early = server.reply(2)["result"]["worker_pid"]
+        assert early is not None
+        server.notify("initialized", {})
+        server.request(3, "exportlens/status")
+        now = server.reply(3)["result"]["worker_pid"]
+        assert now == (early if trusted else None)  # kept (same python and jobs), or ended
+        if not trusted:
+            assert not psutil.pid_exists(early) or psutil.Process(early).status() == psutil.STATUS_ZOMBIE
+    finally:
+        server.stop()

@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from ..core.report import ModuleReport
@@ -168,6 +169,13 @@ class Pool:
         with self._lock:
             if not self._closed:
                 self._warm_parent()
+
+    def warm_unless_kept(self, paths: list[Path]) -> None:
+        """``warm`` now, while the caller plans, unless a verdict cache lies in ``paths``, above or
+        just below them: a check that its cache answers whole must start no worker (no torch)."""
+        near = [q for p in map(Path.resolve, paths) for q in (p, *p.parents, *(p.glob("*") if p.is_dir() else ()))]
+        if not (self.persist and any(Verdicts(q).folder.is_dir() for q in near)):
+            self.warm()
 
     def cancel(self, target: str, root: str | None = None) -> bool:
         """Kill ``target``'s jobs (of the project at ``root``; None: of any), queued or
