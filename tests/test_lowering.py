@@ -237,6 +237,12 @@ def test_an_executorch_program_that_answers_otherwise_than_eager_names_the_sizes
     """A half-precision Linear over 4096 features: eager on CPU sums the products in float32
     and rounds once; XNNPACK's float16 kernel sums them in float16."""
     pytest.importorskip("executorch")
+    project.write("net.py", HALF_LINEAR)
+    project.write("pyproject.toml", spec("HalfLinear", '["executorch"]', "f16[batch, 4096]"))
+    (lowering,) = checked(project.root, pool, "HalfLinear").lowerings
+    if lowering.status == "compiled" and lowering.max_error is not None and lowering.max_error < 0.01:
+        # XNNPACK picks its float16 kernel by what the processor offers: some accumulate in float32
+        pytest.skip(f"XNNPACK on this processor sums float16 like eager (max error {lowering.max_error:g})")
     message, error = differs(project, pool, HALF_LINEAR, "HalfLinear", '["executorch"]', "f16[batch, 4096]")
     assert re.fullmatch(
         r"the ExecuTorch program \(XNNPACK\) answers otherwise than eager at the example inputs, batch = 2 and"
