@@ -209,6 +209,29 @@ def test_torch_cond_takes_the_tensors_each_side_reads_and_clones_what_it_returns
     assert as_cond(text, 16, frozenset()) is not None  # no operands: both sides read closures only
 
 
+def test_torch_cond_leaves_a_blank_line_above_its_first_function_as_ruff_format_does():
+    """The ``if`` follows other statements: the nested ``def`` that replaces it gets the blank
+    line above it that PEP 8 and ``ruff format`` ask for, the comment above the ``if`` kept
+    under that line; the rest of the file is as it was."""
+    text = (EXAMPLES / "models" / "router.py").read_text()
+    head, _, _ = text.partition("        routed = ")
+    commented = text.replace("        if routed > 0:", "        # any token routed?\n        if routed > 0:")
+    functions = (
+        "        def true_fn(x, scores):\n"
+        "            return x + self.expert(x) * scores.unsqueeze(-1)\n"
+        "\n"
+        "        def false_fn(x, scores):\n"
+        "            return x.clone()\n"
+        "\n"
+        "        return torch.cond(routed > 0, true_fn, false_fn, (x, scores))\n"
+    )
+    routed = "        routed = (scores > 0.5).sum().item()\n"
+    assert as_cond(text, 16, frozenset({"x", "scores"})) == head + routed + "\n" + functions
+    assert as_cond(commented, 17, frozenset({"x", "scores"})) == (
+        head + routed + "\n        # any token routed?\n" + functions
+    )
+
+
 MASK = """import torch
 
 

@@ -12,7 +12,8 @@ EXPORT_KIND = types.CodeActionKind.Source + ".exportlens.export"  # a source act
 
 TRUST_NOTIFICATION = "exportlens/setTrusted"  # {"trusted": true}: the client granted workspace trust
 STATUS_REQUEST = "exportlens/status"  # the server's own state, for tests, benchmarks and bug reports
-EXPORTS_NOTIFICATION = "exportlens/exports"  # server -> client after each change: {running, exported, failed, problems}
+# server -> client after each change: {running, exporting, exported, failed, problems}
+EXPORTS_NOTIFICATION = "exportlens/exports"
 CHECK_WORKSPACE_REQUEST = "exportlens/checkWorkspace"  # export every module with a spec; problems in every file
 PROGRAM_REQUEST = "exportlens/program"  # {uri, target | line} -> {target, status, text}: the exported program as text
 TREE_COMMAND = "exportlens.submoduleTree"  # {uri, target | line} -> each submodule's verdict (docs/server.md)

@@ -279,6 +279,7 @@ class ExportLensServer(LanguageServer):
         failed = [r for r in reports if r.status is Status.FAILED]
         counts = {
             "running": len(self.session.running),
+            "exporting": sorted(target for _, target in self.session.running),  # named while a cold one waits
             "exported": sum(r.status is Status.EXPORTED for r in reports),
             "failed": len(failed),
             "problems": sum(len(r.errors) or len(r.findings) for r in failed),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from lsprotocol import types
 
 from exportlens.exporter.core.codes import docs_url
@@ -56,3 +58,25 @@ async def test_spec_errors_land_on_their_pyproject_line_as_you_type(editor):
     # fixed again: the diagnostic goes
     editor.change("pyproject.toml", text)
     await editor.diagnostics("pyproject.toml", lambda ds: not any(d.code == "EL002" for d in ds))
+
+
+async def test_a_squiggle_stays_on_the_saved_verdict_through_unsaved_edits_of_its_line(editor):
+    """We export on save: until the next verdict, a finding follows the text it was found in,
+    its own line edited included (as a fix applied but not saved yet), as the CodeLens and
+    the status bar still say it fails; it moves with the lines typed above it."""
+    router = "models/router.py"
+    uri = editor.open(router)
+    (first,) = [d for d in await editor.diagnostics(router, lambda ds: any(d.code == "EL101" for d in ds))]
+    text = editor.texts[uri]
+    assert text.splitlines()[first.range.start.line].strip() == "if routed > 0:"
+    editor.change(router, "# typed above\n" + text.replace("if routed > 0:", "if routed >= 1:"))
+
+    async def republished() -> list[types.Diagnostic]:
+        while not any(u == uri and v == 2 for u, v, _ in editor.client.published):
+            await editor.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        return next(ds for u, v, ds in reversed(editor.client.published) if u == uri and v == 2)
+
+    (kept,) = await asyncio.wait_for(republished(), 30)
+    assert (kept.code, kept.message) == (first.code, first.message)
+    assert kept.range.start.line == first.range.start.line + 1  # the edited line, one lower
+    assert editor.texts[uri].splitlines()[kept.range.start.line].strip() == "if routed >= 1:"

@@ -57,6 +57,28 @@ async def test_inlay_hints_end_each_assignment_in_forward(editor):
     assert all("=" in source[line] for line in by_line)
 
 
+async def test_a_value_read_with_item_is_hinted_as_an_int_not_a_tensor(editor):
+    """``routed = (...).sum().item()`` is a Python int, used only by the checks after it:
+    its hint says ``int`` (the ``i64[]`` before ``.item()`` is an intermediate shape)."""
+    router = "models/router.py"
+    path = editor.root / router
+    checked = "torch._check(routed > 0)\n        if routed > 0:"
+    path.write_text(path.read_text().replace("if routed > 0:", checked))
+    uri = editor.open(router)
+    await editor.logged(f"{router}:TokenRouter: exported")
+    hints = await editor.client.text_document_inlay_hint_async(
+        types.InlayHintParams(
+            types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(100, 0))
+        )
+    )
+    routed = editor.line_of(router, "routed = (scores > 0.5).sum().item()")
+    assert {h.position.line: h.label for h in hints}[routed] == "int"
+    text = await editor.client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(routed, 10))
+    )
+    assert text.contents.value.startswith("```python\nrouted: int\n```")
+
+
 async def test_hints_and_hover_follow_lines_typed_above_them_before_the_next_export(editor):
     """Shapes are positions in the text the export read: after two unsaved lines above,
     each hint is two lines lower, on the same code, and the hover there says the same."""

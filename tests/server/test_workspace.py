@@ -23,7 +23,7 @@ def plain(result: Any) -> Any:
     return result
 
 
-def exports_counts(editor) -> list[dict[str, int]]:
+def exports_counts(editor) -> list[dict[str, Any]]:
     return [plain(p) for p in editor.client.exports]
 
 
@@ -35,7 +35,7 @@ async def test_check_workspace_puts_problems_in_files_that_are_not_open(editor):
     (d,) = found
     assert d.range.start.line == 15 and "`routed > 0` depends on the values inside a tensor" in d.message
     await editor.diagnostics("models/head.py", lambda ds: [x.code for x in ds] == ["EL204"])
-    assert exports_counts(editor)[-1] == {"running": 0, "exported": 1, "failed": 4, "problems": 4}
+    assert exports_counts(editor)[-1] == {"running": 0, "exporting": [], "exported": 1, "failed": 4, "problems": 4}
 
     # closing a file the check found a problem in keeps its problem in the list
     editor.open(ROUTER)
@@ -44,6 +44,18 @@ async def test_check_workspace_puts_problems_in_files_that_are_not_open(editor):
     )
     await editor.logged(f"{ROUTER}:TokenRouter: failed")
     assert [x.code for x in editor.client.diagnostics[editor.uri(ROUTER)]] == ["EL101"]
+
+
+async def test_the_status_bar_is_told_which_modules_are_exporting(editor):
+    """A cold first export waits for torch to import (18-22 s on a loaded 2-core machine): the
+    notification names what runs meanwhile, so the status bar can say more than a count."""
+    editor.open(ROUTER)
+    await editor.logged(f"{ROUTER}:TokenRouter: failed")
+    while not editor.client.exports or plain(editor.client.exports[-1])["running"]:  # the verdict's counts follow
+        await editor.client.wait_for_notification("exportlens/exports")
+    counts = exports_counts(editor)
+    assert {"running": 1, "exporting": [f"{ROUTER}:TokenRouter"], "exported": 0, "failed": 0, "problems": 0} in counts
+    assert counts[-1] == {"running": 0, "exporting": [], "exported": 0, "failed": 1, "problems": 1}
 
 
 async def test_the_exported_program_of_the_module_under_the_cursor(editor):
@@ -163,7 +175,7 @@ async def test_a_folder_removed_from_the_workspace_takes_its_problems_with_it(ed
     )
     await editor.diagnostics(ROUTER, lambda ds: ds == [])
     assert (await editor.status())["modules_indexed"] == 0
-    assert exports_counts(editor)[-1] == {"running": 0, "exported": 0, "failed": 0, "problems": 0}
+    assert exports_counts(editor)[-1] == {"running": 0, "exporting": [], "exported": 0, "failed": 0, "problems": 0}
     # added back, it is scanned again
     editor.client.workspace_did_change_workspace_folders(
         types.DidChangeWorkspaceFoldersParams(change(added=[folder], removed=[]))

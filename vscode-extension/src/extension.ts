@@ -21,7 +21,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const setState = (state: ServerState) => {
     last = state;
     const listed = listedProblems(vscode.languages.getDiagnostics().flatMap(([, found]) => found));
-    const view = statusView(state, listed);
+    const doc = vscode.window.activeTextEditor?.document;
+    const edited = doc?.isDirty && ['python', 'toml'].includes(doc.languageId) ? doc.fileName.split(/[\\/]/).pop() : undefined;
+    const view = statusView(state, listed, edited);
     item.text = view.text;
     item.tooltip = view.tooltip;
     item.backgroundColor = view.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
@@ -42,6 +44,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, programs),
     ...registerCommands(server, programs, trees, output),
     vscode.languages.onDidChangeDiagnostics(() => setState(last)), // the Problems panel's count changed
+    // "· edited" follows the active file's unsaved edits; onDidChangeTextDocument also fires on save
+    vscode.workspace.onDidChangeTextDocument((e) => e.document === vscode.window.activeTextEditor?.document && setState(last)),
+    vscode.window.onDidChangeActiveTextEditor(() => setState(last)),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       output.info('workspace trusted: exports enabled');
       server.grantTrust();

@@ -3,6 +3,7 @@
 /** The server's `exportlens/exports` notification. */
 export interface ExportCounts {
   running: number;
+  exporting?: string[]; // the modules running (`path:Class`); absent from an older server
   exported: number;
   failed: number;
   problems: number;
@@ -45,8 +46,37 @@ export interface StatusView {
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** `problems`: what the Problems panel lists as exportlens's (`listedProblems`), where known. */
-export function statusView(state: ServerState, problems?: number): StatusView {
+/**
+ * `problems`: what the Problems panel lists as exportlens's (`listedProblems`), where known.
+ * `edited`: the active file's name where it has unsaved edits. We export on save, so a verdict
+ * (and each squiggle, kept on the lines that replaced its own) is the saved text's until then.
+ */
+export function statusView(state: ServerState, problems?: number, edited?: string): StatusView {
+  const view = serverView(state, problems);
+  const verdict = view.text.startsWith('exportlens: '); // a ✓ or ✗: not exporting, idle or stopped
+  if (!edited || !verdict) {
+    return view;
+  }
+  const tooltip = `${view.tooltip}. ${edited} is edited since the last export: what is shown is its saved text's verdict; saving exports it again`;
+  return { ...view, text: `${view.text} · edited`, tooltip };
+}
+
+/** What runs, by name: a cold first export can take 20 s, and a count says nothing of it. */
+function exportingView(c: ExportCounts): StatusView {
+  const names = c.exporting ?? [];
+  if (names.length === 0) {
+    return { text: `$(sync~spin) exportlens: exporting ${c.running}`, tooltip: `exportlens: exporting ${plural(c.running, 'module')}`, warning: false };
+  }
+  const first = names[0].slice(names[0].lastIndexOf(':') + 1); // the class (and its [variant])
+  const more = names.length > 1 ? ` +${names.length - 1}` : '';
+  return {
+    text: `$(sync~spin) exportlens: exporting ${first}${more}`,
+    tooltip: `exportlens: exporting ${names.join(', ')} (the first export of a session imports torch first)`,
+    warning: false,
+  };
+}
+
+function serverView(state: ServerState, problems?: number): StatusView {
   switch (state.kind) {
     case 'starting':
       return { text: '$(sync~spin) exportlens', tooltip: 'exportlens: starting the server', warning: false };
@@ -63,7 +93,7 @@ export function statusView(state: ServerState, problems?: number): StatusView {
       const c = state.counts;
       const listed = problems ?? c?.problems ?? 0;
       if (c && c.running > 0) {
-        return { text: `$(sync~spin) exportlens: exporting ${c.running}`, tooltip: `exportlens: exporting ${plural(c.running, 'module')}`, warning: false };
+        return exportingView(c);
       }
       if (listed > 0) {
         const failed = c ? `${plural(c.failed, 'module')} failed to export, ${c.exported} exported` : 'see the Problems panel';

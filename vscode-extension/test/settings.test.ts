@@ -17,6 +17,11 @@ test('every server setting is contributed, and nothing else but the interpreter 
   }
 });
 
+test('the .exportlens folder (verdicts, index, artifacts) is hidden from the explorer by default', () => {
+  // a default the user's own files.exclude overrides: VS Code merges object-valued defaults
+  assert.deepEqual(manifest.contributes.configurationDefaults, { 'files.exclude': { '**/.exportlens': true } });
+});
+
 test('defaults reach the server as the server names them, unset project settings as null', () => {
   const sent = serverSettings(defaults, '/v/bin/python');
   assert.deepEqual(sent, {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 
 import { listedProblems, statusView } from '../src/status';
 
-const counts = (running: number, exported: number, failed: number, problems: number) => ({ running, exported, failed, problems });
+const counts = (running: number, exported: number, failed: number, problems: number, exporting: string[] = []) => ({ running, exporting, exported, failed, problems });
 
 test('the status bar says what the server is doing', () => {
   assert.equal(statusView({ kind: 'starting' }).text, '$(sync~spin) exportlens');
@@ -40,4 +40,25 @@ test('Restricted Mode says that no code runs', () => {
   const view = statusView({ kind: 'restricted' });
   assert.equal(view.text, '$(shield) exportlens: restricted');
   assert.match(view.tooltip, /No workspace code runs/);
+});
+
+test('an edited file says that the verdict shown is its saved text\'s, until the next export', () => {
+  const view = statusView({ kind: 'running', counts: counts(0, 0, 1, 1) }, 1, 'router.py');
+  assert.equal(view.text, 'exportlens: ✗ 1 problem · edited');
+  assert.match(view.tooltip, /router\.py is edited since the last export: what is shown is its saved text's verdict; saving exports it again$/);
+  assert.equal(statusView({ kind: 'running', counts: counts(0, 3, 0, 0) }, 0, 'router.py').text, 'exportlens: ✓ 3 exported · edited');
+  // exporting, idle or not running: nothing was said of the saved text to qualify
+  assert.equal(statusView({ kind: 'running', counts: counts(1, 0, 0, 0) }, 0, 'router.py').text, '$(sync~spin) exportlens: exporting 1');
+  assert.equal(statusView({ kind: 'running' }, 0, 'router.py').text, '$(eye) exportlens');
+});
+
+test('an export running names its module: a cold first one waits for torch to import', () => {
+  const one = statusView({ kind: 'running', counts: counts(1, 0, 0, 0, ['models/router.py:TokenRouter']) });
+  assert.equal(one.text, '$(sync~spin) exportlens: exporting TokenRouter');
+  assert.equal(one.tooltip, 'exportlens: exporting models/router.py:TokenRouter (the first export of a session imports torch first)');
+  const three = statusView({ kind: 'running', counts: counts(3, 0, 0, 0, ['a.py:A', 'b.py:B', 'c.py:C[small]']) });
+  assert.equal(three.text, '$(sync~spin) exportlens: exporting A +2');
+  assert.match(three.tooltip, /^exportlens: exporting a\.py:A, b\.py:B, c\.py:C\[small\] /);
+  // a server that names none (older): the count, as before
+  assert.equal(statusView({ kind: 'running', counts: { running: 2, exported: 0, failed: 0, problems: 0 } }).text, '$(sync~spin) exportlens: exporting 2');
 });

@@ -73,7 +73,7 @@ def find_if(text: str, line: int) -> FoundIf | None:
 def _replaced(found: FoundIf, start: int, end: int, new: Sequence[cst.BaseStatement]) -> str:
     """The module with ``block.body[start:end]`` replaced by ``new``."""
     body = list(found.block.body)
-    if new and body[start].leading_lines:  # the comment or blank line above the ``if`` stays above
+    if new and body[start].leading_lines and not new[0].leading_lines:  # the comment or blank line above stays
         new = [new[0].with_changes(leading_lines=body[start].leading_lines), *new[1:]]
     body[start:end] = new
     return found.module.deep_replace(found.block, found.block.with_changes(body=body)).code
@@ -390,4 +390,7 @@ def as_cond(text: str, line: int, tensors: frozenset[str]) -> str | None:
         cst.parse_statement(last + "\n").with_changes(**apart),
     ]
     at = list(found.block.body).index(found.branch)
+    above = list(found.branch.leading_lines)
+    if at > 0 and not (above and above[0].comment is None):  # PEP 8: a blank line before a nested def
+        new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *above])
     return _replaced(found, at, sides.end, new)

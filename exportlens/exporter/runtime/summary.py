@@ -204,15 +204,23 @@ def _line_shapes(ep: ExportedProgram, ctx: Context, names: dict) -> tuple[LineSh
 
 
 def _checks(ep: ExportedProgram) -> set[torch.fx.Node]:
-    """The nodes that only compute runtime assertions (``u0 % 4 == 0``, asserted)."""
+    """The nodes that only compute runtime assertions (``u0 % 4 == 0``, asserted). A value
+    read from a tensor's data (``.item()``) is the user's number even where only checks use
+    it: its line says ``int``, not the ``i64[]`` it was read from."""
     out: set[torch.fx.Node] = set()
     for node in reversed(ep.graph.nodes):
         asserts = "assert" in str(node.target) or isinstance(node.meta.get("val"), torch.SymBool)
         if asserts or (
-            node.users and all(u in out for u in node.users) and not isinstance(node.meta.get("val"), torch.Tensor)
+            node.users
+            and all(u in out for u in node.users)
+            and not isinstance(node.meta.get("val"), torch.Tensor)
+            and str(node.target) not in _VALUE_READS
         ):
             out.add(node)
     return out
+
+
+_VALUE_READS = {"aten.item.default", "aten._local_scalar_dense.default"}
 
 
 def _rename(text: str, names: dict[sympy.Symbol, sympy.Expr]) -> str:

@@ -16,7 +16,7 @@ from ...exporter.core.sources import read_text
 from ...exporter.core.targets import ModuleClass, Target
 from ...exporter.spec.loading import PYPROJECT
 from ..positions import Lines
-from ..remap import remap
+from ..remap import follow
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot
 from .carried import carried
@@ -84,14 +84,11 @@ def findings_for(session: Session, path: Path, overrides: Mapping[Path, str]) ->
 
 def _in_text_of_now(found: list[Located], then: str, now: str) -> list[Located]:
     """Findings of an export at their lines in the text of now (its positions are in the
-    text it read); one whose own lines were edited since is left out."""
+    text it read); one whose own lines were edited since stays until the next verdict."""
     out = []
     for item in found:
-        moved = remap(item.finding, then, now)
-        if moved is not None:
-            out.append(
-                replace(item, finding=moved, reported_line=item.finding.line if moved is not item.finding else None)
-            )
+        moved = follow(item.finding, then, now)
+        out.append(replace(item, finding=moved, reported_line=item.finding.line if moved is not item.finding else None))
     return out
 
 
