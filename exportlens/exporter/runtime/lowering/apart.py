@@ -14,10 +14,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...workers.platform import die_with_parent, limit_memory
+from ...workers.platform import limit_memory
 from ...workers.sandbox import confine
 from . import compiler
 from .handoff import CODEC, Answer, Failure, Request, load
+from .pipes import fork_serving, read_all, reap, write_all
 
 _started: Apart | None = None  # in the job's process, once ``start`` forked the lowering process
 
@@ -34,23 +35,8 @@ def start(handoff: Path, work: Path, memory_limit: int | None) -> None:
     """In the job's process, while it has one thread and nothing of the user's: fork the
     lowering process, which reads ``handoff`` and writes ``work`` only."""
     global _started
-    asked, ask = os.pipe()
-    answers, answer = os.pipe()
-    parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:
-        code = 70
-        try:
-            os.close(ask)
-            os.close(answers)
-            die_with_parent(parent)
-            _serve(handoff, work, memory_limit, asked, answer)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(asked)
-    os.close(answer)
-    _started = Apart(pid, ask, answers, handoff)
+    served = fork_serving(lambda asked, answer: _serve(handoff, work, memory_limit, asked, answer))
+    _started = Apart(served.pid, served.ask, served.answers, handoff)
 
 
 def started() -> Apart | None:
@@ -60,13 +46,10 @@ def started() -> Apart | None:
 def ask(apart: Apart, request: Request) -> tuple[Answer, ...]:
     """The lowering process's answers (the job wrote the handoff first); each target failed,
     and why, where it ended without one (out of memory, killed)."""
-    _write(apart.ask, CODEC.dumps(request).encode() + b"\n")
+    write_all(apart.ask, CODEC.dumps(request).encode() + b"\n")
     os.close(apart.ask)
-    data = _read_all(apart.answers)
-    try:
-        os.waitpid(apart.pid, 0)
-    except ChildProcessError:
-        pass
+    data = read_all(apart.answers)
+    reap(apart.pid)
     if not data.endswith(b"\n"):
         why = Failure("the lowering process ended without an answer (out of memory, or killed)")
         return tuple(Answer(t, failure=why) for t in request.targets)
@@ -77,7 +60,7 @@ def _serve(handoff: Path, work: Path, memory_limit: int | None, asked: int, answ
     from .aoti import load_aoti
     from .compiled import lower_all, unloaded
 
-    data = _read_all(asked)
+    data = read_all(asked)
     if not data.endswith(b"\n"):
         return  # the job ended, or had nothing to lower
     request = CODEC.loads(data)
@@ -97,17 +80,4 @@ def _serve(handoff: Path, work: Path, memory_limit: int | None, asked: int, answ
             compiler.stop(builder)
     else:  # `aoti` is asked for only where it is a target, and so where the compiler was started
         answers = lower_all(ep, probes, request, own, aoti=lambda _ep, where: load_aoti(compiler.build(builder), where))
-    _write(answer, CODEC.dumps(answers).encode() + b"\n")
-
-
-def _read_all(fd: int) -> bytes:
-    data = b""
-    while chunk := os.read(fd, 1 << 20):
-        data += chunk
-    os.close(fd)
-    return data
-
-
-def _write(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data) :]
+    write_all(answer, CODEC.dumps(answers).encode() + b"\n")

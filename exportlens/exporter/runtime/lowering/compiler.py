@@ -11,21 +11,17 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-from ...workers.platform import die_with_parent, limit_memory
+from ...workers.platform import limit_memory
 from ...workers.sandbox import confine_files
 from .handoff import CODEC, Built, Failure, load_program
+from .pipes import Served, fork_serving, read_all, reap, write_all
 
 GO = b"build\n"
 
 
-@dataclass(frozen=True)
-class Compiler:
-    pid: int
-    ask: int  # write GO here to start the build, close it to end the compiler unasked
-    answers: int  # the Built line's read end
+Compiler = Served  # write GO on its ``ask`` to start the build, close it to end the compiler unasked
 
 
 class CompileFailed(RuntimeError):
@@ -38,31 +34,15 @@ class CompileFailed(RuntimeError):
 
 def start(handoff: Path, folder: Path, memory_limit: int | None) -> Compiler:
     """Fork the compiler, which waits for ``build`` to ask; in a process with one thread."""
-    asked, ask = os.pipe()
-    answers, answer = os.pipe()
-    parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:
-        code = 70
-        try:
-            os.close(ask)
-            os.close(answers)
-            die_with_parent(parent)
-            _serve(handoff, folder, memory_limit, asked, answer)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(asked)
-    os.close(answer)
-    return Compiler(pid, ask, answers)
+    return fork_serving(lambda asked, answer: _serve(handoff, folder, memory_limit, asked, answer))
 
 
 def build(compiler: Compiler) -> Path:
     """The package's path, once the compiler built it; raises CompileFailed where it did not."""
     os.write(compiler.ask, GO)
     os.close(compiler.ask)
-    data = _read_all(compiler.answers)
-    _reap(compiler.pid)
+    data = read_all(compiler.answers)
+    reap(compiler.pid)
     if not data.endswith(b"\n"):
         raise CompileFailed(Failure("AOTInductor's compiler ended without an answer (out of memory, or killed)"))
     built = CODEC.loads(data)
@@ -75,7 +55,7 @@ def stop(compiler: Compiler) -> None:
     """The compiler, never asked to ``build``, ends: it reads the end of its pipe."""
     os.close(compiler.ask)
     os.close(compiler.answers)
-    _reap(compiler.pid)
+    reap(compiler.pid)
 
 
 def _serve(handoff: Path, folder: Path, memory_limit: int | None, asked: int, answer: int) -> None:
@@ -85,7 +65,7 @@ def _serve(handoff: Path, folder: Path, memory_limit: int | None, asked: int, an
     os.environ["TMPDIR"] = tempfile.tempdir = str(folder)
     limit_memory(memory_limit)
     confine_files([handoff], [folder])  # where Landlock is not available it runs as the job would
-    if _read_all(asked) != GO:
+    if read_all(asked) != GO:
         return
     ep = None
     try:
@@ -93,21 +73,4 @@ def _serve(handoff: Path, folder: Path, memory_limit: int | None, asked: int, an
         built = Built(str(build_aoti(ep, folder)))
     except Exception as exc:
         built = Built(failure=failure_of(exc, ep))
-    data = CODEC.dumps(built).encode() + b"\n"
-    while data:
-        data = data[os.write(answer, data) :]
-
-
-def _read_all(fd: int) -> bytes:
-    data = b""
-    while chunk := os.read(fd, 1 << 20):
-        data += chunk
-    os.close(fd)
-    return data
-
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+    write_all(answer, CODEC.dumps(built).encode() + b"\n")
