@@ -5,32 +5,37 @@ the model is: an embedding table of 128 positions under ``seq`` declared up to
 1024 exports, and its program fails at seq 200, as eager does. So after a
 successful export, run the program and eager on the example inputs (they must
 agree), then eager and the program at each dim's bounds written in the spec, one dim
-at a time (skipped on ``meta`` and for inputs over ``MAX_ELEMENTS``). A bound
-where the model fails is EL206, with the widest range that works (found by
-bisection between the example and the bound) as the fix.
+at a time, then at the corners of the box where dims are at a bound together
+(corners.py: a KV cache's `past_len + new_len` fails only there); skipped on
+``meta`` and for inputs over ``MAX_ELEMENTS``. A point where the model fails is
+EL206, with the widest ranges that work (found by bisection on the line from the
+examples to the point, the dims cut in proportion) as the fix.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
 from ..core import codes
-from ..core.report import Finding, Fix
+from ..core.report import Finding, Fix, Narrowing
 from ..core.sources import Sources
 from ..spec.loading import DimSpec, ExportSpec, TensorInput
 from ..spec.module_spec import example_size
 from .compat import messages as forms
 from .compat.internals import pytree
 from .context import Context
+from .corners import ALL_CORNERS, Point, corners, singles, span, toward, written_bounds
 from .explain import at
-from .fixes import spec_fixes
+from .fixes import spec_fix, spec_fixes
 from .holds import finite
 from .inputs import Built, copied
 from .locate import GuardLog, deepest_in_traceback
+from .naming import from_shape_env
 from .refused import flattened, refusal
 from .summary import in_user_names
 from .violations import Change, ChangeKind, first_line
@@ -46,7 +51,8 @@ def serving_findings(
     ep: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, device: str, log: GuardLog | None = None
 ) -> list[Finding]:
     """What the exported program cannot serve: the example inputs, or a declared bound
-    (a size the program refuses on the line whose guard refuses it, from ``log``)."""
+    (a size the program refuses on the line whose guard refuses it, from ``log``): each
+    dim's bounds alone, then the corners of the box where several are at a bound together."""
     if device == "meta":
         return []  # no values to run on
     program = ep.module()
@@ -56,105 +62,137 @@ def serving_findings(
         return [on_example]
     if ctx.spec.source != "pyproject":
         return []  # example_inputs() has one size per axis
-    out = []
-    for dim in ctx.spec.dims.values():
-        finding = _bounds(dim, program, model, ctx, rebuild, said, log)
-        if finding is not None:
+    examples = {name: example_size(name, ctx.spec.dims) for name in ctx.spec.dims}
+    bounds = written_bounds(ctx.spec.dims, examples, ctx.built.names.roots)
+    run = Run(program, model, ctx, rebuild, said, log, examples)
+    out, failed = [], set()
+    for point in singles(bounds):
+        if point[0][0] not in failed and (finding := _at_point(point, run)) is not None:
             out.append(finding)
-    return out
+            failed.add(point[0][0])  # its first failing bound (max first) says it
+    if out:
+        return out
+    for point in corners(bounds, _paired(log, ctx, bounds)):
+        if (finding := _at_point(point, run)) is not None:
+            return [finding]
+    return []
 
 
-def _bounds(
-    dim: DimSpec, program: Any, model: torch.nn.Module, ctx: Context, rebuild: Rebuild, said: Said, log: GuardLog | None
-) -> Finding | None:
-    root = ctx.built.names.roots.get(dim.name)
-    if root is None:
+@dataclass(frozen=True)
+class Run:
+    """What a bound run compares, and how it builds its inputs."""
+
+    program: Any
+    model: torch.nn.Module
+    ctx: Context
+    rebuild: Rebuild
+    said: Said
+    log: GuardLog | None
+    examples: dict[str, int]
+
+
+def _paired(log: GuardLog | None, ctx: Context, bounds: dict[str, tuple[int, ...]]) -> list[tuple[str, str]]:
+    """The pairs of dims with bounds that a guard of the export names together."""
+    if log is None or log.shape_env is None or len(bounds) <= ALL_CORNERS:
+        return []  # (up to ALL_CORNERS dims, every corner is run)
+    names = from_shape_env(log.shape_env, ctx.built.names).message
+    pairs = []
+    for event in log.events:
+        over = {r for s in event.expr.free_symbols if s in names for r in bounds if re.search(rf"\b{r}\b", names[s])}
+        pairs += [(a, b) for a in sorted(over) for b in sorted(over) if a < b]
+    return list(dict.fromkeys(pairs))
+
+
+def _at_point(point: Point, run: Run) -> Finding | None:
+    """EL206 where the program or eager fails at ``point``, or they disagree; None where it serves."""
+    ctx = run.ctx
+    built = inputs_with(ctx.spec, dict(point), run.rebuild)
+    if built is None:
         return None
-    example = example_size(dim.name, ctx.spec.dims)
-    for bound, side in ((dim.max, "max"), (dim.min, "min")):  # the bounds the user wrote, not torch's defaults
-        if bound is None or not finite(bound) or bound == example:
-            continue
-        built = inputs_at(ctx.spec, dim, bound, rebuild)
-        if built is None:
-            continue
-        eager = failure_of(model, built, ctx.sources)
-        exported = None if eager else failure_of(program, built)
-        if forms.ASSUMED.search(eager or exported or ""):
-            continue  # a value the user assumed (torch._check on data) need not hold on random inputs
-        differs = "" if eager or exported else _disagreement(program, model, built)
-        if not (eager or exported or differs):
-            continue
-        declared = f"[{root.min if finite(root.min) else 0}, {root.max if finite(root.max) else '∞'}]"
-        if exported:
-            placed = _refused_on_line(dim, bound, declared, exported, program, ctx, rebuild, log)
-            if placed is not None:
-                return placed
-        return _unserved(dim, (bound, side), declared, (eager, exported, differs), program, model, ctx, rebuild, said)
-    return None
+    eager = failure_of(run.model, built, ctx.sources)
+    exported = None if eager else failure_of(run.program, built)
+    if forms.ASSUMED.search(eager or exported or ""):
+        return None  # a value the user assumed (torch._check on data) need not hold on random inputs
+    differs = "" if eager or exported else _disagreement(run.program, run.model, built)
+    if not (eager or exported or differs):
+        return None
+    if exported:
+        placed = _refused_on_line(point, exported, run)
+        if placed is not None:
+            return placed
+    return _unserved(point, (eager, exported, differs), run)
 
 
-def _unserved(
-    dim: DimSpec,
-    at: tuple[int, str],
-    declared: str,
-    failures: tuple[str | None, str | None, str],
-    program: Any,
-    model: torch.nn.Module,
-    ctx: Context,
-    rebuild: Rebuild,
-    said: Said,
-) -> Finding:
-    """EL206 on the dim's spec line: what fails at ``at`` (the bound, and which side of the
-    range it is), with the widest range that serves where eager fails or the outputs differ."""
-    (bound, side), (eager, exported, differs) = at, failures
+def _declared(point: Point, ctx: Context) -> str:
+    """ "`seq` is declared as [2, 1024]", and the other dims of ``point`` after it."""
+    said = []
+    for name, _ in point:
+        root = ctx.built.names.roots[name]
+        said.append(f"[{root.min if finite(root.min) else 0}, {root.max if finite(root.max) else '∞'}]")
+    first = f"`{point[0][0]}` is declared as {said[0]}"
+    return ", ".join((first, *(f"`{n}` as {r}" for (n, _), r in zip(point[1:], said[1:]))))
+
+
+def _sizes(point: Point) -> str:
+    return ", ".join(f"{n} = {s}" for n, s in point)
+
+
+def _unserved(point: Point, failures: tuple[str | None, str | None, str], run: Run) -> Finding:
+    """EL206 on the first dim's spec line: what fails at ``point`` (each dim at a bound), with
+    the widest ranges that serve (the dims cut together, in proportion) where eager fails or
+    the outputs differ."""
+    eager, exported, differs = failures
+    ctx = run.ctx
     if eager:
         why = f"forward fails: {eager}"
     elif exported:
-        why = f"the exported program fails where eager does not: {said(exported)}"
+        why = f"the exported program fails where eager does not: {run.said(exported)}"
     else:
         why = f"the exported program's outputs are not eager's ({differs}): torch assumed a size it does not have there"
-    message = f"`{dim.name}` is declared as {declared}, but at {dim.name} = {bound} {why}"
-    fixes = ()
+    together = " together" if len(point) > 1 else ""
+    message = f"{_declared(point, ctx)}, but at {_sizes(point)}{together} {why}"
+    fixes: tuple[Fix, ...] = ()
     if eager or differs:
-        example = example_size(dim.name, ctx.spec.dims)
-        works = _widest(dim, example, bound, lambda b: _served(program, model, b), ctx.spec, rebuild)
+        works = _widest(point, lambda b: _served(run.program, run.model, b), run)
         if works is not None:
-            fixes = spec_fixes((Change(dim.name, ChangeKind.BOUNDS, **{side: works}),), ctx)
-    key = f"dims.{dim.name}" if f"dims.{dim.name}" in ctx.spec.locations else None
+            fixes = _narrowed(point, works, ctx)
+    name = point[0][0]
+    key = f"dims.{name}" if f"dims.{name}" in ctx.spec.locations else None
     loc = ctx.spec.where(key) if key else ctx.spec.location
-    return codes.finding_at(
-        codes.UNSERVED_RANGE,
-        message,
-        loc.path,
-        loc.span,
-        fixes=fixes,
-        detail=eager or exported or differs,
-        dims=(dim.name,),
-    )
+    dims = tuple(n for n, _ in point)
+    detail = eager or exported or differs
+    return codes.finding_at(codes.UNSERVED_RANGE, message, loc.path, loc.span, fixes=fixes, detail=detail, dims=dims)
 
 
-def _refused_on_line(
-    dim: DimSpec,
-    bound: int,
-    declared: str,
-    exported: str,
-    program: Any,
-    ctx: Context,
-    rebuild: Rebuild,
-    log: GuardLog | None,
-) -> Finding | None:
-    """EL206 on the line whose guard the program checks and ``bound`` breaks (refused.py),
+def _narrowed(point: Point, works: Point, ctx: Context) -> tuple[Fix, ...]:
+    """The spec cut to ``works`` (from the failing ``point``): one fix for all its dims (a sum
+    that must fit keeps both dynamic, each with a narrower range), preferred."""
+    sides = {n: "max" if s > ctx.spec.dims[n].example else "min" for n, s in point}
+    changes = tuple(Change(n, ChangeKind.BOUNDS, **{sides[n]: s}) for n, s in works)
+    if len(changes) == 1:
+        return spec_fixes(changes, ctx)
+    parts = [spec_fix(c, ctx, False) for c in changes]
+    if any(p is None for p in parts):
+        return ()
+    action = " and ".join(p.action if i == 0 else p.action[:1].lower() + p.action[1:] for i, p in enumerate(parts))
+    edits = tuple(e for p in parts for e in p.edits)
+    return (Fix(action, edits, preferred=True, rank=Narrowing.RANGE),)
+
+
+def _refused_on_line(point: Point, exported: str, run: Run) -> Finding | None:
+    """EL206 on the line whose guard the program checks and ``point`` breaks (refused.py),
     saying what it refuses in dim names, with the line's alternative: preferred where the guard
     is on how sizes divide (what it refuses recurs across any range, so no range is offered),
-    else the widest range up to the bound that the program runs on (a refused point at its edge).
-    None where no logged guard explains the failure."""
-    dims = {**ctx.spec.dims, dim.name: replace(dim, example=bound)}
-    found = refusal(log, ctx, {name: example_size(name, dims) for name in ctx.spec.dims})
+    else the widest ranges towards ``point`` that the program runs on (a refused point at
+    their edge). None where no logged guard explains the failure."""
+    ctx = run.ctx
+    sizes = {**run.examples, **dict(point)}
+    found = refusal(run.log, ctx, sizes)
     if found is None:
         return None
-    at_sizes = ", ".join(f"{n} = {example_size(n, dims)}" for n in ctx.spec.dims)
+    at_sizes = ", ".join(f"{n} = {sizes[n]}" for n in ctx.spec.dims)
     message = (
-        f"`{dim.name}` is declared as {declared}, but the exported program refuses sizes where `{found.refused}`"
+        f"{_declared(point, ctx)}, but the exported program refuses sizes where `{found.refused}`"
         f" (at {at_sizes}; eager runs there): this line decided it for the example sizes while exporting"
     )
     fixes: tuple[Fix, ...] = ()
@@ -162,16 +200,13 @@ def _refused_on_line(
     if alternative is not None:
         written, edit = alternative
         fixes = (Fix(f"Write `{written}`, which needs no guard on the sizes", (edit,), preferred=found.periodic),)
-    concerns = (dim.name, *(n for n in ctx.spec.dims if n != dim.name and n in found.dims))
+    named = tuple(n for n, _ in point)
+    concerns = (*named, *(n for n in ctx.spec.dims if n not in named and n in found.dims))
     if found.periodic:
         return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported, dims=concerns)
-    example = example_size(dim.name, ctx.spec.dims)
-    works = _widest(dim, example, bound, lambda b: not failure_of(program, b), ctx.spec, rebuild)
-    if works is not None and works != example:  # a range that leaves out the refused edge
-        side = "max" if bound > example else "min"
-        fixes += tuple(
-            replace(f, preferred=True) for f in spec_fixes((Change(dim.name, ChangeKind.BOUNDS, **{side: works}),), ctx)
-        )
+    works = _widest(point, lambda b: not failure_of(run.program, b), run)
+    if works is not None and any(s != run.examples[n] for n, s in works):  # ranges that leave out the refused edge
+        fixes += tuple(replace(f, preferred=True) for f in _narrowed(point, works, ctx))
     return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported, dims=concerns)
 
 
@@ -198,26 +233,47 @@ def _outputs(program: Any, model: torch.nn.Module, built: Built) -> tuple[list[A
     return out[0], out[1]
 
 
-def _widest(
-    dim: DimSpec, good: int, bad: int, works: Callable[[Built], bool], spec: ExportSpec, rebuild: Rebuild
-) -> int | None:
-    """The size closest to ``bad`` where ``works`` holds, from ``good`` (where it does)."""
-    while abs(bad - good) > 1:
+def _widest(point: Point, works: Callable[[Built], bool], run: Run) -> Point | None:
+    """The point closest to ``point`` (where ``works`` fails) on the line from the examples
+    (where it holds) at which it holds; None where inputs on the way cannot be built."""
+    steps = span(run.examples, point)
+    good, bad = 0, steps
+    while bad - good > 1:
         mid = (good + bad) // 2
-        built = inputs_at(spec, dim, mid, rebuild)
+        built = inputs_with(run.ctx.spec, dict(toward(run.examples, point, mid, steps)), run.rebuild)
         if built is None:
             return None
         if works(built):
             good = mid
         else:
             bad = mid
-    return good
+    return _needed(point, toward(run.examples, point, good, steps), works, run)
+
+
+def _needed(point: Point, found: Point, works: Callable[[Built], bool], run: Run) -> Point:
+    """``found`` with each dim put back at its bound in ``point`` where ``works`` still holds
+    so: a corner cuts every dim in proportion, but only those in the failing relation need it
+    (`batch` takes no part in `start_pos + seq <= 128`)."""
+    out, kept = dict(found), {}
+    for name, bound in point:
+        if len(out) > 1 and out[name] != bound:
+            built = inputs_with(run.ctx.spec, {**out, **kept, name: bound}, run.rebuild)
+            if built is not None and works(built):
+                del out[name]  # served at its bound: its range stays as declared
+                kept[name] = bound
+    return tuple(out.items())
 
 
 def inputs_at(spec: ExportSpec, dim: DimSpec, size: int, rebuild: Rebuild, limit: int = MAX_ELEMENTS) -> Built | None:
     """The example inputs with ``dim`` at ``size`` (the others at their examples); None when
     they would be too large, or cannot be built."""
-    dims = {**spec.dims, dim.name: replace(dim, example=size)}
+    return inputs_with(spec, {dim.name: size}, rebuild, limit)
+
+
+def inputs_with(spec: ExportSpec, sizes: dict[str, int], rebuild: Rebuild, limit: int = MAX_ELEMENTS) -> Built | None:
+    """The example inputs with each dim of ``sizes`` at its size (the others at their examples);
+    None when they would be too large, or cannot be built."""
+    dims = {**spec.dims, **{n: replace(spec.dims[n], example=s) for n, s in sizes.items()}}
     elements = 0
     for value in spec.inputs.values():
         if isinstance(value, TensorInput):
