@@ -69,3 +69,9 @@ def toward(examples: dict[str, int], point: Point, step: int, steps: int) -> Poi
 def span(examples: dict[str, int], point: Point) -> int:
     """How many steps the line from the examples to ``point`` has: its longest dim's distance."""
     return max((abs(s - examples[n]) for n, s in point), default=0)
+
+
+def names_in(text: str) -> set[str]:
+    """The names an expression in the user's dim names holds (``past_len + new_len``)."""
+    cleaned = "".join(c if c.isalnum() or c == "_" else " " for c in text)
+    return {w for w in cleaned.split() if not w[0].isdigit()}

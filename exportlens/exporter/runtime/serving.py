@@ -14,7 +14,6 @@ examples to the point, the dims cut in proportion) as the fix.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,7 +28,7 @@ from ..spec.module_spec import example_size
 from .compat import messages as forms
 from .compat.internals import pytree
 from .context import Context
-from .corners import ALL_CORNERS, Point, corners, singles, span, toward, written_bounds
+from .corners import ALL_CORNERS, Point, corners, names_in, singles, span, toward, written_bounds
 from .explain import at
 from .fixes import spec_fix, spec_fixes
 from .holds import finite
@@ -98,7 +97,7 @@ def _paired(log: GuardLog | None, ctx: Context, bounds: dict[str, tuple[int, ...
     names = from_shape_env(log.shape_env, ctx.built.names).message
     pairs = []
     for event in log.events:
-        over = {r for s in event.expr.free_symbols if s in names for r in bounds if re.search(rf"\b{r}\b", names[s])}
+        over = {r for s in event.expr.free_symbols if s in names for r in bounds if r in names_in(names[s])}
         pairs += [(a, b) for a in sorted(over) for b in sorted(over) if a < b]
     return list(dict.fromkeys(pairs))
 
