@@ -23,6 +23,7 @@ from .compat.internals import pytree
 from .context import Context
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
 from .fixes import narrowing_less, size_in_code, spec_fixes
+from .library import in_library
 from .locate import Frame, source_line
 from .naming import SYMBOL
 from .remedies import EXAMPLE, asked, kept_check, remedy_fixes, values
@@ -162,7 +163,8 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
             "; on meta the example inputs hold no values, so which way they go is not known: check on cpu for that"
         )
     # the condition as code is how the line most likely writes it: the finding's columns
-    return at(ctx, codes.DATA_DEPENDENT, message, record.frame, names.write(cond), fixes=fixes, detail=record.detail)
+    found = at(ctx, codes.DATA_DEPENDENT, message, record.frame, names.write(cond), fixes=fixes, detail=record.detail)
+    return in_library(found, record.library)
 
 
 def _asked_number(record: DataDependent, ctx: Context, asked_for: Conversion) -> Finding:

@@ -9,7 +9,7 @@ draft export's failure reports. ``explain`` turns the records into findings and
 from __future__ import annotations
 
 import linecache
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy
@@ -33,6 +33,7 @@ from .compat.internals import (
 from .compat.messages import search
 from .holds import finite
 from .inputs import Built
+from .library import in_traceback, library_frame
 from .locate import Frame, GuardLog, deepest_in_summary, deepest_in_text, deepest_in_traceback
 from .mismatch import read_mismatch
 from .naming import SYMBOL, SymbolNames, from_shape_env, rename_sources
@@ -51,6 +52,7 @@ class DataDependent:
     detail: str
     example: tuple[bool | None, ...] = ()  # whether each of fixes.check_candidates holds there on the example inputs
     tensors: frozenset[str] = frozenset()  # the names holding tensors on that line there (a torch.cond's operands)
+    library: Frame | None = None  # the installed package's line below ``frame`` that needed the value
 
     @property
     def asks_number(self) -> bool:
@@ -144,7 +146,8 @@ def read_failure(exc: BaseException, log: GuardLog, built: Built) -> tuple[Recor
         frame = deepest_in_traceback(log.files, dde.__traceback__) or deepest_in_summary(
             log.files, getattr(exc, "real_stack", None)
         )
-        return (data_dependent(dde, frame, log, built, str(exc)),)
+        found = data_dependent(dde, frame, log, built, str(exc))
+        return (replace(found, library=library_frame(log.files, in_traceback(dde.__traceback__))),)
     return (_read_other(exc, log, built),)
 
 
@@ -326,7 +329,7 @@ def read_draft(failures: list[Any], files: Sources) -> tuple[Record, ...]:
         frame = _draft_frame(data, filenames, files)
         if kind == "DATA_DEPENDENT_ERROR":
             record = _draft_data_dependent(data, frame)
-            out += [record] if record is not None else []
+            out += [replace(record, library=_draft_library(data, filenames, files))] if record is not None else []
         elif kind in ("MISSING_FAKE_KERNEL", "MISMATCHED_FAKE_KERNEL"):
             op = data.get("op", "a custom op")
             out.append(FakeKernel(op, frame, str(data)[:2000], mismatched=kind == "MISMATCHED_FAKE_KERNEL"))
@@ -340,6 +343,12 @@ def _draft_frame(data: dict[str, Any], filenames: dict[Any, str], files: Sources
         if isinstance(fname, str) and files.owns(fname):
             return Frame(fname, entry.get("line", 1), entry.get("name", ""))
     return None
+
+
+def _draft_library(data: dict[str, Any], filenames: dict[Any, str], files: Sources) -> Frame | None:
+    stack = data.get("user_stack") or []
+    named = ((filenames.get(e.get("filename"), e.get("filename")), e.get("line", 1), e.get("name", "")) for e in stack)
+    return library_frame(files, ((f, n, name) for f, n, name in named if isinstance(f, str)))
 
 
 def _draft_data_dependent(data: dict[str, Any], frame: Frame | None) -> DataDependent | None:
