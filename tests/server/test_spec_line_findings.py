@@ -12,6 +12,10 @@ from lsprotocol import types
 from .conftest import capabilities, start, stop
 from .test_serving import POSITIONS, TABLE
 
+# a text of this file's own: the server, shared by the test files, keeps verdicts by content, and
+# test_serving's tests must see their module exported afresh, not this file's verdict of it
+OWN = "\n# test_spec_line_findings\n"
+
 REL = "models/positions.py"
 pytestmark = pytest.mark.slow  # exports, and a run at the spec's bounds
 
@@ -20,7 +24,7 @@ DIMS = "dims = { batch = { max = 8 }, seq = { min = 2, max = 256 } }"
 
 def _write(editor) -> None:
     """The module and its spec, on disk: pyproject.toml is never opened."""
-    (editor.root / REL).write_text(POSITIONS)
+    (editor.root / REL).write_text(POSITIONS + OWN)
     pyproject = editor.root / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + TABLE)
     changes = [types.FileEvent(editor.uri(r), types.FileChangeType.Changed) for r in ("pyproject.toml", REL)]
@@ -94,7 +98,7 @@ async def test_a_fix_offered_before_its_proof_says_it_is_being_proven(editor):
     from .test_serving import TWO, TWO_TABLE
 
     rel = "models/two.py"
-    (editor.root / rel).write_text(TWO)
+    (editor.root / rel).write_text(TWO + OWN)
     editor.open("pyproject.toml")
     editor.save("pyproject.toml", (editor.root / "pyproject.toml").read_text() + TWO_TABLE)
     editor.open(rel)
