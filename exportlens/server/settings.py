@@ -8,26 +8,43 @@ sandbox means "the project's pyproject.toml decides"."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..exporter.core.settings import PROJECT, SERVER, SETTINGS, Overrides, setting_value, settings_class
+from ..exporter.core.settings import BY_NAME, PROJECT, SERVER, SETTINGS, Overrides, setting_value
 
 _READ = {s.name: s for s in SETTINGS if SERVER in s.where}
 
 
-def _overrides(self: Any) -> Overrides:
-    """The editor's export settings over the project's (None: the project decides)."""
-    return Overrides(**{name: getattr(self, name) for name, s in _READ.items() if PROJECT in s.where})
+def _default(name: str) -> Any:
+    return BY_NAME[name].default
 
 
-ServerSettings = settings_class(
-    "ServerSettings",
-    "What the server uses: the client's settings, each checked.",
-    SERVER,
-    False,
-    overrides=property(_overrides),
-)
+@dataclass(frozen=True)
+class ServerSettings:
+    """What the server uses: the client's settings, each checked (tests/test_settings_classes.py
+    holds the fields to SETTINGS); None for an export setting: the project decides."""
+
+    export_on: str = _default("export_on")
+    debounce_ms: int = _default("debounce_ms")
+    device: str | None = None
+    strict: bool | None = None
+    ir: str | None = None
+    timeout: float | None = None
+    memory_limit: str | None = None
+    sandbox: bool | None = None
+    artifact_folder: str = _default("artifact_folder")
+    inlay_hints: bool = _default("inlay_hints")
+    lower_on_save: bool = _default("lower_on_save")
+    jobs: int = _default("jobs")
+    python: str = _default("python")
+    log_level: str = _default("log_level")
+
+    @property
+    def overrides(self) -> Overrides:
+        """The editor's export settings over the project's (None: the project decides)."""
+        return Overrides(**{name: getattr(self, name) for name, s in _READ.items() if PROJECT in s.where})
+
 
 # the editor's camelCase names, the Python names, and `debounceMs` for `debounce`
 _KEYS = {s.editor_key: n for n, s in _READ.items()} | {n: n for n in _READ} | {"debounceMs": "debounce_ms"}

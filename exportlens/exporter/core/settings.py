@@ -3,10 +3,11 @@ own table, the editor's settings, the command line.
 
 ``SETTINGS`` is the one declaration of every setting: its name, type, default, allowed
 values, help, and where it applies. The CLI's options (cli_options.py), the server's
-reader (server/settings.py), pyproject.toml's validation (``check``) and the dataclasses
-below are derived from it; tests/test_extension.py holds the VS Code extension's
-``package.json`` to it. Values combine in one order, ``effective``: the project, then the
-module's table, then the editor or the command line (standard library only)."""
+reader (server/settings.py) and pyproject.toml's validation (``check``) are derived from
+it; the dataclasses below declare its fields (tests/test_settings_classes.py holds them to
+it), and tests/test_extension.py holds the VS Code extension's ``package.json`` to it.
+Values combine in one order, ``effective``: the project, then the module's table, then
+the editor or the command line (standard library only)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import re
 import shutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, make_dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 DEVICES = re.compile(r"^(cpu|meta|mps|cuda(:(?P<index>\d{1,4}))?)$")
@@ -199,22 +200,36 @@ BY_NAME = {s.name: s for s in SETTINGS}
 NAMES = tuple(s.name for s in SETTINGS if PROJECT in s.where)  # what pyproject.toml may set
 
 
-def settings_class(name: str, doc: str, only: str, unset: bool, **namespace: Any) -> type:
-    """A frozen dataclass of the settings that apply ``only`` there; ``unset``: each None, for "the project decides"."""
-    rows = [
-        (s.name, (s.kind | None) if unset or (PROJECT in s.where and only != PROJECT) else s.kind,
-         field(default=None if unset or (PROJECT in s.where and only != PROJECT) else s.default))
-        for s in SETTINGS if only in s.where
-    ]  # fmt: skip
-    cls = make_dataclass(name, rows, frozen=True, namespace={"__doc__": doc, **namespace})
-    cls.__module__ = __name__  # where the codec and pickle find it
-    return cls
+def _default(name: str) -> Any:
+    return BY_NAME[name].default
 
 
-Settings = settings_class("Settings", "What an export uses, every value set.", PROJECT, unset=False)
-Overrides = settings_class(
-    "Overrides", "What the editor or the command line sets over the project; None: the project decides.", PROJECT, True
-)
+# Declared, not built, so a reader and a type checker see each field; tests/test_settings_classes.py
+# holds their names and types to SETTINGS, which stays the one place a default is written.
+@dataclass(frozen=True)
+class Settings:
+    """What an export uses, every value set."""
+
+    device: str = _default("device")
+    strict: bool = _default("strict")
+    ir: str = _default("ir")
+    timeout: float = _default("timeout")
+    memory_limit: str = _default("memory_limit")
+    targets: tuple[str, ...] = _default("targets")
+    sandbox: bool = _default("sandbox")
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the editor or the command line sets over the project; None: the project decides."""
+
+    device: str | None = None
+    strict: bool | None = None
+    ir: str | None = None
+    timeout: float | None = None
+    memory_limit: str | None = None
+    targets: tuple[str, ...] | None = None
+    sandbox: bool | None = None
 
 
 def editor_schema(s: Setting) -> dict[str, Any]:
