@@ -81,6 +81,7 @@ def check_examples() -> subprocess.CompletedProcess[str]:
     return exportlens("check", "examples")
 
 
+@pytest.mark.slow
 def test_check_examples_prints_each_finding_on_its_line(check_examples):
     out = check_examples.stdout
     assert check_examples.returncode == 1, check_examples.stderr
@@ -349,6 +350,7 @@ def test_show_and_check_print_on_a_cp1252_console(check_examples):
         (("merge", "no/such.json"), "cannot read no/such.json: No such file or directory"),
     ],
 )
+@pytest.mark.slow
 def test_usage_errors_exit_2(args, message):
     result = exportlens(*args)
     assert result.returncode == 2
@@ -443,6 +445,7 @@ def test_a_key_written_twice_is_el006_on_its_second_line(tmp_path, pyproject, wh
         assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_module_of_a_package_without_pyproject_imports_as_its_package_chain_names_it(tmp_path):
     """Opened below the package's top, with no pyproject.toml: ``models/net.py`` is
     ``pkg.models.net``, so its ``from ..base import Base`` works."""

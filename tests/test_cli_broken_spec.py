@@ -30,6 +30,7 @@ def broken_texts() -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("name", "text"), broken_texts().items(), ids=list(broken_texts()))
+@pytest.mark.slow
 def test_a_broken_spec_is_a_located_finding_or_exit_2(tmp_path, name, text):
     (tmp_path / "pyproject.toml").write_bytes(
         text.encode("utf-8", "surrogatepass")

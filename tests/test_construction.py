@@ -139,6 +139,7 @@ def bad(tmp_path_factory: pytest.TempPathFactory) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_factories_object_values_and_variants_export_each_reported_by_name(tmp_path):
     done = check(tmp_path, GOOD, "--format", "json")
     modules = {m["target"]: m for m in json.loads(done.stdout)["modules"]}
@@ -157,6 +158,7 @@ def test_factories_object_values_and_variants_export_each_reported_by_name(tmp_p
     assert edit["line"] == line_of(GOOD, "max = 64") and edit["new_text"] == "16"
 
 
+@pytest.mark.slow
 def test_a_missing_factory_is_refused_on_its_line(bad):
     line = line_of(BAD, "build_nothing")
     message = "EL403 factory 'models/nets.py:build_nothing' does not exist: models/nets.py has no 'build_nothing'"

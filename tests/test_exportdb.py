@@ -238,6 +238,7 @@ def test_written_file_reproduces_torchs_inputs(db: ExportDB):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("name", SUPPORTED)
+@pytest.mark.slow
 def test_supported_example_exports(db: ExportDB, name: str, variant: str):
     report = db.check(variant, name)
     if (gives := _label_differs(name)) is not None:

@@ -44,6 +44,7 @@ def initialized(project: Path, dry_run) -> subprocess.CompletedProcess[str]:
     return exportlens(project, "init")
 
 
+@pytest.mark.slow
 def test_dry_run_prints_the_diff_and_writes_nothing(project: Path, dry_run) -> None:
     assert dry_run.returncode == 0, dry_run.stderr
     assert "+++ pyproject.toml" in dry_run.stdout
@@ -82,6 +83,7 @@ def test_a_second_init_changes_nothing(project: Path, initialized) -> None:
     assert (project / "pyproject.toml").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_check_then_reports_real_findings_on_their_lines(project: Path, initialized) -> None:
     check = exportlens(project, "check", "--format", "text")
     decoder, moe = project / "models/decoder.py", project / "models/moe.py"
@@ -112,6 +114,7 @@ class Picky(nn.Module):
 """
 
 
+@pytest.mark.slow
 def test_the_next_guess_is_tried_where_the_first_cannot_call_the_module(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "mine"  # kept\n')

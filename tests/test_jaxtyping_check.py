@@ -81,6 +81,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, subproce
     return project, run, {m["target"]: m for m in json.loads(run.stdout)["modules"]}
 
 
+@pytest.mark.slow
 def test_annotated_module_exports_with_its_axis_names_as_dims(checked):
     project, run, modules = checked
     tagger = modules["models/sequence.py:Tagger"]

@@ -102,6 +102,7 @@ def onnx():
     pytest.importorskip("onnxruntime")
 
 
+@pytest.mark.slow
 def test_an_op_without_an_onnx_translation_is_a_finding_on_its_line(project, pool, onnx):
     report = one(project, pool, "Zeta")
     assert report.status is Status.EXPORTED  # the export's own verdict stands
@@ -150,6 +151,7 @@ def test_a_size_below_min_that_onnx_accepts_and_eager_answers_otherwise_is_a_war
     assert report.lowerings[0].status == "compiled"  # inside the range it serves
 
 
+@pytest.mark.slow
 def test_a_target_whose_packages_are_missing_says_what_to_install(project, pool, onnx, monkeypatch):
     """onnxruntime hidden from the interpreter that runs exports (as where it is not installed)."""
     hide = project.root / "hide"

@@ -65,6 +65,7 @@ def chmodded(project, pool, target: str, tmp_path_factory) -> tuple[str, list[in
 
 
 @confined
+@pytest.mark.slow
 def test_a_lowering_job_s_module_cannot_change_a_file_s_mode(project, pool, tmp_path_factory):
     pytest.importorskip("onnxruntime")
     status, modes = chmodded(project, pool, "onnx", tmp_path_factory)

@@ -35,6 +35,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     "target, edited",
     [("models/positional.py:LearnedPositions", "pyproject.toml"), ("models/head.py:ClassifierHead", "models/head.py")],
 )
+@pytest.mark.slow
 def test_a_proof_runs_with_the_owner_s_plan_of_its_texts(root: Path, target: str, edited: str):
     plan = make_plan([root])
     planned = next(p for p in plan.modules if p.target == target)

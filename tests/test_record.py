@@ -78,6 +78,7 @@ def modules(project: Path) -> dict:
     return tomlkit.parse((project / "pyproject.toml").read_text()).unwrap()["tool"]["exportlens"]["modules"]
 
 
+@pytest.mark.slow
 def test_record_writes_the_batch_as_a_dim_and_keeps_the_features_and_the_constructor(project: Path, recorded) -> None:
     assert recorded.returncode == 0, recorded.stderr
     assert "trained (2, 3)" in recorded.stdout  # the command ran as it would have, its output shown
@@ -147,6 +148,7 @@ open("checkpoint.pt", "w").write("weights")
 
 
 @pytest.mark.skipif(off_here() is not None, reason=f"no sandbox here: {off_here()}")
+@pytest.mark.slow
 def test_the_command_runs_confined_unless_told_not_to(tmp_path: Path) -> None:
     root = make_project(tmp_path / "tokens", {"tokens.py": EMBED, "train.py": WRITER})
     confined = exportlens(root, "record", "--dry-run", "--", sys.executable, "train.py")
@@ -197,6 +199,7 @@ def test_the_calls_torch_export_makes_in_the_run_are_not_recorded(tmp_path: Path
     assert modules(root)["models.py:Encoder"]["dims"] == {"batch": {"min": 3, "max": 5}}  # not the traced 6
 
 
+@pytest.mark.slow
 def test_a_sitecustomize_of_the_users_still_runs_and_the_run_is_recorded(tmp_path: Path) -> None:
     script = SCRIPT + "import builtins\nprint('set up:', getattr(builtins, 'SET_UP', False))\n"
     root = make_project(tmp_path / "site", {"models.py": MODELS, "script.py": script})

@@ -110,6 +110,7 @@ class Experts(nn.Module):
 """
 
 
+@pytest.mark.slow
 def test_an_experts_early_exit_for_no_token_is_dropped_as_index_add_handles_it(project, pool):
     """A loop over experts, written as people write it: the ``continue`` for an expert that no
     token chose is what export cannot decide, and ``index_add_`` adds nothing for an empty

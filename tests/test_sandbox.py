@@ -81,6 +81,7 @@ def run(tmp_path: Path, sandbox: bool) -> str:
     return finding.message
 
 
+@pytest.mark.slow
 def test_the_sandbox_refuses_reading_outside_writing_deleting_and_the_owner_s_stdout(tmp_path: Path):
     message = run(tmp_path, sandbox=True)
     assert "read secret: PermissionError" in message

@@ -88,6 +88,7 @@ def exportlens(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_the_bad_block_is_the_smallest_failing_submodule_and_its_siblings_export(project: Project):
     """In this process (no worker): each node's verdict, and the dims carried down."""
     from exportlens.exporter.runtime.subtree import tree_of  # torch

@@ -195,6 +195,7 @@ def allocation_line(root: Path, module: str) -> int:
 @pytest.mark.parametrize(
     "module, code, message", FAULTS, ids=[f.values[0] if hasattr(f, "values") else f[0] for f in FAULTS]
 )
+@pytest.mark.slow
 def test_a_fault_becomes_a_finding_and_the_pool_goes_on(pool: Pool, root: Path, module: str, code: str, message: str):
     name = "".join(part.title() for part in module.split("_"))
     the_job = job(root, f"faults/{module}.py:{name}")
@@ -292,6 +293,7 @@ def test_cancelling_one_job_leaves_another_of_the_same_module_running(pool: Pool
     assert not pool.cancel_job(future)  # nothing left to cancel
 
 
+@pytest.mark.slow
 def test_a_verdict_queued_after_background_work_runs_before_it(root: Path):
     """A fix's proof or a serving run (``background``) waits behind every verdict queued,
     even one queued after it: opening many files never holds a verdict behind them."""

@@ -261,6 +261,7 @@ def message(checked: dict, name: str) -> str:
 
 
 @signals_confined
+@pytest.mark.slow
 def test_a_module_cannot_stop_the_warm_parent_or_the_cli(checked: dict):
     said = message(checked, "Freezer")
     stops = dict(re.findall(r"stop (\d+): (\w+)", said))
@@ -333,6 +334,7 @@ class Sleepers(torch.nn.Module):
 
 
 @pytest.mark.parametrize("sandbox", [True, False], ids=["sandboxed", "unconfined"])
+@pytest.mark.slow
 def test_nothing_a_running_job_started_outlives_the_pool(tmp_path: Path, sandbox: bool):
     """What the server and the CLI do at their end: close the pool with a job running."""
     (tmp_path / "sleepers.py").write_text(SLEEPERS)

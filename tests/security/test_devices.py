@@ -65,6 +65,7 @@ def secrets():
         os.close(slave)
 
 
+@pytest.mark.slow
 def test_a_module_cannot_read_shared_memory_or_another_terminal(tmp_path: Path, secrets):
     shm, pty = secrets
     (tmp_path / "pyproject.toml").write_text("[tool.exportlens]\n")

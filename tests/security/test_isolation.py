@@ -65,6 +65,7 @@ def test_the_indexer_and_the_large_file_parser_import_nothing_from_the_folder_th
 
 
 @pytest.mark.parametrize("how", SERVERS)
+@pytest.mark.slow
 async def test_an_untrusted_server_started_in_the_workspace_imports_nothing_from_it(shadowed: Shadowed, how: str):
     if not Path(SERVERS[how][0]).exists():
         pytest.skip(f"no {CONSOLE_SCRIPT}: exportlens is not installed for this interpreter")
@@ -82,6 +83,7 @@ async def test_an_untrusted_server_started_in_the_workspace_imports_nothing_from
     assert shadowed.imported() == []
 
 
+@pytest.mark.slow
 async def test_a_trusted_server_and_its_worker_import_nothing_from_the_workspace(shadowed: Shadowed):
     editor = await start(shadowed.root, trusted=True)  # python -m, from the workspace
     try:
@@ -95,6 +97,7 @@ async def test_a_trusted_server_and_its_worker_import_nothing_from_the_workspace
     assert shadowed.imported() == []
 
 
+@pytest.mark.slow
 def test_exportlens_check_run_in_the_project_imports_nothing_from_it(shadowed: Shadowed):
     """The CLI, the warm worker parent it starts (unconfined: only a job's child is) and the jobs."""
     command = [sys.executable, "-m", "exportlens.cli", "check", ".", "--no-cache", "--format", "json"]

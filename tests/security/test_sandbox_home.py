@@ -36,6 +36,7 @@ class Snoop(torch.nn.Module):
 
 @pytest.mark.skipif(not available().startswith("landlock"), reason=f"no sandbox here: {available()}")
 @pytest.mark.parametrize("start_in", ["$HOME", "/"])
+@pytest.mark.slow
 def test_a_module_cannot_read_the_home_exportlens_was_started_in(tmp_path: Path, start_in: str):
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)

@@ -76,6 +76,7 @@ def export_slow(editor, msg_id: str | None = None) -> asyncio.Future:
     )
 
 
+@pytest.mark.slow
 async def test_cancel_request_kills_the_export(slow):
     request = export_slow(slow, msg_id="export-slow")
     kids = await running_job(slow)

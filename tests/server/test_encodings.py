@@ -25,6 +25,7 @@ SPEC_LINE = 'dims = { note = "🚀🚀", tokens = { min = 9, max = 3 } }'  # the
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+@pytest.mark.slow
 async def test_a_spec_problem_after_an_emoji_is_underlined_where_it_is(workspace, encoding):
     """Static findings (no export: the server starts no worker in manual mode)."""
     pyproject = workspace / "pyproject.toml"
@@ -41,6 +42,7 @@ async def test_a_spec_problem_after_an_emoji_is_underlined_where_it_is(workspace
 
 
 @pytest.mark.parametrize("encoding", ["utf-8"])  # the encoding a column was once wrong in; the others as above
+@pytest.mark.slow
 async def test_a_problem_after_an_emoji_is_underlined_where_it_is(workspace, encoding):
     router = workspace / ROUTER
     router.write_text(router.read_text().replace(f"        if {CONDITION}:", EMOJI_LINE))

@@ -4,6 +4,7 @@ and exported again, as a save would, open file or not."""
 
 from __future__ import annotations
 
+import pytest
 from lsprotocol import types
 
 HEAD = "models/head.py"
@@ -24,6 +25,7 @@ async def lens_titles(editor, rel: str) -> list[str]:
     return [lens.command.title for lens in lenses]
 
 
+@pytest.mark.slow
 async def test_a_spec_rewritten_on_disk_exports_the_open_module_again(editor):
     editor.open(HEAD)
     await editor.diagnostics(HEAD, lambda ds: [d.code for d in ds] == ["EL204"])

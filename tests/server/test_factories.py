@@ -59,6 +59,7 @@ async def test_a_factory_table_removed_in_the_editor_takes_its_module_with_it(ed
     assert not await lenses(editor)
 
 
+@pytest.mark.slow
 async def test_typing_in_the_factory_s_file_reads_the_unsaved_pyproject_toml(editor):
     """The table is gone from the editor's pyproject.toml, not from the disk's: an edit of
     build.py is indexed against the editor's."""

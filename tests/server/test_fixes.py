@@ -83,6 +83,7 @@ async def test_preferred_fix_of_each_problem_makes_the_next_export_pass(editor):
             ) from None
 
 
+@pytest.mark.slow
 async def test_a_fix_computed_before_an_edit_names_the_older_version(editor):
     """The export saw version 1; after an unsaved edit (version 2, exportOn = save: no new
     export) the quick fix still names version 1, so the editor refuses it rather than
@@ -102,6 +103,7 @@ async def test_a_fix_computed_before_an_edit_names_the_older_version(editor):
     assert editor.texts[uri] == edited and "torch._check" not in edited
 
 
+@pytest.mark.slow
 async def test_a_fix_for_a_file_changed_since_the_export_waits_for_the_next_one(editor):
     """The export read pyproject.toml from disk; once the user edits it, the fix that export
     made for it is not offered (its edit would land on the wrong line) until the next
@@ -189,6 +191,7 @@ async def test_a_fix_for_a_closed_file_that_changed_on_disk_since_it_was_offered
     assert any("pyproject.toml changed since this fix was offered" in m.message for m in editor.client.messages)
 
 
+@pytest.mark.slow
 async def test_a_client_that_cannot_resolve_edits_gets_the_fix_by_command_while_the_file_is_unchanged(workspace):
     """Without codeAction/resolve for edits, the action carries the command
     exportlens.applyFix: run while pyproject.toml is as it was, the server sends the edit

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from lsprotocol import types
 
 from .conftest import capabilities, start, stop
@@ -57,6 +58,7 @@ async def test_inlay_hints_end_each_assignment_in_forward(editor):
     assert all("=" in source[line] for line in by_line)
 
 
+@pytest.mark.slow
 async def test_a_value_read_with_item_is_hinted_as_an_int_not_a_tensor(editor):
     """``routed = (...).sum().item()`` is a Python int, used only by the checks after it:
     its hint says ``int`` (the ``i64[]`` before ``.item()`` is an intermediate shape)."""
@@ -119,6 +121,7 @@ def plain_text_only() -> types.ClientCapabilities:
     return caps
 
 
+@pytest.mark.slow
 async def test_a_client_that_takes_plain_text_gets_no_markdown(workspace):
     editor = await start(workspace, caps=plain_text_only(), trusted=False)  # static: no export needed
     try:

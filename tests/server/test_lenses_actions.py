@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from .conftest import capabilities, start, stop
@@ -18,6 +19,7 @@ async def lens_titles(editor, rel: str) -> list[str]:
     return [lens.command.title for lens in lenses]
 
 
+@pytest.mark.slow
 async def test_lens_follows_the_export(editor):
     editor.open(ENCODER)
     await editor.logged(f"{ENCODER}:TinyEncoder: exported")
@@ -28,6 +30,7 @@ async def test_lens_follows_the_export(editor):
     assert await lens_titles(editor, "models/router.py") == ["✗ 1 problem"]
 
 
+@pytest.mark.slow
 async def test_export_this_module_writes_a_pt2_and_says_where(editor):
     editor.open(ENCODER)
     line = editor.line_of(ENCODER, "class TinyEncoder")
@@ -65,6 +68,7 @@ class Scorer(nn.Module):
 """
 
 
+@pytest.mark.slow
 async def test_create_spec_exports_its_guess_writes_it_and_selects_it(workspace):
     """The quick fix runs the command: the guess is exported before it is written, the
     table says what was guessed and what the check gave, and the editor is asked to

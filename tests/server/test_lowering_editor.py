@@ -110,6 +110,7 @@ def compile_now(editor, cls: str) -> asyncio.Future:
     return asyncio.ensure_future(editor.client.workspace_execute_command_async(params))
 
 
+@pytest.mark.slow
 async def test_a_saved_module_is_lowered_and_its_lens_hover_and_diagnostics_say_so(deploy, editor):
     editor.open(DEPLOY)
     editor.save(DEPLOY)
@@ -125,6 +126,7 @@ async def test_a_saved_module_is_lowered_and_its_lens_hover_and_diagnostics_say_
     assert "onnx: failed (EL601)" in await lens_titles(editor)
 
 
+@pytest.mark.slow
 async def test_the_compile_lens_lowers_now_with_progress_and_its_cancel_stops_it(sleepy, editor):
     await editor.configure(lowerOnSave=False)
     editor.open(DEPLOY)
@@ -153,6 +155,7 @@ async def test_the_compile_lens_lowers_now_with_progress_and_its_cancel_stops_it
     assert "▶ Compile for onnx" in await lens_titles(editor)
 
 
+@pytest.mark.slow
 async def test_a_new_save_stops_the_running_lowering_and_lowers_the_new_text(sleepy, editor):
     editor.open(DEPLOY)
     await editor.logged(f"lowering {DEPLOY}:Sleepy for onnx", timeout=180)
@@ -164,6 +167,7 @@ async def test_a_new_save_stops_the_running_lowering_and_lowers_the_new_text(sle
     assert await job_pid(editor, "Sleepy") != pid
 
 
+@pytest.mark.slow
 async def test_with_one_worker_the_running_lowering_makes_way_for_exports(sleepy, editor):
     await editor.configure(jobs=1)
     editor.open(DEPLOY)

@@ -3,11 +3,13 @@ a hover and the code actions all take that plan (``exportlens/status``'s ``plans
 
 from __future__ import annotations
 
+import pytest
 from lsprotocol import types
 
 REL = "models/encoder.py"
 
 
+@pytest.mark.slow
 async def test_one_save_plans_its_module_once(editor):
     uri = editor.open(REL)
     # its verdict (a serving run follows unless this shared server ran one on the same text before)

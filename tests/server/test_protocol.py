@@ -91,6 +91,7 @@ def test_requests_before_initialize_are_refused_with_32002(raw):
         b"Content-Length: 2\r\n\r\n[]",
     ],
 )
+@pytest.mark.slow
 def test_a_broken_frame_is_skipped_and_the_next_request_answered(served, broken):
     served.send(broken)
     assert "**Net**" in hovered(hover_again(served, iter(range(random.randint(10**7, 10**8), 10**9))))
@@ -175,6 +176,7 @@ def status_answered(raw: Raw, msg_id: int, timeout: float = 10) -> dict:
         ({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": [1, "a"]}}, None),
     ],
 )
+@pytest.mark.slow
 def test_a_message_of_the_wrong_shape_is_answered_or_dropped_and_the_server_stays(raw, message, code):
     raw.initialize()
     raw.send(frame(message))
@@ -198,6 +200,7 @@ DEEP = "".join(
     ],
     ids=["length-of-5000-digits", "200k-nested-brackets", "params-50k-objects-deep"],
 )
+@pytest.mark.slow
 def test_a_frame_too_long_or_too_deep_is_refused_and_the_server_reads_on(raw, broken):
     raw.initialize()
     raw.send(broken)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from .conftest import start, stop
@@ -51,6 +52,7 @@ async def test_manual_mode_exports_only_on_demand_and_a_setting_change_takes_eff
     await editor.diagnostics("models/router.py", lambda ds: any(d.code == "EL101" for d in ds))
 
 
+@pytest.mark.slow
 async def test_a_workspace_folder_s_own_settings_apply_to_its_projects(workspace):
     """VS Code's resource-scoped settings: the server asks for each folder's, and a folder's
     artifact folder (and device, strict, ir, timeout, memory limit, sandbox) are its own."""

@@ -38,6 +38,7 @@ async def labels(editor, text: str, needle: str, back: int = 0) -> list[str]:
     return [i.label for i in (result.items if isinstance(result, types.CompletionList) else result or [])]
 
 
+@pytest.mark.slow
 async def test_a_module_header_completes_this_projects_targets(editor):
     text = original(editor) + '\n[tool.exportlens.modules."models/'
     found = await labels(editor, text, 'modules."models/')
@@ -80,6 +81,7 @@ ENCODER = "models/encoder.py:TinyEncoder"
         ("[tool.exportlens.modules.'models/']", 2),
     ],
 )
+@pytest.mark.slow
 async def test_a_picked_target_closes_the_header_once(editor, typed, back):
     text = original(editor) + "\n" + typed
     quote = "'" if "'" in typed else '"'

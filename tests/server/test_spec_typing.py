@@ -105,6 +105,7 @@ NOT_TOML = ("EL006", "EL401")  # does not parse; is not UTF-8
     ["a key twice", "a table twice", "a string left open", "a lone surrogate in a shape", "a header left open"],
 )
 @pytest.mark.parametrize("how", ["typed", "saved"])
+@pytest.mark.slow
 async def test_a_spec_that_does_not_parse_is_said_once_and_cleared_once_fixed(editor, broken, how):
     uri = editor.open(PYPROJECT)
     spec = editor.texts[uri]

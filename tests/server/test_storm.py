@@ -44,6 +44,7 @@ def storm(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 async def test_files_opened_at_once_are_each_published_at_most_twice(storm):
     editor = await start(storm)
     try:
@@ -64,6 +65,7 @@ async def test_files_opened_at_once_are_each_published_at_most_twice(storm):
         await stop(editor)
 
 
+@pytest.mark.slow
 async def test_a_save_starts_its_export_without_a_fixed_wait(storm):
     """Issue 40: a batch is whole once nothing more is pending, so a lone save's export starts
     at once; it waited a fixed 20 ms before. The fastest of five saves, as the editor sees it."""

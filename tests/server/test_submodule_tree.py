@@ -44,6 +44,7 @@ def plain(value):
     return value
 
 
+@pytest.mark.slow
 async def test_the_tree_names_the_bad_block_on_its_line_and_its_siblings_export(net, editor):
     tree = plain(await asyncio.wait_for(tree_of(editor, NET_FILE, TARGET), 300))
     assert tree["target"] == TARGET and tree["to_fix"] == ["encoder.blocks.1.attn"]

@@ -27,6 +27,7 @@ class Writer(torch.nn.Module):
 """
 
 
+@pytest.mark.slow
 async def test_untrusted_runs_no_user_code_until_trust_is_granted(workspace):
     (workspace / "models/writer.py").write_text(WRITES)
     marker = workspace / "models/imported.txt"
@@ -84,6 +85,7 @@ async def test_trust_fails_closed_on_anything_but_a_boolean(workspace):
 
 
 @pytest.mark.parametrize("trusted", [True, False])
+@pytest.mark.slow
 def test_the_warm_worker_starts_before_initialize_is_answered(tmp_path, trusted):
     """Issue 40: torch imports in the warm parent (no workspace code) from the server's start,
     not from `initialized` on; a workspace that initialize says is untrusted then has none."""

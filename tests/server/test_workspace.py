@@ -46,6 +46,7 @@ async def test_check_workspace_puts_problems_in_files_that_are_not_open(editor):
     assert [x.code for x in editor.client.diagnostics[editor.uri(ROUTER)]] == ["EL101"]
 
 
+@pytest.mark.slow
 async def test_the_status_bar_is_told_which_modules_are_exporting(editor):
     """A cold first export waits for torch to import (18-22 s on a loaded 2-core machine): the
     notification names what runs meanwhile, so the status bar can say more than a count."""
@@ -87,6 +88,7 @@ async def test_the_exported_program_of_the_module_under_the_cursor(editor):
     assert any("put the cursor inside an nn.Module class" in m.message for m in editor.client.messages)
 
 
+@pytest.mark.slow
 async def test_the_export_lens_writes_the_pt2(editor):
     editor.open(ENCODER)
     await editor.logged(f"{ENCODER}:TinyEncoder: exported")
@@ -100,6 +102,7 @@ async def test_the_export_lens_writes_the_pt2(editor):
     assert artifact.stat().st_size > 0
 
 
+@pytest.mark.slow
 async def test_export_this_module_from_a_cursor_line(editor):
     line = editor.line_of(ENCODER, "pooled = h.mean(dim=1)")
     args = [{"uri": editor.uri(ENCODER), "line": line, "save": True}]
@@ -155,6 +158,7 @@ async def test_an_artifact_folder_that_is_a_link_is_not_written_through(editor, 
             kept.rename(folder)
 
 
+@pytest.mark.slow
 async def test_log_level_error_keeps_the_log_quiet(editor):
     await editor.configure(logLevel="error")
     quiet_from = len(editor.client.log_messages)
@@ -185,6 +189,7 @@ async def test_a_folder_removed_from_the_workspace_takes_its_problems_with_it(ed
     await editor.diagnostics(ROUTER, lambda ds: [d.code for d in ds] == ["EL101"])
 
 
+@pytest.mark.slow
 async def test_the_program_asked_for_right_after_start_waits_for_the_first_scan(workspace):
     """Asked before the workspace's first scan is done, the request waits for it (a bounded
     time), rather than answering that a module with a spec needs example inputs."""
