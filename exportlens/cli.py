@@ -106,7 +106,7 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
     check.add_argument(
         "--first-only",
         action="store_true",
-        help="report the plain export's first problem only (skip the slower draft export)",
+        help="verdicts only: each module's first problem; no draft export, bounds run, fix proofs or lowering",
     )
     check.add_argument(
         "--module", action="append", default=[], help="only this module (path.py:Class or Class); repeatable"
@@ -183,15 +183,10 @@ def _pool(args: argparse.Namespace, jobs: int = 1) -> "Pool":
     return Pool(args.python, jobs, persist=not args.no_cache)
 
 
-def _run(args: argparse.Namespace, pool: "Pool", plan: "Plan", options: Options) -> Report:
+def _run(args: argparse.Namespace, pool: "Pool", plan: "Plan", options: Options, verdicts: bool = False) -> Report:
     from .exporter.workers.batch import export_in_workers
 
-    return export_in_workers(plan, pool, options)
-
-
-def _plan(paths: list[Path], cache: bool = True) -> "Plan | None":
-    found = _projects(paths, cache=cache)
-    return found[0].plan if found else None
+    return export_in_workers(plan, pool, options, prove_fixes=not verdicts, lower=not verdicts)
 
 
 def _projects(paths: list[Path], only: set[str] | None = None, cache: bool = True) -> "list[Project] | None":
@@ -232,8 +227,9 @@ def _check(args: argparse.Namespace) -> int:
         shard = (args.shard, sum(len(p.plan.modules) for p in found)) if args.shard else None
         for p in found if args.shard else ():
             p.plan.modules = [m for m in p.plan.modules if args.shard.holds(p.shown(m.target))]
-        options = _options(args, collect_all=not args.first_only)
-        report, hidden = joined_report(found, lambda plan: _run(args, pool, plan, options), judge=not args.first_only)
+        first = args.first_only  # verdicts only: no draft export, bounds run, proofs or lowering
+        options = _options(args, collect_all=not first, serve=not first)
+        report, hidden = joined_report(found, lambda plan: _run(args, pool, plan, options, first), judge=not first)
         report = in_target_order(report)
     root = found[0].plan.root
     if args.format == "text":
@@ -306,9 +302,9 @@ def _one(target: str, cache: bool = True) -> "tuple[Plan, object] | None":
     if not path.is_file():
         say(f"exportlens: no such file: {path_text}", err=True)
         return None
-    plan = _plan([path], cache)
-    if plan is None:
+    if not (reached := _projects([path], cache=cache)):
         return None
+    plan = reached[0].plan
     matches = [m for m in plan.modules if not name or m.module.name == name]
     if len(matches) != 1:
         found = ", ".join(m.module.name for m in plan.modules) or "none"

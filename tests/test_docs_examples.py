@@ -51,8 +51,9 @@ def test_the_example_prints_what_the_docs_show(tmp_path, monkeypatch, capsys, po
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
     monkeypatch.chdir(tmp_path)  # the CLI prints paths relative to where it runs
-    plan = cli._plan([Path(".")])
-    assert plan is not None, f"docs/diagnostics.md:{line}: {capsys.readouterr().err}"
+    found = cli._projects([Path(".")])
+    assert found, f"docs/diagnostics.md:{line}: {capsys.readouterr().err}"
+    plan = found[0].plan
     for _ in range(TRIES):
         cli.print_text(plan.root, export_in_workers(plan, pool, Options(collect_all=True)))
         out = capsys.readouterr().out

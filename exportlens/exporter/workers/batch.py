@@ -80,9 +80,11 @@ def export_in_workers(
     *,
     artifacts: Path | None = None,
     prove_fixes: bool = True,
+    lower: bool = True,
 ) -> Report:
     """Each planned module's report; with ``prove_fixes``, each preferred fix exported with
-    it applied first, and titled with what that gave (proofs.py)."""
+    it applied first, and titled with what that gave (proofs.py); with ``lower``, each exported
+    module lowered for its spec's targets."""
     futures: list[ModuleReport | tuple[Job, Future]] = []
     sources = plan.sources.relative()
     plans = PlanCache()  # the proofs' plans: fixes that meet reach the same texts
@@ -107,7 +109,7 @@ def export_in_workers(
         if planned.findings and report.status is not Status.SKIPPED:
             report = replace(report, findings=planned.findings + report.findings)
         modules.append(report)
-    return Report(tuple(_lowered(plan, pool, futures, modules)), tuple(plan.findings))
+    return Report(tuple(_lowered(plan, pool, futures, modules) if lower else modules), tuple(plan.findings))
 
 
 def _lowered(plan: Plan, pool: Pool, futures: list, modules: list[ModuleReport]) -> list[ModuleReport]:
