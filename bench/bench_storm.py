@@ -24,6 +24,7 @@ a status request sent after the last one. Goal: p99 ≤ 100 ms.
     python bench/bench_storm.py                  # 200 files, jobs 2: about 1-2 minutes on 2 cores
     python bench/bench_storm.py --files 50 --jobs 1 --edits 0
     python bench/bench_storm.py --quick          # 8 files, 50 keystrokes into 2,000 lines (CI)
+    python bench/bench_storm.py --hogs 2         # the same with two busy processes beside it (a loaded machine)
     python bench/bench_storm.py --server "py-spy record -f raw -o storm.txt -- python -m exportlens.cli serve"
 """
 
@@ -35,6 +36,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -369,6 +371,7 @@ def main() -> int:
         "--server",
         help="the server command (default: this Python's -m exportlens.cli serve), e.g. under a sampling profiler",
     )
+    p.add_argument("--hogs", type=int, default=0, help="busy processes that run beside the whole bench (default 0)")
     p.add_argument("--quick", action="store_true", help="8 files, 2 s to settle, 50 keystrokes into 2,000 lines (CI)")
     args = p.parse_args()
     if args.quick:
@@ -376,11 +379,16 @@ def main() -> int:
     if args.server:
         SERVER[:] = shlex.split(args.server)
     tmp = Path(tempfile.mkdtemp(prefix="exportlens-bench-storm-"))
+    # a loaded machine: each hog spins one core for as long as the bench runs
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hogs)]
     try:
         root = project(tmp, args.files)
-        print(f"server: {' '.join(SERVER)}; workspace {root}")
+        print(f"server: {' '.join(SERVER)}; workspace {root}; {args.hogs} CPU hogs beside it")
         report(args, root, asyncio.run(run(args, root)))
     finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
