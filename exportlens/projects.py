@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .exporter.core.rebase import prefix, rebased, target
-from .exporter.core.report import Report
+from .exporter.core.report import Finding, ModuleReport, Report
 from .exporter.find.index_cache import IndexCache
 from .exporter.find.walk import projects_under
 from .exporter.spec.loading import find_root
@@ -74,7 +74,9 @@ def _own(only: set[str] | None, step: str) -> set[str] | None:
 def joined_report(found: list[Project], run: Callable[[Plan], Report], *, judge: bool) -> tuple[Report, int]:
     """Every project's report, suppressions applied, as one report from the first root;
     and how many findings were suppressed."""
-    modules, findings, hidden = [], [], 0
+    modules: list[ModuleReport] = []
+    findings: list[Finding] = []
+    hidden = 0
     for project in found:
         report, count = suppress(run(project.plan), Suppressor.of(project.plan), judge=judge)
         report = rebased(report, project.prefix)

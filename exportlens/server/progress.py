@@ -21,7 +21,7 @@ class Progress:
         server: LanguageServer,
         token: str,
         targets: list[str],
-        on_cancel: Callable[[], None],
+        on_cancel: Callable[[], object],  # what it returns is not read
         doing: str = "exporting {}",  # what the work is, with the modules' names: "compiling {} for onnx"
     ) -> None:
         self.server, self.targets, self.on_cancel, self.doing = server, targets, on_cancel, doing

@@ -33,14 +33,15 @@ class Sources:
     buffers: dict[Path, str] = field(default_factory=dict)  # unsaved text by resolved absolute path
 
     @classmethod
-    def of(cls, root: Path, buffers: Sources | Mapping[Path | str, str] | None = None) -> Sources:
+    def of(cls, root: Path, buffers: Sources | Mapping[Path, str] | Mapping[str, str] | None = None) -> Sources:
         """``buffers`` keyed by absolute paths, or by names relative to ``root``."""
         root = Path(root).resolve()
-        if isinstance(buffers, Sources):
-            buffers = buffers.buffers
-        if isinstance(buffers, Resolved):
-            return cls(root, dict(buffers))  # no path to resolve: the server's open documents, many times a second
-        return cls(root, {resolved(root / p): text for p, text in (buffers or {}).items()})
+        texts: Mapping[Path, str] | Mapping[str, str] = (
+            buffers.buffers if isinstance(buffers, Sources) else buffers if buffers is not None else {}
+        )
+        if isinstance(texts, Resolved):
+            return cls(root, dict(texts))  # no path to resolve: the server's open documents, many times a second
+        return cls(root, {resolved(root / p): text for p, text in texts.items()})
 
     def path(self, name: Path | str) -> Path:
         """The absolute path of a project-relative name (an absolute one stays as it is)."""

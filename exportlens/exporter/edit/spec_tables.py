@@ -20,7 +20,7 @@ def _module_table(doc: tomlkit.TOMLDocument, target: str, inherit: tuple[str, ..
     the class table's entries of ``inherit`` that it does not override, so that an edit of
     them changes this variant alone and keeps what it inherited."""
     t = Target.parse(target)
-    modules = doc["tool"]["exportlens"]["modules"]  # type: ignore[index]
+    modules = doc["tool"]["exportlens"]["modules"]
     if t.variant is None:
         return modules[target]
     base = modules[t.module]

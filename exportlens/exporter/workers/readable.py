@@ -36,7 +36,9 @@ def interpreter_folders() -> tuple[Path, ...]:
     ]
     sites = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
     return tuple(
-        Path(p) for p in [*paths, *sites, *_pth_folders(sites), *_editable_projects(sites), OWN] if not holds_a_home(p)
+        Path(p)
+        for p in [*paths, *sites, *_pth_folders(sites), *_editable_projects(sites), OWN]
+        if not holds_a_home(Path(p))
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 
 from lsprotocol import types
 
@@ -66,12 +67,12 @@ def unemphasized(text: str) -> str:
     return "".join([*out, text[at:]])
 
 
-def hover_formats(caps: types.ClientCapabilities) -> list[types.MarkupKind] | None:
+def hover_formats(caps: types.ClientCapabilities) -> Sequence[types.MarkupKind] | None:
     hover = caps.text_document.hover if caps.text_document else None
     return hover.content_format if hover else None
 
 
-def documentation_formats(caps: types.ClientCapabilities) -> list[types.MarkupKind] | None:
+def documentation_formats(caps: types.ClientCapabilities) -> Sequence[types.MarkupKind] | None:
     completion = caps.text_document.completion if caps.text_document else None
     item = completion.completion_item if completion else None
     return item.documentation_format if item else None

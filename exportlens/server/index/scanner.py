@@ -116,7 +116,8 @@ def main() -> None:
     if answer is not None:
         sys.stdout.write(answer)
         return
-    lines, saves = [], []
+    lines: list[str] = []
+    saves: list[Callable[[], None]] = []
     for path, entry in scan(folder, files, cache, saves):
         lines.append(line_of(path, entry))
         sys.stdout.write(lines[-1])
