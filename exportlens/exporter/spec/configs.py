@@ -1,7 +1,8 @@
 """A constructor's required arguments, guessed for the scaffold (libcst; no torch).
 
 Real models take a config object (a dataclass of the project whose fields all have
-defaults: ``GPTConfig``, ``ModelArgs``) or required sizes (``dim: int``). The config is
+defaults: ``GPTConfig``, ``ModelArgs``; or a Hugging Face ``LlamaConfig``, built small)
+or required sizes (``dim: int``). The config is
 written as an object value (``{ call = "models/gpt.py:GPTConfig", kwargs = {...} }``,
 values.py) built from its own defaults, and a size that would make the export slow
 (layers, hidden size, vocabulary, context) is scaled down: the spec's comment says what.
@@ -126,6 +127,60 @@ def _config(name: str, cls_name: str, cls: cst.ClassDef, path: str, out: Guessed
     return True
 
 
+# A Hugging Face config (``LlamaConfig``) is built from its own defaults with these sizes, a small
+# model: every PretrainedConfig takes them (GPT-2's and Whisper's own names through their
+# attribute_map), and one a model does not use stays an unused attribute.
+_HF_SMALL = {
+    "num_hidden_layers": 2,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 4,
+    "vocab_size": 1000,
+    "max_position_embeddings": 128,
+}
+
+
+def _library_configs(tree: cst.Module) -> dict[str, str]:
+    """The config classes the file imports from transformers: name -> ``module:Name``."""
+    out = {}
+    for line in tree.body:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.ImportFrom) or small.relative or small.module is None:
+                continue
+            module = cst.Module([]).code_for_node(small.module)
+            if module.split(".")[0] != "transformers" or isinstance(small.names, cst.ImportStar):
+                continue
+            for alias in small.names:
+                name = alias.evaluated_alias or alias.evaluated_name
+                if alias.evaluated_name.endswith("Config"):
+                    out[name] = f"{module}:{alias.evaluated_name}"
+    return out
+
+
+def _library_config(param: cst.Param, configs: dict[str, str]) -> str | None:
+    """The transformers config ``param`` takes: its annotation's (``LlamaConfig``,
+    ``transformers.LlamaConfig``), else (``config``) the file's only one."""
+    note = param.annotation.annotation if param.annotation else None
+    if isinstance(note, cst.SimpleString):
+        note = cst.Name(note.evaluated_value) if note.evaluated_value.isidentifier() else None
+    if isinstance(note, cst.Attribute) and isinstance(note.value, cst.Name) and note.value.value == "transformers":
+        return f"transformers:{note.attr.value}" if note.attr.value.endswith("Config") else None
+    if isinstance(note, cst.Name):
+        return configs.get(note.value)
+    only = next(iter(configs.values())) if len(configs) == 1 else None
+    return only if note is None and param.name.value.lower() in _CONFIG_NAMES else None
+
+
+def _hf_config(name: str, ref: str, out: Guessed) -> None:
+    out.init[name] = {"call": ref, "kwargs": dict(_HF_SMALL)}
+    for field_name, value in _HF_SMALL.items():
+        out.sizes[f"{name}.{field_name}"] = value
+        out.sizes.setdefault(field_name, value)
+    said = ", ".join(f"{k} {v}" for k, v in _HF_SMALL.items())
+    out.notes.append(f"init {name}: {ref.rpartition(':')[2]}() from its defaults, a small model: {said}")
+
+
 def _scalar(param: cst.Param) -> Any:
     """A required int/float/bool's value from its name and annotation; None: no guess."""
     name = param.name.value
@@ -145,11 +200,14 @@ def guess_required(params: list[cst.Param], tree: cst.Module, path: str, literal
     """Values for the constructor's ``params`` that have no default, and those still missing;
     ``literal`` reads a field's default (reading.py's, passed in: reading.py imports this)."""
     out, missing = Guessed(), []
-    configs = dataclasses_of(tree)
+    configs, library = dataclasses_of(tree), _library_configs(tree)
     for param in params:
         name = param.name.value
         cls_name = _config_class(param, configs)
         if cls_name is not None and _config(name, cls_name, configs[cls_name], path, out, literal):
+            continue
+        if (ref := _library_config(param, library)) is not None:
+            _hf_config(name, ref, out)
             continue
         value = _scalar(param)
         if value is None:
