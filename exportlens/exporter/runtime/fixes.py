@@ -208,7 +208,12 @@ def size_in_code(record: Constraint, ctx: Context) -> Fix | None:
     size = f"{param}.shape[{axis}]"
     new = replace_size_literal(old, frame.line, value, size)
     edit = edit_between(path, old, new) if new else None
-    return Fix(f"Write `{size}` for the `{value}` this line hard-codes", (edit,), preferred=True) if edit else None
+    if edit is None:
+        return None
+    # compared with the module as written on its example inputs: where the number was a choice
+    # of the model (``reshape(b, 16, -1)``: 16 slots), not the size, the program answers otherwise
+    action = f"Write `{size}` for the `{value}` this line hard-codes"
+    return Fix(action, (edit,), preferred=True, probes=(Probe("example inputs"),))
 
 
 def narrowing_less(record: Constraint, ctx: Context) -> Fix | None:

@@ -79,8 +79,8 @@ def scanned(guard: Any, dim: str, root: Any) -> str:
     if end is not None and (step := period(guard, start, end)):
         return f"{dim} % {step[0]} == {step[1]}"
     found = scanned_interval(guard, start, end, None)
-    if found is None:
-        return ""
+    if found is None or (end is not None and found[1] < end and scanned_interval(guard, found[1] + 1, end, None)):
+        return ""  # no run of sizes, or more than one (``seq % 16 != 0``): no bounds say the guard
     a, b = found
     if b == hi:
         return f"{dim} >= {a}"
