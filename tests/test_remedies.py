@@ -17,8 +17,9 @@ from conftest import only
 
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.edit.async_checks import raise_as_assert, torch_assert_as_async
+from exportlens.exporter.edit.cond_branches import as_cond
 from exportlens.exporter.edit.item_reads import int_as_item
-from exportlens.exporter.edit.remedies import as_cond, as_where, without_branch, without_fast_path
+from exportlens.exporter.edit.remedies import as_where, without_branch, without_fast_path
 from exportlens.exporter.spec.plan import make_plan
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -208,6 +209,33 @@ def test_torch_cond_takes_the_tensors_each_side_reads_and_clones_what_it_returns
         "        return torch.cond(routed > 0, true_fn, false_fn, (x, scores))\n"
     )
     assert as_cond(text, 16, frozenset()) is not None  # no operands: both sides read closures only
+
+
+POOLING = """\
+class Router(nn.Module):
+    def forward(self, input_ids):
+        hidden = self.encoder(input_ids).last_hidden_state
+        if hidden.mean().item() > 0:
+            return hidden[:, 0]
+        return hidden.mean(dim=1)
+"""
+
+
+def test_torch_cond_decides_on_the_tensor_an_item_reads_and_clones_a_view_it_returns():
+    """A RoBERTa pooling that branches on ``.item()`` (the real-repository corpus): torch.cond
+    decides on the one-element tensor itself (the number read out of it would be data-dependent
+    again), and the side that returns ``hidden[:, 0]``, a view of its operand, returns a copy
+    (torch.cond refuses outputs that alias inputs)."""
+    new = as_cond(POOLING, 4, frozenset({"hidden", "input_ids"}))
+    assert new is not None and new.endswith(
+        "        def true_fn(hidden):\n"
+        "            return hidden[:, 0].clone()\n"
+        "\n"
+        "        def false_fn(hidden):\n"
+        "            return hidden.mean(dim=1)\n"
+        "\n"
+        "        return torch.cond(hidden.mean() > 0, true_fn, false_fn, (hidden,))\n"
+    ), new
 
 
 def test_torch_cond_leaves_a_blank_line_above_its_first_function_as_ruff_format_does():

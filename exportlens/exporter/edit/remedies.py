@@ -10,8 +10,7 @@ Two kinds, tried before a ``torch._check`` (which drops one branch for good):
   assigns names (``if torch.all(mask == 1): mask = None``) may be dropped whole, test and body.
 - ``torch.where``: an ``if``/``else`` whose sides assign the same names, each picked from
   both: ``inv = torch.where(seq_len > self.original_max, self.long_inv, self.short_inv)``.
-- ``torch.cond``: both sides as local functions of the tensors they read, called with the
-  same test: ``return torch.cond(routed > 0, true_fn, false_fn, (x, scores))``.
+- ``torch.cond``: both sides as local functions of the tensors they read (cond_branches.py).
 
 Each function takes a file's text and the line of the ``if``, and returns the new text
 (None where the statement has no such form; as_where also says the names it picks).
@@ -70,7 +69,7 @@ def find_if(text: str, line: int) -> FoundIf | None:
     return FoundIf(wrapper.module, branch, block, function if isinstance(function, cst.FunctionDef) else None)
 
 
-def _replaced(found: FoundIf, start: int, end: int, new: Sequence[cst.BaseStatement]) -> str:
+def replaced_statements(found: FoundIf, start: int, end: int, new: Sequence[cst.BaseStatement]) -> str:
     """The module with ``block.body[start:end]`` replaced by ``new``."""
     body = list(found.block.body)
     if new and body[start].leading_lines and not new[0].leading_lines:  # the comment or blank line above stays
@@ -87,7 +86,7 @@ def _returns_name(stmt: cst.BaseStatement) -> str | None:
     return None
 
 
-def _ends_in_return(statements: Sequence[cst.BaseStatement]) -> bool:
+def ends_in_return(statements: Sequence[cst.BaseStatement]) -> bool:
     last = statements[-1] if statements else None
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
 
@@ -108,12 +107,12 @@ def without_branch(text: str, line: int) -> tuple[str, str] | None:
         and isinstance(body[0], cst.SimpleStatementLine)
         and all(isinstance(s, EXITS) for s in body[0].body)
     ):
-        return _replaced(found, at, at + 1, []), "drop"  # ``continue``: what follows handles the case
+        return replaced_statements(found, at, at + 1, []), "drop"  # ``continue``: what follows handles the case
     rest = list(found.block.body)[at + 1 :]
-    if not _ends_in_return(body):
-        return _replaced(found, at, at + 1, list(body)), "always"  # the other side is "nothing happens"
+    if not ends_in_return(body):
+        return replaced_statements(found, at, at + 1, list(body)), "always"  # the other side is "nothing happens"
     if len(rest) == 1 and _returns_name(rest[0]) is not None:
-        return _replaced(found, at, at + 2, list(body)), "always"  # the other side returns its input as it is
+        return replaced_statements(found, at, at + 2, list(body)), "always"  # the other side returns its input as it is
     return None
 
 
@@ -155,7 +154,7 @@ def without_fast_path(text: str, line: int) -> str | None:
     ):
         return None
     at = list(found.block.body).index(found.branch)
-    return _replaced(found, at, at + 1, [])
+    return replaced_statements(found, at, at + 1, [])
 
 
 # -- torch.where -------------------------------------------------------------------
@@ -177,7 +176,7 @@ def _picked(found: FoundIf) -> list[tuple[str, cst.BaseExpression, cst.BaseExpre
         return None  # two numbers: eager gives a number, torch.where a tensor
     if any(_has(v, (cst.Yield, cst.Await, cst.NamedExpr, cst.Lambda)) or not _tensor_like(v) for v in values):
         return None
-    if len(true) > 1 and set(true) & set(_names([found.branch.test, *values]).read):
+    if len(true) > 1 and set(true) & set(names_of([found.branch.test, *values]).read):
         return None
     return [(name, true[name], false[name]) for name in true]
 
@@ -213,7 +212,7 @@ def as_where(text: str, line: int) -> tuple[str, tuple[str, ...]] | None:
     test = code(found.branch.test)
     new = [cst.parse_statement(f"{name} = torch.where({test}, {code(a)}, {code(b)})\n") for name, a, b in picked]
     at = list(found.block.body).index(found.branch)
-    return _replaced(found, at, at + 1, new), tuple(name for name, _, _ in picked)
+    return replaced_statements(found, at, at + 1, new), tuple(name for name, _, _ in picked)
 
 
 # -- torch.cond --------------------------------------------------------------------
@@ -263,134 +262,8 @@ class _Names(cst.CSTVisitor):
         return super().on_visit(node)
 
 
-def _names(statements: Sequence[cst.BaseStatement]) -> _Names:
+def names_of(statements: Sequence[cst.BaseStatement]) -> _Names:
     names = _Names()
     for stmt in statements:
         stmt.visit(names)
     return names
-
-
-def _returns(statements: Sequence[cst.BaseStatement]) -> int:
-    count = 0
-
-    class Count(cst.CSTVisitor):
-        def visit_Return(self, node: cst.Return) -> None:
-            nonlocal count
-            count += 1
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-    for stmt in statements:
-        stmt.visit(Count())
-    return count
-
-
-def _sets_none(statements: Sequence[cst.BaseStatement], outputs: Sequence[str]) -> bool:
-    """Whether one of ``statements`` assigns ``None`` to one of ``outputs``."""
-    return any(
-        isinstance(small, cst.Assign)
-        and isinstance(small.value, cst.Name)
-        and small.value.value == "None"
-        and any(isinstance(t.target, cst.Name) and t.target.value in outputs for t in small.targets)
-        for stmt in statements
-        if isinstance(stmt, cst.SimpleStatementLine)
-        for small in stmt.body
-    )
-
-
-def _clone_operands(statements: Sequence[cst.BaseStatement], operands: Sequence[str]) -> list[cst.BaseStatement]:
-    """A final ``return x`` (or ``return x, y``) of operands the side leaves as they are, as
-    ``return x.clone()``: torch.cond refuses a branch whose output is its input (aliasing)."""
-    last = statements[-1] if statements else None
-    if not isinstance(last, cst.SimpleStatementLine) or not isinstance(last.body[-1], cst.Return):
-        return list(statements)
-    value = last.body[-1].value
-    items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
-    assigned = set(_names(statements[:-1]).assigned)
-    if not any(isinstance(v, cst.Name) and v.value in operands and v.value not in assigned for v in items):
-        return list(statements)
-    said = [
-        f"{v.value}.clone()"
-        if isinstance(v, cst.Name) and v.value in operands and v.value not in assigned
-        else cst.Module([]).code_for_node(v)
-        for v in items
-    ]
-    new = cst.parse_expression(", ".join(said) if len(said) > 1 else said[0])
-    return [*statements[:-1], last.with_changes(body=[*last.body[:-1], last.body[-1].with_changes(value=new)])]
-
-
-def _function(name: str, operands: Sequence[str], statements: Sequence[cst.BaseStatement]) -> cst.FunctionDef:
-    header = cst.parse_statement(f"def {name}({', '.join(operands)}):\n    pass\n")
-    assert isinstance(header, cst.FunctionDef)
-    return header.with_changes(body=cst.IndentedBlock(body=_clone_operands(statements, operands)))
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    out, n = name, 1
-    while out in taken:
-        n += 1
-        out = f"{name}_{n}"
-    return out
-
-
-@dataclass(frozen=True)
-class _Sides:
-    true: list[cst.BaseStatement]
-    false: list[cst.BaseStatement]
-    end: int  # where the statements the call replaces end in the block
-    outputs: list[str]  # what the call assigns; none where it is returned
-
-
-def _sides(found: FoundIf, tensors: frozenset[str]) -> _Sides | None:
-    """The two sides of the ``if`` as the bodies of torch.cond's functions: two ``return``s
-    (``if c: return a`` then ``return b``), or the tensors both sides assign, returned."""
-    branch, block = found.branch, list(found.block.body)
-    body, orelse = list(branch.body.body), list(branch.orelse.body.body) if branch.orelse else []
-    at = block.index(branch)
-    rest = block[at + 1 :]
-    if found.function is not None and found.block is found.function.body and _ends_in_return(body):
-        other = orelse or rest
-        if not _ends_in_return(other) or _returns(body) != 1 or _returns(other) != 1 or (orelse and rest):
-            return None
-        return _Sides(body, other, len(block), [])
-    assigned = list(dict.fromkeys(_names(body).assigned + _names(orelse).assigned))
-    both = set(_names(body).assigned) & set(_names(orelse).assigned)
-    outputs = [n for n in assigned if n in tensors or n in both]
-    if not outputs or _returns(body) or _returns(orelse) or (not orelse and any(n not in tensors for n in assigned)):
-        return None
-    if _sets_none(body, outputs) or _sets_none(orelse, outputs):
-        return None  # a side's output must be a tensor: ``mask = None`` cannot be one
-    result = cst.parse_statement(f"return {', '.join(outputs)}\n")
-    return _Sides(body + [result], orelse + [result], at + 1, outputs)
-
-
-def as_cond(text: str, line: int, tensors: frozenset[str]) -> str | None:
-    """The ``if`` on ``line`` as ``torch.cond`` over its two sides, each a local function of
-    the tensors it reads (``tensors``: the names that hold tensors on that line when forward
-    runs; anything else they read, ``self`` included, they see as closures)."""
-    found = find_if(text, line)
-    sides = _sides(found, tensors) if found is not None and found.function is not None else None
-    if sides is None or _names(sides.true).other or _names(sides.false).other:
-        return None
-    read = _names(sides.true).read + _names(sides.false).read
-    operands = [n for n in dict.fromkeys(read + sides.outputs) if n in tensors and n != "self"]
-    own = _names(list(found.function.body.body))
-    taken = set(own.read) | set(own.assigned)
-    true_fn, false_fn = _fresh("true_fn", taken), _fresh("false_fn", taken)
-    test = found.module.code_for_node(found.branch.test)
-    call = f"torch.cond({test}, {true_fn}, {false_fn}, ({', '.join(operands)}{',' if len(operands) == 1 else ''}))"
-    last = f"{', '.join(sides.outputs)} = {call}" if sides.outputs else f"return {call}"
-    apart = {
-        "leading_lines": [cst.EmptyLine(indent=False)]
-    }  # a blank line between the functions and the call, as people write them
-    new = [
-        _function(true_fn, operands, sides.true),
-        _function(false_fn, operands, sides.false).with_changes(**apart),
-        cst.parse_statement(last + "\n").with_changes(**apart),
-    ]
-    at = list(found.block.body).index(found.branch)
-    above = list(found.branch.leading_lines)
-    if at > 0 and not (above and above[0].comment is None):  # PEP 8: a blank line before a nested def
-        new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *above])
-    return _replaced(found, at, sides.end, new)

@@ -31,10 +31,11 @@ from typing import Any, NamedTuple, TypeVar
 from ..core.report import Fix, Narrowing, Probe
 from ..edit.async_checks import raise_as_assert, torch_assert_as_async
 from ..edit.at_line import TensorTest, index, tensor_test
+from ..edit.cond_branches import as_cond
 from ..edit.item_reads import int_as_item
 from ..edit.numbers import Conversion, conversion, symbolic
 from ..edit.python_edits import importing_torch
-from ..edit.remedies import as_cond, as_where, without_branch, without_fast_path
+from ..edit.remedies import as_where, without_branch, without_fast_path
 from ..edit.text_edits import edit_between
 from .context import Context
 from .failures import DataDependent
