@@ -22,10 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .exporter.core.regular_files import read_regular
-from .exporter.edit.scaffold import Candidate, candidates, factory_candidates, with_tables
+from .exporter.edit.library_factories import factory_candidates_elsewhere
+from .exporter.edit.scaffold import FACTORY_DEF, Candidate, candidates, factory_candidates, with_tables
 from .exporter.find.children import parents
+from .exporter.find.discover import python_files
 from .exporter.spec.loading import PYPROJECT
 from .exporter.spec.plan import Plan, Planned
+from .exporter.spec.pyproject import excludes
 from .printed import say
 
 if TYPE_CHECKING:
@@ -59,21 +62,35 @@ def needs(plan: Plan) -> Needs:
         elif planned.module.forward is None:
             out.unguessable[target] = "no forward of its own to read"
         else:
-            out.guesses[target] = candidates(planned.module, plan.sources.text(planned.module.path))
+            source = plan.sources.text(planned.module.path)
+            out.guesses[target] = candidates(planned.module, source, read=plan.sources.text)
     _factories(plan, out)
     return out
 
 
 def _factories(plan: Plan, out: Needs) -> None:
-    """``get_model``/``build_*`` functions of the modules' files that return one of them: each a
+    """``get_model``/``build_*`` functions that return a module: one of their file's classes, one
+    imported from another project file, or an installed model (``LlamaForCausalLM``): each a
     module to check, built by its factory (a table with ``factory``), where it has no table yet."""
     classes: dict[str, dict[str, ModuleClass]] = {}
     for planned in plan.modules:
         classes.setdefault(planned.module.path, {})[planned.module.name] = planned.module
-    for path, named in sorted(classes.items()):
-        for target, guesses in factory_candidates(path, plan.sources.text(path), named).items():
-            if target not in plan.project.tables:
-                out.guesses[target] = guesses
+    for path in _factory_files(plan, classes):
+        source = plan.sources.text(path)
+        found = factory_candidates(path, source, classes.get(path, {}))
+        found.update(factory_candidates_elsewhere(path, source, classes, plan.sources.text))
+        out.guesses.update({t: g for t, g in found.items() if t not in plan.project.tables})
+
+
+def _factory_files(plan: Plan, classes: dict[str, dict[str, ModuleClass]]) -> list[str]:
+    """The project files that may hold a factory: those of its modules, and any other that
+    defines one of the names (a file with no module class: ``models/__init__.py``)."""
+    others = set()
+    for file in python_files(plan.sources, [plan.root], excludes(plan.sources)):  # the project's `exclude` kept
+        path = plan.sources.rel(file)
+        if path not in classes and FACTORY_DEF.search(plan.sources.text(path)):
+            others.add(path)
+    return sorted({*classes, *others})
 
 
 def _without_spec(plan: Plan, planned: Planned) -> bool:

@@ -17,7 +17,7 @@ import tomlkit
 
 from ..core.report import Edit
 from ..core.targets import ModuleClass
-from ..spec.configs import guess_required, scaled
+from ..spec.configs import Read, guess_required, scaled
 from ..spec.guesses import Option, dims_of, options
 from ..spec.loading import PYPROJECT
 from ..spec.reading import evaluate, find_class, literal, method, read_class
@@ -36,7 +36,8 @@ _SEQ_MAX = (
 )
 CANDIDATES = 4  # whole specs tried at most, per module
 # functions that build a model: `get_model`, `build_gpt`, `create_model`, `make_net`
-_FACTORY = re.compile(r"^(get|build|create|make)_\w+$")
+FACTORY = re.compile(r"^(get|build|create|make)_\w+$")
+FACTORY_DEF = re.compile(r"^def (get|build|create|make)_\w+\(", re.MULTILINE)  # a file's cheap first test
 # what a TOML comment may not hold (TOML 1.0: control characters but tab)
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
@@ -81,17 +82,19 @@ def _comment(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def candidates(module: ModuleClass, source: str, given: dict[str, Any] | None = None) -> list[Candidate]:
+def candidates(
+    module: ModuleClass, source: str, given: dict[str, Any] | None = None, read: Read | None = None
+) -> list[Candidate]:
     """Whole specs for ``module``, the likeliest first: every parameter's first option,
     then each other option of one parameter at a time; ``given``: constructor arguments a
-    factory passes (they size the inputs)."""
+    factory passes (they size the inputs); ``read``: the project's other files' texts."""
     params = [
         p
         for p in (module.forward.params if module.forward else ())
         if p.kind in ("positional", "positional_only", "keyword_only")
     ]
     tree = cst.parse_module(source)
-    r = read_class(find_class(tree, module.name), [p.name for p in params], tree, module.path, given)
+    r = read_class(find_class(tree, module.name), [p.name for p in params], tree, module.path, given, read)
     choices = {p.name: found for p in params if (found := options(p, r))}
     if params and not choices and (found := options(params[0], r, keep_default=False)):
         choices = {params[0].name: found}  # every argument has a default: the first still needs a value
@@ -101,12 +104,12 @@ def candidates(module: ModuleClass, source: str, given: dict[str, Any] | None = 
     for pick in picks[:CANDIDATES]:
         used = sorted({d for o in pick.values() for d in dims_of(o.value)})
         ints = {o.value[4:-1] for o in pick.values() if isinstance(o.value, str) and o.value.startswith("int[")}
-        dims = {d: _dim(d, r.sizes, d in ints) for d in used}
+        dims = {d: dim(d, r.sizes, d in ints) for d in used}
         out.append(Candidate(r.init, tuple(r.missing), pick, dims, tuple(r.notes)))
     return out
 
 
-def _dim(name: str, sizes: dict[str, Any], position: bool = False) -> dict[str, int]:
+def dim(name: str, sizes: dict[str, Any], position: bool = False) -> dict[str, int]:
     """A dim's range: up to what the constructor allows (``max_seq_len``), where it says; a
     position (an int input) from 0 to the last place a sequence can start."""
     bound = _BATCH_MAX if name == "batch" else _SEQ_MAX if name == "seq" or position else ()
@@ -126,16 +129,16 @@ def factory_candidates(path: str, source: str, classes: dict[str, ModuleClass]) 
     tree = cst.parse_module(source)
     out = {}
     for fn in tree.body:
-        if not isinstance(fn, cst.FunctionDef) or not _FACTORY.match(fn.name.value):
+        if not isinstance(fn, cst.FunctionDef) or not FACTORY.match(fn.name.value):
             continue
-        call = _returned_call(fn)
+        call = returned_call(fn)
         returned = classes.get(call.func.value) if call is not None and isinstance(call.func, cst.Name) else None
         if call is None or returned is None or returned.forward is None:
             continue
         target = f"{path}:{fn.name.value}"
-        init, missing, notes = _factory_arguments(fn, tree, path)
+        init, missing, notes = factory_arguments(fn, tree, path)
         said = (f"factory: {fn.name.value}() builds {returned.name}", *notes)
-        given = _passed(call, find_class(tree, returned.name), init)
+        given = passed(call, find_class(tree, returned.name), init)
         out[target] = [
             replace(c, init=init, missing=missing, notes=said, factory=target)
             for c in candidates(returned, source, given)
@@ -143,7 +146,7 @@ def factory_candidates(path: str, source: str, classes: dict[str, ModuleClass]) 
     return out
 
 
-def _returned_call(fn: cst.FunctionDef) -> cst.Call | None:
+def returned_call(fn: cst.FunctionDef) -> cst.Call | None:
     """``Net(...)`` for ``return Net(...)``, or for ``model = Net(...)`` ... ``return model``."""
     made: dict[str, cst.Call] = {}
     for node in _statements(fn):
@@ -159,7 +162,7 @@ def _returned_call(fn: cst.FunctionDef) -> cst.Call | None:
     return None
 
 
-def _passed(call: cst.Call, cls: cst.ClassDef | None, sizes: dict[str, Any]) -> dict[str, Any]:
+def passed(call: cst.Call, cls: cst.ClassDef | None, sizes: dict[str, Any]) -> dict[str, Any]:
     """What the factory passes the class's ``__init__``, by parameter name, where it can be
     read from its own arguments (``Net(hidden_size, classes=10)``)."""
     init = method(cls, "__init__") if cls is not None else None
@@ -179,11 +182,13 @@ def _statements(fn: cst.FunctionDef) -> list[cst.CSTNode]:
     return [small for line in body if isinstance(line, cst.SimpleStatementLine) for small in line.body]
 
 
-def _factory_arguments(fn: cst.FunctionDef, tree: cst.Module, path: str) -> tuple[dict, tuple[str, ...], list[str]]:
+def factory_arguments(
+    fn: cst.FunctionDef, tree: cst.Module, path: str, read: Read | None = None
+) -> tuple[dict, tuple[str, ...], list[str]]:
     """The factory's keyword arguments: its literal defaults, a large size scaled down; the
     required ones guessed as a constructor's are (configs.py)."""
     signature = [*fn.params.params, *fn.params.kwonly_params]
-    guessed, missing = guess_required([p for p in signature if p.default is None], tree, path, literal)
+    guessed, missing = guess_required([p for p in signature if p.default is None], tree, path, literal, read)
     init, notes = {}, list(guessed.notes)
     for p in signature:
         name = p.name.value

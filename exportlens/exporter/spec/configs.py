@@ -38,8 +38,10 @@ _KINDS: tuple[tuple[str, re.Pattern[str], int], ...] = (
     ("feed-forward size", re.compile(r"^(intermediate_size|ffn_dim|ffn_hidden_size|d_ff|mlp_dim|n_inner)$"), 128),
 )
 Literal = Callable[[cst.BaseExpression | None], Any]
+Read = Callable[[str], str]  # a project file's text by its project-relative path ("" where none)
 _CONFIG_NAMES = ("config", "cfg", "args", "params", "model_args", "model_config", "conf")
 _EPS = re.compile(r"eps|epsilon")
+_CLASSES = re.compile(r"^(num_|n_)?(class|classes|labels|outputs)$|_class(es)?$")  # a classifier's outputs
 
 
 @dataclass
@@ -74,6 +76,45 @@ def dataclasses_of(tree: cst.Module) -> dict[str, cst.ClassDef]:
     return out
 
 
+def imported_file(path: str, small: cst.ImportFrom, read: Read) -> str | None:
+    """The project file ``from .config import X`` (or ``from models.config import X``) in the
+    file at ``path`` names, where the project has it: a module file or a package's __init__."""
+    module = cst.Module([]).code_for_node(small.module) if small.module is not None else ""
+    dots = len(small.relative)
+    if dots:
+        folder = path.split("/")[:-1]
+        if dots - 1 > len(folder):
+            return None
+        base = folder[: len(folder) - (dots - 1)]
+    else:
+        base = []
+    parts = [*base, *(module.split(".") if module else [])]
+    for candidate in ("/".join(parts) + ".py", "/".join([*parts, "__init__.py"])):
+        if parts and read(candidate.lstrip("/")):
+            return candidate.lstrip("/")
+    return None
+
+
+def _configs(tree: cst.Module, path: str, read: Read | None) -> dict[str, tuple[str, cst.ClassDef]]:
+    """The dataclasses a parameter may take: the file's own, and those it imports from another
+    project file (read as text with libcst: no workspace code runs), by name -> (file, class)."""
+    out = {name: (path, cls) for name, cls in dataclasses_of(tree).items()}
+    if read is None:
+        return out
+    for line in tree.body:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                continue
+            found = imported_file(path, small, read)
+            if found is None:
+                continue
+            theirs = dataclasses_of(cst.parse_module(read(found)))
+            for alias in small.names:
+                if alias.evaluated_name in theirs:
+                    out[alias.evaluated_alias or alias.evaluated_name] = (found, theirs[alias.evaluated_name])
+    return out
+
+
 def _is_dataclass(node: cst.BaseExpression) -> bool:
     node = node.func if isinstance(node, cst.Call) else node
     name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
@@ -94,7 +135,7 @@ def _fields(cls: cst.ClassDef, literal: Literal) -> dict[str, Any] | None:
     return out
 
 
-def _config_class(param: cst.Param, configs: dict[str, cst.ClassDef]) -> str | None:
+def _config_class(param: cst.Param, configs: dict[str, Any]) -> str | None:
     """The dataclass ``param`` takes: its annotation's, else (``config``, ``args``) the file's only one."""
     note = param.annotation.annotation if param.annotation else None
     if isinstance(note, cst.SimpleString):
@@ -130,7 +171,7 @@ def _config(name: str, cls_name: str, cls: cst.ClassDef, path: str, out: Guessed
 # A Hugging Face config (``LlamaConfig``) is built from its own defaults with these sizes, a small
 # model: every PretrainedConfig takes them (GPT-2's and Whisper's own names through their
 # attribute_map), and one a model does not use stays an unused attribute.
-_HF_SMALL = {
+HF_SMALL = {
     "num_hidden_layers": 2,
     "hidden_size": 64,
     "intermediate_size": 128,
@@ -163,7 +204,8 @@ def _library_config(param: cst.Param, configs: dict[str, str]) -> str | None:
     ``transformers.LlamaConfig``), else (``config``) the file's only one."""
     note = param.annotation.annotation if param.annotation else None
     if isinstance(note, cst.SimpleString):
-        note = cst.Name(note.evaluated_value) if note.evaluated_value.isidentifier() else None
+        text = note.evaluated_value
+        note = cst.Name(text) if isinstance(text, str) and text.isidentifier() else None
     if isinstance(note, cst.Attribute) and isinstance(note.value, cst.Name) and note.value.value == "transformers":
         return f"transformers:{note.attr.value}" if note.attr.value.endswith("Config") else None
     if isinstance(note, cst.Name):
@@ -173,11 +215,11 @@ def _library_config(param: cst.Param, configs: dict[str, str]) -> str | None:
 
 
 def _hf_config(name: str, ref: str, out: Guessed) -> None:
-    out.init[name] = {"call": ref, "kwargs": dict(_HF_SMALL)}
-    for field_name, value in _HF_SMALL.items():
+    out.init[name] = {"call": ref, "kwargs": dict(HF_SMALL)}
+    for field_name, value in HF_SMALL.items():
         out.sizes[f"{name}.{field_name}"] = value
         out.sizes.setdefault(field_name, value)
-    said = ", ".join(f"{k} {v}" for k, v in _HF_SMALL.items())
+    said = ", ".join(f"{k} {v}" for k, v in HF_SMALL.items())
     out.notes.append(f"init {name}: {ref.rpartition(':')[2]}() from its defaults, a small model: {said}")
 
 
@@ -193,18 +235,23 @@ def _scalar(param: cst.Param) -> Any:
         return 1e-5 if _EPS.search(name) else 0.0
     if kind is not None and typed in ("int", None):
         return kind[1]
+    if _CLASSES.search(name.lower()) and typed in ("int", None):
+        return 10
     return 4 if typed == "int" else None
 
 
-def guess_required(params: list[cst.Param], tree: cst.Module, path: str, literal: Literal) -> tuple[Guessed, list[str]]:
+def guess_required(
+    params: list[cst.Param], tree: cst.Module, path: str, literal: Literal, read: Read | None = None
+) -> tuple[Guessed, list[str]]:
     """Values for the constructor's ``params`` that have no default, and those still missing;
-    ``literal`` reads a field's default (reading.py's, passed in: reading.py imports this)."""
+    ``literal`` reads a field's default (reading.py's, passed in: reading.py imports this);
+    ``read``: other project files' texts, for a config imported from one of them."""
     out, missing = Guessed(), []
-    configs, library = dataclasses_of(tree), _library_configs(tree)
+    configs, library = _configs(tree, path, read), _library_configs(tree)
     for param in params:
         name = param.name.value
         cls_name = _config_class(param, configs)
-        if cls_name is not None and _config(name, cls_name, configs[cls_name], path, out, literal):
+        if cls_name is not None and _config(name, cls_name, configs[cls_name][1], configs[cls_name][0], out, literal):
             continue
         if (ref := _library_config(param, library)) is not None:
             _hf_config(name, ref, out)

@@ -15,7 +15,7 @@ from typing import Any
 
 import libcst as cst
 
-from .configs import guess_required
+from .configs import Read, guess_required
 
 _OPS = {
     cst.Add: operator.add,
@@ -297,17 +297,19 @@ def read_class(
     tree: cst.Module | None = None,
     path: str = "",
     given: dict[str, Any] | None = None,
+    read: Read | None = None,
 ) -> Reading:
     """What ``cls``'s ``__init__`` and ``forward`` say about ``params`` (forward's); ``tree``
     (the file, at ``path``) gives the config dataclasses a required parameter takes;
-    ``given``: the constructor's arguments where a factory passes them."""
+    ``given``: the constructor's arguments where a factory passes them; ``read``: the
+    project's other files (a config imported from one)."""
     given = given or {}
     r = Reading(uses={p: Use() for p in params})
     init = method(cls, "__init__") if cls is not None else None
     if init is not None:
         signature = [*init.params.params[1:], *init.params.kwonly_params]
         required = [p for p in signature if p.default is None and p.name.value not in given]
-        guessed, r.missing = guess_required(required, tree or cst.Module([]), path, literal)
+        guessed, r.missing = guess_required(required, tree or cst.Module([]), path, literal, read)
         for p in signature:  # in the signature's order: literal defaults, and the guesses for the rest
             value = literal(p.default) if p.default is not None else guessed.init.get(p.name.value)
             value = given.get(p.name.value, value)
