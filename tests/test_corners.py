@@ -193,6 +193,72 @@ def test_a_program_that_fails_only_where_two_dims_are_large_together_does_not_se
     assert "`new_len`" in fix.action and "`past_len`" in fix.action, fix.action
 
 
+WRITTEN = """
+import torch
+from torch import nn
+
+
+class CacheWrite(nn.Module):
+    def __init__(self, dim: int = 16, cache: int = 256):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.register_buffer("cache", torch.zeros(1, cache, dim))
+
+    def forward(self, x, past):
+        start, new_len = past.shape[1], x.shape[1]
+        cache = self.cache.clone()
+        cache[:, start : start + new_len] = self.proj(x)
+        return cache[:, : start + new_len].sum(1)
+"""
+
+
+def test_a_relation_of_two_dims_is_said_once_naming_both(project):
+    """The new keys written after the past in a cache of 256 (as in pytorch/executorch#7927,
+    where the input's length and the cache's are what must fit together): one finding says
+    `new_len + past_len <= 256` with both declared ranges, not one finding per dim; its
+    preferred fix keeps both dynamic and serves its ranges."""
+    project.write("written.py", WRITTEN)
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."written.py:CacheWrite"]
+        inputs = { x = "f32[1, new_len, 16]", past = "f32[1, past_len]" }
+        dims = { past_len = { min = 1, max = 255 }, new_len = { min = 1, max = 255 } }
+        """,
+    )
+    finding = only(project.module("CacheWrite").findings, "EL201")
+    assert finding.message == (
+        "`new_len` and `past_len` are declared as [1, 255] and [1, 255],"
+        " but this line requires `new_len + past_len <= 256`"
+    ), finding.message
+    assert set(finding.dims) == {"new_len", "past_len"}
+    [fix] = [f for f in finding.fixes if f.preferred]
+    assert "`new_len`" in fix.action and "`past_len`" in fix.action and "static" not in fix.action, fix.action
+
+
+@pytest.mark.slow
+def test_the_shared_cut_of_a_relation_serves_every_corner(project):
+    """The cache write's preferred fix, proven by the CLI, keeps both dims dynamic with maxima
+    whose sum fits the cache, and the program serves every corner of the ranges it leaves."""
+    project.write("written.py", WRITTEN.replace("CacheWrite", "CacheWriteCorners"))
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."written.py:CacheWriteCorners"]
+        inputs = { x = "f32[1, new_len, 16]", past = "f32[1, past_len]" }
+        dims = { past_len = { min = 1, max = 255 }, new_len = { min = 1, max = 255 } }
+        """,
+    )
+    code, report = check(project.root)
+    assert code == 1 and len(report["modules"][0]["findings"]) == 1, report
+    title = apply_preferred(project, report["modules"][0]["findings"][0])
+    assert title == (
+        "Set `new_len` to Dim('new_len', max=128) and set `past_len` to Dim('past_len', max=128) " + SERVES
+    ), title
+    ranges = declared(project, "written.py:CacheWriteCorners")
+    assert serves_every_corner(project.root / "written.py", "CacheWriteCorners", ranges, kv_inputs, kv_shapes) == []
+
+
 FIVE = """
 import torch
 from torch import nn

@@ -172,8 +172,9 @@ SHAPE_CALLS = frozenset({"view", "reshape", "expand", "unflatten", "new_zeros", 
 
 def replace_size_literal(text: str, line: int, value: int, replacement: str) -> str | None:
     """``text`` with the one integer ``value`` written as a size on ``line`` (an argument of
-    ``.view``/``.reshape``/``.expand``... or inside a tuple or list given to one) replaced
-    by ``replacement``; None unless exactly one such literal is there."""
+    ``.view``/``.reshape``/``.expand``... or inside a tuple or list given to one, or the end
+    of a slice from the start, ``self.pos[:, :200]``) replaced by ``replacement``; None
+    unless exactly one such literal is there."""
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
@@ -197,6 +198,17 @@ class _SizeLiterals(cst.CSTVisitor):
         self.value, self.line = value, line
         self.found: list[Span] = []
 
+    def visit_Slice(self, node: cst.Slice) -> None:
+        # ``self.pos[:, :200]``: a table cut at the example's length, where the input's length belongs
+        if node.lower is None and node.step is None and isinstance(node.upper, cst.Integer):
+            self._found(node.upper)
+
+    def _found(self, item: cst.Integer) -> None:
+        if item.evaluated_value == self.value:
+            pos = self.get_metadata(cst.metadata.PositionProvider, item)
+            if pos.start.line == self.line:
+                self.found.append(Span(pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1))
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in SHAPE_CALLS):
@@ -206,7 +218,5 @@ class _SizeLiterals(cst.CSTVisitor):
                 [e.value for e in arg.value.elements] if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg.value]
             )
             for item in items:
-                if isinstance(item, cst.Integer) and item.evaluated_value == self.value:
-                    pos = self.get_metadata(cst.metadata.PositionProvider, item)
-                    if pos.start.line == self.line:
-                        self.found.append(Span(pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1))
+                if isinstance(item, cst.Integer):
+                    self._found(item)

@@ -54,6 +54,7 @@ from .provisional import provisional_records
 from .remedies import asked
 from .serving import Rebuild, failure_of, serving_findings
 from .summary import summarize
+from .together import as_one
 from .value_probes import refused_values
 
 
@@ -161,7 +162,7 @@ def _failed(
         return _try(model, built, shapes, strict)
 
     records = _with_example_branch(_with_eager(read_failure(exc, log, built), model, built), model, ctx)
-    records = verified(records, ctx, try_export)
+    records = as_one(verified(records, ctx, try_export))
     findings = explain(records, ctx)
     every = ctx.fix_or("fix for all", lambda: fix_all(records, ctx), None)
     if every is not None:  # offered on each finding it solves, after the finding's own

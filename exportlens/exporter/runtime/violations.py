@@ -53,6 +53,7 @@ class Violation:
     frame: Frame | None = None  # the user's line that added the guard
     fixes: tuple[Change, ...] = ()  # what solves it: torch's suggestions as read; fixes.verified keeps what works
     always: bool = False  # RANGE: its guard holds at every declared size, and torch refused the range all the same
+    together: tuple[str, ...] = ()  # RANGE: the other dims its relation names, said in this one finding
 
     def __post_init__(self) -> None:
         want = _DIM_COUNT.get(self.kind)

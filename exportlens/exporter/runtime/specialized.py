@@ -1,0 +1,38 @@
+"""How a specialization is said (EL204): the dim, the size it was pinned to, and the line.
+
+A Python loop over a dynamic dim (``for i in range(l)``, a sequential scan) is said as what it
+is: torch.export runs the loop while it traces, so the program holds one copy of its body per
+step of the example, and the size is pinned by the loop itself, not by a size in the code."""
+
+from __future__ import annotations
+
+import re
+
+from .locate import source_line
+from .violations import Specialization
+
+_LOOP = re.compile(r"^\s*(async\s+)?for\b.*\bin\s+(range|enumerate|zip)\(")
+
+
+def specialized_message(record: Specialization) -> str:
+    frame = record.frame
+    if record.by_guards:
+        where = f", the first on line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
+        return (
+            f"`{record.dim}` was declared dynamic, but what the code requires of it leaves only the size"
+            f" {record.value}{where}"
+        )
+    code = source_line(frame.filename, frame.line) if frame else ""
+    where = f" by line {frame.line}: `{code}`" if frame else ""
+    if record.derived:
+        size, value = record.derived
+        return (
+            f"`{size}` was declared dynamic but was specialized to {value} (so `{record.dim}` to {record.value}){where}"
+        )
+    if frame and _LOOP.match(code):
+        return (
+            f"`{record.dim}` was declared dynamic, but the Python loop on line {frame.line} (`{code}`) runs once per"
+            f" step of it, and torch.export unrolls it for the example's {record.value} steps: the program takes"
+            f" only `{record.dim}` = {record.value}"
+        )
+    return f"`{record.dim}` was declared dynamic but was specialized to {record.value}{where}"
