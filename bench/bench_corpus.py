@@ -34,6 +34,10 @@ report's ``fixes_dropped``), and texts shown with torch's symbols (corpus_cases.
 Goals (issue 11): line and kind each ≥ 95 %, every control clean, every promised fix exports.
 Goals (issue 23): preferred fixes that export and agree with eager 100 %, findings lost to
 internal errors 0, findings with torch's symbols 0, modules needing more than one fix 0.
+Goals (issue 36), from the CLI's report: failing cases with a known remedy (``Remedy:``) whose
+preferred fix exports, serves its ranges and agrees with eager ≥ 90 %; preferred fixes that leave
+a problem 0; preferred fixes narrower (``Narrowing.order``) than another proven to leave none 0;
+messages stating as a requirement a guard every declared size satisfies (``n <= max(16, n)``) 0.
 
     python bench/bench_corpus.py
     python bench/bench_corpus.py --quick   # 3 cases: that it runs (CI), not its figures
@@ -43,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -52,10 +57,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))
 
+import sympy  # noqa: E402
 import torch  # noqa: E402  (after the tests folder is on the path, for corpus_cases)
 from corpus_cases import cases, check, copy_corpus, in_torch_words, judge  # noqa: E402
 
-from exportlens.exporter.core.report import Edit, Finding, ModuleReport  # noqa: E402
+from exportlens.exporter.core.report import Edit, Finding, ModuleReport, Narrowing  # noqa: E402
 from exportlens.exporter.core.sources import Sources  # noqa: E402
 from exportlens.exporter.edit.text_edits import apply_edits  # noqa: E402
 from exportlens.exporter.runtime.run import prepare, quiet  # noqa: E402
@@ -158,6 +164,90 @@ def agrees_with_eager(module: dict) -> bool | None:
     return fix["verified"] in ("serves", "exports") and agree
 
 
+def _proven(fix: dict) -> bool:
+    """Exported with it applied, served its declared ranges, left no problem, and agreed with
+    eager on every probe its owner compared (none rejected)."""
+    probes = fix.get("probes", [])
+    agree = all(p["agrees"] is not False and not p["rejected"] for p in probes)
+    return fix["verified"] == "serves" and not fix.get("remaining") and agree
+
+
+def _first_finding(module: dict) -> dict | None:
+    findings = [f for f in module.get("findings", []) if f["code"] != "EL007"]
+    return findings[0] if findings else None
+
+
+def remedies_unproven(first: dict[str, dict], remedied: set[str]) -> list[str]:
+    """The failing cases whose docstring gives a known remedy (``Remedy:``) with no preferred fix
+    that exports, serves its ranges and agrees with eager (issue 36)."""
+    return sorted(t for t in remedied if not ((m := first.get(t)) and (f := _preferred(m)) and _proven(f)))
+
+
+def preferred_leaving_a_problem(proven: dict[str, dict]) -> list[str]:
+    """Findings whose preferred fix left a problem ("(1 more problem remains)") though preferred."""
+    return [
+        f"{t}:{finding['line']}"
+        for t, m in proven.items()
+        for finding in m.get("findings", [])
+        for fix in finding["fixes"]
+        if fix["preferred"] and (fix.get("remaining") or fix["verified"] == "partial")
+    ]
+
+
+def narrower_than_needed(proven: dict[str, dict]) -> list[str]:
+    """Findings whose preferred fix narrows more (``Narrowing.order``) than another of its fixes
+    proven to leave no problem: "Make `batch` static" where another example size serves."""
+    order = {n.value: n.order for n in Narrowing}
+    out = []
+    for t, m in proven.items():
+        for finding in m.get("findings", []):
+            fixes = finding["fixes"]
+            chosen = [order.get(f.get("rank"), 0) for f in fixes if f["preferred"]]
+            others = [order.get(f.get("rank"), 0) for f in fixes if not f["preferred"] and _proven(f)]
+            if chosen and others and min(others) < chosen[0]:
+                out.append(f"{t}:{finding['line']}")
+    return out
+
+
+def said_tautologies(proven: dict[str, dict]) -> list[str]:
+    """Messages that state as a requirement (``requires `g```, ``i.e. `g```) a guard every
+    declared size satisfies (``n <= max(16, n)`` over ``[2, 64]``): they tell the user nothing."""
+    out = []
+    for t, m in proven.items():
+        for finding in m.get("findings", []):
+            message = finding["message"]
+            declared = {d: (int(a), int(b)) for d, a, b in DECLARED.findall(message)}
+            if any(_always_true(g, declared) for g in REQUIRED.findall(message)):
+                out.append(f"{t}:{finding['line']} {message}")
+    return out
+
+
+DECLARED = re.compile(r"`(\w+)` is declared as \[(\d+), (\d+)\]")
+REQUIRED = re.compile(r"(?:requires|i\.e\.) `([^`]+)`")
+
+
+def _always_true(text: str, declared: dict[str, tuple[int, int]]) -> bool:
+    """Whether the guard holds at every size its one dim declares (or, undeclared, at every size)."""
+    try:
+        guard = _parsed(text)
+        (sym,) = guard.free_symbols
+        if str(sym) in declared and (span := declared[str(sym)])[1] - span[0] <= 4096:
+            return all(bool(guard.subs(sym, v)) for v in range(span[0], span[1] + 1))
+        size = sympy.Symbol(str(sym), integer=True, nonnegative=True)
+        return sympy.simplify(guard.xreplace({sym: size})) == sympy.true
+    except Exception:  # not one dim's guard sympy reads (``past_len + new_len <= 256``): not judged
+        return False
+
+
+def _parsed(text: str):
+    text = text.replace("max(", "Max(").replace("min(", "Min(")
+    for op, rel in (("==", sympy.Eq), ("!=", sympy.Ne)):
+        if op in text:
+            lhs, rhs = text.split(op, 1)
+            return rel(sympy.sympify(lhs), sympy.sympify(rhs))
+    return sympy.sympify(text)
+
+
 def _modules(output: str) -> list[dict]:
     try:
         return json.loads(output)["modules"]
@@ -242,6 +332,16 @@ def main() -> None:
         f" {cli_s:.1f} s = {cli_s / torch_s:.1f}× torch.export | |"
     )
     print(f"| fix applications, re-checked (the figures above) | {rounds_s:.1f} s | |")
+    remedied = {c.target for c in all_cases if c.code and c.remedy}
+    print(
+        f"| failing cases with a known remedy whose preferred fix exports, serves and agrees with eager |"
+        f" {share(len(remedied) - len(unproven := remedies_unproven(first, remedied)), len(remedied))} | ≥ 90 % |"
+    )
+    print(f"| preferred fixes that leave a problem | {len(partial := preferred_leaving_a_problem(proven))} | 0 |")
+    print(
+        f"| preferred fixes narrower than a proven alternative | {len(narrower := narrower_than_needed(proven))} | 0 |"
+    )
+    print(f"| messages with a tautology or an always-true guard | {len(tautologies := said_tautologies(proven))} | 0 |")
     print(f"\nwhole bench: {time.perf_counter() - began:.0f} s\n")
     misses = [o for o in failing if not (o.line_ok and o.kind_ok and o.fix_ok is not False)] + [
         o for o in controls if not o.line_ok
@@ -261,6 +361,14 @@ def main() -> None:
         print(f"lost: {f.path}:{f.line} {f.message}")
     for line in torch_words:
         print(f"torch's names: {line}")
+    for target in unproven:
+        print(f"known remedy, no proven preferred fix: {target}")
+    for where in partial:
+        print(f"preferred, leaves a problem: {where}")
+    for where in narrower:
+        print(f"narrower than a proven alternative: {where}")
+    for where in tautologies:
+        print(f"tautology: {where}")
 
 
 if __name__ == "__main__":

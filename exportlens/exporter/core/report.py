@@ -66,7 +66,7 @@ class Edit:
             raise ValueError(f"edit ends before it starts: {self}")
 
 
-PROBE_FILLS = ("example", "zeros", "ones", "negative", "large", "random", "declared")
+PROBE_FILLS = ("example", "zeros", "ones", "negative", "large", "random", "declared", "cleared", "set")
 
 
 @dataclass(frozen=True)

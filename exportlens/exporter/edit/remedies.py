@@ -96,7 +96,8 @@ def ends_in_return(statements: Sequence[cst.BaseStatement]) -> bool:
 
 def without_branch(text: str, line: int) -> tuple[str, str] | None:
     """The ``if`` on ``line`` rewritten without its test, and how: ``(new text, "drop")`` for
-    an early exit removed, ``(new text, "always")`` for a body that always runs."""
+    an early exit removed, ``(new text, "always")`` for a body that always runs, ``(new text,
+    "early")`` for an early ``return x`` dropped, where the code after it may give ``x`` too."""
     found = find_if(text, line)
     if found is None or found.branch.orelse is not None:
         return None
@@ -113,6 +114,8 @@ def without_branch(text: str, line: int) -> tuple[str, str] | None:
         return replaced_statements(found, at, at + 1, list(body)), "always"  # the other side is "nothing happens"
     if len(rest) == 1 and _returns_name(rest[0]) is not None:
         return replaced_statements(found, at, at + 2, list(body)), "always"  # the other side returns its input as it is
+    if len(body) == 1 and _returns_name(body[0]) is not None and rest:  # ``if not mask.any(): return x``
+        return replaced_statements(found, at, at + 1, []), "early"  # the code after may give ``x`` there too
     return None
 
 

@@ -21,12 +21,15 @@ from ..edit.python_edits import assert_async
 from ..edit.text_edits import edit_between
 from .compat.internals import pytree
 from .context import Context
+from .export_only import export_only
 from .failures import DataDependent, FakeKernel, OutputType, Raised, Record, SpecRejected, Untraceable
 from .fixes import narrowing_less, size_in_code, spec_fixes
 from .library import in_library
 from .locate import Frame, source_line
 from .naming import SYMBOL
 from .remedies import EXAMPLE, asked, kept_check, remedy_fixes, values
+from .specialized import specialized_message
+from .together import said_declared, with_shared_cut
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
 
@@ -56,10 +59,8 @@ def finding(record: Record, ctx: Context) -> Finding:
             code = codes.MISSING_FAKE_KERNEL if record.fake_kernel else codes.UNSUPPORTED_OP
             return at(ctx, code, f"torch.export cannot trace this: {record.text}", record.frame, detail=record.detail)
         case Raised(by_forward=True, eager=""):
-            message = (
-                f"forward runs eagerly on the example inputs, but raised {record.error} while exporting: {record.text}"
-            )
-            return at(ctx, codes.EXPORT_ONLY_FAILURE, message, record.frame, detail=record.detail)
+            message, fixes = export_only(record, ctx)  # a memoized call, `max(tensor)`: each rewritten
+            return at(ctx, codes.EXPORT_ONLY_FAILURE, message, record.frame, detail=record.detail, fixes=fixes)
         case Raised(by_forward=True):
             how = "on the example inputs (and eagerly too: a bug in the code or the spec, not an export problem)"
             message = f"forward raised {record.error} {how if record.eager else 'while exporting'}: {record.text}"
@@ -260,7 +261,7 @@ _VIOLATION_CODES = {
 def constraint_finding(record: Constraint, ctx: Context) -> Finding:
     """A violation or specialization, with the fixes it carries as edits of the spec, naming
     the dims it concerns (a dim's hover in pyproject.toml finds it by them)."""
-    return replace(_constraint_finding(record, ctx), dims=record.dims)
+    return with_shared_cut(record, _constraint_finding(record, ctx), ctx)
 
 
 def _constraint_finding(record: Constraint, ctx: Context) -> Finding:
@@ -275,26 +276,9 @@ def _constraint_finding(record: Constraint, ctx: Context) -> Finding:
     if isinstance(record, Specialization) and record.cast:
         return _cast(record, ctx, fixes)
     if isinstance(record, Specialization):
-        return _on(ctx, codes.SPECIALIZED, _specialized(record), record.frame, record.dim, record.detail, fixes)
+        return _on(ctx, codes.SPECIALIZED, specialized_message(record), record.frame, record.dim, record.detail, fixes)
     dim = record.dims[0] if record.kind is not ViolationKind.OTHER else None
     return _on(ctx, _VIOLATION_CODES[record.kind], _violated(record, ctx), record.frame, dim, record.detail, fixes)
-
-
-def _specialized(record: Specialization) -> str:
-    frame = record.frame
-    if record.by_guards:
-        where = f", the first on line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
-        return (
-            f"`{record.dim}` was declared dynamic, but what the code requires of it leaves only the size"
-            f" {record.value}{where}"
-        )
-    where = f" by line {frame.line}: `{source_line(frame.filename, frame.line)}`" if frame else ""
-    if record.derived:
-        size, value = record.derived
-        return (
-            f"`{size}` was declared dynamic but was specialized to {value} (so `{record.dim}` to {record.value}){where}"
-        )
-    return f"`{record.dim}` was declared dynamic but was specialized to {record.value}{where}"
 
 
 def _cast(record: Specialization, ctx: Context, fixes: tuple[Fix, ...]) -> Finding:
@@ -304,7 +288,9 @@ def _cast(record: Specialization, ctx: Context, fixes: tuple[Fix, ...]) -> Findi
     text = ctx.read(ctx.sources.rel(frame.filename)) if frame else ""
     scaled = ctx.fix_or("integer size", lambda: scaled_int(text, frame.line), None) if frame else None
     if scaled is None:
-        message = f"{_specialized(record)}: torch.export keeps `int()` of a float made from `{dim}` as a constant"
+        message = (
+            f"{specialized_message(record)}: torch.export keeps `int()` of a float made from `{dim}` as a constant"
+        )
         return _on(ctx, codes.SPECIALIZED, message, frame, dim, record.detail, fixes)
     message = (
         f"`{scaled.written}` fixes `{dim}` to {record.value}, the example's size: `{dim}` was declared dynamic,"
@@ -327,9 +313,8 @@ def _violated(record: Violation, ctx: Context) -> str:
         whence = _bounds_from(record, ctx)
         if record.always:  # no size breaks it: saying it is violated would be false
             return f"`{dim}` is declared as {declared}; this line's guard `{record.requirement}` {_UNPROVEN}"
-        return f"`{dim}` is declared as {declared}, but this line requires `{record.requirement}`" + (
-            f" ({whence})" if whence else ""
-        )
+        said = said_declared(record, declared, lambda d: _declared(d, ctx, "unbounded"))
+        return f"{said}, but this line requires `{record.requirement}`" + (f" ({whence})" if whence else "")
     if record.kind is ViolationKind.EQUALITY:
         a, b = record.dims
         return f"`{a}` and `{b}` are declared as independent dims, but this line needs them equal"

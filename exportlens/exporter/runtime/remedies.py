@@ -97,11 +97,10 @@ def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[Rewrite]:
         rewrites.append(Rewrite(title, fast, Narrowing.BRANCH_FREE))
     if (free := _safely(without_branch, text, line)) is not None:
         new, how = free
-        title = (
-            f"{BRANCH_FREE}`{header}`: the code after it handles that case"
-            if how == "drop"
-            else f"{BRANCH_FREE}the test `{header}`: its body always runs"
-        )
+        title = {
+            "drop": f"{BRANCH_FREE}`{header}`: the code after it handles that case",
+            "early": f"{BRANCH_FREE}the early return under `{header}`: the code after it gives the same there",
+        }.get(how, f"{BRANCH_FREE}the test `{header}`: its body always runs")
         rewrites.append(Rewrite(title, new, Narrowing.BRANCH_FREE))
     test = _safely(tensor_test, text, line)
     if test is not None and test.keyword == "if" and (where := _safely(as_where, text, line)) is not None:

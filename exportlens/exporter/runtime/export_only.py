@@ -1,0 +1,45 @@
+"""forward that runs eagerly but raises while exporting (EL305): the message, and a fix where
+the line is one exportlens knows how to write in a form torch traces: a call of a memoized
+function (memoized.py), or Python's ``max``/``min`` iterating over a tensor."""
+
+from __future__ import annotations
+
+from ..core.report import Fix, Narrowing, Probe
+from ..edit.builtin_reductions import as_reductions
+from ..edit.text_edits import edit_between
+from .context import Context
+from .failures import Raised
+from .memoized import memoized
+
+
+def export_only(record: Raised, ctx: Context) -> tuple[str, tuple[Fix, ...]]:
+    """The finding's message and its fixes (none where no rewrite is known)."""
+    said = f"forward runs eagerly on the example inputs, but raised {record.error} while exporting: {record.text}"
+    if record.frame is None:
+        return said, ()
+    path = ctx.sources.rel(record.frame.filename)
+    text = ctx.read(path)
+    found = ctx.fix_or("a memoized call", lambda: memoized(record, path, text), None) or ctx.fix_or(
+        "a builtin reduction", lambda: builtin_reduction(record, path, text), None
+    )
+    return (found[0], (found[1],)) if found else (said, ())
+
+
+def builtin_reduction(record: Raised, path: str, text: str) -> tuple[str, Fix] | None:
+    """``max(lengths)`` over a tensor: torch.export traces the builtin as ``torch.maximum`` of one
+    argument, which raises; ``lengths.max()`` is the same value in one op."""
+    if record.frame is None or record.error != "TypeError" or "missing 1 required positional" not in record.text:
+        return None
+    if not record.text.startswith(("maximum()", "minimum()")):
+        return None
+    found = as_reductions(text, record.frame.line)
+    edit = edit_between(path, text, found.text) if found else None
+    if found is None or edit is None:
+        return None
+    op = record.text.split("()", 1)[0]  # ``maximum`` or ``minimum``, as torch names the op it tried
+    message = (
+        f"`{found.written}` is Python's builtin over a tensor's elements, which torch.export traces as"
+        f" `torch.{op}` of one argument and refuses ({record.error})"
+    )
+    title = f"Write `{found.rewritten}` for `{found.written}`: the same value, as one reduction torch traces"
+    return message, Fix(title, (edit,), preferred=True, probes=(Probe("example inputs"),), rank=Narrowing.REWRITE)
