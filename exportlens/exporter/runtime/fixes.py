@@ -17,7 +17,7 @@ from typing import Any
 import sympy
 from torch.export import Dim
 
-from ..core.report import Fix, Narrowing, Probe
+from ..core.report import DimSize, Fix, Narrowing, Probe
 from ..edit.at_line import branch_conditions
 from ..edit.int_sizes import divided_ints
 from ..edit.jaxtyping_edits import annotation_edits
@@ -28,6 +28,7 @@ from .compat.internals import is_dim
 from .context import Context
 from .failures import DataDependent, Record
 from .holds import finite
+from .slice_fixes import slice_write_fix
 from .solved_bounds import solve_bounds
 from .violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind, failed_dims
 
@@ -210,16 +211,16 @@ def size_in_code(record: Constraint, ctx: Context) -> Fix | None:
     edit = edit_between(path, old, new) if new else None
     if edit is None:
         return None
-    # compared with the module as written on its example inputs: where the number was a choice
-    # of the model (``reshape(b, 16, -1)``: 16 slots), not the size, the program answers otherwise
-    action = f"Write `{size}` for the `{value}` this line hard-codes"
-    return Fix(action, (edit,), preferred=True, probes=(Probe("example inputs"),))
+    # compared with the module as written where it runs: a number that is the model's (16 slots) then differs
+    at = (DimSize(dim, value),) if isinstance(record, Specialization) else ()
+    probe = Probe(f"example inputs at {dim} = {value}" if at else "example inputs", sizes=at)
+    return Fix(f"Write `{size}` for the `{value}` this line hard-codes", (edit,), preferred=True, probes=(probe,))
 
 
 def narrowing_less(record: Constraint, ctx: Context) -> Fix | None:
     """A fix that keeps what the spec's own edits would narrow, tried first where there is one:
-    ``int(h / k)`` written ``h // k``, or another example size."""
-    return _floor_division(record, ctx) or _example_fix(record, ctx)
+    ``int(h / k)`` written ``h // k``, ``out[:n] = x`` as ``slice_scatter``, or another example size."""
+    return _floor_division(record, ctx) or _example_fix(record, ctx) or slice_write_fix(record, ctx)
 
 
 def _floor_division(record: Constraint, ctx: Context) -> Fix | None:

@@ -51,6 +51,10 @@ FILLS = (
     *(Probe(f"random values (seed {seed})", "random", seed) for seed in (1, 2, 3)),
     Probe("ones", "ones"),
     Probe("zeros", "zeros"),
+    # a mask cleared or set with the values beside it drawn: ``if not mask.any(): return x``
+    # takes its early return there without the zeros that make ``x * 2`` and ``x`` agree
+    Probe("masks cleared", "cleared"),
+    Probe("masks set", "set"),
 )
 OTHER_SIDE = 2  # inputs kept for each branch that take the side the example does not
 ALWAYS = 2  # random draws every probe set holds, beside the example and the other sides
@@ -102,8 +106,8 @@ def inputs_of(probe: Probe, built: Built, spec: ExportSpec, rebuild: Rebuild) ->
             return _filled(t, probe.fill)
         if probe.fill == "random" and t.dtype != torch.bool:
             return torch.randint(int(t.min()), int(t.max()) + 1, t.shape, dtype=t.dtype, device=t.device)
-        if probe.fill in ("zeros", "ones"):
-            return torch.zeros_like(t) if probe.fill == "zeros" else torch.ones_like(t)
+        if probe.fill in ("zeros", "ones", "cleared", "set"):
+            return torch.zeros_like(t) if probe.fill in ("zeros", "cleared") else torch.ones_like(t)
         if probe.fill == "large" and t.dtype != torch.bool:
             return t * INTEGER_SCALE
         if probe.fill == "negative" and t.dtype.is_signed:
@@ -148,7 +152,10 @@ def with_probe_set(
         probes, inputs = (EXAMPLE,), [ctx.built]
     return [
         _kept(
-            replace(f, fixes=tuple(replace(x, probes=probes) if x.probes else x for x in f.fixes)), model, ctx, inputs
+            replace(f, fixes=tuple(replace(x, probes=_with_own(probes, x.probes)) if x.probes else x for x in f.fixes)),
+            model,
+            ctx,
+            inputs,
         )
         for f in findings
     ]
@@ -214,6 +221,12 @@ def _test(record: DataDependent, ctx: Context) -> str | None:
     text = ctx.read(ctx.sources.rel(record.frame.filename))
     test = branch_test(text, record.frame.line) or tensor_test(text, record.frame.line)
     return test if isinstance(test, str) or test is None else test.test
+
+
+def _with_own(probes: tuple[Probe, ...], own: tuple[Probe, ...]) -> tuple[Probe, ...]:
+    """The module's probe set, and a fix's own probes at other sizes (``at batch = 4``, where a
+    line pins it and the module as written runs only there)."""
+    return probes + tuple(p for p in own if p.sizes and p not in probes)
 
 
 def probe_set(

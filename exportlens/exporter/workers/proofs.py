@@ -59,10 +59,11 @@ def proofs(job: Job, report: ModuleReport, sources: Sources, plans: PlanCache | 
     shared = {fix.edits for f in report.findings for fix in f.fixes if sum(fix in g.fixes for g in report.findings) > 1}
     out, seen = [], set()
     for i, finding in enumerate(report.findings):
+        backup = _backup(finding)
         for j, fix in enumerate(finding.fixes):
             tried = fix.verified != UNVERIFIED  # (a remembered report is proven already)
             # a remedy of a data-dependent branch is tried whether preferred or not: its probes choose (probed.py)
-            if not (fix.preferred or fix.probes or fix.edits in shared) or tried or fix.edits in seen:
+            if not (fix.preferred or fix.probes or fix.edits in shared or j == backup) or tried or fix.edits in seen:
                 continue
             seen.add(fix.edits)
             texts = _applied(fix, sources)
@@ -75,6 +76,18 @@ def proofs(job: Job, report: ModuleReport, sources: Sources, plans: PlanCache | 
                 proof = replace(job, key="", options=options, sources={**job.sources, **texts})
                 out.append(Proof(i, j, with_owner_plan(proof, plans)))
     return out
+
+
+def _backup(finding: Finding) -> int | None:
+    """Where the preferred fix is judged on probes (a rewrite that may change what the model
+    computes: ``view(4, -1)`` runs at batch 16 too), the first fix after it that is not: proven
+    as well, it is the one preferred where the probes refuse the rewrite (probed.ranked)."""
+    if finding.kind not in (Kind.SPECIALIZATION, Kind.CONSTRAINT_VIOLATION):
+        return None  # a data-dependent branch's fixes are each tried on their probes already
+    first = next((j for j, f in enumerate(finding.fixes) if f.preferred), None)
+    if first is None or not finding.fixes[first].probes:
+        return None
+    return next((j for j in range(first + 1, len(finding.fixes)) if not finding.fixes[j].probes), None)
 
 
 def _applied(fix: Fix, sources: Sources) -> dict[str, str] | None:
