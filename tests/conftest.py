@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -81,3 +84,13 @@ def _index_cache(tmp_path_factory: pytest.TempPathFactory):
 
     os.environ["EXPORTLENS_INDEX_CACHE"] = str(tmp_path_factory.mktemp("index-cache"))
     yield
+
+
+def checked(root: Path, *flags: str) -> list[dict]:
+    """``exportlens check . --no-cache --format json`` run in ``root`` as a user runs it: the
+    report's modules, as the documented JSON has them."""
+    exportlens = str(Path(sys.executable).with_name("exportlens"))
+    command = [exportlens, "check", ".", "--no-cache", "--format", "json", *flags]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)["modules"]

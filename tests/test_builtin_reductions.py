@@ -6,12 +6,10 @@ proven by exporting, serving and agreeing with eager."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import checked
 
 from exportlens.exporter.edit.builtin_reductions import as_reductions
 
@@ -49,15 +47,7 @@ def test_other_calls_are_left_as_they_are(line: str):
 def test_a_builtin_max_read_as_a_size_is_named_and_rewritten_until_it_exports(tmp_path: Path):
     (tmp_path / "trim.py").write_text(TRIMMED, encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(SPEC, encoding="utf-8")
-    exportlens = str(Path(sys.executable).with_name("exportlens"))
-    done = subprocess.run(
-        [exportlens, "check", ".", "--no-cache", "--format", "json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    [module] = json.loads(done.stdout)["modules"]
+    [module] = checked(tmp_path)
     [finding] = module["findings"]
     assert (finding["code"], finding["line"]) == ("EL305", 7)
     assert finding["message"].startswith("`max(counts)` is Python's builtin over a tensor's elements")

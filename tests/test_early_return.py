@@ -5,12 +5,10 @@ drop disagrees with eager and is never preferred."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import checked
 
 from exportlens.exporter.edit.remedies import without_branch
 
@@ -53,15 +51,7 @@ def test_an_early_return_of_a_name_is_dropped_with_its_test():
 def test_the_early_return_is_dropped_only_where_the_code_after_it_gives_the_same(tmp_path: Path):
     (tmp_path / "gates.py").write_text(GATES, encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(SPEC, encoding="utf-8")
-    exportlens = str(Path(sys.executable).with_name("exportlens"))
-    done = subprocess.run(
-        [exportlens, "check", ".", "--no-cache", "--format", "json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    modules = {m["target"]: m for m in json.loads(done.stdout)["modules"]}
+    modules = {m["target"]: m for m in checked(tmp_path)}
     [gate] = modules["gates.py:Gate"]["findings"]
     assert (gate["code"], gate["line"]) == ("EL101", 7)
     assert "`not drop.any()`" in gate["message"]

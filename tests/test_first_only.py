@@ -4,13 +4,10 @@ export; the same project checked in full still says all of it."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from conftest import checked
 
 pytestmark = pytest.mark.slow  # two whole CLI checks
 
@@ -46,18 +43,7 @@ dims = { batch = { max = 16, example = 4 } }
 
 
 def _check(root, *flags):
-    command = [
-        str(Path(sys.executable).with_name("exportlens")),
-        "check",
-        ".",
-        "--no-cache",
-        "--format",
-        "json",
-        *flags,
-    ]
-    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600)
-    assert done.returncode in (0, 1), done.stderr
-    return {m["target"].split(":")[-1]: m for m in json.loads(done.stdout)["modules"]}
+    return {m["target"].split(":")[-1]: m for m in checked(root, *flags)}
 
 
 def test_first_only_says_each_verdict_and_leaves_the_bounds_run_and_proofs_to_the_full_check(tmp_path):

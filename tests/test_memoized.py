@@ -5,12 +5,10 @@ exporting, serving the range and agreeing with eager."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import checked
 
 from exportlens.exporter.edit.memo_decorators import uncached
 
@@ -61,15 +59,7 @@ def test_a_call_of_a_function_without_a_cache_is_left_as_it_is(text: str):
 def test_a_memoized_helper_called_with_a_traced_size_is_named_and_its_cache_removed(tmp_path: Path):
     (tmp_path / "windowed.py").write_text(WINDOWED, encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(SPEC, encoding="utf-8")
-    exportlens = str(Path(sys.executable).with_name("exportlens"))
-    done = subprocess.run(
-        [exportlens, "check", ".", "--no-cache", "--format", "json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    [module] = json.loads(done.stdout)["modules"]
+    [module] = checked(tmp_path)
     [finding] = module["findings"]
     assert (finding["code"], finding["line"]) == ("EL305", 14)
     assert finding["message"].startswith(

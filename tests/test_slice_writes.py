@@ -5,12 +5,10 @@ exporting it, serving the range and agreeing with eager on sizes that pad and th
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import checked
 
 from exportlens.exporter.edit.slice_writes import slice_write
 
@@ -63,15 +61,7 @@ def test_other_writes_are_left_as_they_are(line: str):
 def test_a_range_refused_on_a_slice_assignment_gets_the_slice_scatter_fix_proven(tmp_path: Path):
     (tmp_path / "padded.py").write_text(PADDED, encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(SPEC, encoding="utf-8")
-    exportlens = str(Path(sys.executable).with_name("exportlens"))
-    done = subprocess.run(
-        [exportlens, "check", ".", "--no-cache", "--format", "json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    [module] = json.loads(done.stdout)["modules"]
+    [module] = checked(tmp_path)
     [finding] = module["findings"]
     assert (finding["code"], finding["line"]) == ("EL201", 9)
     [preferred] = [f for f in finding["fixes"] if f["preferred"]]

@@ -7,12 +7,10 @@ as written (16 slots become `seq` slots)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import checked
 
 pytestmark = pytest.mark.slow  # a whole CLI check with its proofs
 
@@ -41,15 +39,7 @@ dims = { batch = { max = 8 }, seq = { min = 2, max = 128, example = 12 } }
 def test_a_reshape_into_a_fixed_number_of_slots_is_said_as_its_guard_and_not_rewritten(tmp_path: Path) -> None:
     (tmp_path / "slots.py").write_text(SLOTS, encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(SPEC, encoding="utf-8")
-    exportlens = str(Path(sys.executable).with_name("exportlens"))
-    done = subprocess.run(
-        [exportlens, "check", ".", "--no-cache", "--format", "json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    [module] = json.loads(done.stdout)["modules"]
+    [module] = checked(tmp_path)
     [finding] = module["findings"]
     assert finding["line"] == 12
     assert finding["message"].endswith("but this line requires `seq % 16 != 0`"), finding["message"]
