@@ -25,6 +25,7 @@ READ_OWN_TEXT = {
     "explain.py",  # the user's line and exportlens's requirement text
     "fixes.py",  # exportlens's requirement text and the user's conditions
     "refused.py",  # the user's line (``x.view(...)``)
+    "specialized.py",  # the user's line (a ``for`` over ``range(...)``)
     "unbacked.py",  # the user's assignments and ``.tolist()`` calls
 }
 REGEX_CALLS = {"compile", "search", "match", "fullmatch", "sub", "subn", "findall", "finditer", "split"}

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .guards import Guard, GuardKind
 from .report import ModuleReport, Status
 
 SourceLine = Callable[[str, int], str]  # (path relative to the root, 1-based line) -> that line's code
 
 
 def program_text(report: ModuleReport, source_line: SourceLine, *, graph: bool = True) -> str:
-    """Signature, range constraints, equalities, shapes line by line and the graph; for a
+    """Signature, range constraints, equalities, guards, shapes line by line and the graph; for a
     module that did not export, what stopped it."""
     head = (
         f"{report.target}  (spec: {report.spec_source or 'none'};"
@@ -25,6 +26,7 @@ def program_text(report: ModuleReport, source_line: SourceLine, *, graph: bool =
     for title, rows in (("range constraints", s.range_constraints), ("equalities", s.equalities)):
         if rows:
             out += [f"  {title}:", *(f"    {row}" for row in rows)]
+    out += _guard_rows(s.guards, report.target.rpartition(":")[0])
     if s.line_shapes:
         out.append("  shapes by line:")
         for shapes in s.line_shapes:
@@ -33,3 +35,14 @@ def program_text(report: ModuleReport, source_line: SourceLine, *, graph: bool =
     if graph and s.graph.strip():
         out += ["  graph:", *(f"    {row}" for row in s.graph.rstrip().splitlines())]
     return "\n".join(out) + "\n"
+
+
+def _guard_rows(guards: tuple[Guard, ...], own_file: str) -> list[str]:
+    """The guards each line made, ``line N: text``; a declared range is shown above, among
+    the range constraints, so only guards the code made are listed."""
+    rows = []
+    for g in (g for g in guards if g.line is not None):
+        where = f"line {g.line}" if g.path == own_file else f"{g.path}:{g.line}"
+        when = "  (checked when the program runs)" if g.kind is GuardKind.RUNTIME_ASSERT else ""
+        rows.append(f"    {where}: {g.text}{when}")
+    return ["  guards:", *rows] if rows else []

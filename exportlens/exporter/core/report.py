@@ -12,6 +12,7 @@ from dataclasses import MISSING, dataclass, fields, is_dataclass, replace
 from functools import cache
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from .guards import Guard
 from .lowering import Lowering
 from .targets import Span
 
@@ -252,6 +253,7 @@ class Summary:
     line_shapes: tuple[LineShapes, ...] = ()
     graph: str = ""
     artifact: str | None = None  # path of the saved .pt2
+    guards: tuple[Guard, ...] = ()  # core/guards.py; a default: verdicts cached before 2.2 still decode
 
 
 @dataclass(frozen=True)
@@ -289,9 +291,9 @@ class Report:
 
 # -- the documented JSON output (docs/json.md): flat, untagged; process boundaries use core.codec
 
-# its version, major.minor: a minor adds fields, a major changes or removes one (a reader refuses
-# a major it does not know). 2.1: a fix's "rank"; 2.0: range constraints are records (1.x, no "schema": texts)
-SCHEMA = "2.1"
+# its version, major.minor: a minor adds fields, a major changes or removes one (a reader refuses a major it
+# does not know). 2.2: a summary's "guards"; 2.1: a fix's "rank"; 2.0: range constraints are records
+SCHEMA = "2.2"
 
 
 def _plain(value: Any) -> Any:
@@ -389,12 +391,5 @@ def _unfit(where: str, problem: str) -> ValueError:
 
 
 def _json_type(cls: type) -> str:
-    names = {
-        bool: "true or false",
-        int: "a number",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "an object",
-    }
-    return names.get(cls, "null")
+    names = {bool: "true or false", int: "a number", float: "a number", str: "a string", list: "a list"}
+    return (names | {dict: "an object"}).get(cls, "null")

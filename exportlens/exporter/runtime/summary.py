@@ -20,6 +20,7 @@ from ..spec.shapes import DTYPES
 from .compat import messages as forms
 from .compat.internals import pytree
 from .context import Context
+from .guard_record import guard_record
 from .locate import GuardLog, deepest_in_text
 from .naming import SYMBOL, pretty
 from .unbacked import unbacked_names
@@ -45,6 +46,7 @@ def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | 
             ep.graph_module.print_readable(print_output=False, include_stride=False, include_device=False), names
         ),
         artifact=artifact,
+        guards=guard_record(ep, ctx, log, names),
     )
 
 

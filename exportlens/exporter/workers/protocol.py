@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from ..core.codec import TYPE, Codec, CodecError
+from ..core.guards import Guard, GuardKind
 from ..core.lowering import Lowering
 from ..core.options import Options
 from ..core.report import (
@@ -219,7 +220,7 @@ CODEC = Codec(
     TensorInput, ValueInput, IntInput, Shape, Derived,
     ModuleClass, Forward, Param, Span, Ref, Call,
     ModuleReport, Finding, Fix, Verified, Narrowing, Probe, Lowering, DimSize, Edit, Related, Summary, Range,
-    LineShapes, Kind, Severity, Status, SubmoduleTree, TreeNode, Verdict,
+    LineShapes, Kind, Severity, Status, SubmoduleTree, TreeNode, Verdict, Guard, GuardKind,
 )  # fmt: skip
 
 

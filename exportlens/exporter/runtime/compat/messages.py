@@ -38,6 +38,7 @@ SYMBOL = re.compile(r"\b((?:[su]|zuf)\d+)\b")  # backed (s77), unbacked (u0) and
 SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\])*(?:\.size\(\)\[\d+\])?")  # an axis, or an int input itself
 INFINITY = re.compile(r"\bIntInfinity\(\)|\bint_oo\b")
 INPUT_SIZE = re.compile(r"\b(\w+)\.size\(\)\[(\d+)\]")  # a program's guard on an input's size
+AXIS = re.compile(r"L\['(\w+)'\]\.size\(\)\[(\d+)\]")  # the source torch names an input's axis by, 2.13–2.15
 
 # -- constraint violations (one UserError, a bullet per violation) ----------------------------
 
