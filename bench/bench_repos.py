@@ -148,6 +148,8 @@ def _judge(name: str, root: Path, target: str, want: dict, got: dict | None, tal
     if got is None:
         tally.misses.append(f"{name}: {target} was not checked")
         return
+    if "known_miss" in want:
+        tally.misses.append(f"{name}: {target}: known miss: {want['known_miss']}")
     if want["exports"]:
         if got["status"] != "exported" or got["findings"]:
             tally.misses.append(f"{name}: {target} should export, said {got['status']}")
