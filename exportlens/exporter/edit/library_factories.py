@@ -15,24 +15,13 @@ from typing import Any
 import libcst as cst
 
 from ..core.targets import ModuleClass
-from ..spec.configs import HF_SMALL, Read, imported_file
+from ..spec.configs import HF_SMALL, Read, from_imports, imported_file
 from ..spec.guesses import Option
 from ..spec.library import config_defaults, forward_params, main_input
 from ..spec.reading import find_class, literal
 from .scaffold import FACTORY, Candidate, candidates, dim, factory_arguments, passed, returned_call
 
 _LIBRARIES = ("transformers",)
-
-
-def _imports(tree: cst.Module) -> dict[str, tuple[cst.ImportFrom, str]]:
-    """Each name the file imports with ``from X import``: its statement and imported name."""
-    out = {}
-    for line in tree.body:
-        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                for alias in small.names:
-                    out[alias.evaluated_alias or alias.evaluated_name] = (small, alias.evaluated_name)
-    return out
 
 
 def _library_class(func: cst.BaseExpression, imports: dict) -> tuple[str, str] | None:
@@ -53,7 +42,7 @@ def factory_candidates_elsewhere(
     """For each ``get_model``/``build_*`` of the file that returns a class of another project
     file or of an installed library, keyed ``path.py:build_x``: its guesses."""
     tree = cst.parse_module(source)
-    imports = _imports(tree)
+    imports = from_imports(tree)
     out = {}
     for fn in tree.body:
         if not isinstance(fn, cst.FunctionDef):

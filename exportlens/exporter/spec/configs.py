@@ -182,20 +182,25 @@ HF_SMALL = {
 }
 
 
-def _library_configs(tree: cst.Module) -> dict[str, str]:
-    """The config classes the file imports from transformers: name -> ``module:Name``."""
+def from_imports(tree: cst.Module) -> dict[str, tuple[cst.ImportFrom, str]]:
+    """Each name the file imports with ``from X import`` at its top level: the statement, and
+    the name as ``X`` has it (``import A as B`` is read under ``B``)."""
     out = {}
     for line in tree.body:
         for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
-            if not isinstance(small, cst.ImportFrom) or small.relative or small.module is None:
-                continue
-            module = cst.Module([]).code_for_node(small.module)
-            if module.split(".")[0] != "transformers" or isinstance(small.names, cst.ImportStar):
-                continue
-            for alias in small.names:
-                name = alias.evaluated_alias or alias.evaluated_name
-                if alias.evaluated_name.endswith("Config"):
-                    out[name] = f"{module}:{alias.evaluated_name}"
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    out[alias.evaluated_alias or alias.evaluated_name] = (small, alias.evaluated_name)
+    return out
+
+
+def _library_configs(tree: cst.Module) -> dict[str, str]:
+    """The config classes the file imports from transformers: name -> ``module:Name``."""
+    out = {}
+    for name, (small, imported) in from_imports(tree).items():
+        module = cst.Module([]).code_for_node(small.module) if small.module is not None else ""
+        if not small.relative and module.split(".")[0] == "transformers" and imported.endswith("Config"):
+            out[name] = f"{module}:{imported}"
     return out
 
 
