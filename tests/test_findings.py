@@ -368,6 +368,32 @@ def test_forward_that_raises_on_the_example_inputs(project):
     assert "batch" in f.message and not TORCH_SYMBOL.search(f.message)
 
 
+def test_a_size_the_spec_left_to_torch_is_said_as_the_code_says_it(project):
+    """An axis written `?` (torch decides) has no name in the spec: torch's own text calls it
+    `s27`; the message says `x.shape[1]`, as the user's code would."""
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."fold.py:Fold"]
+        inputs = { x = "f32[8, ?]" }
+    """,
+    )
+    project.write(
+        "fold.py",
+        """
+        import torch
+        from torch import nn
+
+        class Fold(nn.Module):
+            def forward(self, x):
+                return x.repeat(1, 2).view(3, -1, 5)
+    """,
+    )
+    f = only(project.module("Fold").findings, "EL405")
+    assert f.message.endswith("is invalid for input of size 16*x.shape[1]"), f.message
+    assert not TORCH_SYMBOL.search(f.message)
+
+
 def test_syntax_error_is_reported_and_other_files_still_checked(project):
     project.write(
         "pyproject.toml",

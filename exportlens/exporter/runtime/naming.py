@@ -13,7 +13,7 @@ from typing import Any
 import sympy
 from sympy.printing.str import StrPrinter
 
-from .compat.messages import INFINITY, SOURCE, SYMBOL
+from .compat.messages import AXIS, INFINITY, SOURCE, SYMBOL, VALUE_SOURCE
 from .compat.shape_env import shape_env_sources, source_name
 
 
@@ -125,6 +125,9 @@ class SymbolNames:
 
     message: dict[sympy.Symbol, str] = field(default_factory=dict)
     code: dict[sympy.Symbol, str] = field(default_factory=dict)
+    # an axis the spec left to torch (``?``): named as code (``x.shape[1]``) in torch's own text
+    # only, never taken for a dim of the spec (no fix sets it, no finding is on it)
+    described: dict[sympy.Symbol, str] = field(default_factory=dict)
 
     def say(self, expr: Any) -> str:
         return pretty(expr, self.message | {s: n for s, n in self.code.items() if s not in self.message})
@@ -137,8 +140,13 @@ class SymbolNames:
 
     def text(self, message: str) -> str:
         """Rename symbols (``s77``, ``u0``) inside torch's own text; sources are ``rename_sources``'s."""
-        by_name = {str(s): n for s, n in (self.code | self.message).items()}
-        return SYMBOL.sub(lambda m: by_name.get(m.group(1), m.group(1)), message)
+        by_name = {str(s): atom(n) for s, n in (self.described | self.code | self.message).items()}
+        return SYMBOL.sub(lambda m: by_name.get(m.group(1)) or unnamed(m.group(1)), message)
+
+
+def unnamed(symbol: str) -> str:
+    """A symbol of torch's that names nothing of the user's, said as what it is (never ``s52``)."""
+    return "(a value read from a tensor)" if symbol.startswith("u") else "(a size torch derived)"
 
 
 def from_shape_env(shape_env: Any, names: Names) -> SymbolNames:
@@ -148,13 +156,24 @@ def from_shape_env(shape_env: Any, names: Names) -> SymbolNames:
         return out
     for sym, sources in shape_env_sources(shape_env).items():
         for source in sources:
-            name = names.by_source.get(source_name(source))
+            text = source_name(source) or ""
+            name = names.by_source.get(text)
             if name is not None:
                 out.message.setdefault(sym, name)
+            elif axis := AXIS.fullmatch(text):
+                out.described.setdefault(sym, f"{axis[1]}.shape[{axis[2]}]")
     return out
 
 
 def rename_sources(message: str, names: Names) -> str:
     """``L['x'].size()[0]`` in torch's text -> the user's name for that axis, where it has one."""
-    said = SOURCE.sub(lambda m: atom(names.by_source.get(m.group(0), m.group(0))), message)
+    said = SOURCE.sub(lambda m: atom(names.by_source.get(m.group(0)) or _as_code(m.group(0))), message)
     return INFINITY.sub("∞", said)
+
+
+def _as_code(source: str) -> str:
+    """A source with no name in the spec, as the user's code says it: ``x.shape[1]``, ``n``."""
+    if axis := AXIS.fullmatch(source):
+        return f"{axis[1]}.shape[{axis[2]}]"
+    value = VALUE_SOURCE.fullmatch(source)
+    return value[1] if value else "(an input torch names by its own path)"

@@ -39,6 +39,7 @@ SOURCE = re.compile(r"L\[[^\]]+\](?:\[[^\]]+\])*(?:\.size\(\)\[\d+\])?")  # an a
 INFINITY = re.compile(r"\bIntInfinity\(\)|\bint_oo\b")
 INPUT_SIZE = re.compile(r"\b(\w+)\.size\(\)\[(\d+)\]")  # a program's guard on an input's size
 AXIS = re.compile(r"L\['(\w+)'\]\.size\(\)\[(\d+)\]")  # the source torch names an input's axis by, 2.13–2.15
+VALUE_SOURCE = re.compile(r"L\['(\w+)'\]")  # the source of an int input itself, 2.13–2.15
 
 # -- constraint violations (one UserError, a bullet per violation) ----------------------------
 
