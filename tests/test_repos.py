@@ -63,5 +63,6 @@ def test_each_real_repository_is_checked_as_its_expected_toml_says(tmp_path: Pat
             continue
         first, culprit = got["findings"][0], want["problems"][0]
         assert (first["path"], first["line"], first["code"]) == (culprit["path"], culprit["line"], culprit["code"])
+        assert culprit.get("says", "") in first["message"], first["message"]  # what the user reads, where it matters
         if want.get("remedy"):
             assert any(f["preferred"] for f in first["fixes"]), first["fixes"]

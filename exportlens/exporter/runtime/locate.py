@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -42,6 +43,7 @@ class Event:
     kind: str  # "guard" | "replace"
     expr: sympy.Basic  # the guard, or Eq(symbol, replacement)
     frame: Frame | None
+    inside: Frame | None = None  # the installed library's line that made it, below the user's (``library_frame``)
 
 
 def deepest_live(files: Sources, frame: FrameType | None) -> Frame | None:
@@ -50,6 +52,40 @@ def deepest_live(files: Sources, frame: FrameType | None) -> Frame | None:
             return Frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return None
+
+
+# packages on every export's stack, between a library's line and torch's shape env: never the library
+_TRACING = frozenset({"torch", "functorch", "sympy", "optree", "typing_extensions", "exportlens"})
+
+
+def library_frame(files: Sources, frame: FrameType | None) -> Frame | None:
+    """The deepest frame of an installed library (transformers, torchvision) below the user's
+    deepest one: where a guard was made in code the user did not write. None where the user's
+    own line is reached first, or no library is on the stack."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if files.owns(name):
+            return None
+        package = _installed_package(name)
+        if package and package not in _TRACING:
+            return Frame(name, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def _installed_package(filename: str) -> str | None:
+    """The top-level package an installed file belongs to (``transformers``), None outside site-packages."""
+    parts = PurePath(filename).parts
+    at = [i for i, part in enumerate(parts[:-1]) if part in ("site-packages", "dist-packages")]
+    return PurePath(parts[at[-1] + 1]).stem if at else None
+
+
+def library_path(filename: str) -> str:
+    """A library file as its package names it (``transformers/models/mamba/modeling_mamba.py``):
+    relative to the ``sys.path`` entry that holds it."""
+    roots = [os.path.join(os.path.abspath(p), "") for p in sys.path if p]
+    root = max((r for r in roots if filename.startswith(r)), key=len, default="")
+    return filename[len(root) :] if root else os.path.basename(filename)
 
 
 def deepest_in_traceback(files: Sources, tb: TracebackType | None) -> Frame | None:
@@ -119,9 +155,10 @@ def record_guards(files: Sources) -> Iterator[GuardLog]:
     def on_event(shape_env: Any, kind: str, what: Any) -> None:
         log.shape_env = shape_env
         if kind == "guard":
-            log.events.append(Event("guard", what, log.here()))
+            log.events.append(Event("guard", what, log.here(), library_frame(files, sys._getframe(1))))
         elif kind == "replace":
-            log.events.append(Event("replace", sympy.Eq(*what, evaluate=False), log.here()))
+            expr = sympy.Eq(*what, evaluate=False)
+            log.events.append(Event("replace", expr, log.here(), library_frame(files, sys._getframe(1))))
 
     with shape_env_events(on_event):
         yield log

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .locate import source_line
+from .locate import library_path, source_line
 from .violations import Specialization
 
 _LOOP = re.compile(r"^\s*(async\s+)?for\b.*\bin\s+(range|enumerate|zip)\(")
@@ -29,6 +29,8 @@ def specialized_message(record: Specialization) -> str:
         return (
             f"`{size}` was declared dynamic but was specialized to {value} (so `{record.dim}` to {record.value}){where}"
         )
+    if frame and record.inside:
+        return _in_library(record, code)
     if frame and _LOOP.match(code):
         return (
             f"`{record.dim}` was declared dynamic, but the Python loop on line {frame.line} (`{code}`) runs once per"
@@ -36,3 +38,22 @@ def specialized_message(record: Specialization) -> str:
             f" only `{record.dim}` = {record.value}"
         )
     return f"`{record.dim}` was declared dynamic but was specialized to {record.value}{where}"
+
+
+def _in_library(record: Specialization, code: str) -> str:
+    """Pinned inside an installed library reached from the user's line: the library's line is
+    named (torch's own message names neither), and a loop there is said as the loop it is."""
+    inside, frame = record.inside, record.frame
+    assert inside is not None and frame is not None
+    where = f"`{library_path(inside.filename)}:{inside.line}`"
+    written = source_line(inside.filename, inside.line)
+    if _LOOP.match(written):
+        return (
+            f"`{record.dim}` was declared dynamic, but the Python loop at {where} (`{written}`), reached from"
+            f" line {frame.line} (`{code}`), runs once per step of it, and torch.export unrolls it for the"
+            f" example's {record.value} steps: the program takes only `{record.dim}` = {record.value}"
+        )
+    return (
+        f"`{record.dim}` was declared dynamic but was specialized to {record.value} inside {where}"
+        f" (`{written}`), reached from line {frame.line}: `{code}`"
+    )

@@ -83,6 +83,7 @@ class Specialization:
     by_guards: bool = False  # several guards together leave one size: no literal in the code to blame
     derived: tuple[str, int] | None = None  # torch named a derived size (``dimz + 1``, 3): ``dim`` is its root
     cast: bool = False  # ``int()`` of a float made from the dim: torch keeps no such size symbolic
+    inside: Frame | None = None  # the installed library's line that pinned it, reached from ``frame``
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -215,7 +216,8 @@ def _place(record: Constraint, log: GuardLog, names: SymbolNames, user: Names) -
     mine = [symbols.get(d, set()) for d in record.dims]
     if isinstance(record, Specialization):
         mine = mine[0] | (symbols.get(record.derived[0], set()) if record.derived else set())
-        return replace(record, frame=_frame(log.first(mine, ("replace", "guard"))))
+        event = log.first(mine, ("replace", "guard"))
+        return replace(record, frame=_frame(event), inside=_pinned_inside(log, mine, record.value) or _inside(event))
     if record.kind is ViolationKind.EQUALITY:
         event = _first_both(log, *mine) if mine[1] else log.first(mine[0])
         return replace(record, frame=_frame(event))
@@ -281,6 +283,21 @@ def _also(log: GuardLog, over_root: dict[sympy.Symbol, Any], names: SymbolNames,
 
 def _frame(event: Event | None) -> Frame | None:
     return event.frame if event is not None else None
+
+
+def _inside(event: Event | None) -> Frame | None:
+    return event.inside if event is not None else None
+
+
+def _pinned_inside(log: GuardLog, mine: set[sympy.Symbol], value: int) -> Frame | None:
+    """The library line where the dim became ``value`` (its ``Eq``), rather than the first
+    library guard on it: a size test earlier in the library is not what pinned it."""
+    for event in log.events:
+        expr = event.expr
+        if isinstance(expr, sympy.Eq) and expr.free_symbols & mine and expr.free_symbols <= mine:
+            if value in (expr.lhs, expr.rhs) and event.inside is not None:
+                return event.inside
+    return None
 
 
 def _first_both(log: GuardLog, a: set[sympy.Symbol], b: set[sympy.Symbol]) -> Event | None:
