@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from . import __version__
@@ -22,7 +23,10 @@ def _region(line: int, column: int, end_line: int | None, end_column: int | None
 
 
 def _location(path: str) -> dict[str, str]:
-    """A report's path as a URI reference, percent-encoded (a space, a ``#``, a newline in a file name)."""
+    """A report's path as a URI reference, percent-encoded (a space, a ``#``, a newline in a file name);
+    an installed package's file (a related place, read only) by its absolute URI."""
+    if Path(path).is_absolute():
+        return {"uri": Path(path).as_uri()}
     return {"uri": uri_path(path), "uriBaseId": "%SRCROOT%"}
 
 

@@ -28,7 +28,7 @@ from .library import in_library
 from .locate import Frame, source_line
 from .naming import SYMBOL
 from .remedies import EXAMPLE, asked, kept_check, remedy_fixes, values
-from .specialized import specialized_message
+from .specialized import library_related, specialized_message
 from .together import said_declared, with_shared_cut
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
@@ -276,7 +276,8 @@ def _constraint_finding(record: Constraint, ctx: Context) -> Finding:
     if isinstance(record, Specialization) and record.cast:
         return _cast(record, ctx, fixes)
     if isinstance(record, Specialization):
-        return _on(ctx, codes.SPECIALIZED, specialized_message(record), record.frame, record.dim, record.detail, fixes)
+        found = _on(ctx, codes.SPECIALIZED, specialized_message(record), record.frame, record.dim, record.detail, fixes)
+        return replace(found, related=(*found.related, *library_related(record)))
     dim = record.dims[0] if record.kind is not ViolationKind.OTHER else None
     return _on(ctx, _VIOLATION_CODES[record.kind], _violated(record, ctx), record.frame, dim, record.detail, fixes)
 

@@ -9,25 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from types import TracebackType
 
-import sympy
-import torch
-
 from ..core.report import Finding, Related
 from ..core.sources import Sources
-from .locate import Frame, source_line
-
-# torch's own frames (its ops, its export machinery), sympy's and exportlens' are the
-# mechanism, not a line the user can look up to learn why; nor is the standard library
-_MECHANISM = tuple(
-    os.path.join(os.path.dirname(os.path.abspath(m.__file__ or "")), "")
-    for m in (torch, sympy, sys.modules[__name__.partition(".")[0]])
-)
-_STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
+from .locate import Frame, is_package, source_line
 
 
 def library_frame(files: Sources, stack: Iterable[tuple[str, int, str]]) -> Frame | None:
@@ -37,7 +25,7 @@ def library_frame(files: Sources, stack: Iterable[tuple[str, int, str]]) -> Fram
     for filename, line, name in stack:
         if files.owns(filename):
             found = None  # only what lies below the user's deepest line
-        elif _is_package(filename):
+        elif is_package(filename):
             found = Frame(filename, line, name)
     return found
 
@@ -46,13 +34,6 @@ def in_traceback(tb: TracebackType | None) -> Iterator[tuple[str, int, str]]:
     while tb is not None:
         yield tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name
         tb = tb.tb_next
-
-
-def _is_package(filename: str) -> bool:
-    path = os.path.abspath(filename)
-    if not os.path.isabs(filename) or path.startswith(_MECHANISM):
-        return False  # (torch names some of its frames relative)
-    return not path.startswith(_STDLIB) or "-packages" in path
 
 
 def short_path(filename: str) -> str:

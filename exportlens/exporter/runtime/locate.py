@@ -13,16 +13,17 @@ import io
 import linecache
 import os
 import sys
+import sysconfig
 import tokenize
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from types import FrameType, TracebackType
 from typing import Any
 
 import sympy
+import torch
 
 from ..core.sources import Sources
 from .compat.internals import shape_env_events, tracing_stack
@@ -43,7 +44,7 @@ class Event:
     kind: str  # "guard" | "replace"
     expr: sympy.Basic  # the guard, or Eq(symbol, replacement)
     frame: Frame | None
-    inside: Frame | None = None  # the installed library's line that made it, below the user's (``library_frame``)
+    inside: Frame | None = None  # the installed library's line that made it, below the user's (``live_library_frame``)
 
 
 def deepest_live(files: Sources, frame: FrameType | None) -> Frame | None:
@@ -54,38 +55,35 @@ def deepest_live(files: Sources, frame: FrameType | None) -> Frame | None:
     return None
 
 
-# packages on every export's stack, between a library's line and torch's shape env: never the library
-_TRACING = frozenset({"torch", "functorch", "sympy", "optree", "typing_extensions", "exportlens"})
+# torch's own frames (its ops, its export machinery), sympy's and exportlens' are the
+# mechanism, not a line the user can look up to learn why; nor is the standard library
+_MECHANISM = tuple(
+    os.path.join(os.path.dirname(os.path.abspath(m.__file__ or "")), "")
+    for m in (torch, sympy, sys.modules[__name__.partition(".")[0]])
+)
+_STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
 
 
-def library_frame(files: Sources, frame: FrameType | None) -> Frame | None:
-    """The deepest frame of an installed library (transformers, torchvision) below the user's
-    deepest one: where a guard was made in code the user did not write. None where the user's
-    own line is reached first, or no library is on the stack."""
+def is_package(filename: str) -> bool:
+    """Whether a file is an installed package's (transformers, torchvision), not the mechanism."""
+    path = os.path.abspath(filename)
+    if not os.path.isabs(filename) or path.startswith(_MECHANISM):
+        return False  # (torch names some of its frames relative)
+    return not path.startswith(_STDLIB) or "-packages" in path
+
+
+def live_library_frame(files: Sources, frame: FrameType | None) -> Frame | None:
+    """The deepest frame of an installed package below the user's deepest one, on the live
+    stack from ``frame`` out: where a guard was made in code the user did not write."""
+    found = None
     while frame is not None:
         name = frame.f_code.co_filename
         if files.owns(name):
-            return None
-        package = _installed_package(name)
-        if package and package not in _TRACING:
-            return Frame(name, frame.f_lineno, frame.f_code.co_name)
+            return found
+        if found is None and is_package(name):
+            found = Frame(name, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
-    return None
-
-
-def _installed_package(filename: str) -> str | None:
-    """The top-level package an installed file belongs to (``transformers``), None outside site-packages."""
-    parts = PurePath(filename).parts
-    at = [i for i, part in enumerate(parts[:-1]) if part in ("site-packages", "dist-packages")]
-    return PurePath(parts[at[-1] + 1]).stem if at else None
-
-
-def library_path(filename: str) -> str:
-    """A library file as its package names it (``transformers/models/mamba/modeling_mamba.py``):
-    relative to the ``sys.path`` entry that holds it."""
-    roots = [os.path.join(os.path.abspath(p), "") for p in sys.path if p]
-    root = max((r for r in roots if filename.startswith(r)), key=len, default="")
-    return filename[len(root) :] if root else os.path.basename(filename)
+    return found
 
 
 def deepest_in_traceback(files: Sources, tb: TracebackType | None) -> Frame | None:
@@ -155,10 +153,10 @@ def record_guards(files: Sources) -> Iterator[GuardLog]:
     def on_event(shape_env: Any, kind: str, what: Any) -> None:
         log.shape_env = shape_env
         if kind == "guard":
-            log.events.append(Event("guard", what, log.here(), library_frame(files, sys._getframe(1))))
+            log.events.append(Event("guard", what, log.here(), live_library_frame(files, sys._getframe(1))))
         elif kind == "replace":
             expr = sympy.Eq(*what, evaluate=False)
-            log.events.append(Event("replace", expr, log.here(), library_frame(files, sys._getframe(1))))
+            log.events.append(Event("replace", expr, log.here(), live_library_frame(files, sys._getframe(1))))
 
     with shape_env_events(on_event):
         yield log

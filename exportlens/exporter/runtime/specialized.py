@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 
-from .locate import library_path, source_line
+from ..core.report import Related
+from .library import short_path
+from .locate import source_line
 from .violations import Specialization
 
 _LOOP = re.compile(r"^\s*(async\s+)?for\b.*\bin\s+(range|enumerate|zip)\(")
@@ -45,7 +47,7 @@ def _in_library(record: Specialization, code: str) -> str:
     named (torch's own message names neither), and a loop there is said as the loop it is."""
     inside, frame = record.inside, record.frame
     assert inside is not None and frame is not None
-    where = f"`{library_path(inside.filename)}:{inside.line}`"
+    where = f"`{short_path(inside.filename)}:{inside.line}`"
     written = source_line(inside.filename, inside.line)
     if _LOOP.match(written):
         return (
@@ -57,3 +59,11 @@ def _in_library(record: Specialization, code: str) -> str:
         f"`{record.dim}` was declared dynamic but was specialized to {record.value} inside {where}"
         f" (`{written}`), reached from line {frame.line}: `{code}`"
     )
+
+
+def library_related(record: Specialization) -> tuple[Related, ...]:
+    """The library's line that pinned the dim, as related information beside the user's."""
+    inside = record.inside
+    if inside is None or record.frame is None:
+        return ()
+    return (Related(inside.filename, inside.line, f"`{source_line(inside.filename, inside.line)}` in {inside.name}"),)

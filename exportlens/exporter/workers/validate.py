@@ -13,6 +13,7 @@ whole: whoever wrote it, none of it can be trusted.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -161,7 +162,7 @@ def _finding(finding: Finding, root: _Root, proven: bool) -> Finding:
     _sized("related places", finding.related)
     for related in finding.related:
         _short(related.message)
-        _place(root, related.path, related.line)
+        _place(_READ_ONLY if _library_file(related.path) else root, related.path, related.line)
     _sized("fixes", finding.fixes)
     fixes = tuple(_fix(fix, root, proven) for fix in finding.fixes)
     if sum(fix.preferred for fix in fixes) > 1:
@@ -215,6 +216,20 @@ def inside(root: Path, path: str) -> bool:
         return (root / path).resolve().is_relative_to(root)
     except (OSError, RuntimeError, ValueError):  # a loop of links, a name the system refuses
         return False
+
+
+class _Anywhere(_Root):
+    def holds(self, path: str) -> bool:
+        return True
+
+
+_READ_ONLY = _Anywhere(Path(os.devnull))  # a place named for reading only: checked by ``_library_file``
+
+
+def _library_file(path: str) -> bool:
+    """A related place outside the project: an installed package's own Python file that made a
+    guard (runtime/library.py), named for reading, never edited."""
+    return os.path.isabs(path) and path.endswith(".py") and os.path.isfile(path) and not os.path.islink(path)
 
 
 def _place(root: _Root, path: str, *numbers: int | None) -> None:
