@@ -342,3 +342,47 @@ def test_the_rounds_fold_in_no_assumption(tmp_path):
         Sources.of(tmp_path),
     )
     assert rounds.step(failed) is None and rounds.folded == []
+
+
+THREE = """
+import torch
+from torch import nn
+
+
+class ThreeProblems(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, x):
+        h = self.proj(x)
+        for i in range(h.shape[1]):
+            h[:, i] = h[:, i] * 2
+        if h.sum().item() > 0:
+            h = h * 2
+        n = int(h.abs().max().item())
+        return h[:, :n]
+"""
+
+
+@pytest.mark.slow
+def test_a_loop_past_two_data_dependent_branches_is_a_finding_of_its_own(project):
+    """Three problems in one forward: two data-dependent branches, which stop the plain export
+    first, and a loop that pins `seq`, which torch meets only past them. Each is a finding on
+    its own line (before: the loop was only a step of another finding's fix)."""
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."three.py:ThreeProblems"]
+        inputs = { x = "f32[batch, seq, 16]" }
+        dims = { batch = { max = 64 }, seq = { max = 64 } }
+        """,
+    )
+    project.write("three.py", THREE)
+    findings = project.module("ThreeProblems").findings
+    assert [(f.code, f.line) for f in findings] == [
+        ("EL204", line_of(project, "three.py", "for i in range(")),
+        ("EL101", line_of(project, "three.py", "if h.sum().item() > 0:")),
+        ("EL101", line_of(project, "three.py", "n = int(")),
+    ]
+    assert "the Python loop on line" in findings[0].message, findings[0].message

@@ -20,16 +20,18 @@ import torch
 
 from ..core.sources import Sources
 from .compat.internals import GuardOnDataDependentSymNode, data_dependent_as_false
-from .failures import DataDependent, data_dependent, read_failure
+from .failures import DataDependent, Record, data_dependent, read_failure
 from .inputs import Built
 from .locate import Frame, GuardLog, record_guards
+from .violations import Constraint
 
 MAX_GUARDS = 64  # a loop meets its branch once per iteration: enough for every line of a forward
 
 
-def provisional_records(model: torch.nn.Module, built: Built, files: Sources) -> tuple[DataDependent, ...]:
-    """The data-dependent guards met while exporting ``model`` with each taken as false
-    (and what stopped the export, where it is one too), in the order met."""
+def provisional_records(model: torch.nn.Module, built: Built, files: Sources) -> tuple[Record, ...]:
+    """The data-dependent guards met while exporting ``model`` with each taken as false, in
+    the order met, and what stopped the export where it is one too or a constraint the spec
+    breaks past them (a loop pinning a dim, met only once the branch before it is passed)."""
     met: list[tuple[GuardOnDataDependentSymNode, Frame | None]] = []
     with record_guards(files) as log, _taken_as_false(files, met):
         try:
@@ -37,7 +39,7 @@ def provisional_records(model: torch.nn.Module, built: Built, files: Sources) ->
             stopped: tuple[Any, ...] = ()
         except Exception as exc:
             stopped = read_failure(exc, log, built)
-    return tuple(_records(met, log, built)) + tuple(r for r in stopped if isinstance(r, DataDependent))
+    return tuple(_records(met, log, built)) + tuple(r for r in stopped if isinstance(r, DataDependent | Constraint))
 
 
 def _records(

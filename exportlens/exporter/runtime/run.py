@@ -8,15 +8,12 @@ there reaches the caller (a worker reports it as exportlens's own failure).
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import inspect
-import logging
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from functools import partial
 from inspect import Parameter as P
@@ -34,8 +31,7 @@ from ..core.targets import ModuleClass
 from ..spec.loading import ExportSpec
 from ..spec.variants import named
 from .baked import baked_ints
-from .branch import tensors_at, truth_at
-from .compat.internals import draft_export, pytree, silenced_trace_print
+from .compat.internals import pytree
 from .compat.versions import unsupported
 from .construct import Stop as _Stop
 from .construct import construct, importable_name
@@ -44,35 +40,18 @@ from .construct import trace_of as _trace
 from .construct import where_of as _where
 from .context import Context
 from .explain import explain
-from .failures import DataDependent, Raised, Record, read_draft, read_failure
-from .fixes import check_candidates, fix_all, fixes_of, verified
+from .failures import Raised, Record, read_failure
+from .fixes import fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec, forward_parameters
 from .locate import GuardLog, record_guards
 from .lowering.lower import lower_targets
+from .more_problems import more_problems, with_example_branch
 from .probes import compared, on_eager, with_probe_set
-from .provisional import provisional_records
-from .remedies import asked
+from .quiet import quiet
 from .serving import Rebuild, failure_of, serving_findings
 from .summary import summarize
 from .together import as_one
 from .value_probes import refused_values
-
-
-@contextlib.contextmanager
-def quiet() -> Iterator[None]:
-    """Keep torch's own output off the user's terminal: its loggers (draft export's report,
-    dynamo's warnings) and the partial graph a failing export prints. What matters of it
-    reaches the user as findings. The user's own prints are left alone (a worker captures them)."""
-    loggers = [logging.getLogger(n) for n in ("torch", "torch.export", "torch._dynamo", "torch.fx")]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.CRITICAL)
-    try:
-        with silenced_trace_print():  # the partial graph a failing export prints
-            yield
-    finally:
-        for lg, level in zip(loggers, levels):
-            lg.setLevel(level)
 
 
 def export_module(
@@ -161,14 +140,14 @@ def _failed(
     def try_export(shapes: Any) -> Exception | None:
         return _try(model, built, shapes, strict)
 
-    records = _with_example_branch(_with_eager(read_failure(exc, log, built), model, built), model, ctx)
+    records = with_example_branch(_with_eager(read_failure(exc, log, built), model, built), model, ctx)
     records = as_one(verified(records, ctx, try_export))
     findings = explain(records, ctx)
     every = ctx.fix_or("fix for all", lambda: fix_all(records, ctx), None)
     if every is not None:  # offered on each finding it solves, after the finding's own
         findings = [replace(f, fixes=f.fixes + (every,)) if fixes_of(r) else f for r, f in zip(records, findings)]
     if collect_all:
-        findings += _more(model, built, ctx, findings)
+        findings += more_problems(model, built, ctx, findings)
     return in_source_order(with_probe_set(findings, records, model, ctx, rebuild), ctx.module.path)
 
 
@@ -180,21 +159,6 @@ def _with_eager(records: tuple[Record, ...], model: torch.nn.Module, built: Buil
     with quiet():
         eager = failure_of(model, built)
     return tuple(replace(r, eager=eager) if isinstance(r, Raised) and r.by_forward else r for r in records)
-
-
-def _with_example_branch(records: tuple[Record, ...], model: torch.nn.Module, ctx: Context) -> tuple[Record, ...]:
-    """Each data-dependent branch with which way the example inputs take it (branch.py)."""
-    out = []
-    for r in records:
-        if isinstance(r, DataDependent) and r.frame is not None:
-            candidates = check_candidates(r, ctx)
-            converted = (
-                (asked_for.argument,) if (asked_for := asked(r, ctx)) else ()
-            )  # is ``int(...)``'s argument a tensor?
-            tensors = tensors_at(model, ctx.built, r.frame, converted)
-            r = replace(r, example=truth_at(model, ctx.built, r.frame, candidates), tensors=tensors)
-        out.append(r)
-    return tuple(out)
 
 
 def in_source_order(findings: list[Finding], module_path: str) -> list[Finding]:
@@ -235,40 +199,6 @@ def _try(model: torch.nn.Module, built: Built, shapes: Any, strict: bool) -> Exc
     except Exception as exc:
         return exc
     return None
-
-
-def _more(model: torch.nn.Module, built: Built, ctx: Context, known: list[Finding]) -> list[Finding]:
-    """Further data-dependent and fake-kernel problems, from one draft export (several times
-    slower), or where that fails, one export taking each data-dependent guard provisionally
-    (provisional.py); run only when the plain export stopped on a problem of that kind."""
-    if not any(f.kind.value in ("data-dependent-guard", "unsupported") for f in known):
-        return []
-    try:
-        with quiet():
-            failures = draft_export(model, built.args, built.kwargs, built.dynamic_shapes)
-        records = read_draft(failures, ctx.sources)
-    except Exception:  # draft export itself failed: each data-dependent guard taken provisionally
-        try:
-            with quiet():
-                records = provisional_records(model, built, ctx.sources)
-        except Exception:
-            return []
-    index = {(f.path, f.line, f.code): i for i, f in enumerate(known)}
-    class_line = (ctx.module.path, ctx.module.name_span.line)
-    extra = []
-    for f in explain(_with_example_branch(records, model, ctx), ctx):
-        key = (f.path, f.line, f.code)
-        if (f.path, f.line) == class_line and any(k.code == f.code for k in known):
-            continue  # draft found no user line for what the plain export already placed
-        if key not in index:
-            index[key] = -1
-            extra.append(f)
-        elif index[key] >= 0 and len(f.fixes) >= len(known[index[key]].fixes):
-            # the same problem on the same line: draft export keeps the frame's variable names
-            # (strict mode loses them), so its account names them; the plain one's fixes stay
-            # where draft's has none
-            known[index[key]] = replace(f, fixes=f.fixes if f.fixes else known[index[key]].fixes)
-    return extra
 
 
 # -- stages -----------------------------------------------------------------
