@@ -321,7 +321,8 @@ class ExportLensServer(LanguageServer):
             self.show(p)
         if self.session.settings != before:
             self.say(f"settings: {self.session.settings}")
-            if before.inlay_hints != self.session.settings.inlay_hints:
+            now = self.session.settings
+            if (before.inlay_hints, before.guard_hints) != (now.inlay_hints, now.guard_hints):
                 self.refresh()
             if self.exports.pool is not None:
                 self.exports.start_pool()  # restarts the workers when python or jobs changed

@@ -35,6 +35,7 @@ class ServerSettings:
     sandbox: bool | None = None
     artifact_folder: str = _default("artifact_folder")
     inlay_hints: bool = _default("inlay_hints")
+    guard_hints: bool = _default("guard_hints")
     lower_on_save: bool = _default("lower_on_save")
     jobs: int = _default("jobs")
     python: str = _default("python")

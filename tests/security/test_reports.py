@@ -71,6 +71,16 @@ HUGE = """
     return protocol.encode(protocol.Reported(ModuleReport("net.py:Net", Status.FAILED, (finding,))))
 """
 
+# a guard of the guard record (issue 39) said to be made on a line of a file outside the project
+GUARD_OUTSIDE = """
+    from exportlens.exporter.core.guards import Guard, GuardKind
+    from exportlens.exporter.core.report import Summary
+
+    guard = Guard(GuardKind.RANGE, "n <= 4", "../elsewhere.py", 3)
+    summary = Summary("(x: f32[4]) -> f32[4]", (), (), (), (), guards=(guard,))
+    return protocol.encode(protocol.Reported(ModuleReport("net.py:Net", Status.EXPORTED, summary=summary)))
+"""
+
 # a fix in the project, preferred and claiming a proof it never had, on a file the owner
 # cannot apply it to: not tried, so neither verified nor preferred
 UNPROVEN = """
@@ -130,8 +140,9 @@ def refusal(out: dict, root: Path) -> dict:
         (OTHER_TARGET, "it reports on 'other.py:Other', not on 'net.py:Net'"),
         (HUGE, "it holds a text of 4194304 characters"),
         (GARBAGE, "it does not fit the protocol: report.status: 7 is not one of exported, failed, skipped"),
+        (GUARD_OUTSIDE, "'../elsewhere.py', which is not a file of the project"),
     ],
-    ids=["edit-outside", "edit-through-a-link", "another-target", "huge", "garbage"],
+    ids=["edit-outside", "edit-through-a-link", "another-target", "huge", "garbage", "guard-outside"],
 )
 def test_a_forged_report_is_refused_on_the_class_and_never_cached(tmp_path, body, why):
     root, home = project(tmp_path, body)

@@ -14,6 +14,7 @@ export const SERVER_KEYS = [
   'sandbox',
   'artifactFolder',
   'inlayHints',
+  'guardHints',
   'lowerOnSave',
   'jobs',
   'logLevel',

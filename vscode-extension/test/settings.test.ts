@@ -35,6 +35,7 @@ test('defaults reach the server as the server names them, unset project settings
     sandbox: null,
     artifactFolder: '.exportlens/artifacts',
     inlayHints: true,
+    guardHints: true,
     lowerOnSave: true,
     jobs: 2,
     logLevel: 'info',

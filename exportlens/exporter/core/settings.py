@@ -166,6 +166,12 @@ SETTINGS: tuple[Setting, ...] = (
         frozenset({SERVER, EDITOR}),
     ),
     Setting(
+        "guard_hints", bool, True,
+        "Mark each line that constrains a dynamic dim with what it requires (`guard: seq ≤ 64`), as an inlay hint at"
+        " its end; hover the line for every guard it added to the exported program.",
+        frozenset({SERVER, EDITOR}),
+    ),
+    Setting(
         "lower_on_save", bool, True,
         "Lower each module for its spec's `targets` after it exports; off: only the “Compile for …” lens does.",
         frozenset({SERVER, EDITOR}),

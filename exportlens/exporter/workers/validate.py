@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, Verified, from_dict, to_dict
+from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, Summary, Verified, from_dict, to_dict
 from ..core.tree import SubmoduleTree
 from ..spec.loading import PYPROJECT
 from .protocol import Died, Done, End, Exited, Internal, Job, OutOfMemory, Reported, TreeReported
@@ -117,24 +117,34 @@ def checked_report(job: Job, report: ModuleReport, *, proven: bool = False) -> M
     _sized("findings", report.findings)
     findings = tuple(_finding(f, root, proven) for f in report.findings)
     if report.summary is not None:
-        summary = report.summary
-        if len(summary.graph) > MAX_GRAPH:
-            raise Refused(f"its program is {len(summary.graph)} characters long")
-        for name in ("inputs", "outputs", "range_constraints", "equalities", "line_shapes"):
-            _sized(name, getattr(summary, name))
-        _short(summary.signature, *summary.inputs, *summary.outputs, *summary.equalities)
-        _short(*(r.name for r in summary.range_constraints))
-        for shaped in summary.line_shapes:
-            _place(root, shaped.path, shaped.line)
-            _sized("shapes", shaped.shapes)
-            _short(*shaped.shapes)
-        artifact = job.options.artifact
-        if summary.artifact is not None and (artifact is None or summary.artifact != str(artifact)):
-            raise Refused(f"it names a saved program the job did not ask for: {summary.artifact[:200]!r}")
+        _summary(job, report.summary, root)
     _short(report.spec_source, report.torch_version)
     _probes(report.probes)  # a proof's, of the probes it was given
     _lowerings(job, report)
     return replace(report, findings=findings, cached=False)  # a verdict is marked cached by the owner only
+
+
+def _summary(job: Job, summary: Summary, root: _Root) -> None:
+    """A successful export's description: every list and text of a sane size, every line it names in a project file."""
+    if len(summary.graph) > MAX_GRAPH:
+        raise Refused(f"its program is {len(summary.graph)} characters long")
+    for name in ("inputs", "outputs", "range_constraints", "equalities", "line_shapes", "guards"):
+        _sized(name, getattr(summary, name))
+    _short(summary.signature, *summary.inputs, *summary.outputs, *summary.equalities)
+    _short(*(r.name for r in summary.range_constraints))
+    _sized("ops", summary.ops or ())  # the operators it calls (``exportlens diff``)
+    _short(*(summary.ops or ()))
+    for shaped in summary.line_shapes:
+        _place(root, shaped.path, shaped.line)
+        _sized("shapes", shaped.shapes)
+        _short(*shaped.shapes)
+    for guard in summary.guards:  # the editor puts each on its line (server/features/guard_lines.py)
+        _short(guard.text)
+        if guard.path is not None:
+            _place(root, guard.path, guard.line)
+    artifact = job.options.artifact
+    if summary.artifact is not None and (artifact is None or summary.artifact != str(artifact)):
+        raise Refused(f"it names a saved program the job did not ask for: {summary.artifact[:200]!r}")
 
 
 def checked_tree(job: Job, tree: SubmoduleTree) -> SubmoduleTree:

@@ -1,5 +1,5 @@
 """Hover: on a module's class name, its export verdict in the user's names; on a line
-of forward, the shapes that line produces."""
+of forward, the shapes that line produces and the guards it added to the program."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from ...exporter.core.targets import ModuleClass, Target
 from ..remap import lines_now
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot
+from . import guard_lines
 from .diagnostics import relative
 
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*(?::[^=]+)?(?<![=!<>])=(?!=)")
@@ -19,7 +20,7 @@ _ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*(?::
 
 def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], line: int) -> str | None:
     """Markdown for 1-based ``line`` of a Python file: a module's verdict on its class
-    name, else the shapes that line produces, else None."""
+    name, else the shapes that line produces and the guards it made, else None."""
     if doc.path.suffix != ".py":
         return None
     root = session.root_of(doc.path)
@@ -31,7 +32,9 @@ def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str]
             module_hover(session, root, module, where, t) for t in session.variants(root, module, overrides)
         )
     found = shapes_at(session, root, doc, line)
-    return line_hover(found[0], doc.lines.line(line - 1)) if found else None
+    shapes = line_hover(found[0], doc.lines.line(line - 1)) if found else None
+    guards = guard_lines.hover_text(guard_lines.guards_by_line(session, doc).get(line, []))
+    return "\n\n".join(text for text in (shapes, guards) if text) or None
 
 
 def module_hover(

@@ -1,4 +1,5 @@
-"""Inlay hints: the symbolic shape at the end of each assignment in an exported forward."""
+"""Inlay hints: the symbolic shape at the end of each assignment in an exported forward, and
+after it what a line that constrains a dynamic dim requires (``guard_lines``)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,20 @@ from ..remap import lines_now
 from ..session import Session
 from ..snapshots import DocumentSnapshot
 from .diagnostics import relative
+from .guard_lines import guard_hints
 from .hover import assigned, label
 
 
 def inlay_hints(session: Session, doc: DocumentSnapshot, first: int, last: int) -> list[types.InlayHint]:
-    """Hints for 1-based lines ``first..last`` of the document (none with inlayHints off)."""
-    if not session.settings.inlay_hints:
-        return []
+    """Hints for 1-based lines ``first..last`` of the document: each line's shape (inlayHints), then
+    what it requires of a dynamic dim (guardHints); two settings, as pyright has one per kind of hint."""
+    shapes = shape_hints(session, doc, first, last) if session.settings.inlay_hints else []
+    guards = guard_hints(session, doc, first, last) if session.settings.guard_hints else []
+    return sorted(shapes + guards, key=lambda h: h.position.line)  # stable: a line's shape before its guards
+
+
+def shape_hints(session: Session, doc: DocumentSnapshot, first: int, last: int) -> list[types.InlayHint]:
+    """The symbolic shape at the end of each assignment on lines ``first..last``."""
     root = session.root_of(doc.path)
     rel, lines = relative(root, doc.path), doc.lines
     hints: list[types.InlayHint] = []
@@ -42,4 +50,4 @@ def inlay_hints(session: Session, doc: DocumentSnapshot, first: int, last: int) 
                     tooltip=f"shape in your Dim names ({result.report.target})",
                 )
             )
-    return sorted(hints, key=lambda h: h.position.line)
+    return hints
