@@ -22,6 +22,10 @@ PYPROJECT = """
     inputs = { a = "f32[n, 4]", b = "f32[?, 4]" }
     dims = { n = { min = 2, max = 64 } }
 
+    [tool.exportlens.modules."wide.py:Wide"]
+    inputs = { x = "f32[rows, ?]", y = "f32[rows, 8]" }
+    dims = { rows = { min = 2, max = 48 } }
+
     [tool.exportlens.modules."count.py:Count"]
     inputs = { x = "f32[rows, 4]" }
     dims = { rows = { min = 2, max = 48 } }
@@ -47,9 +51,24 @@ COUNT = """
 """
 
 
+WIDE = """
+    import torch
+    from torch import nn
+
+    class Wide(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 4)
+
+        def forward(self, x, y):
+            return self.proj(x), y  # pins the open width to 8
+"""
+
+
 @pytest.fixture
 def guarded(project):
     project.write("pyproject.toml", PYPROJECT)
+    project.write("wide.py", WIDE)
     project.write("pair.py", PAIR)
     project.write("count.py", COUNT)
     return project
@@ -88,3 +107,13 @@ def test_show_prints_the_guards_each_line_made(guarded):
     tie = line_of(guarded, "pair.py", "return doubled + b")
     assert f"  guards:\n    line {tie}: b.shape[0] == n\n" in result.stdout
     assert not TORCH_SYMBOL.search(result.stdout.split("  guards:")[1]), result.stdout
+
+
+def test_a_size_made_constant_is_one_guard_said_as_the_constant(guarded):
+    """torch records a width left open (`?`) pinned by a Linear(8) both as the guard
+    `x.shape[1] == 8` and as the constant: the record says it once, as the specialization."""
+    report = guarded.check()
+    wide = next(m for m in report.modules if m.target.endswith(":Wide"))
+    line = line_of(guarded, "wide.py", "return self.proj(x), y")
+    on_line = [g for g in wide.summary.guards if g.line == line]
+    assert [(g.kind, g.text) for g in on_line] == [(GuardKind.SPECIALIZATION, "x.shape[1] == 8")], on_line

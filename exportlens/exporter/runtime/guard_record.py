@@ -35,7 +35,11 @@ def guard_record(ep: ExportedProgram, ctx: Context, log: GuardLog, names: Names)
         text = _said(expr, names)
         if text is not None and text not in met:
             out.append(_placed(GuardKind.RUNTIME_ASSERT, text, ctx, node.meta.get("stack_trace")))
-    return tuple(dict.fromkeys(out))
+    # torch records a size made constant twice, as the guard `== 8` and as the constant: said once, as the constant
+    pinned = {(g.text, g.path, g.line) for g in out if g.kind is GuardKind.SPECIALIZATION}
+    return tuple(
+        dict.fromkeys(g for g in out if g.kind is GuardKind.SPECIALIZATION or (g.text, g.path, g.line) not in pinned)
+    )
 
 
 def _from_event(event: Event, ctx: Context, names: Names, asserted: dict[sympy.Basic, Any]) -> Guard | None:
