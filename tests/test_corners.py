@@ -329,7 +329,8 @@ def llama_shapes(dims: dict) -> tuple:
 @pytest.mark.slow
 def test_the_llama_block_fix_serves_every_corner_of_its_ranges(project):
     """A Llama-style block: `start_pos + seq` must fit the cache of 128. Its preferred fix
-    serves every corner of the ranges it leaves (`batch` is not cut: it takes no part)."""
+    serves every corner of the ranges it leaves (`batch` is not cut: it takes no part), the
+    prefill `start_pos = 0` among them: the mask's zeros block is written as a pad (issue 35)."""
     project.write("llama.py", LLAMA)
     project.write(
         "pyproject.toml",
@@ -345,6 +346,7 @@ def test_the_llama_block_fix_serves_every_corner_of_its_ranges(project):
     assert title.endswith(SERVES), title
     ranges = declared(project, "llama.py:Attention")
     assert ranges["batch"] == (1, 8) and ranges["start_pos"][1] + ranges["seq"][1] <= 128, ranges
+    assert ranges["start_pos"][0] == 0, (title, ranges)
     assert serves_every_corner(project.root / "llama.py", "Attention", ranges, llama_inputs, llama_shapes) == []
     code, after = check(project.root)
     assert (code, [m["status"] for m in after["modules"]]) == (0, ["exported"]), after

@@ -23,9 +23,9 @@ from libcst.metadata import PositionProvider
 from ..core.report import Fix
 from ..edit.at_line import visit_parsed
 from ..edit.text_edits import apply_edits
+from .agreement import differs as _differs
 from .compat.internals import pytree
 from .inputs import Built, copied
-from .serving import _differs
 
 
 def keeps_results(model: torch.nn.Module, fix: Fix, root: str, text: str, inputs: list[Built]) -> bool | None:

@@ -25,6 +25,7 @@ from ..core.report import Finding, Fix, Narrowing
 from ..core.sources import Sources
 from ..spec.loading import DimSpec, ExportSpec, TensorInput
 from ..spec.module_spec import example_size
+from .agreement import differs as _differs  # (probes.py and lowering/agree.py take it from here)
 from .compat import messages as forms
 from .compat.internals import pytree
 from .context import Context
@@ -35,6 +36,7 @@ from .holds import finite
 from .inputs import Built, copied
 from .locate import GuardLog, deepest_in_traceback
 from .naming import from_shape_env
+from .pad_fixes import block_pad_fix
 from .refused import flattened, refusal
 from .summary import in_user_names
 from .violations import Change, ChangeKind, first_line
@@ -199,13 +201,17 @@ def _refused_on_line(point: Point, exported: str, run: Run) -> Finding | None:
     if alternative is not None:
         written, edit = alternative
         fixes = (Fix(f"Write `{written}`, which needs no guard on the sizes", (edit,), preferred=found.periodic),)
+    refused_at = inputs_with(ctx.spec, sizes, run.rebuild)
+    padded = ctx.fix_or("a pad", lambda: block_pad_fix(found.frame, ctx, run.model, dict(point), refused_at), None)
+    fixes += (padded,) if padded is not None else ()
     named = tuple(n for n, _ in point)
     concerns = (*named, *(n for n in ctx.spec.dims if n not in named and n in found.dims))
     if found.periodic:
         return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported, dims=concerns)
     works = _widest(point, lambda b: not failure_of(run.program, b), run)
     if works is not None and any(s != run.examples[n] for n, s in works):  # ranges that leave out the refused edge
-        fixes += tuple(replace(f, preferred=True) for f in _narrowed(point, works, ctx))
+        # the range cut is the fix where no rewrite keeps the range (its proof's backup where one does)
+        fixes += tuple(replace(f, preferred=padded is None) for f in _narrowed(point, works, ctx))
     return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported, dims=concerns)
 
 
@@ -335,16 +341,3 @@ def _raised_eagerly(model: torch.nn.Module, ctx: Context) -> Finding | None:
         message = f"forward raised {type(exc).__name__} {how}: {first_line(str(exc))[:300]}"
         return at(ctx, codes.FORWARD_FAILED, message, deepest_in_traceback(ctx.sources, exc.__traceback__))
     return None
-
-
-def _differs(got: list[Any], want: list[Any]) -> str:
-    """How the program's outputs differ from eager's ("" when they agree)."""
-    if len(want) != len(got):
-        return f"{len(got)} outputs, eager has {len(want)}"
-    for i, (a, b) in enumerate(zip(want, got)):
-        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-            try:
-                torch.testing.assert_close(b, a, equal_nan=True)
-            except AssertionError as e:
-                return f"output {i}: {first_line(str(e))}"
-    return ""
