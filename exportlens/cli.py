@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__, record
+from . import __version__, diff, record
 from .cli_settings import add_settings, checked, overrides
 from .exporter.core import codes
 from .exporter.core.options import Options
@@ -87,10 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("--dry-run", action="store_true", help="print the diff of pyproject.toml instead of writing it")
     _common(init, "init")
     record.add_parser(sub)
+    diff.add_parser(sub)
 
-    _merge_parser(
-        sub.add_parser("merge", help="combine the JSON reports of `check --format json` (its shards) into one report")
-    )
+    _merge_parser(sub)
     sub.add_parser("serve", help="run the language server over stdio (for editors)")
     return p
 
@@ -139,7 +138,9 @@ def _tree_parser(sub: "argparse._SubParsersAction") -> None:
     _common(tree, "tree")
 
 
-def _merge_parser(merged: argparse.ArgumentParser) -> None:
+def _merge_parser(sub: "argparse._SubParsersAction") -> None:
+    help = "combine the JSON reports of `check --format json` (its shards) into one report"
+    merged = sub.add_parser("merge", help=help)
     merged.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json")
     merged.add_argument("--format", choices=("json", "sarif", "github"), default="json")
     merged.add_argument("-o", "--output", type=Path, metavar="OUT", help="write the report here (default: stdout)")
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     # collector, at its default threshold, would walk them over and over (mypy does the same)
     gc.set_threshold(200_000, 30, 30)
     commands = {"check": _check, "export": _export, "show": _show, "tree": _tree, "merge": _merge, "init": _init}
-    return {**commands, "record": record.command}[args.command](args)
+    return {**commands, "record": record.command, "diff": diff.command}[args.command](args)
 
 
 def _options(args: argparse.Namespace, **kwargs) -> Options:

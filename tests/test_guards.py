@@ -88,7 +88,7 @@ def test_a_relation_and_a_runtime_check_are_on_the_lines_that_made_them(guarded)
     assert not [t for t in texts if TORCH_SYMBOL.search(t)], texts
     # the JSON report carries them as data, and reads back
     data = report_json(Report(modules=(pair,)))
-    assert data["schema"] == SCHEMA == "2.2"
+    assert data["schema"] == SCHEMA == "2.3"
     said = data["modules"][0]["summary"]["guards"]
     assert {"kind": "relation", "text": "b.shape[0] == n", "path": "pair.py", "line": tie} in said
     assert from_dict(Summary, to_dict(pair.summary)) == pair.summary

@@ -111,7 +111,7 @@ def test_an_example_of_one_is_changed_rather_than_the_dim_made_static(checked: d
         ),
         (False, "static", "unverified", "Make `batch` static: size 1"),
     ]
-    assert checked["schema"] == SCHEMA == "2.2"
+    assert checked["schema"] == SCHEMA == "2.3"
 
 
 @pytest.mark.slow
@@ -185,7 +185,7 @@ def test_of_fixes_that_leave_no_problem_the_least_narrowing_is_preferred():
 def test_a_fix_rank_is_in_the_json_and_read_back():
     """``rank`` is a field of the documented JSON (schema 2.1); a 2.0 report without it reads."""
     fix = _fix("Make `n` static: size 4", Narrowing.STATIC, Verified.SERVES)
-    assert report_json(Report())["schema"] == "2.2"  # (2.2 added a summary's guards)
+    assert report_json(Report())["schema"] == "2.3"  # (2.3 added a summary's ops)
     data = to_dict(fix)
     assert data["rank"] == "static"
     assert from_dict(Fix, data) == fix

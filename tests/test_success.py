@@ -130,6 +130,35 @@ def test_auto_dims_that_torch_ties_to_a_named_dim(project):
     assert report.summary.equalities == ("y.shape[0] = batch",)
 
 
+def test_an_auto_dim_left_open_is_named_by_its_axis_and_the_program_lists_its_operators(project):
+    project.write(
+        "pyproject.toml",
+        """
+        [tool.exportlens.modules."open.py:Open"]
+        inputs = { x = "f32[batch, ?]" }
+        dims = { batch = { min = 2, max = 64 } }
+    """,
+    )
+    project.write(
+        "open.py",
+        """
+        from torch import nn
+
+        class Open(nn.Module):
+            def forward(self, x):
+                return (x * 2).relu()
+    """,
+    )
+    report = project.module("Open")
+    assert report.status is Status.EXPORTED, report.findings
+    s = report.summary
+    # never torch's own symbol (``s27``): the axis as the code reads it
+    assert s.signature == "(x: f32[batch, x.shape[1]]) -> f32[batch, x.shape[1]]"
+    assert set(map(str, s.range_constraints)) == {"batch ∈ [2, 64]", "x.shape[1] ∈ [2, ∞]"}
+    assert s.equalities == ()
+    assert s.ops == ("aten.mul.Tensor", "aten.relu")
+
+
 def test_in_code_example_inputs_with_kwargs_and_dynamic_shapes(project):
     project.write(
         "attn.py",

@@ -254,6 +254,7 @@ class Summary:
     graph: str = ""
     artifact: str | None = None  # path of the saved .pt2
     guards: tuple[Guard, ...] = ()  # core/guards.py; a default: verdicts cached before 2.2 still decode
+    ops: tuple[str, ...] | None = None  # the operators it calls, sorted; None: a report before 2.3 (not known)
 
 
 @dataclass(frozen=True)
@@ -292,8 +293,8 @@ class Report:
 # -- the documented JSON output (docs/json.md): flat, untagged; process boundaries use core.codec
 
 # its version, major.minor: a minor adds fields, a major changes or removes one (a reader refuses a major it
-# does not know). 2.2: a summary's "guards"; 2.1: a fix's "rank"; 2.0: range constraints are records
-SCHEMA = "2.2"
+# does not know). 2.3: a summary's "ops"; 2.2: its "guards"; 2.1: a fix's "rank"; 2.0: range constraints are records
+SCHEMA = "2.3"
 
 
 def _plain(value: Any) -> Any:

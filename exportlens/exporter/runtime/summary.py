@@ -47,7 +47,22 @@ def summarize(ep: ExportedProgram, ctx: Context, log: GuardLog, artifact: str | 
         ),
         artifact=artifact,
         guards=guard_record(ep, ctx, log, names),
+        ops=operators(ep),
     )
+
+
+def operators(ep: ExportedProgram) -> tuple[str, ...]:
+    """The operators the program calls, its branches' and loops' bodies included, sorted:
+    torch's (``aten.nonzero``, ``aten.add.Tensor``: the overload where it is not the default)
+    and higher-order ones (``higher_order.cond``); Python's arithmetic on sizes is no operator."""
+    out = set()
+    for module in ep.graph_module.modules():
+        for node in module.graph.nodes if isinstance(module, torch.fx.GraphModule) else ():
+            name = getattr(node.target, "name", None)  # (an operator's, public; Python's functions have none)
+            if node.op == "call_function" and callable(name):
+                said = str(name())  # "aten::add.Tensor", "aten::relu" (the default overload), "cond"
+                out.add(said.replace("::", ".") if "::" in said else f"higher_order.{said}")
+    return tuple(sorted(out))
 
 
 def in_user_names(ep: ExportedProgram, ctx: Context) -> Callable[[str], str]:
@@ -119,7 +134,19 @@ def _symbol_names(placeholders: list[torch.fx.Node], paths: list[str], ctx: Cont
             solution = sympy.solve(sympy.Eq(expr, sympy.sympify(label)), free[0])
             if solution:
                 names[free[0]] = solution[0]
-    return names
+    return names | {s: e for s, e in _axis_names(placeholders, paths).items() if s not in names}
+
+
+def _axis_names(placeholders: list[torch.fx.Node], paths: list[str]) -> dict[sympy.Symbol, sympy.Expr]:
+    """A size the spec left open (``?``) named as the code reads it (``y.shape[1]``), as the
+    guard record names it: never torch's own symbol (``s27``)."""
+    out: dict[sympy.Symbol, sympy.Expr] = {}
+    for path, node in zip(paths, placeholders):
+        val = node.meta.get("val")
+        for axis, size in enumerate(val.shape if isinstance(val, torch.Tensor) else ()):
+            if isinstance(size, torch.SymInt) and isinstance(size.node.expr, sympy.Symbol):
+                out.setdefault(size.node.expr, sympy.Symbol(f"{path}.shape[{axis}]"))
+    return out
 
 
 def describe(val: Any, names: dict[sympy.Symbol, sympy.Expr]) -> str:
@@ -183,6 +210,8 @@ def _equalities(placeholders: list[torch.fx.Node], paths: list[str], names: dict
             if not isinstance(size, torch.SymInt):
                 continue
             said = _size(size, names)
+            if said == f"{path}.shape[{axis}]":  # a size left open, and still its own
+                continue
             if labels.get(axis, "").replace(" ", "") != said.replace(" ", "") and not SYMBOL.fullmatch(said):
                 out.append(f"{path}.shape[{axis}] = {said}")
     return tuple(out)
