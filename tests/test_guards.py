@@ -79,18 +79,25 @@ def test_a_relation_and_a_runtime_check_are_on_the_lines_that_made_them(guarded)
     pair, count = (next(m for m in report.modules if m.target.endswith(c)) for c in (":Pair", ":Count"))
     assert pair.status is Status.EXPORTED and count.status is Status.EXPORTED
     tie = line_of(guarded, "pair.py", "return doubled + b")
-    assert Guard(GuardKind.RELATION, "b.shape[0] == n", "pair.py", tie) in pair.summary.guards
-    assert Guard(GuardKind.RANGE, "2 <= n <= 64") in pair.summary.guards  # the program's range, on no line
+    assert Guard(GuardKind.RELATION, "b.shape[0] == n", "pair.py", tie, ("b.shape[0]", "n")) in pair.summary.guards
+    assert Guard(GuardKind.RANGE, "2 <= n <= 64", dims=("n",)) in pair.summary.guards  # the program's range, on no line
     check = line_of(guarded, "count.py", "torch._check(k <= 256)")
-    assert Guard(GuardKind.RUNTIME_ASSERT, "k <= 256", "count.py", check) in count.summary.guards
-    assert Guard(GuardKind.RANGE, "2 <= rows <= 48") in count.summary.guards
+    assert Guard(GuardKind.RUNTIME_ASSERT, "k <= 256", "count.py", check, ("k",)) in count.summary.guards
+    assert Guard(GuardKind.RANGE, "2 <= rows <= 48", dims=("rows",)) in count.summary.guards
     texts = [g.text for m in (pair, count) for g in m.summary.guards]
     assert not [t for t in texts if TORCH_SYMBOL.search(t)], texts
     # the JSON report carries them as data, and reads back
     data = report_json(Report(modules=(pair,)))
     assert data["schema"] == SCHEMA == "2.3"
     said = data["modules"][0]["summary"]["guards"]
-    assert {"kind": "relation", "text": "b.shape[0] == n", "path": "pair.py", "line": tie} in said
+    relation = {
+        "kind": "relation",
+        "text": "b.shape[0] == n",
+        "path": "pair.py",
+        "line": tie,
+        "dims": ["b.shape[0]", "n"],
+    }
+    assert relation | {"value": None} in said
     assert from_dict(Summary, to_dict(pair.summary)) == pair.summary
 
 
@@ -116,4 +123,4 @@ def test_a_size_made_constant_is_one_guard_said_as_the_constant(guarded):
     wide = next(m for m in report.modules if m.target.endswith(":Wide"))
     line = line_of(guarded, "wide.py", "return self.proj(x), y")
     on_line = [g for g in wide.summary.guards if g.line == line]
-    assert [(g.kind, g.text) for g in on_line] == [(GuardKind.SPECIALIZATION, "x.shape[1] == 8")], on_line
+    assert on_line == [Guard(GuardKind.SPECIALIZATION, "x.shape[1] == 8", "wide.py", line, ("x.shape[1]",), 8)], on_line

@@ -85,7 +85,7 @@ def module_changes(old: Contract, new: Contract) -> list[Change]:
         for g in lost
     ]
     guards = _guards(old, new)
-    out += _ranges(old, new, guards, {_dim(g) for g in gained + lost})
+    out += _ranges(old, new, guards, {d for g in gained + lost for d in g.dims})
     out += _signature(old, new, gained, lost)
     out += _ops(old, new)
     out += _lowerings(old, new)
@@ -129,7 +129,7 @@ def _ranges(old: Contract, new: Contract, guards: list[tuple[Guard, Change]], st
         if name in static or (a and b and (a.low, a.high) == (b.low, b.high)):
             continue
         said = f"range {name}: {_span(a)} → {_span(b)}"
-        at = next((i for i, (g, _) in enumerate(guards) if _names(name, g.text)), None)
+        at = next((i for i, (g, _) in enumerate(guards) if name in g.dims), None)
         if at is None:
             out.append(Change(new.target, ChangeKind.RANGE, said, new.path))
         else:
@@ -152,9 +152,11 @@ def _static(signature: str, equalities: tuple[str, ...], specializations: list[G
     """A side's signature and equalities with each specialized dim written as its size."""
     eq = set(equalities)
     for g in specializations:
-        value = g.text.partition(" == ")[2]
-        signature = _substituted(signature, _dim(g), value)
-        eq = {_substituted(e, _dim(g), value) for e in eq} | {f"{_dim(g)} = {value}"}
+        if len(g.dims) != 1 or g.value is None:
+            continue  # (a report before 2.3 says no dim as data: its specialization changes no signature)
+        dim, value = g.dims[0], str(g.value)
+        signature = _substituted(signature, dim, value)
+        eq = {_substituted(e, dim, value) for e in eq} | {f"{dim} = {value}"}
     return signature, {e for e in eq if e.partition(" = ")[0] != e.partition(" = ")[2]}
 
 
@@ -179,8 +181,8 @@ def _lowerings(old: Contract, new: Contract) -> list[Change]:
 
 
 def _dim(g: Guard) -> str:
-    """The dim a specialization makes static (``seq == 8``: ``seq``)."""
-    return g.text.partition(" == ")[0]
+    """The dim a specialization makes static, as data (a report before 2.3 names none)."""
+    return g.dims[0] if len(g.dims) == 1 else "a size"
 
 
 def _span(r: Range | None) -> str:
@@ -191,10 +193,6 @@ def _span(r: Range | None) -> str:
 
 def _token(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.\[]){re.escape(name)}(?![\w\[])")
-
-
-def _names(name: str, text: str) -> bool:
-    return bool(_token(name).search(text))
 
 
 def _substituted(text: str, name: str, value: str) -> str:

@@ -20,3 +20,7 @@ class Guard:
     text: str  # Python over the user's dim names, simplified: ``k <= 256``
     path: str | None = None  # relative to the project root; None: the program's own (a declared range)
     line: int | None = None
+    dims: tuple[
+        str, ...
+    ] = ()  # the sizes it names, sorted, as its text names them (``seq``, ``x.shape[1]``); () before 2.3
+    value: int | None = None  # a specialization's constant (the dim is ``dims[0]``)

@@ -34,7 +34,7 @@ def guard_record(ep: ExportedProgram, ctx: Context, log: GuardLog, names: Names)
     for expr, node in asserted.items():  # an assertion no recorded guard made: on its node's line
         text = _said(expr, names)
         if text is not None and text not in met:
-            out.append(_placed(GuardKind.RUNTIME_ASSERT, text, ctx, node.meta.get("stack_trace")))
+            out.append(_placed(GuardKind.RUNTIME_ASSERT, text, ctx, node.meta.get("stack_trace"), _dims(expr, names)))
     # torch records a size made constant twice, as the guard `== 8` and as the constant: said once, as the constant
     pinned = {(g.text, g.path, g.line) for g in out if g.kind is GuardKind.SPECIALIZATION}
     return tuple(
@@ -55,7 +55,13 @@ def _from_event(event: Event, ctx: Context, names: Names, asserted: dict[sympy.B
         kind = GuardKind.RELATION if len(expr.xreplace(names).free_symbols) > 1 else GuardKind.RANGE
     frame = event.frame
     path = ctx.sources.rel(frame.filename) if frame else None
-    return Guard(kind, text, path, frame.line if frame else None)
+    value = int(expr.rhs) if kind is GuardKind.SPECIALIZATION else None
+    return Guard(kind, text, path, frame.line if frame else None, _dims(expr, names), value)
+
+
+def _dims(expr: Any, names: Names) -> tuple[str, ...]:
+    """The sizes a guard names, as its text names them: data, so that no reader parses the text."""
+    return tuple(sorted(str(s) for s in expr.xreplace(names).free_symbols))
 
 
 def _said(expr: Any, names: Names) -> str | None:
@@ -87,9 +93,10 @@ def _source_names(log: GuardLog, ctx: Context, names: Names) -> Names:
     return out
 
 
-def _placed(kind: GuardKind, text: str, ctx: Context, stack_trace: str | None) -> Guard:
+def _placed(kind: GuardKind, text: str, ctx: Context, stack_trace: str | None, dims: tuple[str, ...]) -> Guard:
     frame = deepest_in_text(ctx.sources, stack_trace)
-    return Guard(kind, text, ctx.sources.rel(frame.filename) if frame else None, frame.line if frame else None)
+    path = ctx.sources.rel(frame.filename) if frame else None
+    return Guard(kind, text, path, frame.line if frame else None, dims)
 
 
 def _ranges(ep: ExportedProgram, names: Names) -> list[Guard]:
@@ -103,7 +110,7 @@ def _ranges(ep: ExportedProgram, names: Names) -> list[Guard]:
         if dim is None or (low is None and high is None):
             continue
         text = " <= ".join(str(p) for p in (low, dim, high) if p is not None)
-        out.append(Guard(GuardKind.RANGE, text))
+        out.append(Guard(GuardKind.RANGE, text, dims=_dims(sym, names)))
     return out
 
 
