@@ -197,3 +197,66 @@ def test_the_exporter_folders_import_only_the_folders_before_them():
         if (other := layer(target)) and rank[other] > rank[own]
     )
     assert not upward, upward
+
+
+# a kind is declared where a thing is made (an enum, a code, a field), never read back from the text a
+# person reads: the words may change, the kind may not
+PROSE = {"title", "action", "message", "detail"}
+PROSE_ALLOWED = {
+    # ``Names.message`` maps torch's symbols to the user's dim names: a dict's keys, not text
+    ("exportlens.exporter.runtime.explain", "s not in record.names.message"),
+    ("exportlens.exporter.runtime.failures", "s not in names.message"),
+    ("exportlens.exporter.runtime.naming", "s not in self.message"),
+    # an allocation refused under the memory cap is known only by the words of whatever raised it
+    # (C++'s std::bad_alloc, the OS's ENOMEM inside a RuntimeError), wherever the user's code did
+    ("exportlens.exporter.workers.outcome", "m in f.message"),
+    ("exportlens.exporter.workers.outcome", "m in f.detail"),
+    # a PermissionError the user's code raised is said in the words of its text, at any of the
+    # places an exception becomes a finding (import, construction, export)
+    ("exportlens.exporter.workers.outcome", "'PermissionError' in f.message"),
+}
+
+
+def _prose(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr in PROSE
+
+
+def _literal(node: ast.AST) -> bool:
+    """A string, or a tuple, list or set of them."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(map(_literal, node.elts))
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _enum_as_text(node: ast.AST) -> bool:
+    """``x.kind.value == "spec-error"``: an enum compared by its text rather than as itself."""
+    return isinstance(node, ast.Attribute) and node.attr == "value" and isinstance(node.value, ast.Attribute)
+
+
+def _reads_prose(node: ast.AST) -> bool:
+    """A prefix, suffix, substring, pattern or literal test of a title, action, message or detail,
+    or an enum's value tested against text."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr in ("startswith", "endswith", "find", "index", "count") and _prose(node.func.value):
+            return True
+        return node.func.attr in ("search", "match", "fullmatch", "findall", "finditer") and any(map(_prose, node.args))
+    if isinstance(node, ast.Compare):
+        sides = [node.left, *node.comparators]
+        kinds = [s for s in sides if _enum_as_text(s) and getattr(s.value, "attr", "") == "kind"]
+        if kinds and any(map(_literal, sides)):
+            return True
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(map(_prose, node.comparators)):
+            return True
+        literal = any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides)
+        return literal and any(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops) and any(map(_prose, sides))
+    return False
+
+
+def test_no_kind_is_read_back_from_a_title_or_a_message():
+    read = sorted(
+        (name, ast.unparse(node))
+        for name, tree in _modules().items()
+        for node in ast.walk(tree)
+        if _reads_prose(node) and (name, ast.unparse(node)) not in PROSE_ALLOWED
+    )
+    assert not read, read

@@ -63,7 +63,7 @@ def cancel_requests_before_shutdown(server: LanguageServer) -> None:
             future.cancel()
 
 
-def on_progress_cancel(server: LanguageServer, token: str, cancelled: Callable[[], None]) -> None:
+def on_progress_cancel(server: LanguageServer, token: str, cancelled: Callable[[], object]) -> None:
     """Call ``cancelled`` when the client cancels the work-done progress ``token``.
 
     pygls 2.1.1 keeps a Future per token in ``work_done_progress.tokens`` and cancels it on

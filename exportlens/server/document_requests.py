@@ -50,7 +50,7 @@ def code_action(ls: ExportLensServer, params: types.CodeActionParams) -> list[ty
     if found is None:
         return []
     doc, docs = found
-    out = actions.quick_fixes(ls.session, doc, docs, params.context.diagnostics)
+    out = actions.quick_fixes(ls.session, doc, docs, list(params.context.diagnostics))
     module = ls.session.index.module_at(doc.path, params.range.start.line + 1) if doc.path.suffix == ".py" else None
     if module is not None:
         has_spec = ls.session.has_spec(ls.session.root_of(doc.path), [module.target], docs.texts)[module.target]
@@ -87,6 +87,7 @@ async def apply_fix(ls: ExportLensServer, args: Any) -> bool:
         ls.say(f"{APPLY_FIX_COMMAND}: {refused}", types.MessageType.Warning)
         ls.show(refused)
         return False
+    assert edit is not None  # an edit where nothing was refused
     result = await compat.client_reply(ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit)))
     return bool(result and result.applied)
 

@@ -21,7 +21,7 @@ from ..exporter.core.options import Options
 from ..exporter.core.report import ModuleReport, Status
 from ..exporter.core.sources import Sources, read_text
 from ..exporter.find.deps import ImportGraph
-from ..exporter.spec.loading import PYPROJECT
+from ..exporter.spec.loading import PYPROJECT, ExportSpec
 from ..exporter.spec.plan import Plan, Planned
 from ..exporter.workers.batch import job_for
 from ..exporter.workers.converge import Converging, Once
@@ -70,7 +70,7 @@ class _Submitted:
     read: str  # the module's file as the worker imports it: its findings are positions in this text
     reason: str  # why it runs: "save", "command", ...
     job: Job  # as handed to the pool (a fix's proof is this job, from other texts)
-    spec: str | None  # ``spec_key`` of the module's spec then
+    spec: ExportSpec | None  # ``spec_key`` of the module's spec then
 
 
 class Exports:

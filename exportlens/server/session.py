@@ -8,12 +8,13 @@ import itertools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..exporter.core.lowering import Lowering
 from ..exporter.core.report import Finding, ModuleReport
 from ..exporter.core.settings import effective
 from ..exporter.core.sources import Sources
-from ..exporter.core.targets import ModuleClass, Target
+from ..exporter.core.targets import Location, ModuleClass, Span, Target
 from ..exporter.spec.loading import ExportSpec, ProjectSpecs, find_root
 from ..exporter.spec.plan import Plan
 from ..exporter.spec.plan_cache import PlanCache
@@ -49,9 +50,7 @@ class Result:
     versions: Mapping[Path, int] = field(default_factory=dict)
     disk: Mapping[Path, str] = field(default_factory=dict, repr=False)
     texts: Mapping[Path, str] = field(default_factory=dict, repr=False)
-    spec: str | None = (
-        None  # ``spec_key`` of the spec it was exported with: one that is no longer the module's is stale
-    )
+    spec: ExportSpec | None = None  # ``spec_key`` of the spec it was exported with: one no longer the module's is stale
     # deployment target -> its lowering of this export, filled in as each lands; the proofs' and the
     # serving run's ``replace`` keep the same dict, a new export starts an empty one
     lowered: dict[str, Lowered] = field(default_factory=dict, repr=False, compare=False)
@@ -65,10 +64,13 @@ class Result:
         return self.report.findings + tuple(f for lowered in self.lowered.values() for f in lowered.findings)
 
 
-def spec_key(spec: ExportSpec | None) -> str | None:
+NOWHERE = Location("", Span(1))  # a spec's place in ``spec_key``: where it is written changes no verdict
+
+
+def spec_key(spec: ExportSpec | None) -> ExportSpec | None:
     """What an export depends on in a spec: all of it but where it is written (a line added
-    above a table changes no verdict)."""
-    return None if spec is None else repr(replace(spec, location=None, locations={}))
+    above a table changes no verdict); compared as the record it is."""
+    return None if spec is None else replace(spec, location=NOWHERE, locations={})
 
 
 @dataclass
@@ -121,7 +123,8 @@ class Session:
     def drop(self, gone: Callable[[Path], bool]) -> None:
         """Forget every project whose root is ``gone``: results and running exports (the index
         forgets its files and parsed specs)."""
-        for table in (self.results, self.running, self.compiling):
+        tables: tuple[dict[Any, Any], ...] = (self.results, self.running, self.compiling)  # keyed by root first
+        for table in tables:
             for key in [k for k in table if gone(k[0])]:
                 del table[key]
         self.checked = {r for r in self.checked if not gone(r)}
@@ -181,7 +184,7 @@ class Session:
                 out.append(target)
         return out
 
-    def spec_key(self, root: Path, target: str, overrides: Mapping[Path, str]) -> str | None:
+    def spec_key(self, root: Path, target: str, overrides: Mapping[Path, str]) -> ExportSpec | None:
         """``spec_key`` of ``target``'s spec now; None where it has none (no table, variant or
         class of that name, or a spec error)."""
         module = self.index.by_target(root, Target.parse(target).module)

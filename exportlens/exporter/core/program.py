@@ -23,9 +23,9 @@ def program_text(report: ModuleReport, source_line: SourceLine, *, graph: bool =
         rows = [f"  {f.path}:{f.line}: {f.code} {f.message}" for f in report.findings]
         return "\n".join([head, f"  did not export ({report.status.value}):", *rows]) + "\n"
     out = [head, f"  signature: {s.signature}"]
-    for title, rows in (("range constraints", s.range_constraints), ("equalities", s.equalities)):
-        if rows:
-            out += [f"  {title}:", *(f"    {row}" for row in rows)]
+    for title, entries in (("range constraints", s.range_constraints), ("equalities", s.equalities)):
+        if entries:
+            out += [f"  {title}:", *(f"    {entry}" for entry in entries)]
     out += _guard_rows(s.guards, report.target.rpartition(":")[0])
     if s.line_shapes:
         out.append("  shapes by line:")

@@ -233,7 +233,7 @@ def _known(fresh: Mapping[Path, Entry], checked: bool) -> dict[Path, FileOutline
     that does not parse whole is its error."""
     if not checked:
         return {f: e.outline for f, e in fresh.items() if e.outline is not None}
-    return {f: e.problem or e.outline for f, e in fresh.items() if e.checked and (e.problem or e.outline) is not None}
+    return {f: known for f, e in fresh.items() if e.checked and (known := e.problem or e.outline) is not None}
 
 
 @dataclass

@@ -63,7 +63,7 @@ def loads(text: str | bytes, read: Callable[[Any], Any]) -> Any:
 # -- findings
 
 
-def finding_data(f: Finding) -> Any:
+def finding_data(f: Finding | None) -> Any:
     return FINDINGS.plain(f)
 
 

@@ -223,7 +223,9 @@ class Project:
 
     def _class(self, target: _Class) -> tuple[FileOutline, ClassOutline] | None:
         file = self.load(target[0])
-        cls = None if isinstance(file, Finding) else file.nested(target[1])
+        if isinstance(file, Finding):
+            return None
+        cls = file.nested(target[1])
         return (file, cls) if cls else None
 
     def _module_path(self, module: str, near: Path) -> Path | None:

@@ -140,8 +140,10 @@ def _one_def(text: str, def_start: int, end: int, indent: int) -> bool:
         tree = ast.parse(source)
     except UNPARSABLE:
         return False
-    block = tree.body[0].body if indent and len(tree.body) == 1 else tree.body
-    return len(tree.body) == 1 and len(block) == 1
+    if len(tree.body) != 1:
+        return False
+    only = tree.body[0]  # under ``if 1:`` where the text was indented: the block is that if's
+    return not indent or (isinstance(only, ast.If) and len(only.body) == 1)
 
 
 def _continued(text: str, start: int, end: int) -> bool:

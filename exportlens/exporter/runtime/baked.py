@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+from collections.abc import Callable
 
 from ..core import codes
 from ..core.report import Finding, Fix
@@ -19,7 +20,7 @@ from ..edit.text_edits import edit_between
 from .context import Context
 
 
-def baked_ints(forward: object, ctx: Context) -> list[Finding]:
+def baked_ints(forward: Callable[..., object], ctx: Context) -> list[Finding]:
     """EL207 for each int of the spec's inputs that ``forward`` reads."""
     ints = {name: v for name, v in ctx.spec.inputs.items() if type(v) is int}
     read = _reads(forward, set(ints))
@@ -50,7 +51,7 @@ def _fixes(name: str, value: int, ctx: Context) -> tuple[Fix, ...]:
     return (Fix(title, (edit,), preferred=True),) if edit else ()
 
 
-def _reads(forward: object, names: set[str]) -> set[str]:
+def _reads(forward: Callable[..., object], names: set[str]) -> set[str]:
     """Which of ``names`` forward's body reads (none, where its source cannot be read)."""
     if not names:
         return set()

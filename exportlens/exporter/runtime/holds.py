@@ -4,12 +4,12 @@ declared range (floor division, modulo). sympy only: no torch here."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import sympy
 
 
-def finite(v: Any) -> bool:
+def finite(v: Any) -> TypeGuard[int]:
     """A real bound: torch writes "no bound" as int_oo (a sympy number) or a huge int."""
     return isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from ..core.report import Finding
+from ..core.report import Finding, Kind
 from .branch import tensors_at, truth_at
 from .compat.internals import draft_export
 from .context import Context
@@ -46,7 +46,7 @@ def more_problems(model: torch.nn.Module, built: Built, ctx: Context, known: lis
     """Further data-dependent and fake-kernel problems, from one draft export (several times
     slower), or where that fails, one export taking each data-dependent guard provisionally
     (provisional.py); run only when the plain export stopped on a problem of that kind."""
-    if not any(f.kind.value in ("data-dependent-guard", "unsupported") for f in known):
+    if not any(f.kind in (Kind.DATA_DEPENDENT_GUARD, Kind.UNSUPPORTED) for f in known):
         return []
     try:
         with quiet():

@@ -64,7 +64,7 @@ def read_annotations(module: ModuleClass) -> Annotated | None:
     annotated = [(p, cls) for p in forward.params if (cls := jaxtyping_class(p)) is not None and p.annotation_span]
     if not annotated:
         return None
-    out = Annotated(Location(module.path, annotated[0][0].annotation_span))
+    out = Annotated(Location(module.path, annotated[0][0].annotation_span or module.span))  # (each has one)
     for param, cls in annotated:
         _read_param(param, cls, module, out)
     missing = [

@@ -154,9 +154,10 @@ def _read_toml(sources: Sources) -> tuple[str, Pyproject | None, list[Finding]]:
         message = f"cannot read pyproject.toml: {e.strerror or e}"
         return "", None, [codes.finding(codes.SPEC_TOML, message, PYPROJECT, 1)]
     tree = read(text)
-    if tree.doc is None and (e := tree.error) is not None:
-        message = f"pyproject.toml does not parse: {e}"
-        return text, None, [codes.finding(codes.SPEC_TOML, message, PYPROJECT, max(e.line, 1), column=max(e.col, 1))]
+    if tree.doc is None and (error := tree.error) is not None:
+        message = f"pyproject.toml does not parse: {error}"
+        at = max(error.line, 1)
+        return text, None, [codes.finding(codes.SPEC_TOML, message, PYPROJECT, at, column=max(error.col, 1))]
     return text, tree, []
 
 

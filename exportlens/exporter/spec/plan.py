@@ -54,12 +54,8 @@ class Plan:
     project: ProjectSpecs
     modules: list[Planned] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # syntax errors, pyproject problems
-    sources: Sources | None = None  # the texts it was made from (None: the disk's)
+    sources: Sources = field(kw_only=True)  # the texts it was made from (``Sources(root)``: the disk's)
     unmarked: tuple[str, ...] = ()  # files known to hold no suppression comment (Discovery's; a tuple: the codec's)
-
-    def __post_init__(self) -> None:
-        if self.sources is None:
-            self.sources = Sources(self.root)
 
 
 def make_plan(

@@ -121,8 +121,9 @@ class Pyproject:
         for x in self.nodes:
             p = x.path
             if len(p) == n + 4 and p[:n] == MODULES and p[n : n + 2] == (target, VARIANTS) and p[-1] == "name":
-                if not x.is_key and x.value == name and isinstance(p[n + 2], int):
-                    return p[n + 2]
+                index = p[n + 2]
+                if not x.is_key and x.value == name and isinstance(index, int):
+                    return index
         return None
 
     def module_tables(self, target: str) -> list[Path_]:

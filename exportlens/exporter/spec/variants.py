@@ -85,9 +85,9 @@ def merge(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
 
 def named(findings: Iterable[Finding], target: str) -> tuple[Finding, ...]:
     """A variant's findings, each message starting with ``Class[variant]: `` so that every
-    output (text, JSON, SARIF, the editor) says which variant it is about."""
+    output (text, JSON, SARIF, the editor) says which variant it is about. Each finding is
+    named once, where its report is made (the plan's spec errors, the worker's export)."""
     t = Target.parse(target)
     if t.variant is None:
         return tuple(findings)
-    head = f"{t.name}[{t.variant}]: "
-    return tuple(f if f.message.startswith(head) else replace(f, message=head + f.message) for f in findings)
+    return tuple(replace(f, message=f"{t.name}[{t.variant}]: {f.message}") for f in findings)

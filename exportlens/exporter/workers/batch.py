@@ -65,7 +65,7 @@ def _cache_key(files: Sources, file: Path, paths, spec, options: Options, enviro
     if options.artifact:
         return ""
     own = [fingerprint(files, files.path(r.where)) for r in called if r.in_project]
-    return fingerprint(files, file, repr(spec), CODEC.dumps(options), environment, *own, paths=paths)
+    return fingerprint(files, file, CODEC.dumps(spec), CODEC.dumps(options), environment, *own, paths=paths)
 
 
 def skipped(planned: Planned) -> ModuleReport:

@@ -14,13 +14,12 @@ import hashlib
 from dataclasses import replace
 
 from ..core.lowering import FAILED, Lowering
-from ..core.report import Finding, ModuleReport, Status
+from ..core.report import Finding, Kind, ModuleReport, Status
 from ..core.settings import effective
 from ..spec.plan import Planned
 from .protocol import Job
 
 LOWER_SECONDS = 600.0  # each target's compile may take this long beside the export's own timeout (AOTInductor: ~25 s)
-LOWERING_CODES = ("EL6",)
 
 
 def targets_of(planned: Planned, job: Job) -> tuple[str, ...]:
@@ -44,7 +43,7 @@ def _key(key: str, targets: tuple[str, ...]) -> str:
 def with_lowerings(report: ModuleReport, lowered: ModuleReport, targets: tuple[str, ...]) -> ModuleReport:
     """``report`` with what the lowering job said of the targets."""
     if lowered.status is Status.EXPORTED:
-        found = tuple(f for f in lowered.findings if f.code.startswith(LOWERING_CODES))
+        found = tuple(f for f in lowered.findings if f.kind is Kind.LOWERING)  # EL6xx, each made as one
         return replace(report, findings=report.findings + found, lowerings=lowered.lowerings)
     # it did not get as far as lowering (a timeout, a crash): each target failed, and why
     known = {(f.code, f.message) for f in report.findings}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..core import codes
 from ..core.homes import holds_a_home
-from ..core.report import Finding, ModuleReport, Status
+from ..core.report import Finding, Kind, ModuleReport, Status
 from ..core.tree import SubmoduleTree
 from ..find.packages import package_base
 from ..spec.variants import named
@@ -152,7 +152,7 @@ def _memory_findings(report: ModuleReport, job: Job) -> tuple[ModuleReport, bool
     True when a finding was converted (the verdict depends on the cap: not cached)."""
     out: list[Finding] = []
     for f in report.findings:
-        if f.kind.value != "spec-error" and any(m in f.message or m in f.detail for m in MEMORY_MESSAGES):
+        if f.kind is not Kind.SPEC_ERROR and any(m in f.message or m in f.detail for m in MEMORY_MESSAGES):
             said = f.message.rstrip(": ")  # a MemoryError says nothing: "... while exporting: "
             message = (
                 f"export needed more than the memory limit of {_human(job.memory_limit)} ({said}){_meta_hint(job)}"
@@ -184,10 +184,7 @@ def _sandbox_hint(report: ModuleReport, job: Job) -> ModuleReport:
     if not job.sandbox:
         return report
     hinted = tuple(
-        replace(f, message=f.message + SANDBOX_HINT)
-        if "PermissionError" in f.message and SANDBOX_HINT not in f.message
-        else f
-        for f in report.findings
+        replace(f, message=f.message + SANDBOX_HINT) if "PermissionError" in f.message else f for f in report.findings
     )
     return replace(report, findings=hinted) if hinted != report.findings else report
 

@@ -45,5 +45,5 @@ def owner_plan(plan: Plan, planned: Planned) -> OwnerPlan:
     modeling_llama.py, whose bases are found in other files). With it go digests of the
     texts it was made from (``plan.sources`` where given, else the disk's); a worker
     that imports other text (an unsaved buffer, a file saved meanwhile) plans again."""
-    one = Plan(plan.root, plan.project, [planned], [])
+    one = Plan(plan.root, plan.project, [planned], [], sources=Sources(plan.root))
     return OwnerPlan(one, {path: digest(plan.sources, path) for path in (planned.module.path, PYPROJECT)})

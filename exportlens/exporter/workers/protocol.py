@@ -244,9 +244,10 @@ def ended(done: Done) -> Done:
     if not isinstance(done.end, Encoded):
         return done
     try:
-        return replace(done, end=decode(done.end.line, *ENDS))
+        end = decode(done.end.line, *ENDS)
     except CodecError:
-        return replace(done, end=Died())
+        end = Died()
+    return replace(done, end=end if isinstance(end, ENDS) else Died())  # (``decode`` checked it is one)
 
 
 class Lines:
@@ -278,7 +279,7 @@ class Lines:
 
 def decode(line: bytes | str, *expected: type) -> Message | End:
     """One line as a message of one of the ``expected`` types; CodecError otherwise."""
-    message = CODEC.loads(line)
+    message: Message | End = CODEC.loads(line)  # (what it is, is checked against ``expected`` next)
     if not isinstance(message, expected):
         raise CodecError(f"expected {' or '.join(t.__name__ for t in expected)}, got {type(message).__name__}")
     return message

@@ -16,7 +16,7 @@ _CODE = re.compile(r"(`[^`\n]*`)")
 _STAR = re.compile(r"\*")
 
 
-def content(markdown: str, formats: list[types.MarkupKind] | None) -> types.MarkupContent:
+def content(markdown: str, formats: Sequence[types.MarkupKind] | None) -> types.MarkupContent:
     """``markdown`` as the client's preferred format (the first it declared; none declared: markdown)."""
     if formats and (formats[0] == types.MarkupKind.PlainText or types.MarkupKind.Markdown not in formats):
         return types.MarkupContent(types.MarkupKind.PlainText, plain(markdown))

@@ -85,7 +85,9 @@ def _done(ls: ExportLensServer, folder: Path, files: int) -> None:
         ls.publish_project(folder)  # spec errors of modules the editor has not opened
         ls.refresh()
 
-    ls.event_loop.call_soon_threadsafe(done)
+    loop = ls.event_loop
+    assert loop is not None  # set at initialize, before any folder is scanned
+    loop.call_soon_threadsafe(done)
 
 
 def _scanned(ls: ExportLensServer, folder: Path) -> None:

@@ -110,7 +110,7 @@ class ModuleIndex:
         entry = self.files.get(path)
         if entry is None:
             return None
-        inside = [m for m in entry.modules if m.span.line <= line <= m.span.end_line]
+        inside = [m for m in entry.modules if m.span.line <= line <= (m.span.end_line or m.span.line)]
         return max(inside, key=lambda m: m.span.line, default=None)
 
     def by_target(self, root: Path, target: str) -> ModuleClass | None:

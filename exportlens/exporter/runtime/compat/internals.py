@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+from typing import Any, TypeGuard
 
 import torch
 import torch.export
@@ -85,11 +85,11 @@ def tracing_stack() -> list[Any]:
         return []
 
 
-def is_constraint_violation(exc: BaseException | None) -> bool:
+def is_constraint_violation(exc: BaseException | None) -> TypeGuard[UserError]:
     return isinstance(exc, UserError) and exc.error_type == UserErrorType.CONSTRAINT_VIOLATION
 
 
-def is_invalid_input(exc: BaseException | None) -> bool:
+def is_invalid_input(exc: BaseException | None) -> TypeGuard[UserError]:
     return isinstance(exc, UserError) and exc.error_type == UserErrorType.INVALID_INPUT
 
 

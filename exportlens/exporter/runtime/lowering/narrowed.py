@@ -33,7 +33,9 @@ def narrowed(refused: Compared, compared: list[Compared], ctx: Context) -> Fix |
     other = high if at_low else low
     if other is not None and bound == other:
         return None  # one size left: a static dim, not a range
-    change = Change(dim.name, ChangeKind.BOUNDS, **({"min": bound} if at_low else {"max": bound}))
+    change = (
+        Change(dim.name, ChangeKind.BOUNDS, min=bound) if at_low else Change(dim.name, ChangeKind.BOUNDS, max=bound)
+    )
     return spec_fix(change, ctx, preferred=other is not None and other in served)
 
 
