@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        from .server.app import main as serve
+        from .server.launch import main as serve  # the warm parent starts before the server's imports
 
         serve()
         return OK

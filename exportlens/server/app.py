@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from ..exporter.workers.pool import Pool
 from . import commands, compat, diagnostic_pulls, document_requests, documents, lifecycle, spec_editing, stdio, trees
 from .exports import PoolFactory, persistent_pool
 from .index import folders
@@ -40,11 +41,27 @@ def build(pool_factory: PoolFactory = persistent_pool, indexer_factory: IndexerF
     return server
 
 
-def main() -> None:
+def main(early: Pool | None = None) -> None:
+    """``exportlens serve``; ``early``: the pool launch.py started before these imports."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     compat.quiet_refusals()  # a refusal we answer in words is no traceback in the editor's output
-    server = build()
+    server = build(_taking(early) if early is not None else persistent_pool)
     # torch imports in the warm parent (no workspace code: docs/workers.md) while the client
     # starts up; `initialized` keeps it, restarts it for the client's python or jobs, or ends it
     server.exports.start_pool()
     stdio.serve(server)
+
+
+def _taking(early: Pool) -> PoolFactory:
+    """``persistent_pool``, except that a first call for ``early``'s python and jobs gets ``early``."""
+    kept: list[Pool] = [early]
+
+    def factory(python: str, jobs: int) -> Pool:
+        if kept:
+            pool = kept.pop()
+            if (pool.python, pool.jobs) == (python, jobs):
+                return pool
+            pool.close()
+        return persistent_pool(python, jobs)
+
+    return factory
