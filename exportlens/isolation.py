@@ -62,10 +62,23 @@ def environment(**extra: str) -> dict[str, str]:
     return env
 
 
+# the warm parent: its import takes torch's seconds, and an owner killed meanwhile must not
+# leave it running (docs/workers.md), so its owner is watched from before that import
+WATCHED = frozenset({"exportlens.exporter.workers.worker"})
+
+
 def main() -> None:
     """BOOT's second half: the module named first in ``sys.argv`` runs with the rest."""
     forget_current_folder()
+    import contextlib
     import importlib
 
     module = sys.argv.pop(1)
-    importlib.import_module(module).main()
+    watch: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if module in WATCHED:
+        from exportlens.exporter.workers.platform import exit_if_owner_goes  # (standard library only)
+
+        watch = exit_if_owner_goes()
+    with watch:
+        loaded = importlib.import_module(module)
+    loaded.main()

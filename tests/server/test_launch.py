@@ -11,6 +11,8 @@ from pathlib import Path
 
 import psutil
 
+from exportlens.isolation import command, environment
+
 WORKER = "exportlens.exporter.workers.worker"
 
 
@@ -52,3 +54,31 @@ def test_the_warm_worker_starts_while_the_server_still_imports_its_own_code(tmp_
     if worker is not None:  # it ends with its owner, even while torch still imports (docs/workers.md)
         _, alive = psutil.wait_procs([worker], timeout=30)
         assert not alive
+
+
+def test_a_warm_worker_whose_owner_dies_while_torch_imports_ends_too(tmp_path: Path):
+    """A torch whose import never ends: the worker's owner (here, this test) closes its end of
+    the worker's stdin, as a killed server does, and the worker ends without ever finishing
+    that import (before, its owner was watched only once torch had imported)."""
+    shadow = tmp_path / "shadow" / "torch"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("import time\n\ntime.sleep(600)\n")
+    paths = [str(shadow.parent), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = environment(PYTHONPATH=os.pathsep.join(paths))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    worker = subprocess.Popen(
+        command(sys.executable, WORKER, "--scratch", str(scratch)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        time.sleep(1)  # well inside the import that never ends
+        assert worker.poll() is None
+        worker.stdin.close()
+        assert worker.wait(timeout=60) == 0
+    finally:
+        worker.kill()
+        worker.wait()
