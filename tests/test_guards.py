@@ -88,7 +88,7 @@ def test_a_relation_and_a_runtime_check_are_on_the_lines_that_made_them(guarded)
     assert not [t for t in texts if TORCH_SYMBOL.search(t)], texts
     # the JSON report carries them as data, and reads back
     data = report_json(Report(modules=(pair,)))
-    assert data["schema"] == SCHEMA == "2.3"
+    assert data["schema"] == SCHEMA == "2.4"
     said = data["modules"][0]["summary"]["guards"]
     relation = {
         "kind": "relation",

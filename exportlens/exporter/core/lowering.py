@@ -42,3 +42,15 @@ def _size(size: int) -> str:
         if size >= scale:
             return f"{size / scale:.1f} {unit}"
     return f"{size} B"
+
+
+def lowered_suffix(lowerings: tuple[Lowering, ...]) -> str:
+    """What a fix's proof said of the spec's targets, after what it reached (a fix's title):
+    "; lowers for executorch", "; does not lower for executorch", "" where none is declared."""
+    said = {COMPILED: "lowers for", FAILED: "does not lower for", UNAVAILABLE: "not lowered (not installed) for"}
+    return "".join(f"; {said.get(lowering.status, lowering.status)} {lowering.target}" for lowering in lowerings)
+
+
+def lowers(lowerings: tuple[Lowering, ...]) -> bool:
+    """Whether every target compiled (true where none is declared)."""
+    return all(lowering.status == COMPILED for lowering in lowerings)

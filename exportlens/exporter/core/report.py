@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from .guards import Guard
-from .lowering import Lowering
+from .lowering import Lowering, lowered_suffix
 from .targets import Span
 
 
@@ -137,6 +137,7 @@ class Fix:
     probes: tuple[Probe, ...] = ()  # where the proof compares it with eager (a data-dependent branch's remedies)
     remaining: int = 0  # partial: how many problems its last export still had
     rank: Narrowing = Narrowing.REWRITE  # how much it narrows: set where it is made, ordered (``Narrowing``)
+    lowerings: tuple[Lowering, ...] = ()  # the spec's targets, lowered with it applied (its proof's)
 
     def __str__(self) -> str:
         return self.title
@@ -166,7 +167,7 @@ def outcome(fix: Fix) -> str:
             "an assumption: the exported program rejects inputs where it does not hold:"
             f" {rejected[0].name}, {len(rejected)} of {len(fix.probes)} probes"
         )
-    return reached(fix.verified, fix.remaining)
+    return reached(fix.verified, fix.remaining) + lowered_suffix(fix.lowerings)
 
 
 def reached(verified: Verified, remaining: int = 0) -> str:
@@ -293,8 +294,9 @@ class Report:
 # -- the documented JSON output (docs/json.md): flat, untagged; process boundaries use core.codec
 
 # its version, major.minor: a minor adds fields, a major changes or removes one (a reader refuses a major it
-# does not know). 2.3: a summary's "ops"; 2.2: its "guards"; 2.1: a fix's "rank"; 2.0: range constraints are records
-SCHEMA = "2.3"
+# does not know). 2.4: a fix's "lowerings"; 2.3: a summary's "ops"; 2.2: its "guards"; 2.1: a fix's "rank";
+# 2.0: range constraints are records
+SCHEMA = "2.4"
 
 
 def _plain(value: Any) -> Any:

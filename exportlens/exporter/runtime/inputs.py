@@ -12,6 +12,7 @@ from typing import Any
 import torch
 from torch.export import Dim
 
+from ..core.report import Probe
 from ..spec.loading import DimSpec, ExportSpec, IntInput, TensorInput, ValueInput
 from ..spec.module_spec import auto_sizes, example_size
 from ..spec.shapes import AUTO, DTYPES, Derived
@@ -56,6 +57,15 @@ class Built:
                 head = names[second.idx] if second.idx < len(names) else f"args[{second.idx}]"
             out.append(head + "".join(f"[{k.idx}]" if hasattr(k, "idx") else f"[{k.key!r}]" for k in rest))
         return out
+
+    def traced_size(self, dim: str) -> int | None:
+        """The size the example inputs give ``dim`` (where an input's axis is named so)."""
+        leaves = pytree.tree_flatten((self.args, self.kwargs))[0]
+        for path, leaf in zip(self.paths(), leaves):
+            axes = [axis for axis, name in self.names.by_input.get(path, {}).items() if name == dim]
+            if axes and isinstance(leaf, torch.Tensor) and axes[0] < leaf.dim():
+                return int(leaf.shape[axes[0]])
+        return None
 
     def name_flat_sources(self) -> None:
         """Strict mode names inputs ``L['flat_args'][i]``, and 2.7's non-strict mode positional
@@ -301,3 +311,12 @@ def dim_label(d: Any) -> str | None:
         s = sympy.Symbol(root.__name__, integer=True)
         return str(d.fn(s)) if hasattr(d, "fn") else name
     return name
+
+
+def declared_probes(built: Built) -> tuple[Probe, ...]:
+    """One probe for each of the class's ``probe_inputs()`` (none where it has none, or they fail)."""
+    try:
+        count = len(built.declared())
+    except Exception:  # the user's method: a probe set without it, never a finding lost
+        return ()
+    return tuple(Probe(f"probe_inputs() #{i + 1}", "declared", i) for i in range(count))

@@ -36,7 +36,7 @@ from .context import Context
 from .failures import DataDependent, Record
 from .fixes import check_candidates
 from .holds import finite
-from .inputs import Built, copied
+from .inputs import Built, copied, declared_probes
 from .locate import Frame
 from .remedies import EXAMPLE
 from .rewritten import keeps_results
@@ -72,15 +72,6 @@ def candidates(spec: ExportSpec, built: Built | None = None) -> tuple[Probe, ...
             for bound in dict.fromkeys(b for b in (dim.min, dim.max) if b is not None and finite(b)):
                 bounds.append(Probe(f"random values at {dim.name} = {bound}", "random", 1, (DimSize(dim.name, bound),)))
     return (*FILLS, *bounds)
-
-
-def declared_probes(built: Built) -> tuple[Probe, ...]:
-    """One probe for each of the class's ``probe_inputs()`` (none where it has none, or they fail)."""
-    try:
-        count = len(built.declared())
-    except Exception:  # the user's method: a probe set without it, never a finding lost
-        return ()
-    return tuple(Probe(f"probe_inputs() #{i + 1}", "declared", i) for i in range(count))
 
 
 def inputs_of(probe: Probe, built: Built, spec: ExportSpec, rebuild: Rebuild) -> Built | None:

@@ -6,7 +6,8 @@
    ``int(lengths.max())`` as ``lengths.max().item()`` (edit.item_reads), and
    ``capacity = int(....item() * f)`` as ``torch.sym_int(...)`` (edit.numbers), which decide nothing;
 1. branch-free: the test removed, where one side adds nothing (edit.remedies.without_branch),
-   or a fast path that only assigns names dropped whole (edit.remedies.without_fast_path);
+   or a fast path that only assigns names dropped whole (edit.remedies.without_fast_path), or a
+   loop over ``mask.nonzero()`` run over every index of the mask (edit.index_loops);
 2. ``torch.where``, where a tensor test picks between two sides that assign the same names
    (edit.remedies.as_where);
 3. ``torch.cond`` over both sides, where both give tensors (edit.remedies.as_cond);
@@ -32,6 +33,7 @@ from ..core.report import Fix, Narrowing, Probe
 from ..edit.async_checks import raise_as_assert, torch_assert_as_async
 from ..edit.at_line import TensorTest, index, tensor_test
 from ..edit.cond_branches import as_cond
+from ..edit.index_loops import every_index
 from ..edit.item_reads import int_as_item
 from ..edit.numbers import Conversion, conversion, symbolic
 from ..edit.python_edits import importing_torch
@@ -102,6 +104,12 @@ def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[Rewrite]:
             "early": f"{BRANCH_FREE}the early return under `{header}`: the code after it gives the same there",
         }.get(how, f"{BRANCH_FREE}the test `{header}`: its body always runs")
         rewrites.append(Rewrite(title, new, Narrowing.BRANCH_FREE))
+    if (every := _safely(every_index, text, line)) is not None:
+        title = (
+            f"{BRANCH_FREE}`nonzero()`: loop over every index of `{every.mask}` (`{every.rewritten}`),"
+            " whose length export knows; an index it leaves out must add nothing"
+        )
+        rewrites.append(Rewrite(title, every.text, Narrowing.BRANCH_FREE))
     test = _safely(tensor_test, text, line)
     if test is not None and test.keyword == "if" and (where := _safely(as_where, text, line)) is not None:
         new, names = where

@@ -23,7 +23,7 @@ def solve_bounds(dim: str, guard: Any, ctx: Context, also: tuple[Any, ...] = ())
         return None
     sym_i = sympy.Symbol(dim, integer=True)
     guard = guard.xreplace({sym: sym_i})
-    example = ctx.spec.dims[dim].example if dim in ctx.spec.dims else None
+    example = ctx.spec.dims[dim].example if dim in ctx.spec.dims else ctx.built.traced_size(dim)
     lo = int(root.min) if finite(root.min) else 0
     hi = int(root.max) if finite(root.max) else None
     solved = (
@@ -31,8 +31,10 @@ def solve_bounds(dim: str, guard: Any, ctx: Context, also: tuple[Any, ...] = ())
         if isinstance(guard, sympy.Ne)
         else _around_example(dim, guard, sym_i, lo, hi, example)
     )
-    if solved is not None:
+    if solved is not None and solved != Change(dim, ChangeKind.BOUNDS):  # (not the whole range again)
         return solved
+    if (cut := _where_provable(dim, guard, sym_i, lo, hi, example)) is not None:
+        return cut
     if (multiple := _as_multiple(dim, guard, sympy.And(guard, *_over(also, sym, sym_i)), lo, hi)) is not None:
         return multiple
     found = scanned_interval(guard, lo, hi, example)
@@ -43,6 +45,30 @@ def solve_bounds(dim: str, guard: Any, ctx: Context, also: tuple[Any, ...] = ())
     return Change(
         dim, ChangeKind.BOUNDS, min=found[0] if found[0] != lo else None, max=found[1] if found[1] != hi else None
     )
+
+
+def _where_provable(dim: str, guard: Any, sym: Any, lo: int, hi: int | None, example: int | None) -> Change | None:
+    """A guard every declared size satisfies but torch 2.13's value ranges cannot prove
+    (``min(8, n) <= n``): the range cut where each ``min``/``max`` of the dim and a number
+    takes one side, which torch then proves. The side holding the example; of two, the wider.
+    (Matched by name: torch writes its own ``Min``/``Max``, not sympy's.)"""
+    numbers = {
+        int(a)
+        for m in sympy.preorder_traversal(guard)
+        if type(m).__name__ in ("Min", "Max") and len(m.args) == 2 and m.free_symbols == {sym}
+        for a in m.args
+        if a.is_Integer
+    }
+    top = hi if hi is not None else lo + SCAN_LIMIT
+    sides = [
+        side
+        for c in sorted(numbers)
+        if lo < c < top
+        for side in ((Change(dim, ChangeKind.BOUNDS, min=c), c, top), (Change(dim, ChangeKind.BOUNDS, max=c), lo, c))
+    ]
+    held = [s for s in sides if example is None or s[1] <= example <= s[2]]
+    widest = max(held, key=lambda s: s[2] - s[1], default=None)
+    return widest[0] if widest else None
 
 
 def _as_multiple(dim: str, guard: Any, with_also: Any, lo: int, hi: int | None) -> Change | None:

@@ -26,10 +26,10 @@ from .compat.internals import pytree
 from .context import Context
 from .explain import at
 from .holds import finite
-from .inputs import Built
+from .inputs import Built, declared_probes
 from .locate import Event, Frame, GuardLog, deepest_in_text
 from .naming import SYMBOL, pretty
-from .probes import declared_probes, inputs_of
+from .probes import inputs_of
 from .refused import refusal, size_of
 from .serving import Rebuild, failure_of
 

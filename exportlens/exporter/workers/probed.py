@@ -7,7 +7,8 @@ changes what the model computes, and is not offered; one whose program rejects s
 them (a ``torch._check`` of one side) is offered as what it is, never preferred.
 
 Of a finding's proven fixes (remedies: those that agree on every probe), the preferred one
-leaves no problem where another leaves some, then narrows least (``Narrowing``: a rewrite,
+leaves no problem where another leaves some, then lowers for each of the spec's targets where
+another does not, then narrows least (``Narrowing``: a rewrite,
 the example's size, a relation, a range, an assumption, a static size), then came first
 (remedies come best first). Of remedies where none was proven and agrees, none is preferred.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..core.lowering import lowers
 from ..core.report import Finding, Fix, ModuleReport, Verified
 
 
@@ -48,6 +50,7 @@ def ranked(finding: Finding) -> Finding:
     return replace(finding, fixes=fixes) if fixes != finding.fixes else finding
 
 
-def _keeps(fix: Fix) -> tuple[bool, int]:
-    """What a proven fix gives up, least first: problems it leaves, then how much it narrows."""
-    return fix.verified is Verified.PARTIAL, fix.rank.order
+def _keeps(fix: Fix) -> tuple[bool, bool, int]:
+    """What a proven fix gives up, least first: problems it leaves, then a deployment target
+    it does not lower for, then how much it narrows."""
+    return fix.verified is Verified.PARTIAL, not lowers(fix.lowerings), fix.rank.order

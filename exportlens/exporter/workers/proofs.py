@@ -29,6 +29,7 @@ from ..core.sources import Sources
 from ..edit.text_edits import apply_edits
 from ..spec.plan_cache import PlanCache
 from .converge import Converging, Once
+from .lowered import LOWER_SECONDS, targets_of
 from .probed import ranked, with_probes
 from .proof_plans import with_owner_plan
 from .protocol import Job
@@ -73,9 +74,20 @@ def proofs(job: Job, report: ModuleReport, sources: Sources, plans: PlanCache | 
                 # too, and a remedy's, on its probes beside the module as written (the files it edits)
                 written = {path: sources.text(path) for path in texts if path.endswith(".py")} if fix.probes else {}
                 options = replace(job.options, artifact=None, serve=True, probes=fix.probes, eager_sources=written)
-                proof = replace(job, key="", options=options, sources={**job.sources, **texts})
+                proof = _lowering(replace(job, key="", options=options, sources={**job.sources, **texts}))
                 out.append(Proof(i, j, with_owner_plan(proof, plans)))
     return out
+
+
+def _lowering(proof: Job) -> Job:
+    """``proof`` lowering what it exports for the spec's targets, where it declares some: a fix
+    that exports but does not lower breaks the deployment (an assertion op a target refuses)."""
+    planned = proof.plan.plan.modules[0] if proof.plan is not None and proof.plan.plan.modules else None
+    targets = targets_of(planned, proof) if planned is not None else ()
+    if not targets:
+        return proof
+    options = replace(proof.options, lower=True)
+    return replace(proof, options=options, timeout=proof.timeout + LOWER_SECONDS * len(targets))
 
 
 def _backup(finding: Finding) -> int | None:
@@ -124,7 +136,7 @@ def proven(report: ModuleReport, results: list[tuple[Proof, Converging]]) -> Mod
             judged = with_probes(_judged(tried, report.findings[proof.finding], rounds), probed)
         # wherever the same fix is offered (a fix for all is on each finding it solves)
         findings = [
-            replace(f, fixes=tuple(judged if x == tried else x for x in f.fixes if x != tried or judged))
+            replace(f, fixes=tuple(y for x in f.fixes if (y := judged if x == tried else x) is not None))
             for f in findings
         ]
     return replace(report, findings=tuple(ranked(_distinct(f)) for f in findings), fixes_dropped=dropped)
@@ -164,9 +176,9 @@ def _judged(fix: Fix, finding: Finding, rounds: Converging) -> Fix | None:
         verified, left = (EXPORTS if rounds.job.device == "meta" else SERVES), 0
     else:
         verified, left = PARTIAL, len(after.errors) or len(after.findings)
-    return replace(
-        fix, action=action, edits=rounds.edits(fix), verified=verified, remaining=left, rank=rounds.rank(fix)
-    )
+    lowered = after.lowerings if after.status is Status.EXPORTED else ()
+    edits, rank = rounds.edits(fix), rounds.rank(fix)
+    return replace(fix, action=action, edits=edits, verified=verified, remaining=left, rank=rank, lowerings=lowered)
 
 
 def _still(finding: Finding, after: ModuleReport) -> bool:

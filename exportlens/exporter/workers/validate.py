@@ -195,6 +195,7 @@ def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
     if fix.verified not in tuple(Verified):
         raise Refused(f"its fix says it was {str(fix.verified)[:200]!r}")
     _probes(fix.probes)
+    _sized("lowerings", fix.lowerings)
     if proven:
         return replace(fix, verified=Verified(fix.verified))
     # what the probes gave is the owner's proof's to say, like verified
@@ -203,6 +204,7 @@ def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
         verified=Verified.UNVERIFIED,
         remaining=0,
         probes=tuple(Probe(p.name, p.fill, p.seed, p.sizes) for p in fix.probes),
+        lowerings=(),  # (as is what lowering it gave)
     )
 
 
