@@ -42,18 +42,24 @@ DETECTOR = """
 """
 
 
+def _installed(tmp_path_factory: pytest.TempPathFactory, package: str, module: str, text: str):
+    """``package.module`` installed outside the project, importable as site-packages is; the
+    module's file, then gone again."""
+    lib = tmp_path_factory.mktemp("lib")
+    (lib / package).mkdir()
+    (lib / package / "__init__.py").write_text("")
+    (lib / package / f"{module}.py").write_text(textwrap.dedent(text).lstrip("\n"))
+    sys.path.insert(0, str(lib))
+    yield lib / package / f"{module}.py"
+    sys.path.remove(str(lib))
+    for name in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
+        del sys.modules[name]
+
+
 @pytest.fixture
 def detlib(tmp_path_factory: pytest.TempPathFactory):
-    """``detlib`` installed outside the project, importable as site-packages is."""
-    lib = tmp_path_factory.mktemp("lib")
-    (lib / "detlib").mkdir()
-    (lib / "detlib" / "__init__.py").write_text("")
-    (lib / "detlib" / "ops.py").write_text(textwrap.dedent(DETLIB).lstrip("\n"))
-    sys.path.insert(0, str(lib))
-    yield lib / "detlib" / "ops.py"
-    sys.path.remove(str(lib))
-    for name in [m for m in sys.modules if m == "detlib" or m.startswith("detlib.")]:
-        del sys.modules[name]
+    """``detlib``, a package that filters boxes by their scores."""
+    yield from _installed(tmp_path_factory, "detlib", "ops", DETLIB)
 
 
 SCANLIB = """
@@ -84,16 +90,8 @@ SCANNER = """
 
 @pytest.fixture
 def scanlib(tmp_path_factory: pytest.TempPathFactory):
-    """``scanlib``, a package whose scan loops over the sequence in Python, installed outside the project."""
-    lib = tmp_path_factory.mktemp("lib")
-    (lib / "scanlib").mkdir()
-    (lib / "scanlib" / "__init__.py").write_text("")
-    (lib / "scanlib" / "scan.py").write_text(textwrap.dedent(SCANLIB).lstrip("\n"))
-    sys.path.insert(0, str(lib))
-    yield lib / "scanlib" / "scan.py"
-    sys.path.remove(str(lib))
-    for name in [m for m in sys.modules if m == "scanlib" or m.startswith("scanlib.")]:
-        del sys.modules[name]
+    """``scanlib``, a package whose scan loops over the sequence in Python."""
+    yield from _installed(tmp_path_factory, "scanlib", "scan", SCANLIB)
 
 
 def _library_line(ops: Path, needle: str) -> int:

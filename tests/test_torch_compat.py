@@ -26,6 +26,7 @@ READ_OWN_TEXT = {
     "fixes.py",  # exportlens's requirement text and the user's conditions
     "refused.py",  # the user's line (``x.view(...)``)
     "specialized.py",  # the user's line (a ``for`` over ``range(...)``)
+    "sized_lookups.py",  # the user's line (``x.shape[1]`` as a dict's key)
     "unbacked.py",  # the user's assignments and ``.tolist()`` calls
 }
 REGEX_CALLS = {"compile", "search", "match", "fullmatch", "sub", "subn", "findall", "finditer", "split"}

@@ -9,6 +9,7 @@ from ..core.report import Fix, Narrowing, Probe
 from ..edit.builtin_reductions import as_reductions
 from ..edit.causal_masks import causal_mask
 from ..edit.text_edits import edit_between
+from .compat import messages as forms
 from .context import Context
 from .failures import Raised
 from .inputs import declared_probes
@@ -35,9 +36,9 @@ def export_only(record: Raised, ctx: Context) -> tuple[str, tuple[Fix, ...]]:
 def builtin_reduction(record: Raised, path: str, text: str) -> tuple[str, Fix] | None:
     """``max(lengths)`` over a tensor: torch.export traces the builtin as ``torch.maximum`` of one
     argument, which raises; ``lengths.max()`` is the same value in one op."""
-    if record.frame is None or record.error != "TypeError" or "missing 1 required positional" not in record.text:
+    if record.frame is None or record.error != "TypeError" or forms.ONE_ARGUMENT_MISSING not in record.text:
         return None
-    if not record.text.startswith(("maximum()", "minimum()")):
+    if not record.text.startswith(forms.MAXIMUM_CALLED):
         return None
     found = as_reductions(text, record.frame.line)
     edit = edit_between(path, text, found.text) if found else None
@@ -56,7 +57,7 @@ def causal_fix(record: Raised, path: str, text: str, ctx: Context) -> tuple[str,
     """``is_causal=`` given a test of sizes, which torch.export holds as a symbolic bool that the
     op refuses: the causal mask passed instead. Branch-free (always causal), so compared with
     eager on the example and the class's probe inputs, where the test takes each side."""
-    if record.frame is None or "'is_causal' must be bool" not in record.text:
+    if record.frame is None or forms.IS_CAUSAL_NOT_BOOL not in record.text:
         return None
     found = causal_mask(text, record.frame.line)
     edit = edit_between(path, text, found.text) if found else None

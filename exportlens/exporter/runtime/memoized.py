@@ -7,13 +7,14 @@ from __future__ import annotations
 from ..core.report import Fix, Narrowing, Probe
 from ..edit.memo_decorators import uncached
 from ..edit.text_edits import edit_between
+from .compat import messages as forms
 from .failures import Raised
 
 
 def memoized(record: Raised, path: str, text: str) -> tuple[str, Fix] | None:
     """The message and fix where hashing a traced size raised on this line's call of a function
     of this file under a cache decorator; None for any other failure."""
-    if record.frame is None or record.error != "TypeError" or "unhashable" not in record.text:
+    if record.frame is None or record.error != "TypeError" or forms.UNHASHABLE not in record.text:
         return None
     found = uncached(text, record.frame.line)
     edit = edit_between(path, text, found.text) if found else None

@@ -9,6 +9,7 @@ import re
 
 from ..core.report import Fix
 from .changes import Change, ChangeKind
+from .compat import messages as forms
 from .context import Context
 from .failures import Raised
 from .fixes import spec_fix
@@ -19,7 +20,7 @@ _SIZE = re.compile(r"\b(\w+)\s*\.\s*(?:shape\s*\[\s*(\d+)\s*\]|size\s*\(\s*(\d+)
 
 def sized_lookup(record: Raised) -> bool:
     """Whether ``record`` is Python hashing a traced size (a dict or set looked up by it)."""
-    return record.error == "TypeError" and record.text.startswith("unhashable type") and "SymInt" in record.text
+    return record.error == "TypeError" and record.text.startswith(forms.UNHASHABLE) and forms.SYMINT in record.text
 
 
 def lookup_fix(record: Raised, ctx: Context) -> tuple[str, Fix] | None:

@@ -119,6 +119,13 @@ BREAK = (
 )
 USER_CODE = "from user code:"
 
+# -- plain exceptions a rewrite answers: Python's own words (3.10–3.13), or torch's where said --
+UNHASHABLE = "unhashable type"  # hashing a traced size: a memoized call, a dict looked up by it
+SYMINT = "SymInt"  # the type named in it (``unhashable type: 'SymInt'``)
+ONE_ARGUMENT_MISSING = "missing 1 required positional"  # builtin ``max(t)`` traced as ``torch.maximum(t)``
+MAXIMUM_CALLED = ("maximum()", "minimum()")  # ... whose TypeError starts with the op's name, 2.13–2.15
+IS_CAUSAL_NOT_BOOL = "'is_causal' must be bool"  # 2.13–2.15: scaled_dot_product_attention given a SymBool
+
 # -- size mismatches between declared dims ------------------------------------------------
 
 BROADCAST = re.compile(
