@@ -254,3 +254,46 @@ def test_a_cache_input_gets_the_shape_it_is_allocated_with(tmp_path: Path) -> No
     assert 'inputs = {x = "f32[batch, seq, 32]", k_cache = "f32[2, 24, 4, 8]", v_cache = "f32[2, 24, 4, 8]"}' in first
     assert "#   k_cache: the shape it is allocated with: `k_cache = torch.zeros(self.max_batch, self.max_seq" in first
     assert "dims = {batch = {min = 1, max = 2}, seq = {min = 2, max = 24}}" in first  # bounded by max_batch, max_seq
+
+
+META_CACHE = """\
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 32
+    max_batch_size: int = 4
+    max_seq_len: int = 64
+
+
+class Attention(nn.Module):
+    def __init__(self, args: ModelArgs):
+        super().__init__()
+        shape = (args.max_batch_size, args.max_seq_len, 4, args.dim // 4)
+        self.register_buffer("cache_k", torch.zeros(shape), persistent=False)
+
+    def forward(self, x, start_pos: int):
+        return x
+
+
+class Transformer(nn.Module):
+    def __init__(self, params: ModelArgs):
+        super().__init__()
+        self.tok_embeddings = nn.Embedding(256, params.dim)
+        self.attention = Attention(params)
+
+    def forward(self, tokens, start_pos: int):
+        return self.attention(self.tok_embeddings(tokens), start_pos)
+"""
+
+
+def test_new_tokens_at_a_position_get_ranges_that_fit_the_cache_together(tmp_path: Path) -> None:
+    """Meta's reference Llama (issue 35): the cache of `max_seq_len` positions, allocated in
+    another class from a named shape, bounds `start_pos + seq`, not each alone."""
+    first, *_ = guesses(tmp_path, META_CACHE, "Transformer")
+    assert "dims = {batch = {min = 1, max = 4}, seq = {min = 2, max = 16}, start_pos = {min = 0, max = 48}}" in first
+    assert "#   `seq` up to 16 and `start_pos` up to 48: together they fit the cache of 64 positions" in first

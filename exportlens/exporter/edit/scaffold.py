@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 import tomlkit
@@ -20,7 +20,7 @@ from ..core.targets import ModuleClass
 from ..spec.configs import Read, guess_required, scaled
 from ..spec.guesses import Option, dims_of, options
 from ..spec.loading import PYPROJECT
-from ..spec.reading import evaluate, find_class, literal, method, read_class
+from ..spec.reading import Reading, evaluate, find_class, literal, method, read_class
 from .text_edits import edit_between
 
 _BATCH_MAX = ("max_batch_size", "max_batch", "batch_size")
@@ -105,8 +105,36 @@ def candidates(
         used = sorted({d for o in pick.values() for d in dims_of(o.value)})
         ints = {o.value[4:-1] for o in pick.values() if isinstance(o.value, str) and o.value.startswith("int[")}
         dims = {d: dim(d, r.sizes, d in ints) for d in used}
-        out.append(Candidate(r.init, tuple(r.missing), pick, dims, tuple(r.notes)))
+        dims, fit = fitted(dims, ints, r)
+        out.append(Candidate(r.init, tuple(r.missing), pick, dims, (*r.notes, *fit)))
     return out
+
+
+def fitted(dims: dict[str, dict[str, int]], ints: set[str], r: Reading) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """``dims`` where new tokens (``seq``) are written at a position (an int input) into a
+    cache the code allocates: ranges whose sum fits the cache's length (`start_pos + seq <=
+    max_seq_len`, the prompt a quarter of it), as eager needs, with a note saying so."""
+    positions = sorted(ints & dims.keys())
+    found = cache_length(r)
+    if found is None or "seq" not in dims or not positions:
+        return dims, []
+    length, written = found
+    seq = max(dims["seq"]["min"], min(dims["seq"]["max"], length // 4))
+    out = {**dims, "seq": {**dims["seq"], "max": seq}}
+    out.update({p: {**dims[p], "max": length - seq} for p in positions})
+    said = " and ".join(f"`{p}` up to {length - seq}" for p in positions)
+    return out, [f"`seq` up to {seq} and {said}: together they fit the cache of {length} positions (`{written}`)"]
+
+
+def cache_length(r: Reading) -> tuple[int, str] | None:
+    """The length of the caches the file allocates (``torch.zeros(max_batch_size, max_seq_len,
+    ...)``: the axis of the context's size, else the second), with one allocation as written;
+    None where there is none, or they differ."""
+    context = next((r.sizes[n] for n in _SEQ_MAX if isinstance(r.sizes.get(n), int)), None)
+    lengths = {context if context in shape else shape[1] for shape, _ in r.allocated.values()}
+    if len(lengths) != 1 or None in lengths:
+        return None
+    return cast(int, lengths.pop()), next(iter(r.allocated.values()))[1]
 
 
 def dim(name: str, sizes: dict[str, Any], position: bool = False) -> dict[str, int]:

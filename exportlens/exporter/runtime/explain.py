@@ -29,7 +29,7 @@ from .locate import Frame, source_line
 from .naming import SYMBOL
 from .remedies import EXAMPLE, asked, kept_check, remedy_fixes, values
 from .specialized import library_related, specialized_message
-from .together import said_declared, with_shared_cut
+from .together import said_declared, widened, with_shared_cut
 from .violations import Constraint, Specialization, Violation, ViolationKind, first_line
 
 
@@ -261,6 +261,7 @@ _VIOLATION_CODES = {
 def constraint_finding(record: Constraint, ctx: Context) -> Finding:
     """A violation or specialization, with the fixes it carries as edits of the spec, naming
     the dims it concerns (a dim's hover in pyproject.toml finds it by them)."""
+    record = widened(record, ctx)
     return with_shared_cut(record, _constraint_finding(record, ctx), ctx)
 
 

@@ -29,6 +29,7 @@ class Refusal:
     refused: str  # what the program refuses, in dim names: "batch*seq % 16 == 0"
     periodic: bool  # on how sizes divide: it recurs across any range (else a point or an edge)
     dims: tuple[str, ...] = ()  # the dim names it is over
+    expr: Any = None  # what it refuses, a sympy relation over the dim names (None where one is derived)
 
 
 def refusal(log: GuardLog | None, ctx: Context, sizes: dict[str, int]) -> Refusal | None:
@@ -50,7 +51,10 @@ def refusal(log: GuardLog | None, ctx: Context, sizes: dict[str, int]) -> Refusa
         if not holds:
             periodic = any(type(a).__name__ in ("Mod", "PythonMod") for a in sympy.preorder_traversal(event.expr))
             over = tuple(sorted({names.message[s] for s in event.expr.free_symbols}))
-            return Refusal(event.frame, names.say(_negated(event.expr)), periodic, over)
+            refused = _negated(event.expr)
+            named = {s: sympy.Symbol(names.message[s]) for s in event.expr.free_symbols}
+            plain = all(n.name.isidentifier() for n in named.values())
+            return Refusal(event.frame, names.say(refused), periodic, over, refused.xreplace(named) if plain else None)
     return None
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import sympy
 import torch
 
 from ..core import codes
@@ -35,10 +36,12 @@ from .fixes import spec_fix, spec_fixes
 from .holds import finite
 from .inputs import Built, copied
 from .locate import GuardLog, deepest_in_traceback
-from .naming import from_shape_env
+from .naming import from_shape_env, pretty
 from .pad_fixes import block_pad_fix
-from .refused import flattened, refusal
+from .refused import Refusal, flattened, refusal
+from .relations import edge_bound
 from .summary import in_user_names
+from .together import shared_cut
 from .violations import Change, ChangeKind, first_line
 
 MAX_ELEMENTS = 1 << 26  # of all inputs at one bound (256 MiB of float32): larger bounds are not run
@@ -66,17 +69,21 @@ def serving_findings(
     examples = {name: example_size(name, ctx.spec.dims) for name in ctx.spec.dims}
     bounds = written_bounds(ctx.spec.dims, examples, ctx.built.names.roots)
     run = Run(program, model, ctx, rebuild, said, log, examples)
-    out, failed = [], set()
+    out, failed, served = [], set(), set()
     for point in singles(bounds):
-        if point[0][0] not in failed and (finding := _at_point(point, run)) is not None:
+        if point[0][0] in failed:
+            continue
+        if (finding := _at_point(point, run)) is not None:
             out.append(finding)
             failed.add(point[0][0])  # its first failing bound (max first) says it
-    if out:
-        return out
+        else:
+            served.add(point[0])
+    # a second problem where dims are large together (a cache's `start_pos + seq`, past a
+    # prefill refused at `start_pos = 0`): only corners of bounds each served alone
     for point in corners(bounds, _paired(log, ctx, bounds)):
-        if (finding := _at_point(point, run)) is not None:
-            return [finding]
-    return []
+        if set(point) <= served and (finding := _at_point(point, run)) is not None:
+            return [*out, finding]
+    return out
 
 
 @dataclass(frozen=True)
@@ -192,8 +199,10 @@ def _refused_on_line(point: Point, exported: str, run: Run) -> Finding | None:
     if found is None:
         return None
     at_sizes = ", ".join(f"{n} = {sizes[n]}" for n in ctx.spec.dims)
+    edge = edge_bound(found.expr, ctx.built.names.roots) if found.expr is not None else None
+    shown = tuple((n, s) for n, s in point if n in found.dims) or point  # (`batch` takes no part in a sum)
     message = (
-        f"{_declared(point, ctx)}, but the exported program refuses sizes where `{found.refused}`"
+        f"{_declared(shown, ctx)}, but the exported program {_refuses(found, edge)}"
         f" (at {at_sizes}; eager runs there): this line decided it for the example sizes while exporting"
     )
     fixes: tuple[Fix, ...] = ()
@@ -206,13 +215,25 @@ def _refused_on_line(point: Point, exported: str, run: Run) -> Finding | None:
     fixes += (padded,) if padded is not None else ()
     named = tuple(n for n, _ in point)
     concerns = (*named, *(n for n in ctx.spec.dims if n not in named and n in found.dims))
-    if found.periodic:
+    cut = shared_cut(edge, tuple(n for n, _ in shown), ctx) if edge is not None else None
+    if cut is not None:  # the relation's dims cut together, all kept dynamic: a rewrite's backup
+        fixes += (replace(cut, preferred=padded is None),)
+    if found.periodic or cut is not None:
         return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported, dims=concerns)
     works = _widest(point, lambda b: not failure_of(run.program, b), run)
     if works is not None and any(s != run.examples[n] for n, s in works):  # ranges that leave out the refused edge
         # the range cut is the fix where no rewrite keeps the range (its proof's backup where one does)
         fixes += tuple(replace(f, preferred=padded is None) for f in _narrowed(point, works, ctx))
     return at(ctx, codes.UNSERVED_RANGE, message, found.frame, fixes=fixes, detail=exported, dims=concerns)
+
+
+def _refuses(found: Refusal, edge: Any) -> str:
+    """What the program refuses: where that is a sum only at the box's edge (a slice's end at
+    a cache's length), the relation the user keeps, said once (`seq + start_pos <= 63`)."""
+    if edge is None:
+        return f"refuses sizes where `{found.refused}`"
+    beyond = sympy.Eq(edge.lhs, edge.rhs + (1 if isinstance(edge, sympy.Le) else -1))
+    return f"requires `{pretty(edge)}`: it refuses sizes where `{pretty(beyond)}`"
 
 
 def _served(program: Any, model: torch.nn.Module, built: Built) -> bool:

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-
-import sympy
+from typing import Any
 
 from ..core.report import Finding, Fix, Narrowing
 from .changes import Change, ChangeKind
 from .context import Context
 from .corners import names_in
 from .fixes import spec_fixes
+from .naming import pretty
+from .relations import binding, sum_cut
 from .violations import Constraint, Violation, ViolationKind
 
 
@@ -51,50 +52,52 @@ def named(record: Constraint) -> tuple[str, ...]:
     return (*record.dims, *(record.together if isinstance(record, Violation) else ()))
 
 
+def widened(record: Constraint, ctx: Context) -> Constraint:
+    """A range violation as the relation it is: its guard's one part a declared size breaks
+    (`seq + start_pos >= 0 and seq + start_pos <= 64` is `seq + start_pos <= 64`), naming
+    every dim of the spec it bounds, where torch blamed one (an int input's dim has no
+    violation of its own)."""
+    if not isinstance(record, Violation) or record.kind is not ViolationKind.RANGE or record.guard is None:
+        return record
+    roots = ctx.built.names.roots
+    guard = binding(record.guard, roots)
+    requirement = pretty(guard) if guard is not record.guard else record.requirement
+    over = sorted(s.name for s in guard.free_symbols if s.name in roots)
+    others = tuple(d for d in over if d not in (*record.dims, *record.together))
+    if len(over) < 2 or (guard is record.guard and not others):
+        return record  # (a guard of one dim keeps torch's words and their solved form)
+    return replace(record, guard=guard, requirement=requirement, together=(*record.together, *others))
+
+
 def with_shared_cut(record: Constraint, finding: Finding, ctx: Context) -> Finding:
     """``finding`` naming every dim of its relation; where the relation is a sum that must fit
     (`new_len + past_len <= 256`), first the fix that keeps every dim dynamic with maxima whose
     sum fits, each cut in proportion to its declared maximum: one dim's cut alone cannot
     satisfy a relation of several (its proof then folds in round after round)."""
     finding = replace(finding, dims=named(record))
-    maxima = _sum_cut(record, ctx) if isinstance(record, Violation) and record.together else None
-    parts = spec_fixes(tuple(Change(d, ChangeKind.BOUNDS, max=m) for d, m in (maxima or {}).items()), ctx)
-    if not maxima or len(parts) != len(maxima):
+    if not isinstance(record, Violation) or not record.together:
         return finding
-    action = " and ".join(p.action[:1].lower() + p.action[1:] if i else p.action for i, p in enumerate(parts))
-    edits = tuple(e for p in parts for e in p.edits)
-    cut = Fix(action, edits, preferred=True, rank=Narrowing.RANGE)
+    cut = shared_cut(record.guard, named(record), ctx)
+    if cut is None:
+        return finding
     return replace(finding, fixes=(cut, *(replace(f, preferred=False) for f in finding.fixes)))
 
 
-def _sum_cut(record: Violation, ctx: Context) -> dict[str, int] | None:
-    """Each dim's new maximum where the guard is a sum of the dims with positive coefficients
-    that must stay under a number; None where it is not, or where no cut keeps each minimum."""
-    guard = record.guard
-    if not isinstance(guard, (sympy.Le, sympy.Lt)):
+def shared_cut(guard: Any, dims: tuple[str, ...], ctx: Context) -> Fix | None:
+    """The preferred fix of a sum of ``dims`` that must fit (``guard``): every dim's maximum cut
+    in proportion (relations.sum_cut), those it changes said in one fix; None where it is not
+    such a sum."""
+    maxima = sum_cut(guard, ctx.built.names.roots)
+    if not maxima or set(maxima) != set(dims):
         return None
-    expr = sympy.expand(guard.lhs - guard.rhs) + (1 if isinstance(guard, sympy.Lt) else 0)  # expr <= 0
-    dims = {s.name: s for s in expr.free_symbols}
-    roots = {d: ctx.built.names.roots.get(d) for d in named(record)}
-    if (
-        set(dims) != set(roots)
-        or not expr.is_polynomial(*dims.values())
-        or sympy.Poly(expr, *dims.values()).total_degree() != 1
-    ):
+    roots = ctx.built.names.roots
+    changes = tuple(Change(d, ChangeKind.BOUNDS, max=maxima[d]) for d in dims if maxima[d] != roots[d].max)
+    parts = spec_fixes(changes, ctx)
+    if not changes or len(parts) != len(changes):
         return None
-    weights = {d: expr.coeff(s) for d, s in dims.items()}
-    cap = -expr.subs({s: 0 for s in dims.values()})
-    if any(not (w.is_Integer and w > 0) for w in weights.values()) or not cap.is_Integer:
-        return None
-    highs = {d: r.max for d, r in roots.items() if r is not None and isinstance(r.max, int) and r.max < 2**62}
-    if len(highs) != len(weights):
-        return None
-    scale = sympy.Rational(int(cap), sum(int(weights[d]) * highs[d] for d in highs))
-    cut = {d: int(sympy.floor(highs[d] * scale)) for d in highs}
-    lows = {d: low if isinstance(low := getattr(roots[d], "min", None), int) else 0 for d in cut}
-    if any(cut[d] < lows[d] for d in cut) or sum(int(weights[d]) * cut[d] for d in cut) > cap:
-        return None
-    return cut
+    action = " and ".join(p.action[:1].lower() + p.action[1:] if i else p.action for i, p in enumerate(parts))
+    edits = tuple(e for p in parts for e in p.edits)
+    return Fix(action, edits, preferred=True, rank=Narrowing.RANGE)
 
 
 def said_declared(record: Violation, declared: str, declared_of: Callable[[str], str]) -> str:

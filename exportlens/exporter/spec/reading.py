@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -70,6 +70,8 @@ class Reading:
     notes: list[str] = field(default_factory=list)  # what init guessed or scaled for the constructor
     weight: int | None = None  # ``self.weight = nn.Parameter(torch.ones(dim))``: a norm's features
     caches: dict[str, tuple[tuple[int, ...], str]] = field(default_factory=dict)  # name -> shape, as allocated
+    # name -> each axis's size where it resolves (None where not), as allocated: a cache's length
+    allocated: dict[str, tuple[tuple[int | None, ...], str]] = field(default_factory=dict)
 
 
 # the keyword that names a layer's input size, where it is not the first argument
@@ -155,10 +157,13 @@ class _Allocations(cst.CSTVisitor):
 
     def __init__(self, reading: Reading) -> None:
         self.r = reading
+        self.tuples: dict[str, list[cst.BaseExpression]] = {}  # ``shape = (b, s, h, d)``: a shape named first
 
     def visit_Assign(self, node: cst.Assign) -> None:
         target = node.targets[0].target
         name = _self_attr(target) or (target.value if isinstance(target, cst.Name) else None)
+        if isinstance(target, cst.Name) and isinstance(node.value, (cst.Tuple, cst.List)):
+            self.tuples[target.value] = [e.value for e in node.value.elements]
         if name:
             self._found(name, node.value, node)
 
@@ -177,13 +182,27 @@ class _Allocations(cst.CSTVisitor):
         first = value.args[0].value
         if isinstance(first, (cst.Tuple, cst.List)):  # torch.zeros((b, s, h, d)), torch.full((b, s), 0.0)
             nodes = [e.value for e in first.elements]
+        elif isinstance(first, cst.Name) and first.value in self.tuples:  # torch.zeros(shape)
+            nodes = self.tuples[first.value]
         elif kind == "full":
             return
         else:  # torch.zeros(b, s, h, d)
             nodes = [a.value for a in value.args if a.keyword is None]
-        sizes = [evaluate(n, self.r.sizes) for n in nodes]
-        if len(sizes) >= 2 and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes):
-            self.r.caches.setdefault(name, (tuple(sizes), cst.Module([]).code_for_node(where)))
+        sizes = tuple(
+            s if isinstance(s := self._size(n), int) and not isinstance(s, bool) and s > 0 else None for n in nodes
+        )
+        written = cst.Module([]).code_for_node(where)
+        if len(sizes) >= 2:
+            self.r.allocated.setdefault(name, (sizes, written))
+        if len(sizes) >= 2 and None not in sizes:
+            self.r.caches.setdefault(name, (cast(tuple[int, ...], sizes), written))
+
+    def _size(self, node: cst.BaseExpression) -> Any:
+        """An axis's size; ``args.max_seq_len`` in another class's ``__init__`` by the config's field."""
+        value = evaluate(node, self.r.sizes)
+        if value is None and isinstance(node, cst.Attribute) and _self_attr(node) is None:
+            value = self.r.sizes.get(node.attr.value)
+        return value
 
 
 def _parameter_size(node: cst.BaseExpression, sizes: dict[str, Any]) -> int | None:
@@ -319,7 +338,7 @@ def read_class(
         r.sizes.update(guessed.sizes)
         r.sizes.update({n: v for n, v in r.init.items() if not isinstance(v, dict)})
         init.visit(_Init(r))
-    if tree is not None and any("cache" in p.lower() for p in params):
+    if tree is not None:  # (a cache passed in has its shape; one kept, its length: scaffold.fitted)
         tree.visit(_Allocations(r))
     forward = method(cls, "forward") if cls is not None else None
     if forward is not None:
