@@ -35,7 +35,7 @@ from .merge import MergeError, in_target_order, merge, read_report
 from .printed import CI_FORMATS, NOTHING_CHECKED, checked_nothing, located, print_text, relative, say, summary
 
 if TYPE_CHECKING:  # imported where used: `--help` and a mistyped option answer before libcst loads
-    from .exporter.spec.plan import Plan
+    from .exporter.spec.plan import Plan, Planned
     from .exporter.workers.pool import Pool
     from .projects import Project
 
@@ -295,7 +295,7 @@ def _merge(args: argparse.Namespace) -> int:
     return USAGE if empty else report.exit_code
 
 
-def _one(target: str, cache: bool = True) -> "tuple[Plan, object] | None":
+def _one(target: str, cache: bool = True) -> "tuple[Plan, Planned] | None":
     """Resolve ``path.py:Class`` (or a file with one module) to its planned module."""
     where = Target.parse(target)
     path_text, name = where.path, where.name
@@ -348,7 +348,7 @@ def _export(args: argparse.Namespace) -> int:
     if isinstance(got, int):
         return got
     _, report = got
-    if report.status is not Status.EXPORTED:
+    if report.status is not Status.EXPORTED or report.summary is None or report.summary.artifact is None:
         return FOUND
     say(f"exported {report.target} in {report.seconds:.2f} s: {report.summary.signature}")
     say(f"saved {os.path.relpath(report.summary.artifact)}")

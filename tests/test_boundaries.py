@@ -207,13 +207,6 @@ PROSE_ALLOWED = {
     ("exportlens.exporter.runtime.explain", "s not in record.names.message"),
     ("exportlens.exporter.runtime.failures", "s not in names.message"),
     ("exportlens.exporter.runtime.naming", "s not in self.message"),
-    # an allocation refused under the memory cap is known only by the words of whatever raised it
-    # (C++'s std::bad_alloc, the OS's ENOMEM inside a RuntimeError), wherever the user's code did
-    ("exportlens.exporter.workers.outcome", "m in f.message"),
-    ("exportlens.exporter.workers.outcome", "m in f.detail"),
-    # a PermissionError the user's code raised is said in the words of its text, at any of the
-    # places an exception becomes a finding (import, construction, export)
-    ("exportlens.exporter.workers.outcome", "'PermissionError' in f.message"),
 }
 
 

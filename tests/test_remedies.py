@@ -261,6 +261,35 @@ def test_torch_cond_leaves_a_blank_line_above_its_first_function_as_ruff_format_
     )
 
 
+def test_torch_cond_writes_a_one_line_else_as_a_line_of_its_false_side():
+    """``else: y = x - 1`` on the ``else`` line itself: the false side's function holds that
+    statement on a line of its own, indented as the function's body."""
+    text = (
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x, scores):\n"
+        "        if scores.sum() > 0:\n"
+        "            y = x * 2\n"
+        "        else: y = x - 1\n"
+        "        return y\n"
+    )
+    assert as_cond(text, 4, frozenset({"x", "scores", "y"})) == (
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x, scores):\n"
+        "        def true_fn(y, x):\n"
+        "            y = x * 2\n"
+        "            return y\n"
+        "\n"
+        "        def false_fn(y, x):\n"
+        "            y = x - 1\n"
+        "            return y\n"
+        "\n"
+        "        y = torch.cond(scores.sum() > 0, true_fn, false_fn, (y, x))\n"
+        "        return y\n"
+    )
+
+
 MASK = """import torch
 
 

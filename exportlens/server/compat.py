@@ -44,7 +44,8 @@ def cancel_task_with_request(server: LanguageServer) -> None:
     pygls 2.1.1 runs ``workspace/executeCommand`` handlers through a generator and, on
     cancel, cancels only the request's outer future (``protocol._request_futures[msg_id]``),
     never the task doing the work: chain the one to the other."""
-    request = server.protocol._request_futures.get(server.protocol.msg_id)
+    msg_id = server.protocol.msg_id
+    request = server.protocol._request_futures.get(msg_id) if msg_id is not None else None
     task = asyncio.current_task()
     if request is not None and task is not None:
         request.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
@@ -85,6 +86,9 @@ def forget_progress(server: LanguageServer, token: str) -> None:
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
+_installed: list[bool] = []  # non-empty once fast_incremental_edits has patched pygls
+
+
 def fast_incremental_edits() -> None:
     """Apply an incremental change (a keystroke) by cutting the text at its two offsets.
 
@@ -93,17 +97,18 @@ def fast_incremental_edits() -> None:
     2,000 quick keystrokes held the event loop for 10 s. Here a change's lines are found by
     walking from the line of the document's previous change (typing stays on a line); a text
     with line breaks other than ``\\n`` still goes pygls's way. Installed by ``app.build``."""
-    if getattr(TextDocument, "_exportlens_fast", False):
+    if _installed:
         return
     slow = TextDocument._apply_incremental_change
 
-    def apply(doc: TextDocument, change: types.TextDocumentContentChangePartial) -> None:
+    def apply(doc: Any, change: types.TextDocumentContentChangePartial) -> None:  # a TextDocument, with our anchor
         if not _cut(doc, change):
             doc._exportlens_anchor = (0, 0)
             slow(doc, change)
 
-    TextDocument._apply_incremental_change = apply
-    TextDocument._exportlens_fast = True
+    # replacing pygls's method is the point (mypy refuses any assignment to a method)
+    TextDocument._apply_incremental_change = apply  # type: ignore[method-assign, assignment]
+    _installed.append(True)
 
 
 def _cut(doc: Any, change: types.TextDocumentContentChangePartial) -> bool:

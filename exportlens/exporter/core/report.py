@@ -10,7 +10,7 @@ import enum
 import types
 from dataclasses import MISSING, dataclass, fields, is_dataclass, replace
 from functools import cache
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from .guards import Guard
 from .lowering import Lowering, lowered_suffix
@@ -323,7 +323,9 @@ def report_json(report: Report) -> dict[str, Any]:
     return {"schema": SCHEMA, **to_dict(report)}
 
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def from_dict(cls: type[T], data: Any, where: str = "") -> T:
@@ -332,8 +334,8 @@ def from_dict(cls: type[T], data: Any, where: str = "") -> T:
     where it is; an unknown field too, since what is kept must be what was read."""
     if not isinstance(data, dict):
         raise _unfit(where, f"expected an object, got {_json_type(type(data))}")
-    if cls is Fix and isinstance(data, dict) and "action" not in data:
-        return _fix_from(data, where)
+    if cls is Fix and "action" not in data and isinstance(fix := _fix_from(data, where), cls):  # (narrows T)
+        return fix
     names = {f.name: f for f in fields(cls)}
     unknown = sorted(data.keys() - names.keys())
     missing = [n for n, f in names.items() if n not in data and f.default is MISSING and f.default_factory is MISSING]
@@ -376,7 +378,7 @@ def _typed(hint: Any, value: Any, where: str) -> Any:
         if not isinstance(value, list):
             raise _unfit(where, f"expected a list, got {_json_type(type(value))}")
         return tuple(_typed(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
-    if is_dataclass(hint):
+    if isinstance(hint, type) and is_dataclass(hint):
         return from_dict(hint, value, where)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         if any(value == m.value for m in hint):

@@ -12,11 +12,12 @@ Each function takes a file's text and the line of the statement, and returns the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
-from .at_line import index, is_torch_assert
+from .at_line import index, is_torch_assert, replaced
 from .python_edits import importing_torch
 from .remedies import find_if
 
@@ -34,7 +35,7 @@ def raise_as_assert(text: str, line: int) -> KeptCheck | None:
     found = find_if(text, line)
     if found is None or found.branch.orelse is not None:
         return None
-    raised = _raised(found.branch.body.body)
+    raised = _raised(found.then.body)
     holds = _negated(found.module, found.branch.test)
     if raised is None or holds is None:
         return None
@@ -44,12 +45,12 @@ def raise_as_assert(text: str, line: int) -> KeptCheck | None:
     check = cst.SimpleStatementLine(
         body=[cst.Expr(call)],
         leading_lines=found.branch.leading_lines,
-        trailing_whitespace=found.branch.body.header,  # the ``if`` line's comment stays on the line
+        trailing_whitespace=found.then.header,  # the ``if`` line's comment stays on the line
     )
-    return KeptCheck(importing_torch(found.module.deep_replace(found.branch, check).code), error)
+    return KeptCheck(importing_torch(replaced(found.module, found.branch, check).code), error)
 
 
-def _raised(body: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) -> tuple[str, str | None] | None:
+def _raised(body: Sequence[cst.BaseStatement]) -> tuple[str, str | None] | None:
     """``raise ValueError("message")``, the one statement of ``body``: the error's name and its
     message as written (None for ``raise ValueError`` or ``ValueError()``)."""
     if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
@@ -105,9 +106,9 @@ def torch_assert_as_async(text: str, line: int) -> str | None:
     idx = index(text)
     for place, node in idx.statements if idx else ():
         call = _torch_assert(node) if place.line == line else None
-        if call is not None:
+        if idx is not None and call is not None:
             func = call.func.with_changes(attr=cst.Name("_assert_async"))
-            return idx.module.deep_replace(call.func, func).code
+            return replaced(idx.module, call.func, func).code
     return None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeGuard
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -27,6 +28,11 @@ class Statement:
 
 def _span(r: CodeRange) -> Span:
     return Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+
+
+def _ends(s: Span) -> tuple[int, int]:
+    """Where ``s`` ends: a span made by ``_span`` always says."""
+    return (s.end_line or s.line, s.end_column or s.column)
 
 
 def _normal(code: str) -> str:
@@ -65,7 +71,7 @@ class SourceIndex:
         """The innermost statement whose header covers ``line``."""
         best = None
         for place, node in self.statements:
-            header_end = place.end_line
+            header_end = _ends(place)[0]
             if isinstance(node, cst.BaseCompoundStatement):
                 header_end = self._header_end(node, place)
             if place.line <= line <= header_end and (best is None or place.line >= best[0].line):
@@ -91,7 +97,7 @@ class SourceIndex:
         """The smallest expression starting on ``line`` whose code is ``text`` (spaces ignored)."""
         want = _normal(text)
         hits = [p for p, n in self.expressions if p.line == line and _normal(self.code(n)) == want]
-        return min(hits, key=lambda p: (p.end_line - p.line, p.end_column - p.column), default=None)
+        return min(hits, key=lambda p: (_ends(p)[0] - p.line, _ends(p)[1] - p.column), default=None)
 
 
 @lru_cache(maxsize=64)
@@ -105,7 +111,9 @@ def index(text: str) -> SourceIndex | None:
     return SourceIndex(module, visitor.expressions, visitor.statements, text.splitlines())
 
 
-_NEGATED = {
+_Flippable = cst.GreaterThan | cst.LessThanEqual | cst.LessThan | cst.GreaterThanEqual | cst.Equal | cst.NotEqual
+_FLIPPABLE = (cst.GreaterThan, cst.LessThanEqual, cst.LessThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+_NEGATED: dict[type[_Flippable], type[_Flippable]] = {
     cst.GreaterThan: cst.LessThanEqual,
     cst.LessThanEqual: cst.GreaterThan,
     cst.LessThan: cst.GreaterThanEqual,
@@ -118,8 +126,8 @@ _NEGATED = {
 def branch_test(text: str, line: int) -> str | None:
     """The condition of the ``if``/``elif``/``while`` (or ``assert``) on ``line``, as written,
     when it is one comparison of two operands (``probs.max().item() > self.threshold``)."""
-    found = _branch_comparison(text, line)
-    return index(text).code(found) if found is not None else None
+    found, idx = _branch_comparison(text, line), index(text)
+    return idx.code(found) if found is not None and idx is not None else None
 
 
 def _branch_comparison(text: str, line: int) -> cst.Comparison | None:
@@ -140,15 +148,15 @@ def branch_conditions(text: str, line: int) -> tuple[str, str] | None:
     wrote it, and its negation (``conf > self.threshold``, ``conf <= self.threshold``): one
     comparison of two operands, with no call in it (a call such as ``.item()`` written again
     would be a new value, not the one the branch tested). None for anything else."""
-    found = _branch_comparison(text, line)
-    if found is None or _has_call(found):
+    found, idx = _branch_comparison(text, line), index(text)
+    if found is None or idx is None or _has_call(found):
         return None
-    idx = index(text)
     target = found.comparisons[0]
-    flipped = _NEGATED.get(type(target.operator))
-    if flipped is None:
+    op = target.operator
+    if not isinstance(op, _FLIPPABLE):
         return None
-    negated = found.with_changes(comparisons=[target.with_changes(operator=flipped(**_spacing(target.operator)))])
+    flipped = _NEGATED[type(op)](whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
+    negated = found.with_changes(comparisons=[target.with_changes(operator=flipped)])
     return idx.code(found), idx.code(negated)
 
 
@@ -157,16 +165,16 @@ def item_operand(text: str, line: int) -> str | None:
     (``probs.max().item()`` in ``if probs.max().item() > self.threshold:``): the name a
     value that no variable holds is given in messages. None unless exactly one."""
     idx = index(text)
-    tests = [
-        n.test for p, n in (idx.statements if idx else ()) if p.line == line and isinstance(n, (cst.If, cst.While))
-    ]
+    if idx is None:
+        return None
+    tests = [n.test for p, n in idx.statements if p.line == line and isinstance(n, (cst.If, cst.While))]
     if len(tests) == 1 and isinstance(tests[0], cst.Comparison) and len(tests[0].comparisons) == 1:
         operands = [tests[0].left, tests[0].comparisons[0].comparator]
         reads = [o for o in operands if reads_number(o)]
         return idx.code(reads[0]) if len(reads) == 1 else None
     # elsewhere: the one value the line reads (``best = int(y.argmax())``); in
     # ``int(n.sum().item())``, the read inside, which the ``int()`` only converts
-    reads = [n for p, n in (idx.expressions if idx else ()) if p.line == line and _reads_value(n)]
+    reads = [n for p, n in idx.expressions if p.line == line and _reads_value(n)]
     inner = [n for n in reads if not any(o is not n and _within(o, n) for o in reads)]
     return idx.code(inner[0]) if len(inner) == 1 else None
 
@@ -198,7 +206,9 @@ def tensor_test(text: str, line: int) -> TensorTest | None:
     where it reads no value with ``.item()`` (so what Python converts to a bool is a
     tensor). None for anything else."""
     idx = index(text)
-    for place, node in idx.statements if idx else ():
+    if idx is None:
+        return None
+    for place, node in idx.statements:
         if place.line != line:
             continue
         if isinstance(node, (cst.If, cst.While)) and not reads_number(node.test):
@@ -210,7 +220,7 @@ def tensor_test(text: str, line: int) -> TensorTest | None:
         if isinstance(call, cst.Call) and is_torch_assert(call) and not reads_number(call.args[0].value):
             message = idx.code(call.args[1].value) if len(call.args) > 1 else None
             return TensorTest("torch._assert", idx.code(call.args[0].value), message)
-    calls = [n for p, n in (idx.expressions if idx else ()) if p.line == line and _is_bool_call(n)]
+    calls = [n for p, n in idx.expressions if p.line == line and _is_bool_call(n)]
     if len(calls) == 1 and not reads_number(calls[0]):  # ``big = bool(y.max() > 0.99)``
         return TensorTest("bool()", idx.code(calls[0].args[0].value), None)
     return None
@@ -228,7 +238,7 @@ def is_torch_assert(call: cst.Call) -> bool:
     )
 
 
-def _is_bool_call(node: cst.CSTNode) -> bool:
+def _is_bool_call(node: cst.CSTNode) -> TypeGuard[cst.Call]:
     return (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Name)
@@ -270,10 +280,6 @@ def _has_call(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Call) or any(_has_call(c) for c in node.children)
 
 
-def _spacing(op: cst.CSTNode) -> dict:
-    return {"whitespace_before": op.whitespace_before, "whitespace_after": op.whitespace_after}
-
-
 def span_at(text: str, line: int, expression: str | None = None) -> Span:
     """Columns for a finding on ``line``: the expression if found, else the statement, else the line."""
     idx = index(text)
@@ -300,3 +306,11 @@ def visit_parsed(text: str, visitor: cst.CSTVisitor) -> cst.Module | None:
         return None
     wrapper.visit(visitor)
     return wrapper.module
+
+
+def replaced(module: cst.Module, old: cst.CSTNode, new: cst.CSTNode) -> cst.Module:
+    """``module`` with its node ``old`` replaced by ``new`` (libcst types the result as either,
+    as the module itself could be the node replaced)."""
+    out = module.deep_replace(old, new)
+    assert isinstance(out, cst.Module)
+    return out

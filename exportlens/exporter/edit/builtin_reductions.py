@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import PositionProvider
+
+from .at_line import visit_parsed
 
 
 @dataclass(frozen=True)
@@ -20,15 +22,13 @@ class Reduction:
 def as_reductions(text: str, line: int) -> Reduction | None:
     """The file with each one-argument ``max(x)``/``min(x)`` that starts on ``line`` written
     ``x.max()``/``x.min()`` (``x`` a name or an attribute); None where there is none."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return None
     finder = _Calls(line)
-    wrapper.visit(finder)
+    parsed = visit_parsed(text, finder)
+    if parsed is None:
+        return None
     if not finder.found:
         return None
-    module = wrapper.module
+    module = parsed
     out = module.visit(_Replace(dict(finder.found)))
     written = "`, `".join(module.code_for_node(old) for old, _ in finder.found)
     rewritten = "`, `".join(module.code_for_node(new) for _, new in finder.found)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import PositionProvider
 
+from .at_line import visit_parsed
 from .python_edits import importing_torch
 
 _PLAIN = (cst.Name, cst.Attribute)  # a query and key named, so the mask reads them without running a call twice
@@ -28,16 +29,14 @@ def causal_mask(text: str, line: int) -> CausalMask | None:
     """The file with the ``scaled_dot_product_attention`` call on ``line`` given its causal mask
     for a computed ``is_causal`` (one with no ``attn_mask``, its query and key plain names);
     None for any other line."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return None
     finder = _Calls(line)
-    wrapper.visit(finder)
+    parsed = visit_parsed(text, finder)
+    if parsed is None:
+        return None
     if finder.found is None:
         return None
     node, old, new = finder.found
-    module = wrapper.module
+    module = parsed
     call = node.with_changes(args=[new if a is old else a for a in node.args])
     rewritten = module.deep_replace(node, call)
     assert isinstance(rewritten, cst.Module)

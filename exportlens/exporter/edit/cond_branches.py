@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .remedies import FoundIf, ends_in_return, find_if, names_of, replaced_statements
+from .remedies import FoundIf, ends_in_return, find_if, names_of, replaced_statements, statements_of
 
 
-def _returns(statements: Sequence[cst.BaseStatement]) -> int:
+def _returns(statements: Sequence[cst.CSTNode]) -> int:
     count = 0
 
     class Count(cst.CSTVisitor):
@@ -64,12 +64,14 @@ def _clone_operands(statements: Sequence[cst.BaseStatement], operands: Sequence[
     if not isinstance(last, cst.SimpleStatementLine) or not isinstance(last.body[-1], cst.Return):
         return list(statements)
     value = last.body[-1].value
+    if value is None:  # a bare ``return``
+        return list(statements)
     items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
     assigned = set(names_of(statements[:-1]).assigned)
-    if not any(v is not None and _aliases(v, operands, assigned) for v in items):
+    if not any(_aliases(v, operands, assigned) for v in items):
         return list(statements)
     code = cst.Module([]).code_for_node
-    said = [f"{code(v)}.clone()" if v is not None and _aliases(v, operands, assigned) else code(v) for v in items]
+    said = [f"{code(v)}.clone()" if _aliases(v, operands, assigned) else code(v) for v in items]
     new = cst.parse_expression(", ".join(said) if len(said) > 1 else said[0])
     return [*statements[:-1], last.with_changes(body=[*last.body[:-1], last.body[-1].with_changes(value=new)])]
 
@@ -100,7 +102,7 @@ def _sides(found: FoundIf, tensors: frozenset[str]) -> _Sides | None:
     """The two sides of the ``if`` as the bodies of torch.cond's functions: two ``return``s
     (``if c: return a`` then ``return b``), or the tensors both sides assign, returned."""
     branch, block = found.branch, list(found.block.body)
-    body, orelse = list(branch.body.body), list(branch.orelse.body.body) if branch.orelse else []
+    body, orelse = statements_of(branch.body), statements_of(branch.orelse.body) if branch.orelse else []
     at = block.index(branch)
     rest = block[at + 1 :]
     if found.function is not None and found.block is found.function.body and ends_in_return(body):
@@ -134,15 +136,19 @@ def as_cond(text: str, line: int, tensors: frozenset[str]) -> str | None:
     the tensors it reads (``tensors``: the names that hold tensors on that line when forward
     runs; anything else they read, ``self`` included, they see as closures)."""
     found = find_if(text, line)
-    sides = _sides(found, tensors) if found is not None and found.function is not None else None
+    if found is None or found.function is None:
+        return None
+    sides = _sides(found, tensors)
     if sides is None or names_of(sides.true).other or names_of(sides.false).other:
         return None
     read = names_of(sides.true).read + names_of(sides.false).read
     operands = [n for n in dict.fromkeys(read + sides.outputs) if n in tensors and n != "self"]
-    own = names_of(list(found.function.body.body))
+    own = names_of(statements_of(found.function.body))
     taken = set(own.read) | set(own.assigned)
     true_fn, false_fn = _fresh("true_fn", taken), _fresh("false_fn", taken)
-    test = found.module.code_for_node(found.branch.test.visit(_TensorTest()))
+    tested = found.branch.test.visit(_TensorTest())
+    assert isinstance(tested, cst.BaseExpression)  # _TensorTest only shortens a call
+    test = found.module.code_for_node(tested)
     call = f"torch.cond({test}, {true_fn}, {false_fn}, ({', '.join(operands)}{',' if len(operands) == 1 else ''}))"
     last = f"{', '.join(sides.outputs)} = {call}" if sides.outputs else f"return {call}"
     apart = {

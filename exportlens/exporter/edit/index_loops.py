@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import ParentNodeProvider, PositionProvider
+
+from .at_line import visit_parsed
 
 
 @dataclass(frozen=True)
@@ -24,15 +26,13 @@ class IndexLoop:
 def every_index(text: str, line: int) -> IndexLoop | None:
     """The file with the ``for`` on ``line`` over ``X.nonzero()`` (or over a name bound only to
     that, and used nowhere else) looping over every index of ``X``; None for any other line."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return None
     finder = _Loops(line)
-    wrapper.visit(finder)
+    parsed = visit_parsed(text, finder)
+    if parsed is None:
+        return None
     if finder.loop is None or finder.function is None:
         return None
-    loop, module = finder.loop, wrapper.module
+    loop, module = finder.loop, parsed
     if (mask := _nonzero_of(loop.iter)) is not None:  # ``for e in X.nonzero():``
         changes: dict[cst.CSTNode, cst.CSTNode] = {loop.iter: _every(mask)}
     elif isinstance(loop.iter, cst.Name) and (bound := _bound_once(finder.function, loop.iter.value)) is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider
+from libcst.metadata import CodeRange, ParentNodeProvider, PositionProvider
 
 from .at_line import visit_parsed
 
@@ -92,7 +92,7 @@ class _Finder(cst.CSTVisitor):
     def __init__(self, line: int) -> None:
         self.line = line
         self.found: tuple[cst.Call, cst.BaseExpression, Fraction] | None = None
-        self.positions: dict[cst.CSTNode, object] = {}
+        self.positions: dict[cst.CSTNode, CodeRange] = {}
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -128,7 +128,7 @@ def divided_ints(text: str, line: int) -> ScaledInt | None:
     module = visit_parsed(text, finder)
     if module is None or not finder.found:
         return None
-    out, written, rewritten = text, [], []
+    out, written, rewritten = text, list[str](), list[str]()
     for call, a, b in reversed(finder.found):  # from the end, so earlier offsets hold
         new = f"{module.code_for_node(a)} // {module.code_for_node(b)}"
         new = new if isinstance(finder.parents[call], _WHOLE) else f"({new})"
@@ -149,7 +149,7 @@ class _Divisions(cst.CSTVisitor):
     def __init__(self, line: int) -> None:
         self.line = line
         self.found: list[tuple[cst.Call, cst.BaseExpression, cst.BaseExpression]] = []
-        self.positions: dict[cst.CSTNode, object] = {}
+        self.positions: dict[cst.CSTNode, CodeRange] = {}
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from .at_line import reads_number, visit_parsed
+from .at_line import reads_number, replaced, visit_parsed
 
 
 @dataclass(frozen=True)
@@ -70,4 +70,4 @@ def int_as_item(text: str, line: int, tensors: frozenset[str]) -> ItemRead | Non
     if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not value.lpar:
         value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # ``(a + b).item()``
     item = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("item")))
-    return ItemRead(module.deep_replace(call, item).code, module.code_for_node(call), module.code_for_node(item))
+    return ItemRead(replaced(module, call, item).code, module.code_for_node(call), module.code_for_node(item))

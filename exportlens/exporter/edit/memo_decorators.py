@@ -8,7 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import PositionProvider
+
+from .at_line import visit_parsed
 
 CACHES = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
 
@@ -23,17 +25,15 @@ class Uncached:
 def uncached(text: str, line: int) -> Uncached | None:
     """The file with the cache decorator removed from the function (of this file) that a call
     on ``line`` names, by its name or as ``self.<name>``; None where no call there is one's."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return None
     finder = _Finder(line)
-    wrapper.visit(finder)
+    parsed = visit_parsed(text, finder)
+    if parsed is None:
+        return None
     for name in finder.called:
         if (found := finder.cached.get(name)) is not None:
             node, decorator = found
             new = node.with_changes(decorators=[d for d in node.decorators if d is not decorator])
-            module = wrapper.module
+            module = parsed
             code = module.code_for_node(decorator.decorator)
             return Uncached(name, code, module.deep_replace(node, new).code)  # type: ignore[union-attr]
     return None

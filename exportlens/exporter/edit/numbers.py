@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from .at_line import visit_parsed
+from .at_line import replaced, visit_parsed
 from .python_edits import importing_torch
 
 SYMBOLIC = {"int": "torch.sym_int", "float": "torch.sym_float"}
@@ -66,6 +66,12 @@ def _converts(node: cst.Call) -> bool:
     )
 
 
+def _called(conversion: cst.Call) -> str:
+    """``int`` or ``float``: what a conversion (``_converts``) calls."""
+    assert isinstance(conversion.func, cst.Name)
+    return conversion.func.value
+
+
 def _found(text: str, line: int, values: Sequence[str]) -> tuple[cst.Module, cst.Call, _Calls] | None:
     """The one conversion on ``line``: where several, the one whose argument reads ``values``."""
     calls = _Calls(line)
@@ -85,7 +91,7 @@ def conversion(text: str, line: int, values: Sequence[str] = ()) -> Conversion |
         return None
     module, call, calls = found
     code = module.code_for_node
-    return Conversion(code(call), call.func.value, code(call.args[0].value), calls.targets.get(call))
+    return Conversion(code(call), _called(call), code(call.args[0].value), calls.targets.get(call))
 
 
 def symbolic(text: str, line: int, values: Sequence[str] = (), tensor: bool = False) -> str | None:
@@ -104,6 +110,6 @@ def symbolic(text: str, line: int, values: Sequence[str] = (), tensor: bool = Fa
         )
         argument = cst.Call(cst.Attribute(inner, cst.Name("item")))
     new = call.with_changes(
-        func=cst.parse_expression(SYMBOLIC[call.func.value]), args=[call.args[0].with_changes(value=argument)]
+        func=cst.parse_expression(SYMBOLIC[_called(call)]), args=[call.args[0].with_changes(value=argument)]
     )
-    return importing_torch(module.deep_replace(call, new).code)
+    return importing_torch(replaced(module, call, new).code)

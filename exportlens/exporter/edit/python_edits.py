@@ -10,7 +10,7 @@ import libcst as cst
 import libcst.metadata
 
 from ..core.targets import Span
-from .at_line import index
+from .at_line import index, replaced
 from .spec_tables import LINEAR_SIZE, carried_bounds
 
 
@@ -19,7 +19,7 @@ def insert_check(text: str, line: int, condition: str) -> str | None:
     adding ``import torch`` when the file has none."""
     idx = index(text)
     stmt = idx.statement_at(line) if idx else None
-    if stmt is None:
+    if idx is None or stmt is None:
         return None
     lines = text.splitlines(keepends=True)
     lines.insert(stmt.span.line - 1, f"{stmt.indent}torch._check({condition})\n")
@@ -31,16 +31,14 @@ def assert_async(text: str, line: int, test: str, message: str | None) -> str | 
     """The ``assert`` on ``line`` as ``torch._assert_async(test, message)``: the same check,
     made by the exported program when it runs instead of by Python while tracing."""
     idx = index(text)
-    found = [
-        n.body[0]
-        for p, n in (idx.statements if idx else ())
-        if p.line == line and isinstance(n, cst.SimpleStatementLine)
-    ]
+    if idx is None:
+        return None
+    found = [n.body[0] for p, n in idx.statements if p.line == line and isinstance(n, cst.SimpleStatementLine)]
     if not found or not isinstance(found[0], cst.Assert):
         return None
     args = f"{test}, {message}" if message else test
     call = cst.Expr(cst.parse_expression(f"torch._assert_async({args})"))
-    new = idx.module.deep_replace(found[0], call).code  # the line's comment and the rest stay as written
+    new = replaced(idx.module, found[0], call).code  # the line's comment and the rest stay as written
     return new if _imports_torch(idx.module) else _add_import_torch(new)
 
 
@@ -139,7 +137,7 @@ def substitute_dim_call(text: str, name: str, value: str) -> str | None:
     code = re.sub(r"[A-Za-z_]\w*", lambda m: written[m.group(0)], value)
     replacement = cst.parse_expression(code)
     for call in calls[name]:
-        module = module.deep_replace(call, replacement)
+        module = replaced(module, call, replacement)
     return module.code
 
 
@@ -151,9 +149,10 @@ def _new_root_call(module: cst.Module, old: cst.Call, value: str) -> tuple[str, 
         if arg.keyword and arg.keyword.value in ("min", "max") and isinstance(arg.value, cst.Integer):
             bounds[arg.keyword.value] = arg.value.evaluated_value
     kept = carried_bounds(bounds, value, {})
-    if kept is None and LINEAR_SIZE.match(value) is None:
+    linear = LINEAR_SIZE.match(value)
+    if linear is None:  # (carried_bounds keeps bounds only of a linear size)
         return None
-    name = LINEAR_SIZE.match(value)[2]
+    name = linear[2]
     keys = "".join(f", {k}={v}" for k, v in (kept[1].items() if kept else ()) if k in ("min", "max"))
     func = module.code_for_node(old.func)
     return name, f'{func}("{name}"{keys})'
@@ -163,7 +162,8 @@ def _dim_name(module: cst.Module, call: cst.Call) -> str | None:
     func = module.code_for_node(call.func)
     first = call.args[0].value if call.args else None
     if (func == "Dim" or func.endswith(".Dim")) and isinstance(first, cst.SimpleString):
-        return first.evaluated_value
+        name = first.evaluated_value
+        return name if isinstance(name, str) else None  # (a bytes literal names no dim)
     return None
 
 
@@ -187,7 +187,7 @@ def replace_size_literal(text: str, line: int, value: int, replacement: str) -> 
     (place,) = finder.found
     lines = text.splitlines(keepends=True)
     row = lines[place.line - 1]
-    lines[place.line - 1] = row[: place.column - 1] + replacement + row[place.end_column - 1 :]
+    lines[place.line - 1] = row[: place.column - 1] + replacement + row[(place.end_column or place.column) - 1 :]
     return "".join(lines)
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
+from .at_line import replaced
+
 EXITS = (cst.Continue, cst.Pass)
 
 
@@ -33,6 +35,12 @@ class FoundIf:
     branch: cst.If
     block: cst.IndentedBlock  # the block that holds it
     function: cst.FunctionDef | None
+
+    @property
+    def then(self) -> cst.IndentedBlock:
+        """The ``if``'s own block (``find_if`` takes no one-line ``if``)."""
+        assert isinstance(self.branch.body, cst.IndentedBlock)
+        return self.branch.body
 
 
 class _FindIf(cst.CSTVisitor):
@@ -69,13 +77,25 @@ def find_if(text: str, line: int) -> FoundIf | None:
     return FoundIf(wrapper.module, branch, block, function if isinstance(function, cst.FunctionDef) else None)
 
 
+def statements_of(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """A block's statements; a one-line suite's (``else: y = 1``) as the one line it is."""
+    if isinstance(suite, cst.IndentedBlock):
+        return list(suite.body)
+    assert isinstance(suite, cst.SimpleStatementSuite)  # libcst's only other suite
+    return [cst.SimpleStatementLine(body=suite.body)]
+
+
+def _leading(stmt: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
+    return stmt.leading_lines if isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) else ()
+
+
 def replaced_statements(found: FoundIf, start: int, end: int, new: Sequence[cst.BaseStatement]) -> str:
     """The module with ``block.body[start:end]`` replaced by ``new``."""
     body = list(found.block.body)
-    if new and body[start].leading_lines and not new[0].leading_lines:  # the comment or blank line above stays
-        new = [new[0].with_changes(leading_lines=body[start].leading_lines), *new[1:]]
+    if new and _leading(body[start]) and not _leading(new[0]):  # the comment or blank line above stays
+        new = [new[0].with_changes(leading_lines=_leading(body[start])), *new[1:]]
     body[start:end] = new
-    return found.module.deep_replace(found.block, found.block.with_changes(body=body)).code
+    return replaced(found.module, found.block, found.block.with_changes(body=body)).code
 
 
 def _returns_name(stmt: cst.BaseStatement) -> str | None:
@@ -86,7 +106,7 @@ def _returns_name(stmt: cst.BaseStatement) -> str | None:
     return None
 
 
-def ends_in_return(statements: Sequence[cst.BaseStatement]) -> bool:
+def ends_in_return(statements: Sequence[cst.CSTNode]) -> bool:
     last = statements[-1] if statements else None
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
 
@@ -101,7 +121,7 @@ def without_branch(text: str, line: int) -> tuple[str, str] | None:
     found = find_if(text, line)
     if found is None or found.branch.orelse is not None:
         return None
-    body = found.branch.body.body
+    body = statements_of(found.branch.body)
     at = list(found.block.body).index(found.branch)
     if (
         len(body) == 1
@@ -111,9 +131,9 @@ def without_branch(text: str, line: int) -> tuple[str, str] | None:
         return replaced_statements(found, at, at + 1, []), "drop"  # ``continue``: what follows handles the case
     rest = list(found.block.body)[at + 1 :]
     if not ends_in_return(body):
-        return replaced_statements(found, at, at + 1, list(body)), "always"  # the other side is "nothing happens"
+        return replaced_statements(found, at, at + 1, body), "always"  # the other side is "nothing happens"
     if len(rest) == 1 and _returns_name(rest[0]) is not None:
-        return replaced_statements(found, at, at + 2, list(body)), "always"  # the other side returns its input as it is
+        return replaced_statements(found, at, at + 2, body), "always"  # the other side returns its input as it is
     if len(body) == 1 and _returns_name(body[0]) is not None and rest:  # ``if not mask.any(): return x``
         return replaced_statements(found, at, at + 1, []), "early"  # the code after may give ``x`` there too
     return None
@@ -131,14 +151,17 @@ _NOT_DROPPED = (cst.Call, cst.Yield, cst.Await, cst.NamedExpr)
 def _assigns_names_only(statements: Sequence[cst.BaseStatement]) -> list[tuple[str, cst.BaseExpression]] | None:
     """``a = ...`` statements of plain names, in order, as (name, value); None for anything else
     (``x += 1`` changes a tensor in place; ``self.cache = ...`` the module)."""
-    out = []
+    out: list[tuple[str, cst.BaseExpression]] = []
     for stmt in statements:
         if not isinstance(stmt, cst.SimpleStatementLine):
             return None
         for small in stmt.body:
-            if not isinstance(small, cst.Assign) or not all(isinstance(t.target, cst.Name) for t in small.targets):
+            if not isinstance(small, cst.Assign):
                 return None
-            out += [(t.target.value, small.value) for t in small.targets]
+            names = [t.target for t in small.targets if isinstance(t.target, cst.Name)]
+            if len(names) != len(small.targets):
+                return None
+            out += [(name.value, small.value) for name in names]
     return out
 
 
@@ -149,7 +172,7 @@ def without_fast_path(text: str, line: int) -> str | None:
     found = find_if(text, line)
     if found is None or found.branch.orelse is not None or len(found.block.body) < 2:
         return None
-    body = found.branch.body.body
+    body = statements_of(found.branch.body)
     if (
         not _assigns_names_only(body)
         or _has(found.branch.test, (cst.NamedExpr,))
@@ -163,12 +186,12 @@ def without_fast_path(text: str, line: int) -> str | None:
 # -- torch.where -------------------------------------------------------------------
 
 
-def _picked(found: FoundIf) -> list[tuple[str, cst.BaseExpression, cst.BaseExpression]] | None:
+def _picked(found: FoundIf, orelse: cst.Else) -> list[tuple[str, cst.BaseExpression, cst.BaseExpression]] | None:
     """(name, its value on the true side, on the false side) where each side only assigns the
     same names once each, to values ``torch.where`` can pick between (not ``None``, a string,
     a container); where there are several, no value and not the test reads any of them (one
     ``torch.where`` after another would see the new values)."""
-    sides = [_assigns_names_only(found.branch.body.body), _assigns_names_only(found.branch.orelse.body.body)]
+    sides = [_assigns_names_only(statements_of(found.branch.body)), _assigns_names_only(statements_of(orelse.body))]
     if not sides[0] or not sides[1]:
         return None
     true, false = dict(sides[0]), dict(sides[1])
@@ -208,7 +231,7 @@ def as_where(text: str, line: int) -> tuple[str, tuple[str, ...]] | None:
         or not isinstance(found.branch.orelse.body, cst.IndentedBlock)
     ):
         return None
-    picked = _picked(found)
+    picked = _picked(found, found.branch.orelse)
     if picked is None:
         return None
     code = found.module.code_for_node
@@ -265,8 +288,8 @@ class _Names(cst.CSTVisitor):
         return super().on_visit(node)
 
 
-def names_of(statements: Sequence[cst.BaseStatement]) -> _Names:
+def names_of(nodes: Sequence[cst.CSTNode]) -> _Names:
     names = _Names()
-    for stmt in statements:
-        stmt.visit(names)
+    for node in nodes:
+        node.visit(names)
     return names

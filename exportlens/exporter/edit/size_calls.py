@@ -4,7 +4,7 @@ result must have (``torch.bincount(ids, minlength=8)``) (libcst, no torch)."""
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import PositionProvider
+from libcst.metadata import CodeRange, PositionProvider
 
 from .at_line import visit_parsed
 
@@ -62,7 +62,7 @@ class _Calls(cst.CSTVisitor):
 
     def __init__(self, line: int, name: str) -> None:
         self.line, self.name = line, name
-        self.found: tuple[cst.Call, object] | None = None
+        self.found: tuple[cst.Call, CodeRange] | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import PositionProvider
 
+from .at_line import visit_parsed
 from .python_edits import importing_torch
 
 
@@ -23,16 +24,14 @@ class SliceWrite:
 def slice_write(text: str, line: int) -> SliceWrite | None:
     """The file with the slice assignment on ``line`` (one axis sliced, the others whole,
     no step, into a plain name) written as ``torch.slice_scatter``; None for any other line."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError:
-        return None
     finder = _Writes(line)
-    wrapper.visit(finder)
+    parsed = visit_parsed(text, finder)
+    if parsed is None:
+        return None
     if finder.found is None:
         return None
     node, new = finder.found
-    module = wrapper.module
+    module = parsed
     rewritten = module.deep_replace(node, new)
     assert isinstance(rewritten, cst.Module)
     return SliceWrite(module.code_for_node(node), module.code_for_node(new), importing_torch(rewritten.code))

@@ -15,6 +15,7 @@ from ..spec.loading import ExportSpec
 from .inputs import Built
 
 T = TypeVar("T")
+U = TypeVar("U")
 _log = logging.getLogger("exportlens.fixes")
 
 
@@ -32,7 +33,7 @@ class Context:
         """A project file's text as the user sees it ("" if unreadable)."""
         return self.sources.text(path)
 
-    def fix_or(self, what: str, build: Callable[[], T], instead: T) -> T:
+    def fix_or(self, what: str, build: Callable[[], T], instead: U) -> T | U:
         """``build()`` (a fix, or what one is made of), or ``instead`` where exportlens fails
         at it: a fix is dropped, logged and counted, never the finding it is for. (Logged
         at info: the count is in the report, ``ModuleReport.fixes_dropped``.)"""

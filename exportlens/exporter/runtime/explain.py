@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import torch
@@ -127,7 +128,7 @@ def _return_line(ctx: Context) -> int | None:
     lines = ctx.read(ctx.module.path).splitlines()
     if forward is None or forward.name_span.line > len(lines) or "def forward" not in lines[forward.name_span.line - 1]:
         return None  # forward is inherited from another file, or torch's
-    body = range(forward.span.line, min(forward.span.end_line, len(lines)) + 1)
+    body = range(forward.span.line, min(forward.span.end_line or forward.span.line, len(lines)) + 1)
     returns = [n for n in body if lines[n - 1].lstrip().startswith("return")]
     return returns[-1] if returns else None
 
@@ -156,7 +157,7 @@ def data_dependent(record: DataDependent, ctx: Context) -> Finding:
         f"{said} depends on the values inside a tensor ({origin} is only known when the model runs),"
         " so export cannot decide it"
     )
-    fixes = ctx.fix_or("remedies", lambda: remedy_fixes(record, ctx), ())
+    fixes = ctx.fix_or("remedies", partial(remedy_fixes, record, ctx), ())
     if not fixes:
         message += "; compute it from shapes, or use torch.cond for both branches"
     elif _on_meta(ctx):
@@ -179,7 +180,7 @@ def _asked_number(record: DataDependent, ctx: Context, asked_for: Conversion) ->
         f"`{asked_for.call}` {asks}, but {', '.join(read)} {known} only known when the model runs,"
         " so export cannot give one"
     )
-    fixes = ctx.fix_or("remedies", lambda: remedy_fixes(record, ctx), ())
+    fixes = ctx.fix_or("remedies", partial(remedy_fixes, record, ctx), ())
     # the way its first fix keeps the number: a tensor's own ``.item()``, else ``torch.sym_int``
     keep = f"{asked_for.argument}.item()" if asked_for.argument in record.tensors else f"{asked_for.symbolic}(...)"
     message += (
@@ -266,7 +267,7 @@ def constraint_finding(record: Constraint, ctx: Context) -> Finding:
 
 
 def _constraint_finding(record: Constraint, ctx: Context) -> Finding:
-    fixes = ctx.fix_or("spec edit", lambda: spec_fixes(record.fixes, ctx), ())
+    fixes = ctx.fix_or("spec edit", partial(spec_fixes, record.fixes, ctx), ())
     by_guards = isinstance(record, Specialization) and record.by_guards
     in_code = None if by_guards else ctx.fix_or("size in code", lambda: size_in_code(record, ctx), None)
     if in_code is not None:  # the code is what is wrong: the spec change comes second
@@ -289,7 +290,7 @@ def _cast(record: Specialization, ctx: Context, fixes: tuple[Fix, ...]) -> Findi
     frame, dim = record.frame, record.dim
     text = ctx.read(ctx.sources.rel(frame.filename)) if frame else ""
     scaled = ctx.fix_or("integer size", lambda: scaled_int(text, frame.line), None) if frame else None
-    if scaled is None:
+    if scaled is None or frame is None:
         message = (
             f"{specialized_message(record)}: torch.export keeps `int()` of a float made from `{dim}` as a constant"
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import sympy
@@ -44,10 +45,13 @@ def verified(records: tuple[Record, ...], ctx: Context, try_export: TryExport) -
     for record in records:
         for change in fixes_of(record):
             unique.setdefault(change.dim, change)
-    kept = set(
-        ctx.fix_or("proof by export", lambda: _verify(_buildable(list(unique.values()), ctx), ctx, try_export), [])
+    changes = list(unique.values())
+    none: list[Change] = []  # kept where the proof fails
+    kept = set(ctx.fix_or("proof by export", lambda: _verify(_buildable(changes, ctx), ctx, try_export), none))
+    return tuple(
+        replace(r, fixes=tuple(c for c in r.fixes if c in kept)) if isinstance(r, Constraint) and r.fixes else r
+        for r in records
     )
-    return tuple(replace(r, fixes=tuple(c for c in r.fixes if c in kept)) if fixes_of(r) else r for r in records)
 
 
 def fixes_of(record: Record) -> tuple[Change, ...]:
@@ -68,9 +72,7 @@ def _with_solved(records: tuple[Record, ...], ctx: Context) -> tuple[Record, ...
     for dim, cut in cuts.items():  # a dim cut twice: its last guard, as torch lists them
         if dim in suggested:
             continue
-        change = ctx.fix_or(
-            f"bounds of {dim}", lambda dim=dim, cut=cut: solve_bounds(dim, cut.guard, ctx, cut.also), None
-        )
+        change = ctx.fix_or(f"bounds of {dim}", partial(solve_bounds, dim, cut.guard, ctx, cut.also), None)
         if change is not None:
             solved[dim] = change
     if not solved:
@@ -83,9 +85,6 @@ def _with_solved(records: tuple[Record, ...], ctx: Context) -> tuple[Record, ...
     )
 
 
-# -- a bound from a guard (sympy) ------------------------------------------------------
-
-
 # -- check by exporting again ------------------------------------------------------------
 
 
@@ -96,7 +95,7 @@ def _buildable(changes: list[Change], ctx: Context) -> list[Change]:
         _apply(ctx.built.dynamic_shapes, [change])
         return True
 
-    return [c for c in changes if ctx.fix_or(str(c), lambda c=c: builds(c), False)]
+    return [c for c in changes if ctx.fix_or(str(c), partial(builds, c), False)]
 
 
 def _verify(changes: list[Change], ctx: Context, try_export: TryExport) -> list[Change]:
@@ -236,7 +235,7 @@ def _floor_division(record: Constraint, ctx: Context) -> Fix | None:
     text = ctx.read(path)
     divided = divided_ints(text, frame.line)
     edit = edit_between(path, text, divided.text) if divided else None
-    if edit is None:
+    if edit is None or divided is None:
         return None
     title = f"Write `{divided.rewritten}` for `{divided.written}`: the same sizes in integer arithmetic, kept symbolic"
     return Fix(title, (edit,), preferred=True, probes=(Probe("example inputs"),), rank=Narrowing.REWRITE)
@@ -308,9 +307,10 @@ def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred:
     path = spec.location.path if in_toml else spec.path
     old = new = ctx.read(path)
     for c in changes:
-        new = ctx.fix_or(f"spec edit: {c}", lambda c=c, text=new: _edited(text, c, spec.target, in_toml), None)
-        if not new:
+        edited = ctx.fix_or(f"spec edit: {c}", partial(_edited, new, c, spec.target, in_toml), None)
+        if not edited:
             return None
+        new = edited
     edit = edit_between(path, old, new)
     return Fix(title, (edit,), preferred=preferred, rank=narrowing(changes)) if edit else None
 

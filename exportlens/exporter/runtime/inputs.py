@@ -49,7 +49,9 @@ class Built:
         """``x``, ``ys[0]``, ``z['a']`` for each flattened input leaf, in torch's order."""
         out = []
         for keypath, _ in pytree.tree_flatten_with_path((self.args, self.kwargs))[0]:
-            first, second, *rest = keypath
+            # torch's key entries, each read by what it holds: ``.idx`` a position, ``.key`` a name
+            entries: tuple[Any, ...] = tuple(keypath)
+            first, second, *rest = entries
             if first.idx == 1:
                 head = second.key
             else:
@@ -91,7 +93,7 @@ def _tensor(
 ) -> torch.Tensor:
     size = [auto[(path, i)] if s == AUTO else example_size(s, dims) for i, s in enumerate(t.shape.sizes)]
     dtype = _dtype(t.shape.dtype)
-    if t.low is not None:
+    if t.low is not None and t.high is not None:  # (a spec gives both or neither)
         if dtype.is_floating_point:
             return torch.empty(size, dtype=dtype, device=device).uniform_(t.low, t.high)
         return torch.randint(int(t.low), int(t.high), size, dtype=dtype, device=device)
@@ -196,7 +198,7 @@ def _bound(params: Sequence[inspect.Parameter], arg_shapes: list[Any], kwarg_sha
         return dict(zip([p.name for p in params], arg_shapes)) | kwarg_shapes
 
 
-def forward_parameters(cls: type) -> list[inspect.Parameter]:
+def forward_parameters(cls: type[Any]) -> list[inspect.Parameter]:  # any class with a forward
     """forward's parameters as Python sees them, without self (it may be inherited, even from torch)."""
     try:
         return list(inspect.signature(cls.forward).parameters.values())[1:]

@@ -85,9 +85,10 @@ def inputs_of(probe: Probe, built: Built, spec: ExportSpec, rebuild: Rebuild) ->
         return declared[probe.seed] if 0 <= probe.seed < len(declared) else None
     for size in probe.sizes:
         dim = spec.dims.get(size.dim)
-        built = inputs_at(spec, dim, size.size, rebuild, MAX_ELEMENTS) if dim is not None else None
-        if built is None:
+        resized = inputs_at(spec, dim, size.size, rebuild, MAX_ELEMENTS) if dim is not None else None
+        if resized is None:
             return None
+        built = resized
     torch.manual_seed(probe.seed)
 
     def fill(t: Any) -> Any:
@@ -198,7 +199,7 @@ def _values_read(records: tuple[Record, ...], model: torch.nn.Module, ctx: Conte
             continue
         read = int_as_item(ctx.read(ctx.sources.rel(r.frame.filename)), r.frame.line, r.tensors)
         value = value_at(model, ctx.built, r.frame, read.item) if read is not None else None
-        if isinstance(value, (bool, int, float)) and value == value:  # (nan is no value to compare with)
+        if read is not None and isinstance(value, (bool, int, float)) and value == value:  # (nan: no value to compare)
             out.append((r.frame, f"{read.item} == {value!r}"))
     return out
 
@@ -207,8 +208,8 @@ def _test(record: DataDependent, ctx: Context) -> str | None:
     """The branch's condition as code to evaluate in its frame: a candidate of its
     ``torch._check``, else the test as the line writes it (``h.sum() > 4``)."""
     written = check_candidates(record, ctx)
-    if written:
-        return written[0]
+    if written or record.frame is None:
+        return written[0] if written else None
     text = ctx.read(ctx.sources.rel(record.frame.filename))
     test = branch_test(text, record.frame.line) or tensor_test(text, record.frame.line)
     return test if isinstance(test, str) or test is None else test.test

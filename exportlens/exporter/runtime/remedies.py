@@ -69,7 +69,7 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
         return ()
     path = ctx.sources.rel(record.frame.filename)
     text = ctx.read(path)
-    rewrites = _rewrites(record, ctx, text)
+    rewrites = _rewrites(record, ctx, text, record.frame.line)
     made = [(r, edit) for r in rewrites if (edit := edit_between(path, text, r.text))]
     fixes = [Fix(r.title, (edit,), probes=(EXAMPLE,), rank=r.rank) for r, edit in made]
     assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
@@ -81,11 +81,10 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     return tuple(replace(f, preferred=i == first and bool(f.probes)) for i, f in enumerate(ranked))
 
 
-def _rewrites(record: DataDependent, ctx: Context, text: str) -> list[Rewrite]:
+def _rewrites(record: DataDependent, ctx: Context, text: str, line: int) -> list[Rewrite]:
     """(title, new text) of each rewrite of the line, best first: an ``int()`` that asked for a
     value kept symbolic (``.item()``, ``torch.sym_int``); branch-free forms, then torch.where
     (both sides computed, the test picks), then torch.cond."""
-    line = record.frame.line
     if (
         record.tensors and (read := _safely(int_as_item, text, line, record.tensors)) is not None
     ):  # (sym_int would say it again)

@@ -67,7 +67,7 @@ def export_module(
 
     report = partial(_report, spec, started)
 
-    def rebuild_of(cls: type) -> Rebuild:  # the example inputs of another spec (other sizes)
+    def rebuild_of(cls: UserClass) -> Rebuild:  # the example inputs of another spec (other sizes)
         return lambda other: _build_inputs(cls, module, other, device, files)
 
     # a proof of a fix: the module as the user wrote it, on the probes, before the fixed one is imported
@@ -164,7 +164,7 @@ def _with_eager(records: tuple[Record, ...], model: torch.nn.Module, built: Buil
 def in_source_order(findings: list[Finding], module_path: str) -> list[Finding]:
     """One finding per cause (torch can raise the same one for each of its guards), the
     module's own file first, then by line: the first a user reads is the first that breaks."""
-    first = {}
+    first: dict[tuple[str, str, int, int, str], Finding] = {}
     for f in findings:
         first.setdefault((f.code, f.path, f.line, f.column, f.message), f)
     return sorted(first.values(), key=lambda f: (f.path != module_path, f.path, f.line, f.column))
@@ -232,7 +232,7 @@ def _forget_project_modules(root: Path, name: str) -> None:
 
 def prepare(
     root: Path, module: ModuleClass, spec: ExportSpec, device: str, files: Sources
-) -> tuple[type, torch.nn.Module, Built]:
+) -> tuple[UserClass, torch.nn.Module, Built]:
     """The class imported fresh, the module built as the spec says, and its example inputs:
     what ``torch.export.export`` is then called with. Raises ``_Stop`` with the finding; first,
     where torch is older than the supported range (its texts would put findings on wrong lines)."""
@@ -244,10 +244,13 @@ def prepare(
     return cls, model, _build_inputs(cls, module, spec, device, files)
 
 
+# the user's class: whatever its module defines under that name (a factory may build the nn.Module)
+UserClass = type[Any]
+
 _ON_PATH: list[str] = []  # the project root this process put on sys.path last
 
 
-def _load_class(root: Path, module: ModuleClass, files: Sources, declared: bool = False) -> type | None:
+def _load_class(root: Path, module: ModuleClass, files: Sources, declared: bool = False) -> UserClass | None:
     # only this project's root: another's left behind (checks run in one process) would give
     # its regular package ``models`` precedence over this one's namespace package of that name
     for path in (*_ON_PATH, str(root)):
@@ -281,11 +284,12 @@ def _load_class(root: Path, module: ModuleClass, files: Sources, declared: bool 
     return cls
 
 
-def _build_inputs(cls: type, module: ModuleClass, spec: ExportSpec, device: str, files: Sources) -> Built:
+def _build_inputs(cls: UserClass, module: ModuleClass, spec: ExportSpec, device: str, files: Sources) -> Built:
     params = _forward_params(cls)
     torch.manual_seed(0)  # the same inputs, so the same verdict, every run
     try:
         if spec.source == "code":
+            assert spec.example_method is not None  # a spec read from code names its method
             built = build_from_code(cls, spec.example_method, list(params))
             if device != "cpu":
                 built.args, built.kwargs = _to(built.args, device), _to(built.kwargs, device)
@@ -315,7 +319,7 @@ def _what(spec: ExportSpec) -> str:
     return f"{spec.example_method}()" if spec.source == "code" else "the example inputs"
 
 
-def _forward_params(cls: type) -> dict[str, Any]:
+def _forward_params(cls: UserClass) -> dict[str, Any]:
     """forward's parameters as Python sees them (it may be inherited, even from torch)."""
     try:
         sig = inspect.signature(cls.forward)

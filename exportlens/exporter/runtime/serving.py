@@ -175,12 +175,16 @@ def _unserved(point: Point, failures: tuple[str | None, str | None, str], run: R
 def _narrowed(point: Point, works: Point, ctx: Context) -> tuple[Fix, ...]:
     """The spec cut to ``works`` (from the failing ``point``): one fix for all its dims (a sum
     that must fit keeps both dynamic, each with a narrower range), preferred."""
-    sides = {n: "max" if s > ctx.spec.dims[n].example else "min" for n, s in point}
-    changes = tuple(Change(n, ChangeKind.BOUNDS, **{sides[n]: s}) for n, s in works)
+    sides = {n: "max" if s > (ctx.spec.dims[n].example or 0) else "min" for n, s in point}  # (each has one)
+    changes = tuple(
+        Change(n, ChangeKind.BOUNDS, min=s if sides[n] == "min" else None, max=s if sides[n] == "max" else None)
+        for n, s in works
+    )
     if len(changes) == 1:
         return spec_fixes(changes, ctx)
-    parts = [spec_fix(c, ctx, False) for c in changes]
-    if any(p is None for p in parts):
+    made = [spec_fix(c, ctx, False) for c in changes]
+    parts = [p for p in made if p is not None]
+    if len(parts) != len(made):
         return ()
     action = " and ".join(p.action if i == 0 else p.action[:1].lower() + p.action[1:] for i, p in enumerate(parts))
     edits = tuple(e for p in parts for e in p.edits)
@@ -280,7 +284,7 @@ def _needed(point: Point, found: Point, works: Callable[[Built], bool], run: Run
     """``found`` with each dim put back at its bound in ``point`` where ``works`` still holds
     so: a corner cuts every dim in proportion, but only those in the failing relation need it
     (`batch` takes no part in `start_pos + seq <= 128`)."""
-    out, kept = dict(found), {}
+    out, kept = dict(found), dict[str, int]()
     for name, bound in point:
         if len(out) > 1 and out[name] != bound:
             built = inputs_with(run.ctx.spec, {**out, **kept, name: bound}, run.rebuild)

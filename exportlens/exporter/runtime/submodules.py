@@ -208,8 +208,8 @@ def _dynamic(value: Any, other: Any, dims: Carried | None, path: str, source: st
             _dynamic(v, o, dims, f"{path}[{i}]", f"{source}[{i}]", names) for i, (v, o) in enumerate(zip(value, others))
         )
     if type(value) is dict:
-        others = other if isinstance(other, dict) else {}
+        by_key = other if isinstance(other, dict) else {}
         return {
-            k: _dynamic(v, others.get(k), dims, f"{path}[{k!r}]", f"{source}[{k!r}]", names) for k, v in value.items()
+            k: _dynamic(v, by_key.get(k), dims, f"{path}[{k!r}]", f"{source}[{k!r}]", names) for k, v in value.items()
         }
     return None

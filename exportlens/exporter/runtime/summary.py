@@ -111,7 +111,7 @@ def _user_placeholders(ep: ExportedProgram) -> list[torch.fx.Node]:
 def _symbol_names(placeholders: list[torch.fx.Node], paths: list[str], ctx: Context) -> dict[sympy.Symbol, sympy.Expr]:
     """Symbol -> expression in the user's Dim names."""
     names: dict[sympy.Symbol, sympy.Expr] = {}
-    derived = []
+    derived: list[tuple[sympy.Expr, str]] = []
     for path, node in zip(paths, placeholders):
         val = node.meta.get("val")
         labels = ctx.built.names.by_input.get(path, {})
@@ -200,7 +200,7 @@ def _ranges(ep: ExportedProgram, names: dict[sympy.Symbol, sympy.Expr]) -> tuple
 
 def _equalities(placeholders: list[torch.fx.Node], paths: list[str], names: dict, ctx: Context) -> tuple[str, ...]:
     """Sizes torch tied to a named dim that the spec left open (``?``) or named otherwise."""
-    out = []
+    out: list[str] = []
     for path, node in zip(paths, placeholders):
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor):

@@ -144,7 +144,7 @@ def _minlength(frame: Frame, value: Any, ctx: Context) -> tuple[Fix, ...]:
     text = ctx.read(path)
     rewritten = with_keyword(text, frame.line, "bincount", "minlength", int(value))
     edit = edit_between(path, text, rewritten[0]) if rewritten else None
-    if edit is None:
+    if edit is None or rewritten is None:
         return ()
     title = (
         f"Write `{rewritten[1]}`, which always has {value} bins"
@@ -164,7 +164,7 @@ def _described(probe: Probe, inputs: Built) -> str:
     if not leaves or len(values) != 1 or any(not t.numel() or not bool((t == t.flatten()[0]).all()) for _, t in leaves):
         return f"{probe.name}" if probe.fill == "declared" else f"the example inputs filled with {probe.name}"
     (value,) = values
-    said = {0: "zeros", 1: "ones"}.get(value, f"{value:g}s")
+    said = "zeros" if value == 0 else "ones" if value == 1 else f"{value:g}s"
     names = " and ".join(f"`{p}`" for p, _ in leaves)
     return f"{names} all {said}" + (f" ({probe.name})" if probe.fill == "declared" else "")
 
@@ -180,7 +180,7 @@ def _inside(size: int, root: Any) -> bool:
 def _related(inputs: Built, ctx: Context) -> bool:
     """Whether the probe's sizes keep the spec's relations: one size for each name (``new =
     seq``), and a derived one (``seq + 1``) its root's expression."""
-    roots, seen = _sizes(inputs, ctx), {}
+    roots, seen = _sizes(inputs, ctx), dict[str, int]()
     for path, value in zip(inputs.paths(), pytree.tree_leaves((inputs.args, inputs.kwargs))):
         for axis, name in ctx.built.names.by_input.get(path, {}).items():
             if isinstance(value, torch.Tensor) and axis < value.dim():
@@ -192,7 +192,7 @@ def _related(inputs: Built, ctx: Context) -> bool:
 
 def _sizes(inputs: Built, ctx: Context) -> dict[str, int]:
     """Each root dim's size in ``inputs``, read from the axes its name marks."""
-    out = {}
+    out: dict[str, int] = {}
     for path, value in zip(inputs.paths(), pytree.tree_leaves((inputs.args, inputs.kwargs))):
         for axis, name in ctx.built.names.by_input.get(path, {}).items():
             if name in ctx.built.names.roots and isinstance(value, torch.Tensor) and axis < value.dim():

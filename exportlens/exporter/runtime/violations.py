@@ -215,9 +215,9 @@ def _place(record: Constraint, log: GuardLog, names: SymbolNames, user: Names) -
         symbols.setdefault(name, set()).add(sym)
     mine = [symbols.get(d, set()) for d in record.dims]
     if isinstance(record, Specialization):
-        mine = mine[0] | (symbols.get(record.derived[0], set()) if record.derived else set())
-        event = log.first(mine, ("replace", "guard"))
-        return replace(record, frame=_frame(event), inside=_pinned_inside(log, mine, record.value) or _inside(event))
+        pinned = mine[0] | (symbols.get(record.derived[0], set()) if record.derived else set())
+        event = log.first(pinned, ("replace", "guard"))
+        return replace(record, frame=_frame(event), inside=_pinned_inside(log, pinned, record.value) or _inside(event))
     if record.kind is ViolationKind.EQUALITY:
         event = _first_both(log, *mine) if mine[1] else log.first(mine[0])
         return replace(record, frame=_frame(event))
@@ -346,10 +346,10 @@ def _cutting_guard(log: GuardLog, over_root: dict[sympy.Symbol, Any], root: Any)
             _breaks(expr.xreplace(over_root), hints, dim, value) for value in probes
         ):
             return event, expr
-    event = log.first(symbols, ("guard",))
-    expr = _replaced(event.expr, replacements) if event is not None else None
+    last = log.first(symbols, ("guard",))
+    expr = _replaced(last.expr, replacements) if last is not None else None
     return (
-        (event, expr) if expr is not None and expr is not sympy.true else None
+        (last, expr) if last is not None and expr is not None and expr is not sympy.true else None
     )  # (``Eq(s77 - 3, s68)``, once replaced)
 
 

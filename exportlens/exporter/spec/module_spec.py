@@ -329,9 +329,9 @@ def example_size(size: Any, dims: dict[str, DimSpec]) -> int:
     """The concrete size used for tracing (``?`` sizes: see ``auto_sizes``)."""
     if isinstance(size, int):
         return size
-    if isinstance(size, Derived):
-        return size.value(dims[size.root].example)
-    return dims[size].example
+    example = dims[size.root if isinstance(size, Derived) else size].example
+    assert example is not None  # choose_examples gave every dim one
+    return size.value(example) if isinstance(size, Derived) else example
 
 
 def auto_sizes(inputs: dict[str, Any], dims: dict[str, DimSpec]) -> dict[tuple[str, int], int]:

@@ -10,6 +10,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
@@ -72,7 +73,14 @@ class PlanCache:
 
 
 def _digest(project: ProjectSpecs) -> tuple[Path, str]:
-    return project.root, hashlib.sha256(project.text.encode("utf-8", "surrogatepass")).hexdigest()
+    return project.root, _text_sha(project.text)
+
+
+@lru_cache(maxsize=16)
+def _text_sha(text: str) -> str:
+    """Kept per text: each open file's diagnostics plan every module with a table, and hashing
+    the whole pyproject.toml for each of two hundred, for each file, was most of their cost."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _text_digest(files: Sources, path: str) -> str:

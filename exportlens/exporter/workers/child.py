@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import faulthandler
 import gc
+import io
 import os
 import signal
 import sys
@@ -62,9 +63,9 @@ def warm_up() -> None:
 
     available()  # the sandbox's bindings imported here, once, not in each job's child (about 60 ms there)
     interpreter_folders()  # what a sandboxed job may read of the interpreter, found once for every child
-    report = run_job(
-        Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", name_span=Span(1), sources={WARM_FILE: WARM_SOURCE})
-    ).report
+    end = run_job(Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", name_span=Span(1), sources={WARM_FILE: WARM_SOURCE}))
+    assert isinstance(end, Reported)  # a verdict job, not a tree
+    report = end.report
     if report.status.value != "exported":  # a broken environment: say so in the worker's stderr
         print(f"exportlens worker: the warm-up export failed: {report.findings}", file=sys.stderr)
     # leave nothing of it for a user's job to see
@@ -196,13 +197,15 @@ def forked(parent: int, request: Run | None, inherited: list[int | None], out: i
         os.dup2(out, 1)
         os.dup2(out, 2)
         for stream in (sys.stdout, sys.stderr):
-            stream.reconfigure(line_buffering=True, write_through=True)
+            if isinstance(stream, io.TextIOWrapper):  # (as it is, unless something replaced it)
+                stream.reconfigure(line_buffering=True, write_through=True)
         faulthandler.enable(os.fdopen(os.dup(res), "w"))  # a segfault's Python stack, beside the result
         _one_thread()
         if request is None:
             warm_up()
             gc.freeze()
             write_all(res, PRIMED)
+            assert req is not None  # a primed child is given its job's pipe
             request = _read_request(req)
         code = run_in_child(request.job, res)
     except BaseException:

@@ -15,12 +15,10 @@ from ..core.report import Finding, Kind, ModuleReport, Status
 from ..core.tree import SubmoduleTree
 from ..find.packages import package_base
 from ..spec.variants import named
+from .error_words import allocation_refused, permission_refused
 from .platform import SIGKILL
 from .protocol import RESULT_MAX, Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported, TreeReported
 from .validate import Refused, accepted
-
-# what an allocation refused under the memory cap says, in torch's and Python's words
-MEMORY_MESSAGES = ("can't allocate memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
 
 
 def outcome(
@@ -103,7 +101,8 @@ def _ended(job: Job, end: Done | Lost, why_killed: str | None, seconds: float) -
         return failed(codes.CRASH, f"the module {e.message} while exporting{shown}")
     if isinstance(e, Internal):
         return failed(codes.INTERNAL, f"exportlens failed: {e.trace.strip().splitlines()[-1]}", e.trace)
-    return failed(codes.CRASH, _death(e, _crash_site(fault, job.root)) + shown)
+    # (accepted() lets no undecoded end through, and a tree comes here only stopped by its timeout)
+    return failed(codes.CRASH, _death(e if isinstance(e, Died) else Died(), _crash_site(fault, job.root)) + shown)
 
 
 def _lost(end: Lost) -> tuple[codes.Code, str, str]:
@@ -152,7 +151,7 @@ def _memory_findings(report: ModuleReport, job: Job) -> tuple[ModuleReport, bool
     True when a finding was converted (the verdict depends on the cap: not cached)."""
     out: list[Finding] = []
     for f in report.findings:
-        if f.kind is not Kind.SPEC_ERROR and any(m in f.message or m in f.detail for m in MEMORY_MESSAGES):
+        if f.kind is not Kind.SPEC_ERROR and (allocation_refused(f.message) or allocation_refused(f.detail)):
             said = f.message.rstrip(": ")  # a MemoryError says nothing: "... while exporting: "
             message = (
                 f"export needed more than the memory limit of {_human(job.memory_limit)} ({said}){_meta_hint(job)}"
@@ -184,7 +183,7 @@ def _sandbox_hint(report: ModuleReport, job: Job) -> ModuleReport:
     if not job.sandbox:
         return report
     hinted = tuple(
-        replace(f, message=f.message + SANDBOX_HINT) if "PermissionError" in f.message else f for f in report.findings
+        replace(f, message=f.message + SANDBOX_HINT) if permission_refused(f.message) else f for f in report.findings
     )
     return replace(report, findings=hinted) if hinted != report.findings else report
 

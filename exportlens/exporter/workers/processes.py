@@ -5,6 +5,7 @@ pool's ``on_message(process, message)``."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import queue
@@ -102,9 +103,10 @@ class Warm:
     def _lines(self) -> Iterator[bytes]:
         """Its stdout's lines, each bounded: a spare's job runs in the process that writes them,
         and one past the bound stops it (a warm parent passes on a job's End, bounded there)."""
-        assert self.proc.stdout is not None
+        stdout = self.proc.stdout
+        assert isinstance(stdout, io.BufferedReader)  # Popen's, buffered (typeshed says only IO[bytes])
         lines = Lines(DONE_MAX)
-        for chunk in iter(lambda: self.proc.stdout.read1(1 << 16), b""):  # type: ignore[union-attr]
+        for chunk in iter(lambda: stdout.read1(1 << 16), b""):
             was = lines.overlong
             yield from lines.feed(chunk)
             if lines.overlong and not was:  # (what follows is read, and dropped, until it is gone)
@@ -136,7 +138,7 @@ class Warm:
             if isinstance(message, Ready):
                 if self.ready is None:  # (a spare's job could say it again)
                     self._ready(message)
-            else:
+            elif isinstance(message, (Started, Done)):  # (all that decode lets through but Ready)
                 if isinstance(message, Started):
                     del self._stderr[:]  # a spare's warm-up said that; what follows is the job's
                 self.on_message(self, message)
@@ -158,8 +160,9 @@ class Warm:
         self.ready = ready
 
     def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):  # type: ignore[union-attr]
+        stderr = self.proc.stderr
+        assert isinstance(stderr, io.BufferedReader)  # as stdout's
+        for chunk in iter(lambda: stderr.read1(65536), b""):
             self._stderr += chunk
             if OUTPUT_ENDS in self._stderr and not self.output_ended.is_set():
                 self.output = self._stderr.split(OUTPUT_ENDS, 1)[0].decode("utf-8", "replace")
@@ -250,7 +253,7 @@ class Spares:
         if isinstance(message, (Started, Done)) and (warm.job is None or message.id != warm.job):
             return
         if isinstance(message, Started):
-            if warm.started:
+            if warm.started or warm.job is None:  # (no job: returned above)
                 return
             warm.started, message = True, Started(warm.job, warm.proc.pid)
         if isinstance(message, Done):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import TypeVar, overload
 
 from ..core.codec import TYPE, Codec, CodecError
 from ..core.guards import Guard, GuardKind
@@ -277,6 +278,16 @@ class Lines:
         return lines
 
 
+_A = TypeVar("_A", bound="Message | End")
+_B = TypeVar("_B", bound="Message | End")
+
+
+@overload
+def decode(line: bytes | str, expected: type[_A], /) -> _A: ...
+@overload
+def decode(line: bytes | str, expected: type[_A], other: type[_B], /) -> _A | _B: ...
+@overload
+def decode(line: bytes | str, *expected: type) -> Message | End: ...
 def decode(line: bytes | str, *expected: type) -> Message | End:
     """One line as a message of one of the ``expected`` types; CodecError otherwise."""
     message: Message | End = CODEC.loads(line)  # (what it is, is checked against ``expected`` next)

@@ -9,6 +9,7 @@ job prints goes to its stderr, which the owner reads (up to ``OUTPUT_ENDS``); th
 from __future__ import annotations
 
 import faulthandler
+import io
 import os
 import sys
 import threading
@@ -56,7 +57,8 @@ class Job:
         self.lock = threading.Lock()
         self.stop = threading.Event()
         for stream in (sys.stdout, sys.stderr):
-            stream.reconfigure(line_buffering=True, write_through=True)
+            if isinstance(stream, io.TextIOWrapper):  # (as it is, unless something replaced it)
+                stream.reconfigure(line_buffering=True, write_through=True)
 
     def watch(self) -> None:
         threading.Thread(target=watch_owner, args=(self.stop, self._kill_below), daemon=True).start()

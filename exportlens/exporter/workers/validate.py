@@ -21,7 +21,7 @@ from typing import Any
 from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, Summary, Verified, from_dict, to_dict
 from ..core.tree import SubmoduleTree
 from ..spec.loading import PYPROJECT
-from .protocol import Died, Done, End, Exited, Internal, Job, OutOfMemory, Reported, TreeReported
+from .protocol import Died, Done, Encoded, End, Exited, Internal, Job, OutOfMemory, Reported, TreeReported
 
 MAX_TEXT = 1 << 20  # characters of a message, a title, an edit's text, the output's tail
 MAX_GRAPH = 64 << 20  # the printed program of a large model runs to megabytes
@@ -57,10 +57,10 @@ def accepted(job: Job, done: Done) -> Done:
         raise Refused("it is nested too deeply") from None
 
 
-def _typed(end: End) -> End:
+def _typed(end: End | Encoded) -> End:
     """``end`` rebuilt field by field from its plain form, so that every field holds what
     its type says (the codec builds what the text names, whatever the values)."""
-    if type(end) not in (Reported, TreeReported, Exited, OutOfMemory, Internal, Died):
+    if isinstance(end, Encoded) or type(end) not in (Reported, TreeReported, Exited, OutOfMemory, Internal, Died):
         raise Refused(f"it is not a job's end but {type(end).__name__}")
     try:
         typed = from_dict(type(end), to_dict(end))
@@ -170,9 +170,9 @@ def _finding(finding: Finding, root: _Root, proven: bool) -> Finding:
     _short(finding.code, finding.message, finding.detail)
     _place(root, finding.path, finding.line, finding.column, finding.end_line, finding.end_column)
     _sized("related places", finding.related)
-    for related in finding.related:
-        _short(related.message)
-        _place(_READ_ONLY if _library_file(related.path) else root, related.path, related.line)
+    for r in finding.related:
+        _short(r.message)
+        _place(_READ_ONLY if _library_file(r.path) else root, r.path, r.line)
     _sized("fixes", finding.fixes)
     fixes = tuple(_fix(fix, root, proven) for fix in finding.fixes)
     if sum(fix.preferred for fix in fixes) > 1:

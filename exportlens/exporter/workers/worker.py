@@ -349,11 +349,11 @@ class Parent:
         elif child.result.overlong:
             end = Died(overlong=True)
         elif end is None:
-            exited, signalled = (
-                status is not None and os.WIFEXITED(status),
-                status is not None and os.WIFSIGNALED(status),
+            exit_status, killed_by = (
+                os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None,
+                os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None,
             )
-            end = Died(os.WEXITSTATUS(status) if exited else None, os.WTERMSIG(status) if signalled else None)
+            end = Died(exit_status, killed_by)
         self.send(Done(child.job, end, child.output.decode("utf-8", "replace"), fault.strip()))
 
     def kill_orphans(self) -> None:

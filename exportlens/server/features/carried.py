@@ -6,7 +6,6 @@ file it read from disk (a file changed since leaves the fix out, as no version c
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +21,13 @@ FIXES, VERSIONS, DISK = "fixes", "versions", "disk"
 def carried(fixes: tuple[Fix, ...], result: Result | None, root: Path) -> dict[str, Any]:
     """What a diagnostic's ``data`` holds of its finding's fixes (plain JSON)."""
     paths = {root / e.path for fix in fixes for e in fix.edits}
-    versions, disk = {}, {}
-    for path in sorted(paths) if result is not None else ():
+    versions: dict[str, int | None] = {}
+    disk: dict[str, str] = {}
+    for path in sorted(paths):
         rel = path.relative_to(root).as_posix()
-        if path in result.versions:
+        if result is not None and path in result.versions:
             versions[rel] = result.versions[path]
-        elif path in result.disk:
+        elif result is not None and path in result.disk:
             disk[rel] = _digest(result.disk[path])
     return {FIXES: [WIRE.plain(f) for f in fixes], VERSIONS: versions, DISK: disk}
 
@@ -44,11 +44,13 @@ def fixes_of(data: Any) -> tuple[Fix, ...] | None:
     return fixes if all(isinstance(f, Fix) for f in fixes) else None
 
 
-def versions_for(data: Mapping, fix: Fix, root: Path, docs: WorkspaceSnapshot) -> dict[Path, int | None] | None:
+def versions_for(data: object, fix: Fix, root: Path, docs: WorkspaceSnapshot) -> dict[Path, int | None] | None:
     """The version of each document ``fix``'s edits were made for (``actions.made_for``, from
-    what the diagnostic carries); None where a file the export read from disk changed since."""
-    versions = data.get(VERSIONS) if isinstance(data.get(VERSIONS), dict) else {}
-    disk = data.get(DISK) if isinstance(data.get(DISK), dict) else {}
+    what the diagnostic carries: any JSON the client sent back); None where a file the export
+    read from disk changed since."""
+    sent = data if isinstance(data, dict) else {}
+    versions = v if isinstance(v := sent.get(VERSIONS), dict) else {}
+    disk = d if isinstance(d := sent.get(DISK), dict) else {}
     out: dict[Path, int | None] = {}
     for rel in dict.fromkeys(e.path for e in fix.edits):
         path, version = root / rel, versions.get(rel)

@@ -22,8 +22,9 @@ def title(session: Session, root: Path, target: str, has_spec: bool) -> str:
     state = session.state(root, target)
     result = session.result(root, target)
     if state is State.RUNNING:
-        cached = result is not None and result.report.cached
-        return f"{verdict(result.report)} · cached, checking again…" if cached else "⟳ exporting…"
+        if result is not None and result.report.cached:
+            return f"{verdict(result.report)} · cached, checking again…"
+        return "⟳ exporting…"
     if result is None:
         return "▶ Export" if session.trusted else "▶ Export (workspace not trusted)"
     return verdict(result.report) + (" · cached" if result.report.cached else "")

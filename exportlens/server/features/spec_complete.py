@@ -62,7 +62,12 @@ def _keys(
     session, root, spec: SpecDoc, target: str, rel, variant: bool, ctx: Context, edit
 ) -> list[types.CompletionItem]:
     typed = (ctx.start, ctx.start + len(ctx.text))  # the key being typed is not yet present
-    present = {t.value for s in family(spec.scopes, target) for t in s.tokens if t.is_key and (t.start, t.end) != typed}
+    present = {
+        t.value
+        for s in family(spec.scopes, target)
+        for t in s.tokens
+        if t.is_key and t.value is not None and (t.start, t.end) != typed
+    }
     if rel == ():
         keys = [*_TABLE_KEYS, *(["name"] if variant else [])]
         kind = types.CompletionItemKind.Property
@@ -192,6 +197,7 @@ def _target_edit(spec: SpecDoc, ctx: Context, offset: int) -> tuple[types.Range,
         not spec.doc.text[line_start : ctx.start].lstrip().startswith("[[")
     )  # an array of tables: `.variants]]` follows
     rest = _HEADER_REST.match(spec.doc.text, offset)
+    assert rest is not None  # every part of the pattern is optional: it matches anywhere
     end = rest.end() if single or rest.group(1) is None else rest.start(1)
     bracket = "]" if single else ""
     edit = spec.range(ctx.start + len(quote), end)

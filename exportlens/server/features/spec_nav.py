@@ -64,8 +64,8 @@ def dim_hover(session: Session, root: Path, spec: SpecDoc, scope: Scope, name: s
                 f"Last export{of}: ✓ " + (", ".join(f"`{c}`" for c in found) or f"`{name}` left unconstrained")
             )
         else:
-            found = [f for f in report.findings if name in f.dims]
-            said = "; ".join(f"{f.path}:{f.line}: {f.message}" for f in found[:3])
+            failed = [f for f in report.findings if name in f.dims]
+            said = "; ".join(f"{f.path}:{f.line}: {f.message}" for f in failed[:3])
             lines.append(f"Last export{of}: ✗ {report.status.value}" + (f": {said}" if said else ""))
     return "\n\n".join(lines)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from lsprotocol import types
 
@@ -20,12 +20,19 @@ from ..session import Session
 from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
 
 
-class _Item(Protocol):  # diagnostics.Located
-    finding: Finding
-    target: str | None
+class _Item(Protocol):  # diagnostics.Located (frozen: read-only here)
+    @property
+    def finding(self) -> Finding: ...
+    @property
+    def target(self) -> str | None: ...
 
 
-def screened(session: Session, root: Path, rel: str, found: Sequence[_Item], overrides: Mapping[Path, str]):
+_I = TypeVar("_I", bound=_Item)
+
+
+def screened(
+    session: Session, root: Path, rel: str, found: Sequence[_I], overrides: Mapping[Path, str]
+) -> tuple[list[_I], list[Finding]]:
     """The items of one file (``rel``) the user has not suppressed, in the text as it is
     now, and EL008 on each suppression in that file that hid nothing: judged only for the
     modules an export of this session ran to its verdict."""
@@ -34,7 +41,7 @@ def screened(session: Session, root: Path, rel: str, found: Sequence[_Item], ove
     sources = Sources.of(root, overrides)
     suppressor = Suppressor(sources.text, modules, project.tables, project.text)
     kept = [item for item in found if suppressor.match(item.target, item.finding) is None]
-    judged = []
+    judged: list[str] = []
     for (r, target), result in list(session.results.items()):
         # only a module of this file (or, for pyproject.toml, any: its tables' ignore entries)
         # can have an unused suppression here; this file's findings of others were matched above

@@ -5,6 +5,7 @@ removed takes its scan, exports, results and diagnostics with it."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 from lsprotocol import types
@@ -12,6 +13,8 @@ from lsprotocol import types
 from ..server import ExportLensServer
 from ..snapshots import path_of
 from .module_index import FileEntry
+
+log = logging.getLogger(__name__)
 
 
 def start(ls: ExportLensServer) -> None:
@@ -85,6 +88,10 @@ def _done(ls: ExportLensServer, folder: Path, files: int) -> None:
         ls.publish_project(folder)  # spec errors of modules the editor has not opened
         ls.refresh()
 
+    try:
+        ls.session.warm_specs(folder)  # here, off the event loop: what the first diagnostics need
+    except Exception:  # a spec that cannot be read is said when a file's diagnostics are made
+        log.debug("planning %s's specs ahead failed", folder, exc_info=True)
     loop = ls.event_loop
     assert loop is not None  # set at initialize, before any folder is scanned
     loop.call_soon_threadsafe(done)

@@ -59,8 +59,10 @@ def draft_export(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shap
     is absent or fails: the caller then takes each data-dependent guard provisionally."""
     run = getattr(torch.export, "draft_export", None)
     if run is None:
-        from torch.export._draft_export import draft_export as run
-    ep = run(model, args, kwargs, dynamic_shapes=dynamic_shapes)
+        from torch.export._draft_export import draft_export as private
+
+        run = private
+    ep: Any = run(model, args, kwargs, dynamic_shapes=dynamic_shapes)  # draft export adds ``_report``, undeclared
     return list(ep._report.failures)  # 2.8–2.15
 
 
@@ -138,15 +140,16 @@ def silenced_trace_print() -> Iterator[None]:
     except ImportError:
         yield
         return
+    # through the module's namespace: ``print`` is a global lookup there, not an attribute torch declares
     shadowed = trace.__dict__.get("print")
-    trace.print = lambda *args, **kwargs: None
+    trace.__dict__["print"] = lambda *args, **kwargs: None
     try:
         yield
     finally:
         if shadowed is None:
-            del trace.print
+            del trace.__dict__["print"]
         else:
-            trace.print = shadowed
+            trace.__dict__["print"] = shadowed
 
 
 OnEvent = Callable[[Any, str, Any], None]  # (shape env, "guard" | "replace", guard / (symbol, replacement))
@@ -178,11 +181,12 @@ def shape_env_events(on_event: OnEvent) -> Iterator[None]:
             on_event(self, "env", None)
         return set_replacement(self, a, tgt, msg)
 
-    ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement = __init__, _log_guard, _set_replacement
+    # replacing torch's methods is the point of a patch (mypy refuses any assignment to a method)
+    ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement = __init__, _log_guard, _set_replacement  # type: ignore[method-assign]
     try:
         yield
     finally:
-        ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement = init, log_guard, set_replacement
+        ShapeEnv.__init__, ShapeEnv._log_guard, ShapeEnv._set_replacement = init, log_guard, set_replacement  # type: ignore[method-assign]
 
 
 OnGuard = Callable[[GuardOnDataDependentSymNode, FrameType | None], bool]
@@ -204,8 +208,8 @@ def data_dependent_as_false(on_guard: OnGuard) -> Iterator[None]:
                 raise
             return evaluate(self, orig_expr, *args[:3], **{**kwargs, "fallback_value": False})
 
-    ShapeEnv.evaluate_expr = evaluate_expr
+    ShapeEnv.evaluate_expr = evaluate_expr  # type: ignore[method-assign]  # (a patch, as above)
     try:
         yield
     finally:
-        ShapeEnv.evaluate_expr = evaluate
+        ShapeEnv.evaluate_expr = evaluate  # type: ignore[method-assign]

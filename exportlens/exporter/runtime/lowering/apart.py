@@ -13,10 +13,12 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ...workers.platform import limit_memory
 from ...workers.sandbox import confine
 from . import compiler
+from .artifact import Artifact
 from .handoff import CODEC, Answer, Failure, Request, load
 from .pipes import fork_serving, read_all, reap, write_all
 
@@ -79,5 +81,10 @@ def _serve(handoff: Path, work: Path, memory_limit: int | None, asked: int, answ
         if builder is not None:
             compiler.stop(builder)
     else:  # `aoti` is asked for only where it is a target, and so where the compiler was started
-        answers = lower_all(ep, probes, request, own, aoti=lambda _ep, where: load_aoti(compiler.build(builder), where))
+
+        def aoti(_ep: Any, where: Path) -> Artifact:
+            assert builder is not None
+            return load_aoti(compiler.build(builder), where)
+
+        answers = lower_all(ep, probes, request, own, aoti=aoti)
     write_all(answer, CODEC.dumps(answers).encode() + b"\n")

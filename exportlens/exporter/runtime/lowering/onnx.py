@@ -18,6 +18,7 @@ def compile_onnx(ep: Any, folder: Path) -> Artifact:
     # the exporter prints its progress and warnings: what matters of it reaches the user as findings
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         program = torch.onnx.export(ep, (), dynamo=True, verbose=False, optimize=True)
+    assert program is not None  # (None only without dynamo=True)
     program.save(str(path))
     size = sum(p.stat().st_size for p in folder.iterdir())  # weights may lie beside the model, in files of their own
     stacks = onnx_stacks(program)
