@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -162,7 +162,7 @@ class Exports:
             return
         reason = ", ".join(dict.fromkeys(due.values()))
         try:
-            await self.export(root, self.affected(root, due), reason)
+            await self.export(root, await asyncio.to_thread(self.affected, root, due), reason)  # off the loop: parses
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -189,8 +189,7 @@ class Exports:
         return list(dict.fromkeys(targets))
 
     def _modules(self, path: Path):
-        entry = self.session.index.get(path)
-        return entry.modules if entry else ()
+        return entry.modules if (entry := self.session.index.get(path)) else ()
 
     # -- which, and how ----------------------------------------------------------------
 
@@ -207,14 +206,15 @@ class Exports:
         modules = [m for m in (self.session.index.by_target(root, t) for t in targets) if m is not None]
         plan = self.session.plan(root, modules, docs.texts)
         pool = self.start_pool()
-        waits = []
-        for planned in plan.modules:
-            if planned.spec is None:
-                continue  # no example inputs, or a spec error: static diagnostics say so
-            submitted = self._submit(pool, plan, planned, docs, reason, artifacts)
-            if submitted is not None:
-                sub, future = submitted
-                waits.append((sub.target, self._land(root, sub, asyncio.wrap_future(future))))
+        submitted: list[tuple[_Submitted, Future]] = []
+        try:
+            for planned in [p for p in plan.modules if p.spec is not None]:  # no spec: static diagnostics say so
+                await asyncio.sleep(0)  # each job parses a closure, hashes a key: requests are answered between
+                submitted += filter(None, [self._submit(pool, plan, planned, docs, reason, artifacts)])
+        except asyncio.CancelledError:  # between two: those submitted are killed, as ``_gather`` kills a batch's
+            self.cancel(root, [sub.target for sub, _ in submitted])
+            raise
+        waits = [(sub.target, self._land(root, sub, asyncio.wrap_future(future))) for sub, future in submitted]
         if not waits:
             return {}
         self.landed(root, [])  # CodeLenses show "exporting…"
@@ -249,7 +249,7 @@ class Exports:
         self.say(f"exporting {planned.target} ({reason}, job {number})")
         disk = {p: t for p, t in ((file, seen), (root / PYPROJECT, plan.project.text)) if p not in docs}
         # what the worker imports: the editor's text it was sent, else the disk's (``seen`` where the file is not open)
-        read = text if sources else seen if text is None else read_text(file)
+        read = text if sources and text is not None else seen if text is None else read_text(file)
         fresh = reason in (COMMAND, REVERIFY)
         sub = _Submitted(
             planned.target, number, file, seen, docs.versions, disk, read, reason, job, spec_key(planned.spec)
@@ -257,7 +257,7 @@ class Exports:
         return sub, pool.submit(job, fresh=fresh)
 
     async def _gather(
-        self, root: Path, waits: list[tuple[str, Awaitable[ModuleReport | None]]], planned: list[str]
+        self, root: Path, waits: Sequence[tuple[str, Awaitable[ModuleReport | None]]], planned: list[str]
     ) -> dict[str, ModuleReport]:
         """Wait for a batch, with its progress shown once the jobs run (the client's round
         trip never delays them); cancelled, the planned modules' jobs are killed, not just the wait."""
@@ -344,8 +344,8 @@ class Exports:
         submit = Once(lambda j: pool.submit(j, supersede=False, background=True))
         pending = [(rounds, p.job) for p, rounds in tries]
         while pending:
-            waits = [asyncio.wrap_future(submit(j)) for _, j in pending]
-            after = await asyncio.gather(*waits, return_exceptions=True)
+            submitted = await asyncio.to_thread(list, map(submit, (j for _, j in pending)))  # as in _serve
+            after = await asyncio.gather(*map(asyncio.wrap_future, submitted), return_exceptions=True)
             if self.session.results.get((root, job.target)) is not result:
                 return  # the module was exported again: these fixes are gone
             stepped = await asyncio.to_thread(_stepped, pending, after)
@@ -368,7 +368,8 @@ class Exports:
             return  # the pool answered with the verdict a serving run already made
         served = replace(job.job, key="", options=replace(job.job.options, serve=True))
         try:
-            after = await asyncio.wrap_future(pool.submit(served, supersede=False, background=True))
+            future = await asyncio.to_thread(pool.submit, served, supersede=False, background=True)
+            after = await asyncio.wrap_future(future)  # submitted off the loop: a job's end holds the pool's lock
         except Exception:
             return  # cancelled, or the worker went away: the next export runs it again
         key = (root, job.target)
@@ -383,7 +384,7 @@ class Exports:
             self.landed(root, [job.target])
             self._later(self._prove(root, job, self.session.results[key]))
 
-    def _later(self, work: Awaitable[None]) -> None:
+    def _later(self, work: Coroutine[object, object, object]) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self._verifying.add(task)
         task.add_done_callback(self._verifying.discard)

@@ -147,6 +147,17 @@ class Session:
             plan.modules += self.plans.planned(m, project)  # once per variant
         return plan
 
+    def warm_specs(self, folder: Path) -> None:
+        """Parse the pyproject.toml of each project under ``folder`` and plan the modules its
+        tables name, as the disk has them, into the caches (both thread-safe): called from a
+        scan's thread, so that the first diagnostics after indexing, which plan every module
+        with a table, do not do it on the event loop (a 200-table spec: over half a second)."""
+        roots = {e.root for p, e in list(self.index.files.items()) if p == folder or folder in p.parents}
+        for root in roots:
+            project = self.project(root, {})
+            classes = {Target.parse(t).module for t in project.tables}
+            self.plan(root, [m for _, m in self.index.under(root) if m.target in classes], {})
+
     def variants(self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]) -> list[str]:
         """The targets ``module`` is checked as: ``path.py:Class[name]`` for each of its variants, else its own."""
         tables = self.project(root, overrides).tables

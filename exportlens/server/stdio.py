@@ -22,13 +22,14 @@ import logging
 import os
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, NoReturn
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from . import compat
+from . import compat, keystrokes
 from .frames import END, MAX_DEPTH, Frames, TooDeep
 from .outgoing import Outgoing
 
@@ -104,6 +105,7 @@ def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryI
 async def _loop(server: LanguageServer, frames: Frames, writer: Outgoing) -> NoReturn:
     """Handle messages until ``exit`` or the end of the input, then end the process."""
     loop = asyncio.get_running_loop()
+    loop.set_default_executor(_started_executor())
     messages: asyncio.Queue[Any] = asyncio.Queue()
 
     def read() -> None:  # a daemon thread: blocked on stdin, it must not hold up the exit
@@ -118,12 +120,27 @@ async def _loop(server: LanguageServer, frames: Frames, writer: Outgoing) -> NoR
     threading.Thread(target=read, name="exportlens-stdin", daemon=True).start()
     gate = Gate(writer)
     while True:
-        message = await messages.get()
-        if message is END:
-            log.warning("the input ended: the server ends")
-            _end(server, gate.exit_code)
-        if _handle(server, gate, writer, message):
-            _end(server, gate.exit_code)
+        waiting = [await messages.get()]
+        while not messages.empty():  # what queued up while the loop was busy: keystrokes fold (keystrokes.py)
+            waiting.append(messages.get_nowait())
+        for message in keystrokes.folded(waiting):
+            if message is END:
+                log.warning("the input ended: the server ends")
+                _end(server, gate.exit_code)
+            if _handle(server, gate, writer, message):
+                _end(server, gate.exit_code)
+
+
+def _started_executor() -> ThreadPoolExecutor:
+    """The loop's executor (``asyncio.to_thread``: plans, proofs' plans, rescans) with its
+    threads started now: one started when work is handed to it holds the event loop until
+    it runs, 100-200 ms on a loaded machine. As many as asyncio's default would start."""
+    threads = min(32, (os.cpu_count() or 1) + 4)
+    executor = ThreadPoolExecutor(threads, thread_name_prefix="exportlens-off-loop")
+    started = threading.Barrier(threads)
+    for _ in range(threads):  # each waits for the others: no thread is idle, so each submit starts one
+        executor.submit(started.wait)
+    return executor
 
 
 def _end(server: LanguageServer, code: int) -> NoReturn:

@@ -169,6 +169,9 @@ class Pool:
         with self._lock:
             if not self._closed:
                 self._warm_parent()
+        # the first job's cache key asks the interpreter what it has (60 ms idle, over 1 s on a
+        # loaded machine): asked now, beside torch's import, not on the caller's first submit
+        threading.Thread(target=lambda: self.environment, name="exportlens-environment", daemon=True).start()
 
     def warm_unless_kept(self, paths: list[Path]) -> None:
         """``warm`` now, while the caller plans, unless a verdict cache lies in ``paths``, above or
@@ -234,9 +237,11 @@ class Pool:
         return warm.proc.pid if isinstance(warm, Warm) else warm.pid if warm is not None else None
 
     def job_pids(self) -> dict[tuple[str, str], int]:
-        """(root, target) -> pid of each running job's process (its process group)."""
-        with self._lock:
-            return {(e.job.root, e.job.target): e.pid for e in self._running.values() if e.pid is not None}
+        """(root, target) -> pid of each running job's process (its process group). Without the
+        lock, which a job's end holds while its report is checked and stored: the editor's status
+        request must not wait for that (a dict's copy is one step under the GIL)."""
+        running = self._running.copy()
+        return {(e.job.root, e.job.target): e.pid for e in running.values() if e.pid is not None}
 
     @property
     def torch_version(self) -> str | None:
@@ -377,7 +382,7 @@ class Pool:
         if entry.why_killed != "cancelled":
             seconds = time.monotonic() - entry.started if entry.started else 0.0
             report, cacheable = outcome(entry.job, end, entry.why_killed, seconds)
-            if entry.job.key and cacheable:
+            if entry.job.key and cacheable and isinstance(report, ModuleReport):  # (a tree is never cacheable)
                 self.cache[entry.job.key] = report
                 while len(self.cache) > CACHE_SIZE:
                     self.cache.popitem(last=False)

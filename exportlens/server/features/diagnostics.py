@@ -4,6 +4,7 @@ in a helper file that another module imports)."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -164,8 +165,8 @@ def _mirrors(session: Session, root: Path, path: Path, overrides: Mapping[Path, 
     entry = session.index.get(path)
     if entry is None or not entry.modules or not (root / PYPROJECT).is_file() and root / PYPROJECT not in overrides:
         return []
-    spec, _ = screened(session, root, PYPROJECT, findings_for(session, root / PYPROJECT, overrides), overrides)
     out = []
+    spec = _spec_findings(session, root, overrides)
     for item in spec:
         module = _module_of(session, root, item)
         if module is None or root / Target.parse(module.target).path != path or item.finding.path != PYPROJECT:
@@ -175,6 +176,46 @@ def _mirrors(session: Session, root: Path, path: Path, overrides: Mapping[Path, 
         moved = replace(f, path=relative(root, path), line=at.line, column=at.column, end_line=at.end_line)
         out.append(replace(item, finding=replace(moved, end_column=at.end_column, related=(back,)), mirror=True))
     return out
+
+
+_last_spec: list[tuple[Path, tuple[object, ...], list[Located]]] = []  # one: the last made
+
+
+def _spec_findings(session: Session, root: Path, overrides: Mapping[Path, str]) -> list[Located]:
+    """pyproject.toml's findings, screened, kept while what they are made from is the same:
+    every open file mirrors them, and making them plans every module with a table and reads
+    every exported module's file, which for each of two hundred files published at once was
+    most of the server's time in a storm."""
+    key = _made_from(session, root, overrides)
+    if _last_spec and _last_spec[0][0] == root and len(_last_spec[0][1]) == len(key):
+        if all(map(operator.is_, _last_spec[0][1], key)):
+            return _last_spec[0][2]
+    spec, _ = screened(session, root, PYPROJECT, findings_for(session, root / PYPROJECT, overrides), overrides)
+    _last_spec[:] = [(root, key, spec)]
+    return spec
+
+
+def _made_from(session: Session, root: Path, overrides: Mapping[Path, str]) -> tuple[object, ...]:
+    """What the spec's findings are made from, each object by identity (held by the cache, so
+    never another's): the project's specs (one per pyproject.toml text), the index's entry of
+    each file (a new one for each scan), the editor's texts, and the project's results with a
+    finding on its lines (not every verdict that lands: most have none there), with their
+    lowerings (which a result gains in place)."""
+    return (
+        session.project(root, overrides),
+        *(e for _, e in list(session.index.files.items()) if e.root == root),
+        *overrides.values(),
+        *(
+            x
+            for (r0, _), r in list(session.results.items())
+            if r0 == root and _on_spec_lines(r)
+            for x in (r, *r.lowered.values())
+        ),
+    )
+
+
+def _on_spec_lines(result: Result) -> bool:
+    return any(f.path == PYPROJECT and f.kind is not Kind.SPEC_ERROR for f in result.findings)
 
 
 def relative(root: Path, path: Path) -> str:
