@@ -76,9 +76,9 @@ def main() -> None:
     module = sys.argv.pop(1)
     watch: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if module in WATCHED:
-        from exportlens.exporter.workers.platform import exit_if_owner_goes  # (standard library only)
+        from exportlens.exporter.workers.scratch import owner_watched  # (standard library only)
 
-        watch = exit_if_owner_goes()
+        watch = owner_watched(sys.argv)
     with watch:
         loaded = importlib.import_module(module)
     loaded.main()

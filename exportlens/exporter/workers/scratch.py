@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 _base: Path | None = None  # the warm parent's private folder (mode 0700): None in any other process
@@ -21,6 +22,17 @@ def start(base: Path) -> None:
     """In the warm parent, before its first job: the owner's folder for this process."""
     global _base
     _base = base
+
+
+def owner_watched(argv: list[str]) -> AbstractContextManager[None]:
+    """The warm parent's owner watched while the process imports torch (seconds, before
+    ``main``; ``isolation.main``): an owner gone meanwhile takes the folder named by
+    ``--scratch`` with it, as it does once the process is warm."""
+    from .platform import exit_if_owner_goes
+
+    if "--scratch" in argv[:-1]:
+        start(Path(argv[argv.index("--scratch") + 1]))
+    return exit_if_owner_goes(then=remove_all)
 
 
 def _of(pid: int) -> Path | None:
