@@ -72,8 +72,19 @@ def more_problems(model: torch.nn.Module, built: Built, ctx: Context, known: lis
             # the same problem on the same line: draft export keeps the frame's variable names
             # (strict mode loses them), so its account names them; the plain one's fixes stay
             # where draft's has none
-            known[index[key]] = replace(f, fixes=f.fixes if f.fixes else known[index[key]].fixes)
+            known[index[key]] = _kept(f, known[index[key]])
     return extra
+
+
+def _kept(draft: Finding, plain: Finding) -> Finding:
+    """Draft export's account of a problem the plain export placed too: the plain one's fixes
+    where draft's has none, and its message and related places where it named an installed
+    package's line that draft's lost (its stack names files by ids a long-lived process's
+    table may no longer hold)."""
+    kept = replace(draft, fixes=draft.fixes or plain.fixes)
+    if len(plain.related) > len(draft.related):
+        kept = replace(kept, message=plain.message, related=plain.related)
+    return kept
 
 
 def _past_the_branches(failures: list[Any], model: torch.nn.Module, built: Built, ctx: Context) -> tuple[Record, ...]:
