@@ -11,11 +11,11 @@ import torch
 from torch.export import ExportedProgram
 
 from ..core.guards import Guard, GuardKind
-from .compat.messages import AXIS, SYMBOL
+from .compat.messages import SYMBOL
 from .compat.shape_env import shape_env_sources, source_name
 from .context import Context
 from .locate import Event, GuardLog, deepest_in_text
-from .naming import atom, pretty
+from .naming import atom, axis_as_code, pretty
 
 Names = dict[sympy.Symbol, sympy.Expr]  # torch's symbol -> its size over the user's dim names
 _SIMPLIFY_OPS = 24
@@ -85,11 +85,11 @@ def _source_names(log: GuardLog, ctx: Context, names: Names) -> Names:
     out: Names = {}
     for sym, sources in shape_env_sources(log.shape_env).items():
         source = next(filter(None, map(source_name, sources)), "")
-        label, axis = ctx.built.names.by_source.get(source), AXIS.fullmatch(source)
+        label, axis = ctx.built.names.by_source.get(source), axis_as_code(source)
         if label is not None:  # a derived label (``n + 1``) keeps its expression over the root
             out[sym] = sympy.Symbol(label) if label.isidentifier() else names.get(sym, sympy.Symbol(atom(label)))
         elif axis is not None:
-            out[sym] = sympy.Symbol(f"{axis[1]}.shape[{axis[2]}]")
+            out[sym] = sympy.Symbol(axis)
     return out
 
 

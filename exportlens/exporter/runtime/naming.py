@@ -160,8 +160,8 @@ def from_shape_env(shape_env: Any, names: Names) -> SymbolNames:
             name = names.by_source.get(text)
             if name is not None:
                 out.message.setdefault(sym, name)
-            elif axis := AXIS.fullmatch(text):
-                out.described.setdefault(sym, f"{axis[1]}.shape[{axis[2]}]")
+            elif (code := axis_as_code(text)) is not None:
+                out.described.setdefault(sym, code)
     return out
 
 
@@ -171,9 +171,16 @@ def rename_sources(message: str, names: Names) -> str:
     return INFINITY.sub("∞", said)
 
 
+def axis_as_code(source: str) -> str | None:
+    """An input's axis as the user's code reads it (``L['x'].size()[1]`` -> ``x.shape[1]``);
+    None for any other source."""
+    axis = AXIS.fullmatch(source)
+    return f"{axis[1]}.shape[{axis[2]}]" if axis else None
+
+
 def _as_code(source: str) -> str:
     """A source with no name in the spec, as the user's code says it: ``x.shape[1]``, ``n``."""
-    if axis := AXIS.fullmatch(source):
-        return f"{axis[1]}.shape[{axis[2]}]"
+    if (code := axis_as_code(source)) is not None:
+        return code
     value = VALUE_SOURCE.fullmatch(source)
     return value[1] if value else "(an input torch names by its own path)"
