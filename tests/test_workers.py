@@ -73,6 +73,15 @@ def alive(pid: int) -> bool:
     return any(p.pid == pid for p in processes())
 
 
+def ends(pid: int | None) -> bool:
+    """Whether ``pid`` (if any) is gone within 5 s: a kill is sent before the result, and lands a
+    moment later on a loaded machine."""
+    deadline = time.monotonic() + 5
+    while pid is not None and alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pid is None or not alive(pid)
+
+
 def left_behind(job_pid: int, warm_pid: int | None, primed: int, extra: tuple[int, ...] = ()) -> list[Proc]:
     """What is still running of a finished job: its process, anything in its session or
     process group, anything else it started, or a child of the warm parent that is not an
@@ -493,7 +502,7 @@ def test_a_worker_that_never_starts_gives_a_timeout_finding(root: Path, tmp_path
         assert finding.code == "EL501" and finding.message.startswith("the export worker did not start within 1 s"), (
             finding.message
         )
-        assert stuck.warm_pid is None or not alive(stuck.warm_pid)
+        assert ends(stuck.warm_pid)
 
 
 def test_a_worker_without_torch_says_why(root: Path, tmp_path: Path):

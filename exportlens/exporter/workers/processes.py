@@ -292,8 +292,11 @@ class Spares:
         return python != self.python
 
     def kill(self, why: str) -> None:
-        self._killed = True
-        for w in [self._spare, *self._busy]:
+        # under the lock: a kill that lands while ``send`` starts the next spare must see that one
+        with self._lock:
+            self._killed = True
+            doomed = [self._spare, *self._busy]
+        for w in doomed:
             w.kill(why)
 
     def retire(self) -> None:
@@ -301,5 +304,7 @@ class Spares:
         threading.Thread(target=self.stop, daemon=True).start()
 
     def stop(self) -> None:
-        for w in [self._spare, *self._busy]:
+        with self._lock:
+            stopping = [self._spare, *self._busy]
+        for w in stopping:
             w.stop()
