@@ -42,10 +42,10 @@ from exportlens.exporter.core.report import Status
 from exportlens.exporter.core.sources import Sources
 from exportlens.exporter.runtime import run
 from exportlens.exporter.runtime.construct import construct
-from exportlens.exporter.runtime.explain import Context
 from exportlens.exporter.runtime.in_process import export_planned
 from exportlens.exporter.runtime.locate import record_guards
-from exportlens.exporter.runtime.summary import summarize
+from exportlens.exporter.runtime.naming.explain import Context
+from exportlens.exporter.runtime.naming.summary import summarize
 from exportlens.exporter.spec.plan import Plan, Planned, make_plan
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """``exportlens init [PATH...]``: a proven spec for every module that has none.
 
 Each module without a table, ``example_inputs()`` or annotations gets the first guess
-that runs (edit/scaffold.py, workers/guessed.py), written into its project's
+that runs (edit/scaffold.py, workers/guess_trials.py), written into its project's
 pyproject.toml with tomlkit: every other byte stays. A module built inside another
 project module's ``__init__`` is covered by that parent and gets no table. A second
 run finds nothing to do. ``--dry-run`` prints the diff instead of writing.
@@ -119,7 +119,7 @@ def run(projects: list[Project], pool: Pool, *, dry_run: bool) -> int:
 
 def _one_project(project: Project, pool: Pool, dry_run: bool) -> tuple[int, int]:
     """One project's specs guessed, proven and written: how many, and how many fail."""
-    from .exporter.workers.guessed import prove_guesses
+    from .exporter.workers.guess_trials import prove_guesses
 
     need = needs(project.plan)
     root = project.plan.root

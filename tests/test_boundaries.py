@@ -204,9 +204,9 @@ def test_the_exporter_folders_import_only_the_folders_before_them():
 PROSE = {"title", "action", "message", "detail"}
 PROSE_ALLOWED = {
     # ``Names.message`` maps torch's symbols to the user's dim names: a dict's keys, not text
-    ("exportlens.exporter.runtime.explain", "s not in record.names.message"),
-    ("exportlens.exporter.runtime.failures", "s not in names.message"),
-    ("exportlens.exporter.runtime.naming", "s not in self.message"),
+    ("exportlens.exporter.runtime.naming.explain", "s not in record.names.message"),
+    ("exportlens.exporter.runtime.reading.failures", "s not in names.message"),
+    ("exportlens.exporter.runtime.naming.symbols", "s not in self.message"),
 }
 
 

@@ -25,7 +25,7 @@ from torch.export import Dim
 
 from exportlens.exporter.core.report import Edit, Status
 from exportlens.exporter.edit.text_edits import apply_edits
-from exportlens.exporter.runtime.corners import corners, singles, toward
+from exportlens.exporter.runtime.proving.corners import corners, singles, toward
 
 REPO = Path(__file__).resolve().parent.parent
 SERVES = "(module then exports and serves its ranges)"

@@ -51,7 +51,7 @@ def test_the_dim_with_declared_bounds_stays_the_root_whatever_the_order(reports)
 
 
 def test_torchs_messages_run_together_are_read_apart():
-    from exportlens.exporter.runtime.violations import _bullets
+    from exportlens.exporter.runtime.reading.violations import _bullets
 
     msg = (
         "Constraints violated (dy)!\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import checked
 
-from exportlens.exporter.edit.remedies import without_branch
+from exportlens.exporter.edit.branch_rewrites import without_branch
 
 GATES = """\
 import torch

@@ -17,7 +17,7 @@ import pytest
 from exportlens.exporter.core import codes
 from exportlens.exporter.core.lowering import COMPILED, FAILED, Lowering
 from exportlens.exporter.core.report import Fix, Narrowing, Verified
-from exportlens.exporter.workers.probed import ranked
+from exportlens.exporter.workers.fix_preference import ranked
 
 REPO = Path(__file__).resolve().parents[1]
 

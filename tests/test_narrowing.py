@@ -27,7 +27,7 @@ from exportlens.exporter.core.report import (
     report_json,
     to_dict,
 )
-from exportlens.exporter.workers.probed import ranked
+from exportlens.exporter.workers.fix_preference import ranked
 
 REPO = Path(__file__).resolve().parents[1]
 

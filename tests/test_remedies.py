@@ -17,9 +17,9 @@ from conftest import only
 
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.edit.async_checks import raise_as_assert, torch_assert_as_async
+from exportlens.exporter.edit.branch_rewrites import as_where, without_branch, without_fast_path
 from exportlens.exporter.edit.cond_branches import as_cond
 from exportlens.exporter.edit.item_reads import int_as_item
-from exportlens.exporter.edit.remedies import as_where, without_branch, without_fast_path
 from exportlens.exporter.spec.plan import make_plan
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

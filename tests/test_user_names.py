@@ -115,7 +115,7 @@ def test_the_programs_runtime_assertion_is_said_in_the_users_names(project):
     value's name, with the line that made it."""
     import torch
 
-    from exportlens.exporter.runtime.summary import in_user_names
+    from exportlens.exporter.runtime.naming.summary import in_user_names
 
     project.write(
         "pyproject.toml",

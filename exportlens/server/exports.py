@@ -97,7 +97,7 @@ class Exports:
         self._verifying: set[asyncio.Task] = set()  # re-exports of cached verdicts, proofs of fixes (kept referenced)
         self.graph = ImportGraph()  # which files import which: parsed again only where a text changed
         self._served: set[str] = set()  # cache keys whose remembered verdict includes the serving run
-        self.exported: Callable[[Path, _Submitted], None] = lambda root, job: None  # then lowered (lowerings.py)
+        self.exported: Callable[[Path, _Submitted], None] = lambda root, job: None  # then lowered (lowering.py)
 
     # -- the pool ------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from .exports import Exports, PoolFactory
 from .features import diagnostics, pull
 from .index.module_index import FileEntry
 from .index.rescans import IN_PROCESS, Rescans
-from .lowerings import Lowerings
+from .lowering import Lowerings
 from .methods import EXPORTS_NOTIFICATION
 from .positions import UTF16
 from .progress import Progress

@@ -32,7 +32,7 @@ class State(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Lowered:
-    """What lowering an exported module for one deployment target gave (lowerings.py): its
+    """What lowering an exported module for one deployment target gave (lowering.py): its
     record, and its findings (EL6xx), positions in the text the export read."""
 
     lowering: Lowering

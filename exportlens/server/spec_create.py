@@ -1,5 +1,5 @@
 """*Create export spec*: the module's guesses exported in the workers until one runs
-(workers/guessed.py), the table written into pyproject.toml, then shown: the editor
+(workers/guess_trials.py), the table written into pyproject.toml, then shown: the editor
 opens pyproject.toml with the new table selected (``window/showDocument``), so the
 user reads what was guessed and what the check gave."""
 
@@ -13,7 +13,7 @@ from lsprotocol import types
 from ..exporter.core.targets import ModuleClass
 from ..exporter.edit.scaffold import Candidate, candidates, with_tables
 from ..exporter.spec.pyproject import MODULES, PYPROJECT, read
-from ..exporter.workers.guessed import Proven, prove_guesses
+from ..exporter.workers.guess_trials import Proven, prove_guesses
 from . import compat
 from .features import actions
 from .server import ExportLensServer

@@ -85,7 +85,8 @@ async def test_cancelling_the_tree_kills_its_process(net, editor):
     editor.client.protocol.notify("$/cancelRequest", types.CancelParams(id="tree-slow"))
     await editor.logged("submodule tree of models/slow.py:Slow: cancelled")
     await gone([pid])
-    assert (await editor.status())["jobs"] == []
+    # this project's jobs: the server is shared, and another test's export may be running in it
+    assert [j for j in (await editor.status())["jobs"] if Path(j.root).resolve() == net.resolve()] == []
     request.cancel()
 
 

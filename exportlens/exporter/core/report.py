@@ -81,7 +81,7 @@ class DimSize:
 @dataclass(frozen=True)
 class Probe:
     """Inputs on which a fix's exported program is compared with the module as the user wrote
-    it (runtime/probes.py): the example inputs with other values (``fill``, drawn with
+    it (runtime/proving/probes.py): the example inputs with other values (``fill``, drawn with
     ``seed``). ``agrees`` is what the owner's proof found: None before (or where eager itself
     fails on them), False where the program rejects them or answers otherwise."""
 
@@ -99,7 +99,7 @@ class Probe:
 
 class Narrowing(str, enum.Enum):
     """How much of what the module serves a fix gives up, set where the fix is made, least first
-    (``order``): the preferred fix narrows least of those proven to leave no problem (workers/probed.py)."""
+    (``order``): the preferred fix narrows least of those proven to leave no problem (workers/fix_preference.py)."""
 
     REWRITE = "rewrite"  # the code says the same in a form torch keeps: every size and value served
     BRANCH_FREE = "branch-free"  # a test dropped where one side adds nothing: a rewrite, once its probes agree
@@ -269,7 +269,7 @@ class ModuleReport:
     torch_version: str = ""
     cached: bool = False  # answered from an earlier run's verdict on disk (workers/verdicts.py)
     fixes_dropped: int = 0  # fixes given up because building or proving them failed inside exportlens
-    probes: tuple[Probe, ...] = ()  # a proof's: the probes it was given, with what each gave (runtime/probes.py)
+    probes: tuple[Probe, ...] = ()  # a proof's: the probes it was given, with what each gave (proving/probes.py)
     lowerings: tuple[Lowering, ...] = ()  # each deployment target's (core/lowering.py), after the export's verdict
 
     @property

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .at_line import index, is_torch_assert, replaced
+from .branch_rewrites import find_if
 from .python_edits import importing_torch
-from .remedies import find_if
 
 
 @dataclass(frozen=True)

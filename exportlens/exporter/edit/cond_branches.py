@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .remedies import FoundIf, ends_in_return, find_if, names_of, replaced_statements, statements_of
+from .branch_rewrites import FoundIf, ends_in_return, find_if, names_of, replaced_statements, statements_of
 
 
 def _returns(statements: Sequence[cst.CSTNode]) -> int:

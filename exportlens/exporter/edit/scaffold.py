@@ -2,7 +2,7 @@
 
 The constructor's literal defaults become ``init``; each parameter of ``forward`` gets
 the options guesses.py reads from the code. ``candidates`` lists whole specs to try,
-the likeliest first: the owner exports each until one runs (workers/guessed.py), and
+the likeliest first: the owner exports each until one runs (workers/guess_trials.py), and
 the table written says in a comment what was guessed and what the check gave.
 """
 

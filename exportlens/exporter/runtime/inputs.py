@@ -17,7 +17,7 @@ from ..spec.loading import DimSpec, ExportSpec, IntInput, TensorInput, ValueInpu
 from ..spec.module_spec import auto_sizes, example_size
 from ..spec.shapes import AUTO, DTYPES, Derived
 from .compat.internals import flat_input_source, positional_input_source, pytree
-from .naming import Names
+from .naming.symbols import Names
 
 MAX_DECLARED = 8  # of a class's probe_inputs() that are run: a few runs of the program
 

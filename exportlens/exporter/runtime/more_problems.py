@@ -14,17 +14,17 @@ from typing import Any
 import torch
 
 from ..core.report import Finding, Kind
-from .branch import tensors_at, truth_at
 from .compat.internals import draft_export
 from .context import Context
-from .explain import explain
-from .failures import DataDependent, Record, read_draft
-from .fixes import check_candidates
+from .fixing.fixes import check_candidates
+from .fixing.remedies import asked
 from .inputs import Built
-from .provisional import provisional_records
+from .naming.explain import explain
 from .quiet import quiet
-from .remedies import asked
-from .violations import Constraint
+from .reading.branch import tensors_at, truth_at
+from .reading.failures import DataDependent, Record, read_draft
+from .reading.provisional import provisional_records
+from .reading.violations import Constraint
 
 
 def with_example_branch(records: tuple[Record, ...], model: torch.nn.Module, ctx: Context) -> tuple[Record, ...]:

@@ -30,7 +30,6 @@ from ..core.sources import Sources
 from ..core.targets import ModuleClass
 from ..spec.loading import ExportSpec
 from ..spec.variants import named
-from .baked import baked_ints
 from .compat.internals import pytree
 from .compat.versions import unsupported
 from .construct import Stop as _Stop
@@ -39,19 +38,20 @@ from .construct import one_line as _one_line
 from .construct import trace_of as _trace
 from .construct import where_of as _where
 from .context import Context
-from .explain import explain
-from .failures import Raised, Record, read_failure
-from .fixes import fix_all, fixes_of, verified
+from .fixing.fixes import fix_all, fixes_of, verified
 from .inputs import Built, build_from_code, build_from_spec, forward_parameters
 from .locate import GuardLog, record_guards
 from .lowering.lower import lower_targets
 from .more_problems import more_problems, with_example_branch
-from .probes import compared, on_eager, with_probe_set
+from .naming.explain import explain
+from .naming.summary import summarize
+from .naming.together import as_one
+from .proving.constant_inputs import baked_ints
+from .proving.probes import compared, on_eager, with_probe_set
+from .proving.serving import Rebuild, failure_of, serving_findings
+from .proving.value_probes import refused_values
 from .quiet import quiet
-from .serving import Rebuild, failure_of, serving_findings
-from .summary import summarize
-from .together import as_one
-from .value_probes import refused_values
+from .reading.failures import Raised, Record, read_failure
 
 
 def export_module(

@@ -22,7 +22,7 @@ import torch
 
 from .compat.internals import pytree
 from .inputs import Built, copied
-from .naming import Names
+from .naming.symbols import Names
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]  # a forward's args and kwargs
 

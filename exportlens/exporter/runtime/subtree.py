@@ -32,12 +32,12 @@ from ..spec.variants import named
 from .compat.internals import pytree
 from .construct import Stop
 from .context import Context
-from .explain import explain
-from .failures import Raised, read_failure
 from .inputs import Built
 from .locate import deepest_in_traceback, record_guards
+from .naming.explain import explain
+from .proving.serving import failure_of
+from .reading.failures import Raised, read_failure
 from .run import in_source_order, prepare, quiet
-from .serving import failure_of
 from .submodules import Call, carried, recorded_calls, sub_built
 
 SHORT = {getattr(torch, long): short for short, long in reversed(DTYPES.items())}  # torch.bool -> "bool"

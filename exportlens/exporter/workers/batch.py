@@ -16,7 +16,7 @@ from ..find.deps import closure, fingerprint, third_party
 from ..spec.plan import Plan, Planned, no_spec_findings
 from ..spec.plan_cache import PlanCache
 from ..spec.values import spec_refs
-from .lowered import lowering_job, targets_of, with_lowerings
+from .lowering import lowering_job, targets_of, with_lowerings
 from .pool import Cancelled, Pool
 from .proof_plans import owner_plan
 from .proofs import prove, settled
@@ -113,7 +113,7 @@ def export_in_workers(
 
 
 def _lowered(plan: Plan, pool: Pool, futures: list, modules: list[ModuleReport]) -> list[ModuleReport]:
-    """Each exported module whose spec names targets, lowered in a second job (lowered.py)."""
+    """Each exported module whose spec names targets, lowered in a second job (lowering.py)."""
     lowering: list[tuple[int, tuple[str, ...], Future]] = []
     for i, (planned, f, report) in enumerate(zip(plan.modules, futures, modules)):
         targets = targets_of(planned, f[0]) if not isinstance(f, ModuleReport) else ()

@@ -134,8 +134,8 @@ def _lowering_apart(scratch: Path, memory_limit: int | None) -> Path:
     """A lowering job's scratch, split: the job's own folder, and the lowering process's, which
     the job cannot write (it compiles there, and runs what it compiled). The lowering process is
     forked now, before the user's module is imported and before this process is confined, and
-    confines itself as a job (runtime/lowering/apart.py). Returns the job's folder."""
-    from ..runtime.lowering.apart import start  # torch
+    confines itself as a job (runtime/lowering/process.py). Returns the job's folder."""
+    from ..runtime.lowering.process import start  # torch
 
     own, lowering = scratch / "job", scratch / "lowering"
     own.mkdir(mode=0o700)
@@ -215,7 +215,7 @@ def forked(parent: int, request: Run | None, inherited: list[int | None], out: i
 
 
 def _one_thread() -> None:
-    """Real compute in a forked child (running the exported program: runtime/serving.py) on
+    """Real compute in a forked child (running the exported program: runtime/proving/serving.py) on
     one thread: an OpenMP pool started in the warm parent does not survive the fork, and a
     parallel region in the child would wait on it forever."""
     import torch

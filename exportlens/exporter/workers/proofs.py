@@ -29,8 +29,8 @@ from ..core.sources import Sources
 from ..edit.text_edits import apply_edits
 from ..spec.plan_cache import PlanCache
 from .converge import Converging, Once
-from .lowered import LOWER_SECONDS, targets_of
-from .probed import ranked, with_probes
+from .fix_preference import ranked, with_probes
+from .lowering import LOWER_SECONDS, targets_of
 from .proof_plans import with_owner_plan
 from .protocol import Job
 
@@ -63,7 +63,7 @@ def proofs(job: Job, report: ModuleReport, sources: Sources, plans: PlanCache | 
         backup = _backup(finding)
         for j, fix in enumerate(finding.fixes):
             tried = fix.verified != UNVERIFIED  # (a remembered report is proven already)
-            # a remedy of a data-dependent branch is tried whether preferred or not: its probes choose (probed.py)
+            # a remedy of a data-dependent branch is tried whether preferred or not: its probes choose (fix_preference)
             if not (fix.preferred or fix.probes or fix.edits in shared or j == backup) or tried or fix.edits in seen:
                 continue
             seen.add(fix.edits)

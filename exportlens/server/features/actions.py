@@ -16,8 +16,8 @@ from ...exporter.spec.loading import PYPROJECT
 from ..methods import CREATE_SPEC_COMMAND, EXPORT_COMMAND, EXPORT_KIND
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
-from .carried import fixes_of, versions_for
 from .diagnostics import SOURCE, Located, findings_for
+from .fix_data import fixes_of, versions_for
 from .suppressed import ignore_action
 
 

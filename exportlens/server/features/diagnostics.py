@@ -20,7 +20,7 @@ from ..positions import Lines
 from ..remap import follow
 from ..session import Result, Session
 from ..snapshots import DocumentSnapshot
-from .carried import carried
+from .fix_data import carried
 from .suppressed import screened
 
 SOURCE = "exportlens"

@@ -1,5 +1,5 @@
 """What exportlens reads of a torch ShapeEnv and its sources, without importing torch
-(compat: naming.py works on sympy and torch's text alone)."""
+(compat: symbols.py works on sympy and torch's text alone)."""
 
 from __future__ import annotations
 

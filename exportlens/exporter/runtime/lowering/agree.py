@@ -19,10 +19,10 @@ from ...spec.loading import DimSpec
 from ...spec.module_spec import example_size
 from ..compat.internals import pytree
 from ..context import Context
-from ..holds import finite
 from ..inputs import copied
-from ..serving import Rebuild, inputs_at
-from ..violations import first_line
+from ..naming.guard_ranges import finite
+from ..proving.serving import Rebuild, inputs_at
+from ..reading.violations import first_line
 from .artifact import Artifact, Refused
 from .handoff import Probe, Ran
 

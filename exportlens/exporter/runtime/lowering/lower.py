@@ -1,7 +1,7 @@
 """Lower an exported program for each target its spec names, and check the artifact's
 numbers against eager (torch side): the one entry point, run by a second job once the
 export's own verdict is in (docs/targets.md). Eager runs here, beside the user's module;
-compiling and running the artifact happen in the lowering process (apart.py) where the
+compiling and running the artifact happen in the lowering process (process.py) where the
 job is confined, which runs no code of the user's and is confined as the job is; only
 AOTInductor's C++ compile runs where files' modes may change (compiler.py)."""
 
@@ -18,15 +18,15 @@ from ...core.lowering import COMPILED, FAILED, UNAVAILABLE, Lowering
 from ...core.report import Finding, Severity
 from ..compat.lowering import program_ops
 from ..context import Context
-from ..serving import Rebuild
-from ..summary import in_user_names
-from . import apart, handoff
+from ..naming.summary import in_user_names
+from ..proving.serving import Rebuild
+from . import handoff, process
 from .agree import Compared, compared, eager_probes
 from .compiled import lower_all
+from .findings import differs_finding, failure_finding, sizes_finding, unloaded_finding
 from .handoff import Answer, Request
 from .narrowed import narrowed
 from .packages import missing
-from .said import differs_finding, failure_finding, sizes_finding, unloaded_finding
 from .where import failure_of
 
 
@@ -57,7 +57,7 @@ def lower_targets(
 
 def _answers(ep: Any, probes: list, request: Request) -> tuple[Answer, ...]:
     """Lowered in the lowering process where the job started one (a confined job), else here."""
-    started = apart.started()
+    started = process.started()
     if started is None:
         return lower_all(ep, probes, request, Path(tempfile.mkdtemp(prefix="lowered-")))
     try:
@@ -65,7 +65,7 @@ def _answers(ep: Any, probes: list, request: Request) -> tuple[Answer, ...]:
     except Exception as exc:  # a program torch cannot write (a tensor subclass, meta weights)
         failure = failure_of(exc)
         return tuple(Answer(t, failure=failure) for t in request.targets)
-    return apart.ask(started, request)
+    return process.ask(started, request)
 
 
 def _lowered(answer: Answer, ep: Any, ctx: Context, compared: list[Compared | None]) -> tuple[Lowering, list[Finding]]:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from ...core.report import Fix
 from ...spec.module_spec import example_size
-from ..changes import Change, ChangeKind
 from ..context import Context
-from ..fixes import spec_fix
-from ..holds import finite
+from ..fixing.changes import Change, ChangeKind
+from ..fixing.fixes import spec_fix
+from ..naming.guard_ranges import finite
 from .agree import Compared
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from ...core.sources import Sources
 from ..compat.lowering import chain, failing_nodes, no_translation, not_in_core_aten, origins
 from ..locate import Frame, deepest_in_text
-from ..violations import first_line
+from ..reading.violations import first_line
 from .handoff import Failure, Place
 
 
