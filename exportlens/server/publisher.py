@@ -3,7 +3,9 @@ document shows. A change marks the documents it can touch; one flush per turn of
 loop computes each marked document's diagnostics once, from one snapshot, and sends only
 those that differ from what the client was last sent. Two hundred verdicts landing one
 after another then cost one computation each for the files they touch, not one for every
-open file, and a file whose diagnostics a verdict leaves as they were is not sent again."""
+open file, and a file whose diagnostics a verdict leaves as they were is not sent again.
+What differs is what the client shows (``Seen``): fixes a diagnostic carries that a proof
+has since changed are not worth a push, as code actions take them from the session."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ log = logging.getLogger(__name__)
 SLICE = 0.02  # seconds of publishing in one turn of the event loop
 
 Compute = Callable[[DocumentSnapshot, WorkspaceSnapshot], list[types.Diagnostic]]
+Seen = Callable[[types.Diagnostic], object]  # what of a diagnostic a change of is worth a push
 
 
 class Publisher:
@@ -30,11 +33,13 @@ class Publisher:
         snapshot: Callable[[], WorkspaceSnapshot],
         compute: Compute,
         send: Callable[[types.PublishDiagnosticsParams], None],
+        seen: Seen = lambda d: d,
     ) -> None:
         self.snapshot = snapshot  # the documents open now
         self.compute = compute  # a document's diagnostics
         self.send = send
-        self.shown: dict[str, list[types.Diagnostic]] = {}  # uri -> what the client was last sent
+        self.seen = seen
+        self.shown: dict[str, list[object]] = {}  # uri -> what the client was last sent, as ``seen`` has it
         self.closed_with_problems: set[Path] = set()  # files not open whose problems were sent
         self._marked: set[Path] = set()
         self._flush: asyncio.Handle | None = None
@@ -74,7 +79,8 @@ class Publisher:
                 self.closed_with_problems.add(path)
             else:
                 self.closed_with_problems.discard(path)
-            if self.shown.get(doc.uri) == found:
+            seen = [self.seen(d) for d in found]
+            if self.shown.get(doc.uri) == seen:
                 continue  # the client shows these already
-            self.shown[doc.uri] = found
+            self.shown[doc.uri] = seen
             self.send(types.PublishDiagnosticsParams(doc.uri, found, doc.version))

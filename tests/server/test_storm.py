@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from .conftest import start, stop
 
@@ -83,5 +84,42 @@ async def test_a_save_starts_its_export_without_a_fixed_wait(storm):
             waits.append(loop.time() - began)
             await editor.logged("mods/m0.py:M0: exported in", after=seen)
         assert min(waits) < 0.02, waits
+    finally:
+        await stop(editor)
+
+
+@pytest.mark.slow
+async def test_a_failing_file_is_pushed_twice_from_open_to_its_proven_fixes(tmp_path: Path):
+    """Issue 40: once when opened, once when its verdict shows its problem. The proof of its
+    fixes that lands after changes only the fixes its diagnostic carries: it was pushed a
+    third time for that alone. The quick fix the editor is offered for the diagnostic it was
+    sent before the proof still says what the proof gave."""
+    root = tmp_path / "pushed"
+    (root / "mods").mkdir(parents=True)
+    (root / "mods" / "pushed.py").write_text(
+        MODULE.format(i=0, body="self.fc(x).view(4, -1) * 3").replace("class M0", "class PushedTwice")
+    )
+    (root / "pyproject.toml").write_text(
+        '[tool.exportlens]\ndevice = "cpu"\n\n[tool.exportlens.modules."mods/pushed.py:PushedTwice"]\n'
+        'inputs = { x = "f32[batch, 8]" }\ndims = { batch = { min = 2, max = 64, example = 4 } }\n'
+    )
+    editor = await start(root)
+    try:
+        await editor.logged(f"indexed {root.resolve()}")
+        uri = editor.open("mods/pushed.py")
+        await editor.logged("mods/pushed.py:PushedTwice: failed in")
+        await editor.logged("mods/pushed.py:PushedTwice: proved")
+        await editor.status()  # whatever was still to be published went out before this answer
+        pushed = [[d.code for d in ds] for u, _, ds in editor.client.published if u == uri]
+        assert pushed == [[], ["EL204"]], pushed
+        diagnostic = editor.client.diagnostics[uri][0]  # as sent before the proof landed
+        params = types.CodeActionParams(
+            types.TextDocumentIdentifier(uri),
+            diagnostic.range,
+            types.CodeActionContext([diagnostic], only=[types.CodeActionKind.QuickFix]),
+        )
+        actions = await editor.client.text_document_code_action_async(params) or []
+        titles = [a.title for a in actions if isinstance(a, types.CodeAction)]
+        assert any(t.endswith("(module then exports and serves its ranges)") for t in titles), titles
     finally:
         await stop(editor)

@@ -1,10 +1,10 @@
 """pyproject.toml read once, as a tree where every key, table header, string and array item
-knows where it is written (a ``Span``), next to tomlkit's values (no torch).
+knows where it is written (a ``Span``), next to its values (no torch).
 
 The spec (loading, module_spec, variants, suppressions), the walk's ``exclude`` and the
 editor's features all read this tree, so each follows the text it is given: the editor's
 unsaved buffer as well as the disk. Positions come from ``toml_text.Scanner``, which also
-reads a text being typed; values from tomlkit, only where the whole text parses.
+reads a text being typed; values from ``toml_text.values``, only where the whole text parses.
 """
 
 from __future__ import annotations
@@ -81,9 +81,12 @@ class Pyproject:
 
     @cached_property
     def doc(self) -> dict[str, Any] | None:
-        """tomlkit's values; None where the text is not TOML (``error`` says where)."""
+        """The text's values; None where it is not TOML (``error`` says where)."""
         if not self.text:
             return {}  # no pyproject.toml: nothing to parse, and tomlkit need not be imported
+        found = toml_text.values(self.text)
+        if found is not None:
+            return found
         import tomlkit.exceptions
 
         try:

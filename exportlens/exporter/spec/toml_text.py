@@ -1,5 +1,7 @@
-"""pyproject.toml's text read two ways (no torch): as tomlkit reads it (``parse``), where
-every way it can fail to be TOML is one exception with a place; and as a tolerant scan of
+"""pyproject.toml's text read two ways (no torch): its values, by the standard library's
+parser (``values``: far quicker than tomlkit, which builds a document to keep every byte),
+and where that refuses the text, as tomlkit reads it (``parse``), where every way it can
+fail to be TOML is one exception with a place; and as a tolerant scan of
 TOML's lexical structure (``Scanner``) that keeps where each key and string is written,
 for a text being typed too, where tomlkit keeps no positions and refuses the whole file.
 
@@ -11,13 +13,29 @@ where nor that it is a parse error at all.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
 if TYPE_CHECKING:
     from tomlkit import TOMLDocument
 
 _KEY = re.compile(r'Key "(?P<key>.*)" already exists')
+
+
+def values(text: str) -> dict[str, Any] | None:
+    """The values ``text`` holds, as plain Python, read by the standard library's parser (a
+    proof's plan reads a pyproject.toml of its own for each fix, beside the event loop); None
+    where it refuses the text or there is none (Python 3.10): then ``parse``, so that what is
+    not TOML fails with its place and message, and what only tomlkit accepts reads as before."""
+    if sys.version_info >= (3, 11):
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None
+    return None
 
 
 def parse(text: str) -> TOMLDocument:
