@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -44,15 +45,7 @@ class Event:
     kind: str  # "guard" | "replace"
     expr: sympy.Basic  # the guard, or Eq(symbol, replacement)
     frame: Frame | None
-    inside: Frame | None = None  # the installed library's line that made it, below the user's (``live_library_frame``)
-
-
-def deepest_live(files: Sources, frame: FrameType | None) -> Frame | None:
-    while frame is not None:
-        if files.owns(frame.f_code.co_filename):
-            return Frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
-        frame = frame.f_back
-    return None
+    inside: Frame | None = None  # the installed library's line that made it, below the user's (``live_frames``)
 
 
 # torch's own frames (its ops, its export machinery), sympy's and exportlens' are the
@@ -64,6 +57,7 @@ _MECHANISM = tuple(
 _STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
 
 
+@cache  # asked of each frame of each guard's stack: a few hundred files, again and again
 def is_package(filename: str) -> bool:
     """Whether a file is an installed package's (transformers, torchvision), not the mechanism."""
     path = os.path.abspath(filename)
@@ -72,18 +66,19 @@ def is_package(filename: str) -> bool:
     return not path.startswith(_STDLIB) or "-packages" in path
 
 
-def live_library_frame(files: Sources, frame: FrameType | None) -> Frame | None:
-    """The deepest frame of an installed package below the user's deepest one, on the live
-    stack from ``frame`` out: where a guard was made in code the user did not write."""
-    found = None
+def live_frames(files: Sources, frame: FrameType | None) -> tuple[Frame | None, Frame | None]:
+    """One walk of the live stack from ``frame`` out: the deepest frame in a project file (the
+    user's line), and the deepest frame of an installed package below it, where a guard was made
+    in code the user did not write (with no project frame on the stack: the deepest of all)."""
+    inside = None
     while frame is not None:
-        name = frame.f_code.co_filename
-        if files.owns(name):
-            return found
-        if found is None and is_package(name):
-            found = Frame(name, frame.f_lineno, frame.f_code.co_name)
+        code = frame.f_code
+        if files.owns(code.co_filename):
+            return Frame(code.co_filename, frame.f_lineno, code.co_name), inside
+        if inside is None and is_package(code.co_filename):
+            inside = Frame(code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
-    return found
+    return None, inside
 
 
 def deepest_in_traceback(files: Sources, tb: TracebackType | None) -> Frame | None:
@@ -130,12 +125,13 @@ class GuardLog:
     events: list[Event] = field(default_factory=list)
     shape_env: Any = None
 
-    def here(self) -> Frame | None:
-        """The deepest project frame of the stack that called the shape env."""
-        frame = deepest_live(self.files, sys._getframe(3))
-        if frame is None:  # strict mode: user frames live in dynamo's tracing context
-            frame = deepest_in_summary(self.files, tracing_stack())
-        return frame
+    def here(self, frame: FrameType | None) -> tuple[Frame | None, Frame | None]:
+        """The user's frame and the installed package's below it (``live_frames``), on the stack
+        from ``frame`` (the shape env's caller) out."""
+        user, inside = live_frames(self.files, frame)
+        if user is None:  # strict mode: user frames live in dynamo's tracing context
+            user = deepest_in_summary(self.files, tracing_stack())
+        return user, inside
 
     def first(self, symbols: set[sympy.Symbol], kinds: tuple[str, ...] = ("guard", "replace")) -> Event | None:
         """The first located event that mentions any of ``symbols``."""
@@ -153,10 +149,9 @@ def record_guards(files: Sources) -> Iterator[GuardLog]:
     def on_event(shape_env: Any, kind: str, what: Any) -> None:
         log.shape_env = shape_env
         if kind == "guard":
-            log.events.append(Event("guard", what, log.here(), live_library_frame(files, sys._getframe(1))))
+            log.events.append(Event("guard", what, *log.here(sys._getframe(1))))
         elif kind == "replace":
-            expr = sympy.Eq(*what, evaluate=False)
-            log.events.append(Event("replace", expr, log.here(), live_library_frame(files, sys._getframe(1))))
+            log.events.append(Event("replace", sympy.Eq(*what, evaluate=False), *log.here(sys._getframe(1))))
 
     with shape_env_events(on_event):
         yield log

@@ -1,30 +1,27 @@
 """The warm parent and its per-job children (torch side).
 
-``python -m exportlens.exporter.workers.worker`` imports torch, runs one export of a
-tiny built-in module so that torch's lazy imports and caches are warm, says
-``ready``, and then gives every job a fresh child forked from itself, so that
-nothing a user's module does (state, threads, a hang, a segfault,
-``sys.exit``) outlives the job. CUDA is never touched here; a ``cuda`` job
-initialises it in its own child.
+``python -m exportlens.exporter.workers.worker`` imports torch, runs one export of a tiny built-in
+module so that torch's lazy imports and caches are warm, says ``ready``, and then gives every job a
+fresh child forked from itself, so that nothing a user's module does (state, threads, a hang, a
+segfault, ``sys.exit``) outlives the job. CUDA is never touched here; a ``cuda`` job initialises it
+in its own child.
 
-A child forked from a big, warm process pays for copy-on-write page faults the
-first time it touches torch's data (tens of milliseconds). So the parent keeps
-a few *primed* children: forked ahead of time, each has run the built-in
-export once (its own pages copied, no user code run) and waits for one job.
-A job goes to a primed child when one is waiting, else to a fresh fork.
+A child forked from a big, warm process pays for copy-on-write page faults the first time it
+touches torch's data (tens of milliseconds). So the parent keeps a few *primed* children: forked
+ahead of time, each has run the built-in export once (its own pages copied, no user code run) and
+waits for one job. A job goes to a primed child when one is waiting, else to a fresh fork.
 
-The protocol (``protocol.py``): requests (Run, Shutdown) on stdin, one JSON line
-each; Ready, Started and Done on the original stdout (the parent's own stdout is
-pointed at stderr, so a stray print cannot corrupt it). A job's child writes its
-End on a pipe of its own, beside faulthandler's report of a crash.
+The protocol (``protocol.py``): requests (Run, Shutdown) on stdin, one JSON line each; Ready,
+Started and Done on the original stdout (the parent's own stdout is pointed at stderr, so a stray
+print cannot corrupt it). A job's child writes its End on a pipe of its own, beside faulthandler's
+report of a crash.
 
-A job's end kills its whole process tree: what it forked, in its process group or
-in a session of its own. The parent is a subreaper: a process orphaned inside a job
-comes back to it, and is killed, as is anything it did not fork itself. End of stdin
-(the owner is gone, even during warm-up) or Shutdown kills every process below this
-one and exits. With ``--spare`` the process runs one job itself and exits: the owner
-keeps one such spare started, for platforms where fork after importing torch is not
-safe.
+A job's end kills its whole process tree: what it forked, in its process group or in a session of
+its own. The parent is a subreaper: a process orphaned inside a job comes back to it, and is
+killed, as is anything it did not fork itself. End of stdin (the owner is gone, even during
+warm-up) or Shutdown kills every process below this one and exits. With ``--spare`` the process
+runs one job itself and exits: the owner keeps one such spare started, for platforms where fork
+after importing torch is not safe.
 """
 
 from __future__ import annotations
@@ -73,9 +70,8 @@ from .protocol import (
 )
 
 OUTPUT_TAIL = 64 * 1024  # bytes of the user's output (and of what else it writes on its result pipe) kept per job
-# Children are primed only after this long with no job running: priming is work a
-# running job would wait behind, and in a burst of jobs (``exportlens check``) the
-# next request comes at once, and a fresh fork costs it less than priming would.
+# Children are primed only after this long with no job running: priming is work a running job would wait
+# behind, and in a burst of jobs (``exportlens check``) the next request comes at once: a fork costs it less.
 PRIME_AFTER = 0.1
 MEMORY_EVERY = 0.2  # seconds between checks of a running job's memory and of orphans
 SHUTDOWN_WAIT = 2.0  # seconds to see everything below us gone before exiting anyway
@@ -174,7 +170,7 @@ class Parent:
         if isinstance(request, Shutdown):
             self.shutdown()
             return
-        self.start(request)
+        self.start(request, line + b"\n")
 
     # -- children
 
@@ -200,14 +196,14 @@ class Parent:
             self.sel.register(fd, selectors.EVENT_READ, (pid, kind))
         return child
 
-    def start(self, request: Run) -> None:
+    def start(self, request: Run, line: bytes) -> None:
         if preload(request.job.preload, request.job.root):
             self.retire_primed()  # forked before the new import: the next job's child should have it
         child = next((c for c in self.children.values() if c.primed and c.job is None and not c.retired), None)
         if child is not None:
             assert child.req is not None
             child.output.clear()  # anything the warm-up printed is not the user's
-            taken = write_within(child.req, encode(request), HAND_OVER_WAIT)
+            taken = write_within(child.req, line, HAND_OVER_WAIT)  # as the owner wrote it: not encoded again
             os.close(child.req)
             child.req = None
             if not taken:  # it died or stalls waiting: it goes, reaped later, and a fresh fork runs the job
@@ -321,27 +317,33 @@ class Parent:
 
     def finish(self, child: _Child, status: int | None) -> None:
         """The job is over: its result is in (``status`` None) or its process has exited."""
-        kill_tree(child.pid)  # whatever it forked goes with it, and lets go of the pipes
-        self.kill_orphans()
-        scratch.remove(child.pid)
-        # after the kill nothing of the job holds the write ends: end of file comes at once. The
-        # wait has a deadline all the same: a process that outlived the kill may write on and on
-        until = time.monotonic() + (DRAIN_WAIT if status is not None else DRAIN_WAIT / 20)
-        for kind in ("res", "out"):
-            while (fd := getattr(child, kind)) is not None and readable(fd, max(0.0, until - time.monotonic())):
-                if not self.pump(child.pid, kind) or time.monotonic() > until:
-                    break
-            fd = getattr(child, kind)
-            if fd is not None:
-                self._close(fd)
-                setattr(child, kind, None)
+        kill_tree(child.pid)  # whatever it forked goes with it
+        self._drain(child, waits=status is not None)
         if self.children.get(child.pid) is not child:
             return  # its result line, read just now, finished it already
         if child.req is not None:
             os.close(child.req)
         del self.children[child.pid]
-        if child.job is None:  # a primed child died waiting (it never should): the next idle moment replaces it
-            return
+        if child.job is not None:  # (else a primed child died waiting: the next idle moment replaces it)
+            self.send(self._done(child, status))  # before the clean-up below: the owner waits for it
+        self.kill_orphans()  # after the owner has its verdict: what is left of the job is killed already
+        scratch.remove(child.pid)
+
+    def _drain(self, child: _Child, waits: bool) -> None:
+        """What is left in the child's pipes, read, then closed. After its End, what is there now (it wrote
+        its output first; the end of file waits for the killed copy of torch's process to be torn down); a
+        crash's report: till the end of file. A deadline all the same: what outlived the kill may write on."""
+        until = time.monotonic() + (DRAIN_WAIT if waits else DRAIN_WAIT / 20)
+        for kind in ("res", "out"):
+            while (fd := getattr(child, kind)) is not None and readable(fd, max(0.0, until - time.monotonic()) * waits):
+                if not self.pump(child.pid, kind) or time.monotonic() > until:
+                    break
+            if (fd := getattr(child, kind)) is not None:
+                self._close(fd)
+                setattr(child, kind, None)
+
+    def _done(self, child: _Child, status: int | None) -> Done:
+        assert child.job is not None
         end: Encoded | OutOfMemory | Died | None = child.end
         fault = bytes(child.other + child.result.pending[-OUTPUT_TAIL:])[-OUTPUT_TAIL:].decode("utf-8", "replace")
         if child.over_limit:
@@ -354,7 +356,7 @@ class Parent:
                 os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None,
             )
             end = Died(exit_status, killed_by)
-        self.send(Done(child.job, end, child.output.decode("utf-8", "replace"), fault.strip()))
+        return Done(child.job, end, child.output.decode("utf-8", "replace"), fault.strip())
 
     def kill_orphans(self) -> None:
         """Processes a job left behind were re-parented to us (we are a subreaper) when
