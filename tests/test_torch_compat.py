@@ -5,6 +5,7 @@ range a module is refused with EL506 naming the installed torch and the range.""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -32,7 +33,9 @@ READ_OWN_TEXT = {
 REGEX_CALLS = {"compile", "search", "match", "fullmatch", "sub", "subn", "findall", "finditer", "split"}
 
 
+@functools.cache
 def _modules() -> dict[Path, ast.Module]:
+    """The package's modules outside compat/, parsed once for the tests that read the trees (none changes one)."""
     return {p: ast.parse(p.read_text(encoding="utf-8")) for p in PACKAGE.rglob("*.py") if COMPAT not in p.parents}
 
 

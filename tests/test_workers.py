@@ -74,9 +74,9 @@ def alive(pid: int) -> bool:
 
 
 def ends(pid: int | None) -> bool:
-    """Whether ``pid`` (if any) is gone within 5 s: a kill is sent before the result, and lands a
+    """Whether ``pid`` (if any) is gone within 30 s: a kill is sent before the result, and lands a
     moment later on a loaded machine."""
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while pid is not None and alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     return pid is None or not alive(pid)
@@ -98,7 +98,7 @@ def left_behind(job_pid: int, warm_pid: int | None, primed: int, extra: tuple[in
             bad += spares
         return bad
 
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while (bad := found()) and time.monotonic() < deadline:
         time.sleep(0.05)
     return bad
@@ -172,6 +172,8 @@ FAULTS = [
     ("hard_exit", "EL502", r"^the export process exited with status 3 before reporting; it printed: leaving now$"),
     ("sys_exit", "EL502", r"^the module called sys\.exit\(2\) while exporting; it printed: expected a 2-d input$"),
     ("flood", "EL502", r"^the export process exited with status 5 before reporting; it printed: after the flood$"),
+    # its End comes while the pipe still holds its output's tail: that tail is read, not waited for
+    ("flood_exit", "EL502", r"^the module called sys\.exit\(4\) while exporting; it printed: flood over$"),
     (
         "big_tensor",
         "EL503",
@@ -212,7 +214,7 @@ def test_a_fault_becomes_a_finding_and_the_pool_goes_on(pool: Pool, root: Path, 
     report = pool.submit(the_job, on_start=lambda: started.append(time.monotonic())).result()
     elapsed = time.monotonic() - started[0]
 
-    assert elapsed < the_job.timeout + 2, f"{module}: {elapsed:.1f} s"
+    assert elapsed < the_job.timeout + 10, f"{module}: {elapsed:.1f} s"  # stopped at its timeout, not left to run
     assert report.status is Status.FAILED
     (finding,) = report.findings
     assert finding.code == code and re.search(message, finding.message), finding.message
@@ -273,7 +275,7 @@ def test_a_newer_job_for_the_same_module_supersedes_the_older(pool: Pool, root: 
     newer = pool.submit(job_for(plan, p, UNCONFINED, sources={"faults/slow.py": quick}))
 
     with pytest.raises(Cancelled):
-        older.result(timeout=5)
+        older.result(timeout=30)
     report = newer.result(timeout=30)
     assert report.status is Status.EXPORTED, report.findings
     assert left_behind(pid, warm_pid(pool), pool.primed) == []
@@ -283,7 +285,7 @@ def test_cancel_kills_a_running_job(pool: Pool, root: Path):
     future, pid = start_slow(pool, root)
     pool.cancel("faults/slow.py:Slow")
     with pytest.raises(Cancelled):
-        future.result(timeout=5)
+        future.result(timeout=30)
     assert left_behind(pid, warm_pid(pool), pool.primed) == []
     fine_again(pool, root)
 
@@ -296,7 +298,7 @@ def test_cancelling_one_job_leaves_another_of_the_same_module_running(pool: Pool
     beside = pool.submit(job_for(plan, p, UNCONFINED, sources={"faults/slow.py": quick}), supersede=False)
     assert pool.cancel_job(future)
     with pytest.raises(Cancelled):
-        future.result(timeout=5)
+        future.result(timeout=30)
     assert beside.result(timeout=30).status is Status.EXPORTED
     assert left_behind(pid, warm_pid(pool), pool.primed) == []
     assert not pool.cancel_job(future)  # nothing left to cancel
@@ -318,7 +320,7 @@ def test_a_verdict_queued_after_background_work_runs_before_it(root: Path):
         assert proof.result(timeout=60).status is Status.EXPORTED
         assert started == ["verdict", "proof"]
         with pytest.raises(Cancelled):
-            slow.result(timeout=5)
+            slow.result(timeout=30)
 
 
 # -- the result cache ------------------------------------------------------------------
@@ -470,7 +472,7 @@ def test_a_new_interpreter_restarts_the_warm_parent_whose_start_does_not_count(p
     assert [p.ppid for p in processes() if p.pid == again] == [warm_pid(pool)]
     pool.cancel("faults/slow.py:Slow")
     with pytest.raises(Cancelled):
-        slow.result(timeout=5)
+        slow.result(timeout=30)
 
 
 @forking
@@ -553,7 +555,7 @@ def test_killing_the_owner_kills_the_warm_parent_and_its_jobs(root: Path):
     finally:
         owner.send_signal(signal.SIGKILL)
         owner.wait()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while any(alive(pid) for pid in tree) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [pid for pid in tree if alive(pid)] == []
@@ -572,7 +574,7 @@ def test_the_memory_limit_holds_for_a_module_that_forks(pool: Pool, root: Path):
     (finding,) = report.findings
     assert finding.code == "EL503", finding
     assert finding.message == "export needed more than the memory limit of 512MiB" + META_HINT, finding.message
-    assert time.monotonic() - started < 15  # stopped when it crossed the limit, not at the 30 s timeout
+    assert time.monotonic() - started < 20  # stopped when it crossed the limit, not once forward's 20 s sleep ended
     fine_again(pool, root)
 
 

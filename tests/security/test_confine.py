@@ -183,7 +183,7 @@ def running(pid: int) -> bool:
     return state(pid) not in (None, "Z", "X")
 
 
-def gone(pids: list[int], within: float = 5.0) -> list[int]:
+def gone(pids: list[int], within: float = 30.0) -> list[int]:
     """Those of ``pids`` still running after ``within`` seconds."""
     deadline = time.monotonic() + within
     while (left := [p for p in pids if running(p)]) and time.monotonic() < deadline:

@@ -149,7 +149,7 @@ async def test_the_compile_lens_lowers_now_with_progress_and_its_cancel_stops_it
     assert reports[token][0].cancellable
     editor.client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token))
     assert await asyncio.wait_for(request, 30) is None  # the command ends without a result
-    await job_pid(editor, "Sleepy", running=False, timeout=10)  # its process is killed
+    await job_pid(editor, "Sleepy", running=False)  # its process is killed
     await asyncio.sleep(1)
     assert not [d for d in editor.client.diagnostics.get(editor.uri(DEPLOY), []) if d.code.startswith("EL6")]
     assert "▶ Compile for onnx" in await lens_titles(editor)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from lsprotocol import types
 
 from .test_lenses_actions import UNSPECCED
@@ -18,10 +20,11 @@ async def test_resolving_create_export_spec_warns_of_nothing(editor):
         types.Range(types.Position(line, 6), types.Position(line, 6)),
         types.CodeActionContext([]),
     )
-    for _ in range(50):  # the file is indexed as it opens
+    for _ in range(600):  # the file is indexed as it opens (seconds on a loaded machine)
         offered = await editor.client.text_document_code_action_async(params) or []
         if any(a.title == "Create export spec for Scorer" for a in offered):
             break
+        await asyncio.sleep(0.1)
     # as VS Code sends it back: the title, the kind and the command, no data (nothing was deferred)
     args = [{"uri": editor.uri(rel), "target": f"{rel}:Scorer"}]
     command = types.Command(title="Create export spec for Scorer", command="exportlens.createSpec", arguments=args)

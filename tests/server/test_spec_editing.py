@@ -151,6 +151,33 @@ async def test_hover_and_definition_on_a_dim_say_what_the_last_export_found(edit
     assert loc.range.start.line == editor.line_of("models/positional.py", "if seq > self.max_len")
 
 
+TIED = """
+[tool.exportlens.modules."tied.py:Tied"]
+inputs = { a = "f32[batch, 4]", b = "f32[?, 4]", c = "f32[b]" }
+dims = { batch = { min = 2, max = 64 }, b = { min = 2, max = 32 } }
+"""
+
+
+def last_export(hover_text: str) -> list[str]:
+    return [part for part in hover_text.split("\n\n") if part.startswith("Last export")]
+
+
+async def test_a_dims_hover_lists_the_equalities_that_name_it_and_no_other(editor):
+    """An equality names its dims as data: torch tying `b`'s rows to `batch` is of `batch`, not of
+    the dim `b`, which only shares the input's name (a search of the text said it was)."""
+    (editor.root / "tied.py").write_text(
+        "from torch import nn\n\n\nclass Tied(nn.Module):\n"
+        "    def forward(self, a, b, c):\n        return a + b, c * 2\n"
+    )
+    (editor.root / PYPROJECT).write_text(original(editor) + TIED)
+    editor.open("tied.py")
+    await editor.logged("tied.py:Tied: exported")
+    editor.open(PYPROJECT)
+    said = last_export(await hover(editor, 'a = "f32[bat'))
+    assert said == ["Last export: ✓ `batch ∈ [2, 64]`, `b.shape[0] = batch`"]
+    assert last_export(await hover(editor, 'c = "f32[b', back=1)) == ["Last export: ✓ `b ∈ [2, 32]`"]
+
+
 async def test_a_target_leads_to_its_class(editor):
     editor.open(PYPROJECT)
     (loc,) = await definition(editor, 'modules."models/enc')
@@ -158,6 +185,24 @@ async def test_a_target_leads_to_its_class(editor):
     line = editor.line_of("models/encoder.py", "class TinyEncoder")
     assert loc.range.start == types.Position(line, len("class "))
     assert "**TinyEncoder**" in await hover(editor, 'modules."models/enc')
+
+
+async def test_a_target_leads_to_its_class_in_the_unsaved_text(editor):
+    """The class's place is read in the text the editor shows, not the disk's: seven lines
+    typed above the class put it where the disk has a blank line."""
+    editor.open(PYPROJECT)
+    line = editor.line_of("models/encoder.py", "class TinyEncoder")
+    editor.open("models/encoder.py")
+    editor.change("models/encoder.py", "# a note\n" * 7 + (editor.root / "models/encoder.py").read_text())
+    for _ in range(100):  # until the rescan of the unsaved text has landed
+        (loc,) = await definition(editor, 'modules."models/enc')
+        if loc.range.start.line == line + 7:
+            break
+        await asyncio.sleep(0.1)
+    start = len("class ")
+    assert loc.range == types.Range(
+        types.Position(line + 7, start), types.Position(line + 7, start + len("TinyEncoder"))
+    )
 
 
 async def rename(editor, needle: str, new_name: str) -> types.WorkspaceEdit:
@@ -217,7 +262,7 @@ async def test_a_client_that_pulls_diagnostics_gets_them_pulled_not_pushed(works
         await editor.logged(f"indexed {workspace.resolve()}")
         uri = editor.open(PYPROJECT)
         editor.change(PYPROJECT, with_unused_dim(editor.texts[uri]))
-        for _ in range(100):  # the server asks for a pull once it has read the change
+        for _ in range(600):  # the server asks for a pull once it has read the change
             if editor.client.pull_requests:
                 break
             await asyncio.sleep(0.1)

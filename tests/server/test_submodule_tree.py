@@ -79,14 +79,23 @@ async def running(editor, target: str) -> int:
     raise AssertionError("the tree's job never started")
 
 
+async def no_jobs_of(editor, root: Path, timeout: float = 60) -> None:
+    """Until the status lists no job of ``root``'s project: the pool drops a killed job once it
+    has seen its process end, a moment after the process is gone on a loaded machine. (The
+    server is shared: another test's background work may still be running in it.)"""
+    end = asyncio.get_running_loop().time() + timeout
+    while jobs := [j for j in (await editor.status())["jobs"] if Path(j.root).resolve() == root.resolve()]:
+        assert asyncio.get_running_loop().time() < end, f"jobs of {root} still running: {jobs}"
+        await asyncio.sleep(0.1)
+
+
 async def test_cancelling_the_tree_kills_its_process(net, editor):
     request = tree_of(editor, "models/slow.py", "models/slow.py:Slow", msg_id="tree-slow")
     pid = await running(editor, "models/slow.py:Slow")
     editor.client.protocol.notify("$/cancelRequest", types.CancelParams(id="tree-slow"))
     await editor.logged("submodule tree of models/slow.py:Slow: cancelled")
     await gone([pid])
-    # this project's jobs: the server is shared, and another test's export may be running in it
-    assert [j for j in (await editor.status())["jobs"] if Path(j.root).resolve() == net.resolve()] == []
+    await no_jobs_of(editor, net)
     request.cancel()
 
 
@@ -94,7 +103,7 @@ async def test_the_progress_cancel_button_kills_the_tree_and_it_answers_null(net
     before = set(editor.client.progress_reports)  # the shared server's earlier progress is other tests'
     request = tree_of(editor, "models/slow.py", "models/slow.py:Slow")
     pid = await running(editor, "models/slow.py:Slow")
-    for _ in range(100):  # the job may start before the progress's begin reaches the client
+    for _ in range(600):  # the job may start before the progress's begin reaches the client
         tokens = [t for t, r in editor.client.progress_reports.items() if t not in before and r]
         if tokens:
             break
@@ -103,8 +112,8 @@ async def test_the_progress_cancel_button_kills_the_tree_and_it_answers_null(net
     assert editor.client.progress_reports[token][0].message == "exporting each submodule of Slow"
     editor.client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token))
     await gone([pid])
-    assert await asyncio.wait_for(request, 10) is None
-    assert (await editor.status())["jobs"] == []
+    assert await asyncio.wait_for(request, 60) is None
+    await no_jobs_of(editor, net)
 
 
 @pytest.mark.slow  # a server of its own: the lens is only for a client that shows trees
