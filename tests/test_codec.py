@@ -129,8 +129,9 @@ class Child(Net):
 
 
 def test_the_modules_a_kept_answer_holds_come_back_equal_and_frozen(tmp_path):
-    """A tree checked again reads its modules from the kept answer, built without ``__init__``
-    (find/compact.py): each must be the module discovered, field for field, and as immutable."""
+    """A tree checked again reads its modules from the kept answer, in the positional form derived
+    from their fields (core/rows.py): each must be the module discovered, field for field, of the
+    same type, whole (no part left to decode on first read) and as immutable."""
     import dataclasses
 
     from exportlens.exporter.find import compact
@@ -142,7 +143,8 @@ def test_the_modules_a_kept_answer_holds_come_back_equal_and_frozen(tmp_path):
     assert any(m.example_span for m in found)
     back = [compact.loads(compact.dumps(compact.module_data(m)), compact.module_of) for m in found]
     assert [m.jaxtyped for m in found[:2]] == [True, True]  # Net's forward, and Child's, inherited
-    assert "forward" not in vars(back[0])  # decoded when first read
+    assert all(vars(b) == vars(m) for b, m in zip(back, found, strict=True))  # every field, the uncompared too
+    assert not hasattr(type(back[0]), "__getattr__")  # a plain record: nothing decodes inside it
     assert back == found and [hash(m) for m in back] == [hash(m) for m in found]
     for module in back:
         assert type(module) is type(found[0]) and {f.name for f in dataclasses.fields(module)} <= vars(module).keys()
@@ -153,11 +155,10 @@ def test_the_modules_a_kept_answer_holds_come_back_equal_and_frozen(tmp_path):
                 module.forward.span.line = 0  # type: ignore[misc]
 
 
-def test_a_damaged_kept_answer_is_a_miss_and_a_forged_forward_reads_as_none(tmp_path):
-    """Forwards stay encoded until first read, so damage to one must show where the answer is
-    read: the answer is checked whole against its digest, and a damaged one is answered afresh.
-    One written with a matching digest but a forward that does not decode reads as no forward,
-    never an error wherever it is first read."""
+def test_a_damaged_kept_answer_is_a_miss_and_so_is_a_forged_forward(tmp_path):
+    """The answer is checked whole against its digest, and a damaged one is answered afresh.
+    One written with a matching digest but a forward that does not decode is a miss too: the
+    whole answer is decoded as it is read, never an error where a module is first used."""
     import hashlib
     import json
 
@@ -169,7 +170,7 @@ def test_a_damaged_kept_answer_is_a_miss_and_a_forged_forward_reads_as_none(tmp_
     fresh = discover_tree(tmp_path, [tmp_path], cache).modules
     kept = next(cache.folder.glob("*.answer.json"))
     header, _, answer = kept.read_text(encoding="utf-8").partition("\n")
-    assert '\\"positional\\"' in answer  # each forward is JSON text inside the answer
+    assert '"positional"' in answer  # each forward's parameters, written in the answer
 
     kept.write_text(f"{header}\n{answer.replace('positional', 'keyword', 1)}", encoding="utf-8")
     again = discover_tree(tmp_path, [tmp_path], cache).modules
@@ -182,4 +183,58 @@ def test_a_damaged_kept_answer_is_a_miss_and_a_forged_forward_reads_as_none(tmp_
     digest = hashlib.sha256(text.encode()).hexdigest()
     kept.write_text(f"{json.dumps([*rest, digest], separators=(',', ':'))}\n{text}", encoding="utf-8")
     read = discover_tree(tmp_path, [tmp_path], cache).modules
-    assert read[0].name == fresh[0].name and read[0].forward is None
+    assert read == fresh and read[0].forward is not None  # found afresh
+
+
+def test_a_fix_lowered_for_a_target_rides_in_its_diagnostic_and_comes_back(tmp_path):
+    """A diagnostic carries its fixes (server/features/fix_data.py). Its codec's types were a
+    hand-kept list that lacked ``Lowering`` once fixes said what lowering gave: a proven fix
+    with a lowering made the diagnostic fail to build. The types now come from ``Fix`` itself."""
+    from exportlens.exporter.core.lowering import COMPILED, Lowering
+    from exportlens.server.features.fix_data import carried, fixes_of
+
+    edit = Edit("pyproject.toml", 2, 1, 2, 1, "dims = {}\n")
+    lowered = (Lowering("aoti", COMPILED, 3.5, 2048, 1e-7, ("example",)),)
+    fix = Fix("Set `seq` to Dim('seq', max=512)", (edit,), verified=Verified.EXPORTS, lowerings=lowered)
+    assert fixes_of(carried((fix,), None, tmp_path)) == (fix,)
+
+
+def test_every_codec_carries_what_its_roots_reach_and_nothing_of_one_name_twice():
+    """The types are the schema: each codec is made from its roots, and carries every record
+    their fields reach, so a record added to a field needs no list edited."""
+    from exportlens.exporter.core.codec import Codec, records
+    from exportlens.exporter.core.lowering import Lowering
+    from exportlens.exporter.core.report import Guard, Range, Summary
+    from exportlens.exporter.spec.shapes import Derived
+
+    assert {Lowering, Guard, Range, Summary, Derived, Finding, Kind} <= set(CODEC.types.values())
+    assert records(Fix)[0] is Fix and Lowering in records(Fix)
+    with pytest.raises(ValueError, match="two types of one name"):
+        from exportlens.exporter.find.outline import Ref as OutlineRef
+        from exportlens.exporter.spec.values import Ref as ValueRef
+
+        Codec(OutlineRef, ValueRef)
+
+
+def test_the_index_form_is_derived_from_the_records_fields_and_refuses_another_shape(tmp_path):
+    """Outlines (a union with findings, nested classes, mappings, paths), sketches and findings
+    come back equal from the positional form that their own fields define (core/rows.py); a row
+    of another length, or a record's own check failing, is a ValueError: a damaged cache is a miss."""
+    from exportlens.exporter.core.sources import Sources
+    from exportlens.exporter.find import compact
+    from exportlens.exporter.find.discover import Project, discover
+    from exportlens.exporter.find.prefilter import sketch
+
+    text = KEPT + "\n\nclass Outer(nn.Module):\n    class Inner:\n        pass\n"
+    (tmp_path / "net.py").write_text(text, encoding="utf-8")
+    outline = Project(Sources.of(tmp_path)).load(tmp_path / "net.py")
+    problem = Finding("EL401", Kind.IMPORT_ERROR, "invalid syntax", "bad.py", 3, 5)
+    for value in (outline, problem, None):
+        assert compact.loads(compact.dumps(compact.outline_data(value)), compact.outline_of) == value
+    assert compact.loads(compact.dumps(compact.sketch_data(sketch(text))), compact.sketch_of) == sketch(text)
+    row = compact.module_data(discover(tmp_path).modules[0])
+    with pytest.raises(ValueError, match="not a compact value"):
+        compact.loads(compact.dumps(row[:-1]), compact.module_of)
+    line_zero = [*compact.finding_data(problem)[:4], 0, *compact.finding_data(problem)[5:]]
+    with pytest.raises(ValueError, match="1-based"):
+        compact.loads(compact.dumps(line_zero), compact.maybe_finding)

@@ -4,15 +4,22 @@ index, the plan a worker is handed. Standard library only.
 Self-describing, so nothing needs type hints to decode: a dataclass is an object with
 ``"$type"`` naming it, and tuples, paths, enums and dicts whose keys are not plain
 strings are tagged too. Only the types a codec was made with can come back out, so a
-message can never name code to run (which is why this is not pickle)."""
+message can never name code to run (which is why this is not pickle).
+
+The types are the schema: a codec is made from its roots (the messages, the records a
+file keeps) and carries every dataclass and enum their fields' annotations reach
+(``records``), so a record added to a field travels with no list edited by hand. A field
+typed ``Any`` says nothing: what it may hold is named as a root beside the type."""
 
 from __future__ import annotations
 
 import enum
 import json
+from collections import deque
 from dataclasses import fields, is_dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 TYPE, TUPLE, PATH, ENUM, DICT = "$type", "$tuple", "$path", "$enum", "$dict"
 
@@ -21,8 +28,33 @@ class CodecError(ValueError):
     """The value has, or the text names, a type this codec does not carry."""
 
 
+def records(*roots: Any) -> tuple[type, ...]:
+    """Every dataclass and enum that ``roots`` (types, or unions of them) are or reach through
+    their fields' annotations, the roots first."""
+    found: dict[type, None] = {}
+    todo = deque(roots)
+    while todo:
+        hint = todo.popleft()
+        if isinstance(hint, type) and (is_dataclass(hint) or issubclass(hint, enum.Enum)):
+            if hint not in found:
+                found[hint] = None
+                todo.extend(field_types(hint).values() if is_dataclass(hint) else ())
+        else:
+            todo.extend(get_args(hint))  # a union, a container's items (a string's args are none)
+    return tuple(found)
+
+
+@cache
+def field_types(cls: type) -> dict[str, Any]:
+    """A dataclass's fields and their types, in the order of its fields (annotations evaluated once)."""
+    hints = get_type_hints(cls)
+    return {f.name: hints[f.name] for f in fields(cls)}
+
+
 class Codec:
-    def __init__(self, *types: type) -> None:
+    def __init__(self, *roots: Any) -> None:
+        """Carries ``records(*roots)``."""
+        types = records(*roots)
         self.types = {t.__name__: t for t in types}
         self._fields: dict[type, tuple[str, tuple[str, ...]]] = {}  # a dataclass carried: its name and fields
         self._field_names: dict[type, frozenset[str]] = {}

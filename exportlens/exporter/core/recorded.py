@@ -57,4 +57,4 @@ class Recording:
     records: tuple[Recorded, ...] = field(default_factory=tuple)
 
 
-CODEC = Codec(Kind, Seen, Call, Recorded, Recording)
+CODEC = Codec(Recording)  # a recording and every record its fields reach

@@ -27,18 +27,16 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..core.codec import Codec
 from ..core.regular_files import NotRegular, open_regular, plain_folders, read_regular
-from ..core.report import Edit, Finding, Fix, Kind, Related, Severity, Verified
-from ..core.targets import Forward, Param, Span
+from ..core.report import Finding
 from . import compact
-from .outline import BaseOutline, ClassOutline, FileOutline, Ref
+from .outline import FileOutline
 from .prefilter import Sketch
 from .walk import PYPROJECT
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # 2: compact arrays (compact.py)
+FORMAT = 3  # 2: compact arrays (compact.py); 3: their form derived from the records (core/rows.py)
 MAX_FILE = 1 << 30  # bytes of one root's entries: about a million files' outlines
 MAX_ANSWER = 256 << 20  # bytes of one scan's answer
 Stamp = tuple[int, int]  # modification time (ns) and size: a file whose stamp is unchanged is not read again
@@ -51,26 +49,6 @@ class Entry:
     outline: FileOutline | Finding | None = None  # None: never parsed (it cannot define a module)
     checked: bool = False  # its whole text was parsed (the CLI's): ``problem`` says how that went
     problem: Finding | None = None  # its syntax or encoding error, from a whole parse
-
-
-CODEC = Codec(
-    Entry,
-    Sketch,
-    FileOutline,
-    ClassOutline,
-    BaseOutline,
-    Ref,
-    Forward,
-    Param,
-    Span,
-    Finding,
-    Fix,
-    Verified,
-    Edit,
-    Related,
-    Kind,
-    Severity,
-)
 
 
 def tree_stamp(folder: Path, files: Iterable[Path]) -> str:
@@ -174,8 +152,7 @@ class IndexCache:
     def answer(self, folder: Path, tree: str) -> str | None:
         """A whole scan's answer for ``folder``, if it was made when the tree's stamp was ``tree``:
         a line that says so, with the answer's digest, then the answer as it was given. Checked
-        whole against its digest, a damaged answer is a miss: its parts (a module's forward) may
-        then be decoded when first read, not all as it is read."""
+        whole against its digest, a damaged answer is a miss."""
         try:
             data = read_regular(self._file(folder, "answer.json"), MAX_ANSWER, follow=False)
             header, _, answer = data.partition(b"\n")
@@ -240,4 +217,6 @@ _MAKERS = (
     "packages.py",
     "../core/targets.py",
     "../core/report.py",
+    "../core/rows.py",
+    "../core/codec.py",
 )

@@ -23,7 +23,7 @@ from ..find.syntax import decode_finding
 from ..find.walk import exclude_problem
 from .pyproject import MODULES, PYPROJECT, SECTION, Pyproject, read
 from .shapes import Shape
-from .values import Ref
+from .values import Call, Ref
 from .variants import expand as expand_variants
 
 ROOT_MARKERS = ("setup.py", "setup.cfg", ".git")  # a project without pyproject.toml
@@ -92,6 +92,11 @@ class ExportSpec:
             self.source, ""
         )
         return f"{loc.path}:{loc.line}{how}"
+
+
+# what an ExportSpec's ``Any`` values (init, inputs) may hold beyond plain data: the codec
+# carries these beside what the fields' types name (workers/protocol.py)
+HELD = (TensorInput, ValueInput, IntInput, Call)
 
 
 @dataclass

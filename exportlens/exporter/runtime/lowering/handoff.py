@@ -84,7 +84,7 @@ class Built:
     failure: Failure | None = None
 
 
-CODEC = Codec(Request, Place, Failure, Ran, Answer, Built)
+CODEC = Codec(Request, Answer, Built)  # each and every record their fields reach
 
 
 def save(folder: Path, ep: Any, probes: list[Probe]) -> None:
