@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from . import __version__, diff, record
 from .cli_settings import add_settings, checked, overrides
 from .exporter.core import codes
-from .exporter.core.options import Options
+from .exporter.core.options import Options, Task
 from .exporter.core.program import program_text
 from .exporter.core.report import ModuleReport, Report, Status, report_json
 from .exporter.core.settings import effective
@@ -187,7 +187,8 @@ def _pool(args: argparse.Namespace, jobs: int = 1) -> "Pool":
 def _run(args: argparse.Namespace, pool: "Pool", plan: "Plan", options: Options, verdicts: bool = False) -> Report:
     from .exporter.workers.batch import export_in_workers
 
-    return export_in_workers(plan, pool, options, prove_fixes=not verdicts, lower=not verdicts)
+    task = Task.VERDICT if verdicts else Task.SERVE  # verdicts only: no bounds run, proofs or lowering
+    return export_in_workers(plan, pool, options, task=task, prove_fixes=not verdicts, lower=not verdicts)
 
 
 def _projects(paths: list[Path], only: set[str] | None = None, cache: bool = True) -> "list[Project] | None":
@@ -228,8 +229,8 @@ def _check(args: argparse.Namespace) -> int:
         shard = (args.shard, sum(len(p.plan.modules) for p in found)) if args.shard else None
         for p in found if args.shard else ():
             p.plan.modules = [m for m in p.plan.modules if args.shard.holds(p.shown(m.target))]
-        first = args.first_only  # verdicts only: no draft export, bounds run, proofs or lowering
-        options = _options(args, collect_all=not first, serve=not first)
+        first = args.first_only  # verdicts only: no draft export (nor, ``_run``, bounds run, proofs or lowering)
+        options = _options(args, collect_all=not first)
         report, hidden = joined_report(found, lambda plan: _run(args, pool, plan, options, first), judge=not first)
         report = in_target_order(report)
     root = found[0].plan.root

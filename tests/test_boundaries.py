@@ -4,6 +4,7 @@ neither torch nor the runtime package, checked in a fresh interpreter."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import pkgutil
 import re
@@ -107,7 +108,9 @@ def test_nothing_is_pickled():
     assert not sources
 
 
+@functools.cache
 def _modules() -> dict[str, ast.Module]:
+    """Every module of the package, parsed once for the tests that read the trees (none changes one)."""
     root = Path(exportlens.__file__).parent
     return {
         ".".join(("exportlens", *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__"): ast.parse(
@@ -253,3 +256,51 @@ def test_no_kind_is_read_back_from_a_title_or_a_message():
         if _reads_prose(node) and (name, ast.unparse(node)) not in PROSE_ALLOWED
     )
     assert not read, read
+
+
+# a finding is named by its id, made where the finding is made (``Finding.id``), never found again by what it
+# says: a client may rewrap a message it shows, and the words may change where the finding does not
+MATCHED_ALLOWED = {
+    # whether a fix's export still has the problem it fixes: the fix's edits move lines, so the problem's place
+    # (and its id) change, while what it says does not
+    (
+        "exportlens.exporter.workers.proofs",
+        "(f.code, f.path, f.message) == (finding.code, finding.path, finding.message)",
+    ),
+}
+
+
+def _names_prose(node: ast.AST) -> bool:
+    """A title, action, message or detail: an attribute, a key read from a mapping, or one in a tuple."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return any(map(_names_prose, node.elts))
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value in PROSE
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+        return isinstance(node.args[0], ast.Constant) and node.args[0].value in PROSE
+    return _prose(node)
+
+
+def _matches_prose(node: ast.AST) -> bool:
+    """An equality test of a message (a title, ...) with another value: one thing found again by its words."""
+    if not isinstance(node, ast.Compare) or not any(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
+        return False
+    return any(map(_names_prose, [node.left, *node.comparators]))
+
+
+def matched_by_prose(modules: dict[str, ast.Module]) -> list[tuple[str, str]]:
+    return sorted(
+        (name, ast.unparse(node))
+        for name, tree in modules.items()
+        for node in ast.walk(tree)
+        if _matches_prose(node) and (name, ast.unparse(node)) not in MATCHED_ALLOWED
+    )
+
+
+def test_no_finding_is_matched_by_its_message():
+    assert not (matched := matched_by_prose(_modules())), matched
+    # what it catches: a code action that found its diagnostic's finding by the message the client showed
+    before = "item = next((i for i in found if (i.finding.code, i.finding.message) == said and i.finding.line == line))"
+    said = [("actions", "(i.finding.code, i.finding.message) == said")]
+    assert matched_by_prose({"actions": ast.parse(before)}) == said
+    assert matched_by_prose({"actions": ast.parse('found = d.data.get("message") == f.message')})

@@ -46,16 +46,20 @@ NAME_FINDING = {
     "related": [],
     "detail": "",
     "dims": [],
+    "cause": "none",
 }
 
 
 def test_check_reports_a_file_name_that_is_not_utf8_and_checks_the_rest(tmp_path):
     root = tree(tmp_path / "project")
+    ids = set()
     for _ in range(2):  # the second answer is the one kept in the index cache
         out = json.loads(check(root, "--format", "json"))
         assert [(m["target"], m["status"]) for m in out["modules"]] == [
             ("good.py:Good", "skipped"),
             ("later.py:Later", "skipped"),
         ]
+        ids |= {f.pop("id") for f in out["findings"]}
         assert out["findings"] == [NAME_FINDING]
+    assert len(ids) == 1  # the same finding, fresh or from the cache
     assert check(root).splitlines()[0] == f"bad\\xff.py:1:1: EL401 {NAME_FINDING['message']}"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import line_of
 
+from exportlens.exporter.core.equality import Equality
 from exportlens.exporter.core.guards import Guard, GuardKind
 from exportlens.exporter.core.report import SCHEMA, Report, Status, Summary, from_dict, report_json, to_dict
 
@@ -88,7 +89,7 @@ def test_a_relation_and_a_runtime_check_are_on_the_lines_that_made_them(guarded)
     assert not [t for t in texts if TORCH_SYMBOL.search(t)], texts
     # the JSON report carries them as data, and reads back
     data = report_json(Report(modules=(pair,)))
-    assert data["schema"] == SCHEMA == "2.4"
+    assert data["schema"] == SCHEMA == "2.5"
     said = data["modules"][0]["summary"]["guards"]
     relation = {
         "kind": "relation",
@@ -104,6 +105,14 @@ def test_a_relation_and_a_runtime_check_are_on_the_lines_that_made_them(guarded)
 def test_a_summary_from_before_the_guard_record_still_reads():
     old = {"signature": "(x: f32[n]) -> f32[n]", "inputs": [], "outputs": [], "range_constraints": [], "equalities": []}
     assert from_dict(Summary, old).guards == ()
+
+
+def test_a_summary_from_before_equality_records_reads_its_texts_as_records():
+    old = {"signature": "(x: f32[n], y: f32[?]) -> f32[n]", "inputs": [], "outputs": [], "range_constraints": []}
+    read = from_dict(Summary, old | {"equalities": ["y.shape[0] = n + 1"]})
+    assert read.equalities == (Equality("y.shape[0]", "n + 1"),)  # its dims not known: a 2.4 report has none
+    with pytest.raises(ValueError, match=r"^equalities\[0\]: 'n' is no equality \(left = right\)$"):
+        from_dict(Summary, old | {"equalities": ["n"]})
 
 
 @pytest.mark.slow

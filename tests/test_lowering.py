@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -271,6 +272,8 @@ def test_lowerings_survive_the_json_a_shard_writes_and_merge_reads():
 
 def test_an_export_job_that_reports_lowerings_is_refused():
     from exportlens.exporter.core.lowering import Lowering
+    from exportlens.exporter.core.options import Task
+    from exportlens.exporter.workers.lowering import lowering_job
     from exportlens.exporter.workers.protocol import Job
     from exportlens.exporter.workers.validate import Refused, checked_report
 
@@ -278,7 +281,11 @@ def test_an_export_job_that_reports_lowerings_is_refused():
     forged = ModuleReport("net.py:Mlp", Status.EXPORTED, lowerings=(Lowering("aoti", "compiled"),))
     with pytest.raises(Refused, match="lowerings the job did not ask for"):
         checked_report(job, forged)
-    lowering = Job("/nonexistent", "net.py:Mlp", 1, Options(lower=True))
+    proof = replace(job, task=Task.PROVE)  # a proof whose spec names no targets lowers nothing
+    with pytest.raises(Refused, match="lowerings the job did not ask for"):
+        checked_report(proof, forged)
+    lowering = lowering_job(job, ("aoti",))
+    assert lowering.task is Task.LOWER
     assert checked_report(lowering, forged).lowerings == forged.lowerings
 
 

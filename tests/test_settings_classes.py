@@ -3,11 +3,14 @@ one declaration of names, kinds and defaults, and these hold the two together.""
 
 from __future__ import annotations
 
+import re
 import typing
 from dataclasses import MISSING, fields
+from pathlib import Path
 
 import pytest
 
+import exportlens.exporter.core.settings as settings
 from exportlens.exporter.core.settings import CLI, PROJECT, SERVER, SETTINGS, Overrides, Settings
 from exportlens.server.settings import ServerSettings
 
@@ -52,3 +55,13 @@ def test_the_command_lines_overrides_are_a_subset_of_the_dataclass():
 def test_the_servers_overrides_carry_only_what_the_editor_set():
     settings = ServerSettings(strict=True, ir="core-aten")
     assert settings.overrides == Overrides(strict=True, ir="core-aten")
+
+
+def test_the_files_said_to_derive_from_settings_exist():
+    """What core/settings.py's docstring sends a reader to (the CLI's options, the server's
+    reader, the tests that hold them together) is there to read."""
+    repo = Path(__file__).resolve().parents[1]
+    named = re.findall(r"[\w/]+\.py\b", settings.__doc__ or "")
+    assert named, "the docstring names no file"
+    missing = [n for n in named if not (repo / n).is_file() and not list((repo / "exportlens").glob(f"**/{n}"))]
+    assert missing == []

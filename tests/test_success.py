@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from conftest import line_of
 
-from exportlens.exporter.core.report import Status
+from exportlens.exporter.core.equality import Equality
+from exportlens.exporter.core.report import Status, to_dict
 from exportlens.exporter.spec.plan import make_plan
 
 
@@ -127,7 +128,9 @@ def test_auto_dims_that_torch_ties_to_a_named_dim(project):
     )
     report = project.module("Add")
     assert report.status is Status.EXPORTED, report.findings
-    assert report.summary.equalities == ("y.shape[0] = batch",)
+    assert report.summary.equalities == (Equality("y.shape[0]", "batch", ("batch",)),)
+    assert list(map(str, report.summary.equalities)) == ["y.shape[0] = batch"]
+    assert to_dict(report.summary)["equalities"] == [{"left": "y.shape[0]", "right": "batch", "dims": ["batch"]}]
 
 
 def test_an_auto_dim_left_open_is_named_by_its_axis_and_the_program_lists_its_operators(project):

@@ -15,18 +15,19 @@ from ..exporter.core.report import ModuleReport, Status
 from ..exporter.core.settings import effective
 from ..exporter.core.targets import Target
 from . import compat, spec_create
-from .exports import COMMAND
 from .methods import CHECK_WORKSPACE_REQUEST, CREATE_SPEC_COMMAND, EXPORT_COMMAND, LOWER_COMMAND, PROGRAM_REQUEST
 from .progress import Progress
+from .reasons import Why
 from .server import ExportLensServer
 from .snapshots import path_of
 
 FIRST_SCAN_WAIT = 10.0  # seconds a request made right after start waits for the workspace's first scan
 
 
-def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | None:
+def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, Target, bool] | None:
     """(file, target, save) from ``{uri, target}``, or ``{uri, line}`` (0-based, as the
-    editor's cursor) naming the module whose class holds that line."""
+    editor's cursor) naming the module whose class holds that line. The one place a command's
+    target enters as text: taken apart here, once."""
     arg = args[0] if isinstance(args, list) and args else args
     uri, target, line = compat.field_of(arg, "uri"), compat.field_of(arg, "target"), compat.field_of(arg, "line")
     save = compat.field_of(arg, "save", False)
@@ -37,10 +38,9 @@ def _command_args(ls: ExportLensServer, args: Any) -> tuple[Path, str, bool] | N
         if ls.session.index.get(path) is None:
             ls.rescan(path)
         module = ls.session.index.module_at(path, line + 1)
-        target = module.target if module else None
-    if not isinstance(target, str):
-        return None
-    return path, target, save
+        return (path, Target.of(module), save) if module else None
+    parsed = Target.parse(target) if isinstance(target, str) else None
+    return (path, parsed, save) if parsed is not None and parsed.path else None
 
 
 async def _first_scan(ls: ExportLensServer) -> None:
@@ -56,7 +56,7 @@ async def _first_scan(ls: ExportLensServer) -> None:
 
 async def module_named(
     ls: ExportLensServer, args: Any, what: str, *, valid: bool = True
-) -> tuple[Path, str, bool] | None:
+) -> tuple[Path, Target, bool] | None:
     """(file, target, save) of the module command ``what`` names, once the workspace's first scan
     is in; None, said in the log, where ``args`` name none (or are not ``valid`` otherwise)."""
     await _first_scan(ls)
@@ -97,7 +97,7 @@ async def export_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any
     artifacts = _artifact_folder(ls, root, target) if save else None
     save = artifacts is not None
     try:
-        reports = await ls.exports.export(root, [target], COMMAND, artifacts=artifacts)
+        reports = await ls.exports.export(root, [target], Why.COMMAND, artifacts=artifacts)
     except asyncio.CancelledError:  # $/cancelRequest: kill the job, not just the wait
         ls.exports.cancel(root, [target])
         raise
@@ -107,7 +107,7 @@ async def export_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any
     if save:
         _say_saved(ls, report)
     return {
-        "target": target,
+        "target": str(target),
         "status": report.status.value,
         "artifact": report.summary.artifact if report.summary else None,
         "findings": len(report.findings),
@@ -139,10 +139,10 @@ async def lower_module(ls: ExportLensServer, args: Any = None) -> dict[str, Any]
         return None
     said = lowered.lowering
     numbers = {"seconds": said.seconds, "size": said.size, "max_error": said.max_error}
-    return {"target": target, "to": to, "status": said.status, **numbers, "findings": len(lowered.findings)}
+    return {"target": str(target), "to": to, "status": said.status, **numbers, "findings": len(lowered.findings)}
 
 
-def _artifact_folder(ls: ExportLensServer, root: Path, target: str) -> Path | None:
+def _artifact_folder(ls: ExportLensServer, root: Path, target: Target) -> Path | None:
     """Where *Export to .pt2* saves ``target``'s program; None (and the user told why) where
     it saves none: the export still runs, its verdict is worth having."""
     if _on_meta(ls, root, target):
@@ -165,9 +165,9 @@ def _artifact_folder(ls: ExportLensServer, root: Path, target: str) -> Path | No
     return artifacts
 
 
-def _on_meta(ls: ExportLensServer, root: Path, target: str) -> bool:
-    module = ls.session.index.by_target(root, Target.parse(target).module)
-    spec = ls.session.spec_of(root, module, ls.snapshot().texts)[0] if module is not None else None
+def _on_meta(ls: ExportLensServer, root: Path, target: Target) -> bool:
+    module = ls.session.index.by_target(root, target)
+    spec = ls.session.spec_of(root, module, ls.snapshot())[0] if module is not None else None
     return spec is not None and effective(spec.settings, ls.session.settings_at(root).overrides).device == "meta"
 
 
@@ -202,21 +202,21 @@ async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] 
     path, target, _ = parsed
     if not ls.session.trusted:
         return {
-            "target": target,
+            "target": str(target),
             "status": Status.SKIPPED.value,
             "text": f"{target}\n  not exported: this workspace is not trusted, so its code is not run.\n",
         }
     root = ls.session.root_of(path)
-    if ls.session.index.by_target(root, Target.parse(target).module) is None:
+    if ls.session.index.by_target(root, target) is None:
         ls.rescan(path)  # a file the scan has not reached yet
-    if not ls.session.has_spec(root, [target], ls.snapshot().texts)[target]:
+    if not ls.session.has_spec(root, [target], ls.snapshot())[target]:
         return {
-            "target": target,
+            "target": str(target),
             "status": Status.SKIPPED.value,
             "text": f"{target}\n  needs example inputs: use Create export spec, or see docs/spec.md.\n",
         }
     try:
-        report = (await ls.exports.export(root, [target], COMMAND)).get(target)
+        report = (await ls.exports.export(root, [target], Why.COMMAND)).get(target)
     except asyncio.CancelledError:
         ls.exports.cancel(root, [target])
         raise
@@ -224,7 +224,7 @@ async def exported_program(ls: ExportLensServer, params: Any) -> dict[str, Any] 
         return None
     docs = ls.snapshot()
     text = program_text(report, lambda rel, line: docs.get(root / rel).lines.line(line - 1))
-    return {"target": target, "status": report.status.value, "text": text}
+    return {"target": str(target), "status": report.status.value, "text": text}
 
 
 async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] | None:
@@ -234,13 +234,13 @@ async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] |
         ls.show("this workspace is not trusted, so its code is not run. Trust it to check it.")
         return None
     await ls.indexed.wait()
-    by_root: dict[Path, list[str]] = {}
+    by_root: dict[Path, list[Target]] = {}
     for entry in list(ls.session.index.files.values()):
-        by_root.setdefault(entry.root, []).extend(m.target for m in entry.modules)
+        by_root.setdefault(entry.root, []).extend(map(Target.of, entry.modules))
     ls.session.checked |= set(by_root)
-    texts = ls.snapshot().texts
+    docs = ls.snapshot()
     batches = {
-        root: [t for t, has in ls.session.has_spec(root, targets, texts).items() if has]
+        root: [t for t, has in ls.session.has_spec(root, targets, docs).items() if has]
         for root, targets in by_root.items()
     }
     ls.say(
@@ -248,7 +248,7 @@ async def check_workspace(ls: ExportLensServer, params: Any) -> dict[str, int] |
     )
     try:
         landed = await asyncio.gather(
-            *(ls.exports.export(root, targets, "workspace check") for root, targets in batches.items())
+            *(ls.exports.export(root, targets, Why.CHECK) for root, targets in batches.items())
         )
     except asyncio.CancelledError:
         for root, targets in batches.items():

@@ -16,7 +16,7 @@ def document_diagnostic(ls: ExportLensServer, params: types.DocumentDiagnosticPa
     if found is None or not ls.pulls:  # not pulling: its diagnostics are pushed
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     doc, docs = found
-    return pull.document_report(ls.session, doc, docs.texts, params.previous_result_id)
+    return pull.document_report(ls.session, doc, docs, params.previous_result_id)
 
 
 def workspace_diagnostic(
@@ -29,7 +29,7 @@ def workspace_diagnostic(
     # the files a check put problems in, and those reported before (to clear them)
     paths = set(pull.problem_files(ls.session, docs.documents))
     paths |= {p for p in map(path_of, previous) if p is not None and p not in docs}
-    return pull.workspace_report(ls.session, [docs.get(p) for p in sorted(paths)], docs.texts, previous)
+    return pull.workspace_report(ls.session, [docs.get(p) for p in sorted(paths)], docs, previous)
 
 
 def register(server: ExportLensServer) -> None:

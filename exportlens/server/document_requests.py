@@ -8,6 +8,7 @@ from typing import Any
 
 from lsprotocol import converters, types
 
+from ..exporter.core.targets import Target
 from . import compat, trees
 from .features import actions, guarded, hover, inlay, lenses, markup, spec_nav
 from .methods import APPLY_FIX_COMMAND, EXPORT_KIND
@@ -21,8 +22,8 @@ def code_lens(ls: ExportLensServer, params: types.CodeLensParams) -> list[types.
     if found is None:
         return []
     doc, docs = found
-    shown = trees.tree_lenses(ls.session, doc, docs.texts) if trees.shows_trees(ls.client_capabilities) else []
-    return lenses.code_lenses(ls.session, doc, docs.texts) + shown
+    shown = trees.tree_lenses(ls.session, doc, docs) if trees.shows_trees(ls.client_capabilities) else []
+    return lenses.code_lenses(ls.session, doc, docs) + shown
 
 
 def on_hover(ls: ExportLensServer, params: types.HoverParams) -> types.Hover | None:
@@ -31,9 +32,9 @@ def on_hover(ls: ExportLensServer, params: types.HoverParams) -> types.Hover | N
         return None
     doc, docs = found
     if doc.path.suffix == ".toml":
-        text = spec_nav.hover(ls.session, doc, docs.texts, params.position)
+        text = spec_nav.hover(ls.session, doc, docs, params.position)
     else:
-        text = hover.hover(ls.session, doc, docs.texts, params.position.line + 1)
+        text = hover.hover(ls.session, doc, docs, params.position.line + 1)
     return types.Hover(markup.content(text, markup.hover_formats(ls.client_capabilities))) if text else None
 
 
@@ -53,7 +54,8 @@ def code_action(ls: ExportLensServer, params: types.CodeActionParams) -> list[ty
     out = actions.quick_fixes(ls.session, doc, docs, list(params.context.diagnostics))
     module = ls.session.index.module_at(doc.path, params.range.start.line + 1) if doc.path.suffix == ".py" else None
     if module is not None:
-        has_spec = ls.session.has_spec(ls.session.root_of(doc.path), [module.target], docs.texts)[module.target]
+        target = Target.of(module)
+        has_spec = ls.session.has_spec(ls.session.root_of(doc.path), [target], docs)[target]
         try:
             out += actions.module_actions(ls.session, doc, docs, module, has_spec)
         except Exception as e:

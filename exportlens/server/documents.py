@@ -7,8 +7,11 @@ from pathlib import Path
 from lsprotocol import types
 
 from ..exporter.core.sources import read_text
+from ..exporter.core.targets import Target
 from ..exporter.spec.loading import PYPROJECT
+from .reasons import Why
 from .server import ExportLensServer
+from .session import ModuleKey
 from .snapshots import path_of
 
 RESCAN_DELAY = 0.15  # seconds: typing rescans a file once it pauses
@@ -21,7 +24,7 @@ def did_open(ls: ExportLensServer, params: types.DidOpenTextDocumentParams) -> N
     ls.rescan(path)
     ls.publish(path)
     if path.suffix == ".py" and ls.session.settings.export_on != "manual":
-        ls.exports.file_changed(path, "open")
+        ls.exports.file_changed(path, Why.OPEN)
 
 
 def did_change(ls: ExportLensServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -30,7 +33,7 @@ def did_change(ls: ExportLensServer, params: types.DidChangeTextDocumentParams) 
         return
     ls.rescans.request(path, RESCAN_DELAY)
     if path.suffix == ".py" and ls.session.settings.export_on == "change":
-        ls.exports.file_changed(path, "change")
+        ls.exports.file_changed(path, Why.CHANGE)
 
 
 def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -40,7 +43,7 @@ def did_save(ls: ExportLensServer, params: types.DidSaveTextDocumentParams) -> N
     ls.rescan(path)
     ls.saved[path] = ls.text_of(path)
     if ls.session.settings.export_on != "manual":
-        ls.exports.file_changed(path, "save")
+        ls.exports.file_changed(path, Why.SAVE)
     # a saved pyproject.toml can change every file of its project; a Python file, itself and
     # the tables in pyproject.toml that name its classes (published at the end of this turn)
     root = ls.session.root_of(path)
@@ -76,9 +79,9 @@ def _deleted(ls: ExportLensServer, path: Path) -> None:
     root = ls.session.root_of(path)
     for p, entry in list(ls.session.index.files.items()):
         if p == path or path in p.parents:
-            for m in entry.modules:
-                ls.exports.cancel(root, [m.target])
-                ls.session.forget(root, m.target)
+            for target in map(Target.of, entry.modules):
+                ls.exports.cancel(root, [target])
+                ls.session.forget(ModuleKey(root, target))
             ls.clear(p.as_uri())
     ls.session.index.remove(path)
     ls.publish_project(root)
@@ -133,7 +136,7 @@ def did_change_watched(ls: ExportLensServer, params: types.DidChangeWatchedFiles
         elif ls.saved.get(path) == read_text(path):
             continue  # the editor's own save, exported as such
         if (path.suffix == ".py" or path.name == PYPROJECT) and ls.session.settings.export_on != "manual":
-            ls.exports.file_changed(path, "changed on disk")
+            ls.exports.file_changed(path, Why.DISK)
 
 
 def register(server: ExportLensServer) -> None:

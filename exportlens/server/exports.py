@@ -17,9 +17,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from ..exporter.core.options import Options
+from ..exporter.core.options import Options, Task
 from ..exporter.core.report import ModuleReport, Status
 from ..exporter.core.sources import Sources, read_text
+from ..exporter.core.targets import Target
 from ..exporter.find.deps import ImportGraph
 from ..exporter.spec.loading import PYPROJECT, ExportSpec
 from ..exporter.spec.plan import Plan, Planned
@@ -29,15 +30,14 @@ from ..exporter.workers.pool import Cancelled, Pool
 from ..exporter.workers.proofs import converging, proofs, proven
 from ..exporter.workers.protocol import Job
 from .debounce import Debounce, coalesced
-from .session import Result, Session, spec_key
+from .reasons import Why, Whys, said
+from .session import ModuleKey, Result, Session, spec_key
 from .snapshots import WorkspaceSnapshot
 
 log = logging.getLogger(__name__)
 
-Landed = Callable[[Path, list[str]], None]  # (root, targets whose result changed)
+Landed = Callable[[Path, list[Target]], None]  # (root, targets whose result changed)
 PoolFactory = Callable[[str, int], Pool]  # (python, jobs) -> a pool; tests hand in their own
-COMMAND = "command"  # the user asked for this export
-REVERIFY = "re-verify"  # a verdict from an earlier session's cache is checked again
 
 
 def persistent_pool(python: str, jobs: int) -> Pool:
@@ -54,21 +54,21 @@ class BatchProgress(Protocol):
     def end(self) -> None: ...
 
 
-ProgressFactory = Callable[[Path, list[str]], BatchProgress]  # (root, targets) -> the batch's progress
+ProgressFactory = Callable[[Path, list[Target]], BatchProgress]  # (root, targets) -> the batch's progress
 
 
 @dataclass(frozen=True)
 class _Submitted:
     """One job handed to the pool, and what it was made from."""
 
-    target: str
+    target: Target
     number: int  # the job's number in this session: a newer one supersedes it
     file: Path  # the module's file
     seen: str  # that file's text as the export read it
     versions: Mapping[Path, int]  # the version of each document open then
     disk: Mapping[Path, str]  # the module's file and pyproject.toml as read from disk, where not open
     read: str  # the module's file as the worker imports it: its findings are positions in this text
-    reason: str  # why it runs: "save", "command", ...
+    reasons: Whys  # why it runs
     job: Job  # as handed to the pool (a fix's proof is this job, from other texts)
     spec: ExportSpec | None  # ``spec_key`` of the module's spec then
 
@@ -91,9 +91,9 @@ class Exports:
         self.pool_factory = pool_factory
         self.pool: Pool | None = None
         self._debounce = Debounce()
-        self._due: dict[Path, dict[Path, str]] = {}  # root -> files past their debounce -> why
+        self._due: dict[Path, dict[Path, Why]] = {}  # root -> files past their debounce -> why
         self._batches: dict[Path, asyncio.Task] = {}  # root -> the task that exports its due files
-        self._commanded: dict[tuple[Path, str], str] = {}  # running exports the user asked for -> the text
+        self._commanded: dict[ModuleKey, str] = {}  # running exports the user asked for -> the text
         self._verifying: set[asyncio.Task] = set()  # re-exports of cached verdicts, proofs of fixes (kept referenced)
         self.graph = ImportGraph()  # which files import which: parsed again only where a text changed
         self._served: set[str] = set()  # cache keys whose remembered verdict includes the serving run
@@ -131,16 +131,16 @@ class Exports:
 
     # -- when ------------------------------------------------------------------------
 
-    def file_changed(self, path: Path, reason: str) -> None:
+    def file_changed(self, path: Path, why: Why) -> None:
         """A document was saved (or edited, with exportOn = change): export what it affects, debounced."""
         if not self.session.trusted:
             return
         seconds = self.session.settings.debounce_ms / 1000  # newest edit wins
-        self._debounce.start(path, seconds, lambda: self._debounced(path, reason))
+        self._debounce.start(path, seconds, lambda: self._debounced(path, why))
 
-    def _debounced(self, path: Path, reason: str) -> None:
+    def _debounced(self, path: Path, why: Why) -> None:
         root = self.session.root_of(path)
-        self._due.setdefault(root, {})[path] = reason
+        self._due.setdefault(root, {})[path] = why
         if root not in self._batches:
             self._batches[root] = asyncio.get_running_loop().create_task(self._export_due(root))
 
@@ -160,9 +160,9 @@ class Exports:
             raise
         if not due:
             return
-        reason = ", ".join(dict.fromkeys(due.values()))
         try:
-            await self.export(root, await asyncio.to_thread(self.affected, root, due), reason)  # off the loop: parses
+            targets = await asyncio.to_thread(self.affected, root, due)  # off the loop: parses
+            await self.export(root, targets, tuple(due.values()))
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -171,21 +171,21 @@ class Exports:
             said = traceback.format_exc().strip().splitlines()[-1]
             self.say(f"internal error while exporting after a change to {names}: {said}")
 
-    def affected(self, root: Path, paths: Iterable[Path]) -> list[str]:
+    def affected(self, root: Path, paths: Iterable[Path]) -> list[Target]:
         """Modules a change to ``paths`` can change: those of the open ones, and those of open files
         that import one of them (a pyproject.toml change affects every open module of its project)."""
         paths = list(paths)
         docs = self.snapshot()
-        files = Sources.of(root, docs.texts)
+        files = docs.sources(root)
         open_files = [p for p in docs.documents if p.suffix == ".py" and self.session.root_of(p) == root]
-        targets = [m.target for path in paths if path in docs for m in self._modules(path)]
+        targets = [Target.of(m) for path in paths if path in docs for m in self._modules(path)]
         changed = {path.resolve() for path in paths}
         every = any(path.name == PYPROJECT for path in paths)
         for other in open_files:
             if other in changed:
                 continue
             if every or not changed.isdisjoint(self.graph.closure(files, other)):
-                targets += [m.target for m in self._modules(other)]
+                targets += [Target.of(m) for m in self._modules(other)]
         return list(dict.fromkeys(targets))
 
     def _modules(self, path: Path):
@@ -194,23 +194,22 @@ class Exports:
     # -- which, and how ----------------------------------------------------------------
 
     async def export(
-        self, root: Path, targets: Iterable[str], reason: str, *, artifacts: Path | None = None
-    ) -> dict[str, ModuleReport]:
-        """Export ``targets`` now (each in its own worker); returns the reports that landed.
-        A verdict of an earlier session (on disk) lands at once, marked ``cached``, and is
-        then verified again; an export the user asked for (``command``) never takes one."""
-        targets = list(targets)
+        self, root: Path, targets: Iterable[Target], why: Why | Sequence[Why], *, artifacts: Path | None = None
+    ) -> dict[Target, ModuleReport]:
+        """Export ``targets`` now (each in its own worker; a class: each of its variants); returns
+        the reports that landed. A verdict of an earlier session (on disk) lands at once, marked
+        ``cached``, and is then verified again; an export the user asked for never takes one."""
+        targets, whys = list(targets), (why,) if isinstance(why, Why) else tuple(why)
         if not targets or not self.session.trusted:
             return {}
         docs = self.snapshot()
-        modules = [m for m in (self.session.index.by_target(root, t) for t in targets) if m is not None]
-        plan = self.session.plan(root, modules, docs.texts)
+        plan = self.session.plan_of(root, targets, docs)
         pool = self.start_pool()
         submitted: list[tuple[_Submitted, Future]] = []
         try:
             for planned in [p for p in plan.modules if p.spec is not None]:  # no spec: static diagnostics say so
                 await asyncio.sleep(0)  # each job parses a closure, hashes a key: requests are answered between
-                submitted += filter(None, [self._submit(pool, plan, planned, docs, reason, artifacts)])
+                submitted += filter(None, [self._submit(pool, plan, planned, docs, whys, artifacts)])
         except asyncio.CancelledError:  # between two: those submitted are killed, as ``_gather`` kills a batch's
             self.cancel(root, [sub.target for sub, _ in submitted])
             raise
@@ -218,10 +217,10 @@ class Exports:
         if not waits:
             return {}
         self.landed(root, [])  # CodeLenses show "exporting…"
-        return await self._gather(root, waits, [p.target for p in plan.modules])
+        return await self._gather(root, waits, [Target.of(p.module, p.variant) for p in plan.modules])
 
     def _submit(
-        self, pool: Pool, plan: Plan, planned: Planned, docs: WorkspaceSnapshot, reason: str, artifacts: Path | None
+        self, pool: Pool, plan: Plan, planned: Planned, docs: WorkspaceSnapshot, whys: Whys, artifacts: Path | None
     ) -> tuple[_Submitted, Future] | None:
         """Hand one module's job to the pool, or None where the user's own export of this
         very text is running (let it finish)."""
@@ -229,67 +228,63 @@ class Exports:
         root, file = plan.root, plan.root / planned.module.path
         text = docs.texts.get(file)
         seen = text if text is not None else docs.get(file).text
-        key = (root, planned.target)
-        if reason != COMMAND and self._commanded.get(key) == seen:
+        key = ModuleKey(root, Target.of(planned.module, planned.variant))
+        if Why.COMMAND not in whys and self._commanded.get(key) == seen:
             return None
         # exportOn = change exports the editor's unsaved text
         sources = {planned.module.path: text} if s.export_on == "change" and text is not None else {}
         # the program is run at the spec's bounds in a second job, after this verdict is shown
         # (_serve); an artifact the user asked for is saved only once it has been run
-        options = Options(overrides=s.overrides, serve=artifacts is not None)
-        if artifacts is not None:
-            options = replace(options, artifact=artifacts / f"{planned.module.name}.pt2")
-        job = job_for(plan, planned, options, environment=pool.environment, sources=sources)
+        options = Options(artifacts / f"{planned.module.name}.pt2" if artifacts else None, overrides=s.overrides)
+        task = Task.VERDICT if artifacts is None else Task.SERVE
+        job = job_for(plan, planned, options, task=task, environment=pool.environment, sources=sources)
         number = self.session.next_number()
         self.session.running[key] = number
         self._commanded.pop(key, None)
-        if reason == COMMAND:
+        if Why.COMMAND in whys:
             self._commanded[key] = seen
         self.session.exports_started += 1
-        self.say(f"exporting {planned.target} ({reason}, job {number})")
+        self.say(f"exporting {key.target} ({said(whys)}, job {number})")
         disk = {p: t for p, t in ((file, seen), (root / PYPROJECT, plan.project.text)) if p not in docs}
         # what the worker imports: the editor's text it was sent, else the disk's (``seen`` where the file is not open)
         read = text if sources and text is not None else seen if text is None else read_text(file)
-        fresh = reason in (COMMAND, REVERIFY)
-        sub = _Submitted(
-            planned.target, number, file, seen, docs.versions, disk, read, reason, job, spec_key(planned.spec)
-        )
-        return sub, pool.submit(job, fresh=fresh)
+        sub = _Submitted(key.target, number, file, seen, docs.versions, disk, read, whys, job, spec_key(planned.spec))
+        return sub, pool.submit(job, fresh=any(why.fresh for why in whys))
 
     async def _gather(
-        self, root: Path, waits: Sequence[tuple[str, Awaitable[ModuleReport | None]]], planned: list[str]
-    ) -> dict[str, ModuleReport]:
+        self, root: Path, waits: Sequence[tuple[Target, Awaitable[ModuleReport | None]]], planned: list[Target]
+    ) -> dict[Target, ModuleReport]:
         """Wait for a batch, with its progress shown once the jobs run (the client's round
         trip never delays them); cancelled, the planned modules' jobs are killed, not just the wait."""
         progress = self.progress(root, [target for target, _ in waits])
         await progress.create()
         progress.begin()
-        landed: dict[str, ModuleReport] = {}
+        landed: dict[Target, ModuleReport] = {}
         try:
             try:
                 reports = await asyncio.gather(*(wait for _, wait in waits))
             except asyncio.CancelledError:
                 self.cancel(root, planned)
                 raise
-            for report in reports:
+            for (target, _), report in zip(waits, reports):
                 if report is not None:
-                    landed[report.target] = report
+                    landed[target] = report
                     progress.step(report)
         finally:
             progress.end()
         return landed
 
-    def cancel(self, root: Path, targets: Iterable[str]) -> None:
+    def cancel(self, root: Path, targets: Iterable[Target]) -> None:
         """Kill the exports of ``targets``, running or still queued (behind other jobs, or
         waiting for the worker to start: a job has no process yet then)."""
         for target in targets:
-            if self.pool is not None and self.pool.cancel(target, str(root)):
+            if self.pool is not None and self.pool.cancel(str(target), str(root)):
                 self.say(f"cancelling the export of {target}")
 
     async def _land(self, root: Path, job: _Submitted, wait: Awaitable[ModuleReport]) -> ModuleReport | None:
         """Put a job's report in the session, unless a newer job superseded it or, with
         exportOn = change, its file changed while it ran."""
-        key = (root, job.target)
+        key = ModuleKey(root, job.target)
         try:
             report = await wait
         except (Cancelled, asyncio.CancelledError):
@@ -308,7 +303,7 @@ class Exports:
             self.say(f"dropped the result for {job.target} (job {job.number}): the file changed while it ran")
             self.landed(root, [job.target])
             return None
-        if self.session.spec_key(root, job.target, self.snapshot().texts) != job.spec:
+        if self.session.spec_key(key, self.snapshot()) != job.spec:
             self.say(f"dropped the result for {job.target} (job {job.number}): its spec changed while it ran")
             self.landed(root, [job.target])
             return None
@@ -319,7 +314,7 @@ class Exports:
         origin = ", from an earlier session's cache" if report.cached else ""
         self.say(f"{job.target}: {verdict} (job {job.number}{origin})")
         self.landed(root, [job.target])
-        if report.cached and job.reason != REVERIFY:
+        if report.cached and Why.REVERIFY not in job.reasons:
             self._reverify(root, job.target)
         self._later(self._prove(root, job, self.session.results[key]))
         self._later(self._serve(root, job, self.session.results[key]))
@@ -346,11 +341,11 @@ class Exports:
         while pending:
             submitted = await asyncio.to_thread(list, map(submit, (j for _, j in pending)))  # as in _serve
             after = await asyncio.gather(*map(asyncio.wrap_future, submitted), return_exceptions=True)
-            if self.session.results.get((root, job.target)) is not result:
+            if self.session.results.get(ModuleKey(root, job.target)) is not result:
                 return  # the module was exported again: these fixes are gone
             stepped = await asyncio.to_thread(_stepped, pending, after)
             pending = [(rounds, j) for rounds, j in stepped if j is not None]
-        key = (root, job.target)
+        key = ModuleKey(root, job.target)
         proven_report = proven(result.report, tries)
         self.session.results[key] = replace(result, report=proven_report)
         pool.remember(job.job, proven_report)
@@ -362,17 +357,17 @@ class Exports:
         in a job of its own, once the verdict is shown; what it finds (EL206) lands as a new
         verdict, with its fixes proven, unless a newer result landed meanwhile."""
         report, pool = result.report, self.pool
-        if report.status is not Status.EXPORTED or report.cached or job.job.options.serve or pool is None:
+        if report.status is not Status.EXPORTED or report.cached or job.job.task.serves or pool is None:
             return
         if job.job.key and job.job.key in self._served:
             return  # the pool answered with the verdict a serving run already made
-        served = replace(job.job, key="", options=replace(job.job.options, serve=True))
+        served = replace(job.job, key="", task=Task.SERVE)
         try:
             future = await asyncio.to_thread(pool.submit, served, supersede=False, background=True)
             after = await asyncio.wrap_future(future)  # submitted off the loop: a job's end holds the pool's lock
         except Exception:
             return  # cancelled, or the worker went away: the next export runs it again
-        key = (root, job.target)
+        key = ModuleKey(root, job.target)
         if self.session.results.get(key) is not result:
             return
         after = replace(after, seconds=report.seconds)  # the verdict's own time, not the run's
@@ -389,10 +384,10 @@ class Exports:
         self._verifying.add(task)
         task.add_done_callback(self._verifying.discard)
 
-    def _reverify(self, root: Path, target: str) -> None:
+    def _reverify(self, root: Path, target: Target) -> None:
         """Export again what an earlier session's verdict answered: shown at once, it stays
         marked as cached until this lands (its lens says it is being checked again)."""
-        self._later(self.export(root, [target], REVERIFY))
+        self._later(self.export(root, [target], Why.REVERIFY))
 
 
 def _stepped(pending: list[tuple[Converging, Job]], after: list) -> list[tuple[Converging, Job | None]]:

@@ -92,7 +92,7 @@ def status(ls: ExportLensServer, params: Any) -> dict[str, Any]:
         "files_indexed": len(ls.session.index.files),
         "exports_started": ls.session.exports_started,
         "plans_built": ls.session.plans.built,  # modules planned: once per text, however often asked
-        "running": [t for _, t in ls.session.running],
+        "running": [str(key.target) for key in ls.session.running],
         "worker_pid": pool.warm_pid if pool else None,
         "sandbox": available(),  # what confines an export here, or "none: " and why
         "jobs": [{"root": r, "target": t, "pid": p} for (r, t), p in (pool.job_pids() if pool else {}).items()],

@@ -24,8 +24,9 @@ from ..exporter.core.sources import read_text
 from ..exporter.core.targets import Target
 from ..exporter.workers.lowering import lowering_job, with_lowerings
 from ..exporter.workers.pool import Cancelled
-from .exports import COMMAND, Exports, Landed, _Submitted
-from .session import Lowered, Result
+from .exports import Exports, Landed, _Submitted
+from .reasons import Why
+from .session import Lowered, ModuleKey, Result
 
 
 @dataclass(eq=False)
@@ -42,8 +43,12 @@ class _Lowering:
     done: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
     @property
-    def key(self) -> tuple[Path, str, str]:
-        return self.root, self.export.target, self.to
+    def module(self) -> ModuleKey:
+        return ModuleKey(self.root, self.export.target)
+
+    @property
+    def key(self) -> tuple[ModuleKey, str]:
+        return self.module, self.to
 
 
 class Lowerings:
@@ -53,42 +58,44 @@ class Lowerings:
         self._queue: list[_Lowering] = []
         self._running: _Lowering | None = None
         self._task: asyncio.Task | None = None
-        self._last: dict[tuple[Path, str], tuple[_Submitted, Result]] = {}  # each module's latest export
+        self._last: dict[ModuleKey, tuple[_Submitted, Result]] = {}  # each module's latest export
         exports.exported = self.exported
 
     def exported(self, root: Path, export: _Submitted) -> None:
         """An export landed: where it exported, and lowerOnSave is on, lower it for its spec's targets."""
-        result = self.session.results[(root, export.target)]
-        self._last[(root, export.target)] = (export, result)
+        key = ModuleKey(root, export.target)
+        result = self.session.results[key]
+        self._last[key] = (export, result)
         if result.report.status is not Status.EXPORTED or not self.session.settings.lower_on_save:
             return
-        for to in self.session.lower_to(root, export.target, self.exports.snapshot().texts):
+        for to in self.session.lower_to(key, self.exports.snapshot()):
             self._enqueue(_Lowering(root, export, result, to))
 
-    async def now(self, root: Path, target: str, to: str) -> Lowered | None:
+    async def now(self, root: Path, target: Target, to: str) -> Lowered | None:
         """Lower ``target`` for ``to`` now, exporting it first where its last export is not of
         its text of now; None where it did not export, or the lowering was cancelled."""
-        last = self._latest(root, target)
+        last = self._latest(ModuleKey(root, target))
         if last is None:
-            await self.exports.export(root, [target], COMMAND)
-            last = self._latest(root, target)
+            await self.exports.export(root, [target], Why.COMMAND)
+            last = self._latest(ModuleKey(root, target))
         if last is None or last[1].report.status is not Status.EXPORTED:
             return None
         item = _Lowering(root, *last, to, now=True)
         self._enqueue(item)
         return await item.done
 
-    def _latest(self, root: Path, target: str) -> tuple[_Submitted, Result] | None:
+    def _latest(self, key: ModuleKey) -> tuple[_Submitted, Result] | None:
         """The module's latest export, where it is still its result and of the file as it is."""
-        last = self._last.get((root, target))
-        current = self.session.results.get((root, target))
+        last = self._last.get(key)
+        current = self.session.results.get(key)
         if last is None or current is None or current.lowered is not last[1].lowered or not _unchanged(last[0]):
             return None
         return last
 
-    def cancel(self, root: Path, target: str, to: str | None = None) -> bool:
+    def cancel(self, root: Path, target: Target, to: str | None = None) -> bool:
         """Stop ``target``'s lowerings (for ``to`` only, where given), waiting or running."""
-        hit = [i for i in [*self._queue, self._running] if i and i.key[:2] == (root, target) and to in (None, i.to)]
+        key = ModuleKey(root, target)
+        hit = [i for i in [*self._queue, self._running] if i and i.module == key and to in (None, i.to)]
         for item in hit:
             self._stop(item)
         if hit:
@@ -188,14 +195,15 @@ class Lowerings:
 
     def _current(self, item: _Lowering) -> bool:
         """Its export's result is still the module's, and no newer export runs."""
-        key = (item.root, item.export.target)
-        current = self.session.results.get(key)
-        return current is not None and current.lowered is item.result.lowered and key not in self.session.running
+        current = self.session.results.get(item.module)
+        return (
+            current is not None and current.lowered is item.result.lowered and item.module not in self.session.running
+        )
 
     def _land(self, item: _Lowering, report: ModuleReport) -> Lowered | None:
         if report.status is Status.SKIPPED:
             return None
-        exported = self.session.results[(item.root, item.export.target)].report
+        exported = self.session.results[item.module].report
         merged = with_lowerings(exported, report, (item.to,))
         lowering = next((lo for lo in merged.lowerings if lo.target == item.to), Lowering(item.to, FAILED))
         lowered = Lowered(lowering, merged.findings[len(exported.findings) :])
@@ -208,7 +216,7 @@ class Lowerings:
 def _unchanged(export: _Submitted) -> bool:
     """The module's file is still what the export read: a lowering job imports the disk's, unless
     it carries the editor's text (exportOn = change)."""
-    if Target.parse(export.target).path in export.job.sources:
+    if export.target.path in export.job.sources:
         return True
     try:
         return read_text(export.file) == export.read

@@ -20,7 +20,7 @@ class Progress:
         self,
         server: LanguageServer,
         token: str,
-        targets: list[str],
+        targets: list[Target],
         on_cancel: Callable[[], object],  # what it returns is not read
         doing: str = "exporting {}",  # what the work is, with the modules' names: "compiling {} for onnx"
     ) -> None:
@@ -42,7 +42,7 @@ class Progress:
 
     def begin(self) -> None:
         if self.token:
-            names = ", ".join(Target.parse(t).name for t in self.targets)
+            names = ", ".join(t.name for t in self.targets)
             self.server.work_done_progress.begin(
                 self.token,
                 types.WorkDoneProgressBegin(

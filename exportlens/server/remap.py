@@ -13,7 +13,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
+from lsprotocol import types
+
 from ..exporter.core.report import Finding
+from .snapshots import DocumentSnapshot
 
 
 @lru_cache(maxsize=64)
@@ -42,6 +45,14 @@ def remap(finding: Finding, old: str, new: str) -> Finding | None:
         return None
     # its fixes stay as made: their edits name the version they were made for, which the editor checks
     return replace(finding, line=start, end_line=end if finding.end_line is not None else None)
+
+
+def range_now(finding: Finding, then: str | None, now: DocumentSnapshot) -> types.Range | None:
+    """``finding``'s range in the document as it is now, in the client's position encoding:
+    ``then`` is the text the export read (None: the text of now); None where a line it covers
+    was edited since."""
+    moved = finding if then is None else remap(finding, then, now.text)
+    return None if moved is None else now.lines.range(moved.line, moved.column, moved.end_line, moved.end_column)
 
 
 @lru_cache(maxsize=64)

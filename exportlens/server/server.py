@@ -30,7 +30,8 @@ from .methods import EXPORTS_NOTIFICATION
 from .positions import UTF16
 from .progress import Progress
 from .publisher import Publisher
-from .session import Session
+from .reasons import Why
+from .session import ModuleKey, Session
 from .snapshots import DocumentSnapshot, WorkspaceSnapshot, path_of
 
 log = logging.getLogger(__name__)
@@ -61,10 +62,10 @@ class ExportLensServer(LanguageServer):
         self.rescans = Rescans(self.session.index, self.text_of, self._rescanned, self._buffers)
         self.event_loop: asyncio.AbstractEventLoop | None = None  # for results from other threads
         self.indexed = asyncio.Event()  # every workspace folder's first scan is done
-        self.publisher = Publisher(self.snapshot, self._diagnostics, self.text_document_publish_diagnostics)
-        self._located: dict[
-            tuple[Path, str], set[Path]
-        ] = {}  # (root, target) -> the files its findings were published in
+        self.publisher = Publisher(
+            self.snapshot, self._diagnostics, self.text_document_publish_diagnostics, diagnostics.as_seen
+        )
+        self._located: dict[ModuleKey, set[Path]] = {}  # module -> the files its findings were published in
         self._pull_refresh = False  # a workspace/diagnostic/refresh is on its way
         self._window_problems: list[str] = []  # what the window's settings were last said to get wrong
         self._shown_changed = False  # a CodeLens refresh and the status bar's counts are on their way
@@ -149,7 +150,7 @@ class ExportLensServer(LanguageServer):
     def _rescan_declared(self, root: Path) -> None:
         """The files that hold modules a factory table declares, after and before the change."""
         docs = self.snapshot()
-        tables = self.session.project(root, docs.texts).tables
+        tables = self.session.project(root, docs).tables
         before = {p for p, m in self.session.index.under(root) if not m.bases}  # a declared module has no class bases
         for path in before | {root / rel for rel in declaring(tables)}:
             if path.is_file() or path in docs:
@@ -161,12 +162,12 @@ class ExportLensServer(LanguageServer):
         """Forget the results of modules (of ``files``, where given) exported with a spec that is
         no longer theirs: a table changed, turned invalid or removed, a variant or class gone.
         Their diagnostics go; the next export of the module, if any, brings new ones."""
-        stale = self.session.stale(root, self.snapshot().texts, files)
-        for target in stale:
-            del self.session.results[(root, target)]
-            self.say(f"{target}: its spec changed since it was exported: its findings are cleared")
+        stale = self.session.stale(root, self.snapshot(), files)
+        for key in stale:
+            del self.session.results[key]
+            self.say(f"{key}: its spec changed since it was exported: its findings are cleared")
         if stale:
-            self._landed(root, stale)
+            self._landed(root, [key.target for key in stale])
 
     def _buffers(self, path: Path, text: str) -> dict[Path, str]:
         """What a scan of ``path`` reads from the editor: its text, and its project's
@@ -220,7 +221,7 @@ class ExportLensServer(LanguageServer):
             self.publisher.mark(paths)
 
     def _diagnostics(self, doc: DocumentSnapshot, docs: WorkspaceSnapshot) -> list[types.Diagnostic]:
-        return diagnostics.diagnostics(self.session, doc, docs.texts)
+        return diagnostics.diagnostics(self.session, doc, docs)
 
     def publish_project(self, root: Path) -> None:
         """Diagnostics for every open file of a project, and its pyproject.toml; after a
@@ -242,18 +243,19 @@ class ExportLensServer(LanguageServer):
             paths.add(root / PYPROJECT)
         self.publish(*paths)
 
-    def publish_results(self, root: Path, targets: list[str]) -> None:
+    def publish_results(self, root: Path, targets: list[Target]) -> None:
         """Diagnostics for the files new results of ``targets`` can change: each module's own
         file, and every file its findings are in, now or before (open ones, pyproject.toml,
         and after a workspace check, closed ones too)."""
         docs = self.snapshot()
         paths: set[Path] = set()
         for target in targets:
-            result = self.session.result(root, target)
+            key = ModuleKey(root, target)
+            result = self.session.result(key)
             now = {root / f.path for f in result.findings} if result is not None else set()
-            now.add(root / Target.parse(target).path)
-            paths |= now | self._located.get((root, target), set())
-            self._located[(root, target)] = now
+            now.add(root / target.path)
+            paths |= now | self._located.get(key, set())
+            self._located[key] = now
         checked = root in self.session.checked
         self.publish(*(p for p in paths if p in docs or checked or (p.name == PYPROJECT and p.is_file())))
 
@@ -262,7 +264,7 @@ class ExportLensServer(LanguageServer):
         for path in [p for p in self.publisher.closed_with_problems if gone(p)]:
             self.publisher.closed_with_problems.discard(path)
             self.clear(path.as_uri())
-        for key in [k for k in self._located if gone(k[0])]:
+        for key in [k for k in self._located if gone(k.root)]:
             del self._located[key]
         self.publish(*(p for p in self.snapshot().documents if gone(p)))
 
@@ -279,7 +281,7 @@ class ExportLensServer(LanguageServer):
         failed = [r for r in reports if r.status is Status.FAILED]
         counts = {
             "running": len(self.session.running),
-            "exporting": sorted(target for _, target in self.session.running),  # named while a cold one waits
+            "exporting": sorted(str(key.target) for key in self.session.running),  # named while a cold one waits
             "exported": sum(r.status is Status.EXPORTED for r in reports),
             "failed": len(failed),
             "problems": sum(len(r.errors) or len(r.findings) for r in failed),
@@ -289,7 +291,7 @@ class ExportLensServer(LanguageServer):
         except Exception:
             pass
 
-    def _landed(self, root: Path, targets: list[str]) -> None:
+    def _landed(self, root: Path, targets: list[Target]) -> None:
         """Exports of ``targets`` started (none: a batch began) or landed: their diagnostics,
         then once per turn of the loop, the CodeLenses and the status bar's counts."""
         if not targets:
@@ -306,7 +308,7 @@ class ExportLensServer(LanguageServer):
 
         asyncio.get_running_loop().call_soon(send)
 
-    def _progress(self, root: Path, targets: list[str]) -> Progress:
+    def _progress(self, root: Path, targets: list[Target]) -> Progress:
         token = f"exportlens-{self.session.next_number()}"
         return Progress(self, token, targets, lambda: self.exports.cancel(root, targets))
 
@@ -373,5 +375,5 @@ class ExportLensServer(LanguageServer):
             self.exports.start_pool()
             for path in self.snapshot().documents:
                 if path.suffix == ".py" and self.session.settings.export_on != "manual":
-                    self.exports.file_changed(path, "trust granted")
+                    self.exports.file_changed(path, Why.TRUST)
         self.refresh()

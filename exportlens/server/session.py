@@ -5,21 +5,34 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 from ..exporter.core.lowering import Lowering
 from ..exporter.core.report import Finding, ModuleReport
 from ..exporter.core.settings import effective
-from ..exporter.core.sources import Sources
 from ..exporter.core.targets import Location, ModuleClass, Span, Target
 from ..exporter.spec.loading import ExportSpec, ProjectSpecs, find_root
 from ..exporter.spec.plan import Plan
 from ..exporter.spec.plan_cache import PlanCache
 from .index.module_index import ModuleIndex
 from .settings import ServerSettings, in_folder
+from .snapshots import WorkspaceSnapshot
+
+DISK = WorkspaceSnapshot()  # no document open: every file as the disk has it
+
+
+class ModuleKey(NamedTuple):
+    """A module (or one of its variants) in one project: what every map of the server is
+    keyed by. Made from parts where the server has them, parsed once where a string enters."""
+
+    root: Path
+    target: Target
+
+    def __str__(self) -> str:
+        return str(self.target)
 
 
 class State(str, enum.Enum):
@@ -82,10 +95,10 @@ class Session:
     trusted: bool = True
     index: ModuleIndex = field(default_factory=ModuleIndex)
     plans: PlanCache = field(default_factory=PlanCache)  # each module planned once per text
-    results: dict[tuple[Path, str], Result] = field(default_factory=dict)  # (root, target) -> latest
-    running: dict[tuple[Path, str], int] = field(default_factory=dict)  # (root, target) -> job number
-    # (root, target, deployment target) -> True while it is being lowered, False while it waits its turn
-    compiling: dict[tuple[Path, str, str], bool] = field(default_factory=dict)
+    results: dict[ModuleKey, Result] = field(default_factory=dict)  # each module's latest
+    running: dict[ModuleKey, int] = field(default_factory=dict)  # module -> its export's job number
+    # (module, deployment target) -> True while it is being lowered, False while it waits its turn
+    compiling: dict[tuple[ModuleKey, str], bool] = field(default_factory=dict)
     exports_started: int = 0
     checked: set[Path] = field(
         default_factory=set
@@ -112,39 +125,49 @@ class Session:
     def next_number(self) -> int:
         return next(self._numbers)
 
-    def state(self, root: Path, target: str) -> State:
-        if (root, target) in self.running:
+    def state(self, key: ModuleKey) -> State:
+        if key in self.running:
             return State.RUNNING
-        return State.DONE if (root, target) in self.results else State.IDLE
+        return State.DONE if key in self.results else State.IDLE
 
-    def result(self, root: Path, target: str) -> Result | None:
-        return self.results.get((root, target))
+    def result(self, key: ModuleKey) -> Result | None:
+        return self.results.get(key)
 
     def drop(self, gone: Callable[[Path], bool]) -> None:
         """Forget every project whose root is ``gone``: results and running exports (the index
         forgets its files and parsed specs)."""
-        tables: tuple[dict[Any, Any], ...] = (self.results, self.running, self.compiling)  # keyed by root first
-        for table in tables:
-            for key in [k for k in table if gone(k[0])]:
+        for table in (self.results, self.running):
+            for key in [k for k in table if gone(k.root)]:
                 del table[key]
+        for lowering in [k for k in self.compiling if gone(k[0].root)]:
+            del self.compiling[lowering]
         self.checked = {r for r in self.checked if not gone(r)}
 
-    def forget(self, root: Path, target: str) -> None:
-        self.results.pop((root, target), None)
-        self.running.pop((root, target), None)
+    def forget(self, key: ModuleKey) -> None:
+        self.results.pop(key, None)
+        self.running.pop(key, None)
 
     # -- specs ---------------------------------------------------------------------
 
-    def project(self, root: Path, overrides: Mapping[Path, str]) -> ProjectSpecs:
+    def project(self, root: Path, docs: WorkspaceSnapshot) -> ProjectSpecs:
         """The project's pyproject.toml, as the editor has it (parsed once per text)."""
-        return self.index.project(Sources.of(root, overrides))
+        return self.index.project(docs.sources(root))
 
-    def plan(self, root: Path, modules: list[ModuleClass], overrides: Mapping[Path, str]) -> Plan:
-        project = self.project(root, overrides)
+    def plan(self, root: Path, modules: list[ModuleClass], docs: WorkspaceSnapshot) -> Plan:
+        project = self.project(root, docs)
         # the texts the plan was made from: the worker re-plans if it imports other text
-        plan = Plan(root, project, findings=list(project.findings), sources=Sources.of(root, overrides))
+        plan = Plan(root, project, findings=list(project.findings), sources=docs.sources(root))
         for m in modules:
             plan.modules += self.plans.planned(m, project)  # once per variant
+        return plan
+
+    def plan_of(self, root: Path, targets: Iterable[Target], docs: WorkspaceSnapshot) -> Plan:
+        """The plan of ``targets``: a class with each of its variants, a variant alone."""
+        targets = list(targets)
+        classes = dict.fromkeys(t.of_variant(None) for t in targets)  # in order, each once
+        modules = [m for m in (self.index.by_target(root, t) for t in classes) if m is not None]
+        plan, wanted = self.plan(root, modules, docs), set(targets)
+        plan.modules = [p for p in plan.modules if {Target.of(p.module), Target.of(p.module, p.variant)} & wanted]
         return plan
 
     def warm_specs(self, folder: Path) -> None:
@@ -154,60 +177,60 @@ class Session:
         with a table, do not do it on the event loop (a 200-table spec: over half a second)."""
         roots = {e.root for p, e in list(self.index.files.items()) if p == folder or folder in p.parents}
         for root in roots:
-            project = self.project(root, {})
-            classes = {Target.parse(t).module for t in project.tables}
-            self.plan(root, [m for _, m in self.index.under(root) if m.target in classes], {})
+            project = self.project(root, DISK)
+            classes = {Target.parse(t).module for t in project.tables}  # pyproject's keys: the user's text
+            self.plan(root, [m for _, m in self.index.under(root) if m.target in classes], DISK)
 
-    def variants(self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]) -> list[str]:
+    def variants(self, root: Path, module: ModuleClass, docs: WorkspaceSnapshot) -> list[Target]:
         """The targets ``module`` is checked as: ``path.py:Class[name]`` for each of its variants, else its own."""
-        tables = self.project(root, overrides).tables
-        return [t for t in tables if Target.parse(t).module == module.target and Target.parse(t).variant] or [
-            module.target
-        ]
+        tables = map(Target.parse, self.project(root, docs).tables)  # pyproject's keys: the user's text
+        return [t for t in tables if t.module == module.target and t.variant] or [Target.of(module)]
 
     def spec_of(
-        self, root: Path, module: ModuleClass, overrides: Mapping[Path, str]
+        self, root: Path, module: ModuleClass, docs: WorkspaceSnapshot
     ) -> tuple[ExportSpec | None, list[Finding]]:
-        return self.plans.resolved(module, self.project(root, overrides))
+        return self.plans.resolved(module, self.project(root, docs))
 
-    def has_spec(self, root: Path, targets: list[str], overrides: Mapping[Path, str]) -> dict[str, bool]:
+    def has_spec(self, root: Path, targets: list[Target], docs: WorkspaceSnapshot) -> dict[Target, bool]:
         """Whether each module has example inputs that resolve (no spec error)."""
         out = {}
         for t in targets:
             m = self.index.by_target(root, t)
-            out[t] = m is not None and self.spec_of(root, m, overrides)[0] is not None
+            out[t] = m is not None and self.spec_of(root, m, docs)[0] is not None
         return out
 
-    def stale(self, root: Path, overrides: Mapping[Path, str], files: Collection[Path] | None = None) -> list[str]:
-        """Targets of ``root`` (of ``files`` only, where given) whose result was exported with a
+    def stale(self, root: Path, docs: WorkspaceSnapshot, files: Collection[Path] | None = None) -> list[ModuleKey]:
+        """Modules of ``root`` (of ``files`` only, where given) whose result was exported with a
         spec that is not the module's now: changed, turned invalid, or gone with its table,
         its variant or its class. Their findings no longer say anything of the code."""
         out = []
-        for (r, target), result in list(self.results.items()):
-            file = root / Target.parse(target).path
-            if r != root or (files is not None and file not in files):
+        for key, result in list(self.results.items()):
+            file = root / key.target.path
+            if key.root != root or (files is not None and file not in files):
                 continue
             entry = self.index.get(file)
             if entry is not None and entry.findings:
                 continue  # a syntax error (a line being typed): what the file defines is not known now
-            now = self.spec_key(root, target, overrides)
+            now = self.spec_key(key, docs)
             if now is None or now != result.spec:
-                out.append(target)
+                out.append(key)
         return out
 
-    def spec_key(self, root: Path, target: str, overrides: Mapping[Path, str]) -> ExportSpec | None:
-        """``spec_key`` of ``target``'s spec now; None where it has none (no table, variant or
+    def _spec_now(self, key: ModuleKey, docs: WorkspaceSnapshot) -> ExportSpec | None:
+        """``key``'s spec as the editor leaves it; None where it has none (no table, variant or
         class of that name, or a spec error)."""
-        module = self.index.by_target(root, Target.parse(target).module)
-        planned = self.plans.planned(module, self.project(root, overrides)) if module is not None else []
-        return next((spec_key(p.spec) for p in planned if p.target == target), None)
+        module = self.index.by_target(key.root, key.target)
+        planned = self.plans.planned(module, self.project(key.root, docs)) if module is not None else []
+        return next((p.spec for p in planned if p.variant == key.target.variant), None)
 
-    def lower_to(self, root: Path, target: str, overrides: Mapping[Path, str]) -> tuple[str, ...]:
-        """The deployment targets ``target``'s spec names (``targets = ["onnx"]``), as the editor leaves them."""
-        module = self.index.by_target(root, Target.parse(target).module)
-        planned = self.plans.planned(module, self.project(root, overrides)) if module is not None else []
-        spec = next((p.spec for p in planned if p.target == target), None)
-        return effective(spec.settings, self.settings_at(root).overrides).targets if spec else ()
+    def spec_key(self, key: ModuleKey, docs: WorkspaceSnapshot) -> ExportSpec | None:
+        """``spec_key`` of the module's spec now; None where it has none."""
+        return spec_key(self._spec_now(key, docs))
+
+    def lower_to(self, key: ModuleKey, docs: WorkspaceSnapshot) -> tuple[str, ...]:
+        """The deployment targets the module's spec names (``targets = ["onnx"]``), as the editor leaves them."""
+        spec = self._spec_now(key, docs)
+        return effective(spec.settings, self.settings_at(key.root).overrides).targets if spec else ()
 
     def root_of(self, path: Path) -> Path:
         entry = self.index.get(path)

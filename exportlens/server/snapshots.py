@@ -1,5 +1,7 @@
 """What a handler hands to the features: immutable snapshots of the documents, taken
-once per request, so that no feature reads the live workspace or the server."""
+once per request, so that no feature reads the live workspace or the server. Files as the
+user sees them are core's ``Sources`` (``WorkspaceSnapshot.sources``): a snapshot adds
+what only the editor knows, each open document's version and the position encoding."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from types import MappingProxyType
 
 from pygls.uris import to_fs_path
 
-from ..exporter.core.sources import Resolved, read_text
+from ..exporter.core.sources import Resolved, Sources, read_text
 from .positions import BOM, UTF16, Lines
 
 NAME_MAX = 255  # bytes in one name: the limit of ext4, APFS, and (in UTF-16 units) NTFS
@@ -67,6 +69,10 @@ class WorkspaceSnapshot:
         if doc is not None:
             return doc
         return DocumentSnapshot(path, read_text(path), None, self.encoding)
+
+    def sources(self, root: Path) -> Sources:
+        """Project ``root``'s files as the user sees them: the open documents over the disk."""
+        return Sources.of(root, self.texts)
 
     @cached_property
     def texts(self) -> Mapping[Path, str]:

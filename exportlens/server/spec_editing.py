@@ -25,7 +25,7 @@ def definition(ls: ExportLensServer, params: types.DefinitionParams) -> list[typ
     if found is None:
         return []
     doc, docs = found
-    return spec_nav.definition(ls.session, doc, docs.texts, params.position)
+    return spec_nav.definition(ls.session, doc, docs, params.position)
 
 
 def _refused(e: spec_rename.RenameRefused) -> JsonRpcException:

@@ -12,7 +12,7 @@ from lsprotocol import types
 from ..exporter.core.report import Finding, to_dict
 from ..exporter.core.sources import read_text
 from ..exporter.core.tree import SubmoduleTree
-from .remap import remap
+from .remap import range_now
 from .snapshots import WorkspaceSnapshot
 
 
@@ -38,12 +38,13 @@ def tree_answer(tree: SubmoduleTree, root: Path, docs: WorkspaceSnapshot, read: 
 
 def _problem(finding: Finding, root: Path, docs: WorkspaceSnapshot, read: Mapping[Path, str]) -> dict[str, Any]:
     path = root / finding.path
-    doc = docs.get(path)
-    now = remap(finding, read[path] if path in read else read_text(path), doc.text)
-    where = None
-    if now is not None:
-        where = _plain(doc.lines.range(now.line, now.column, now.end_line, now.end_column))
-    return {"code": finding.code, "message": finding.message, "uri": path.as_uri(), "range": where}
+    where = range_now(finding, read[path] if path in read else read_text(path), docs.get(path))
+    return {
+        "code": finding.code,
+        "message": finding.message,
+        "uri": path.as_uri(),
+        "range": None if where is None else _plain(where),
+    }
 
 
 def _plain(r: types.Range) -> dict[str, Any]:

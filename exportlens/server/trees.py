@@ -5,7 +5,6 @@ and the CodeLens that offers it, to a client that shows trees, above a module th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from .commands import may_run, module_named, no_module
 from .methods import TREE_COMMAND
 from .progress import Progress
 from .server import ExportLensServer
-from .session import Session
+from .session import ModuleKey, Session
 from .snapshots import DocumentSnapshot, WorkspaceSnapshot
 from .tree_answer import tree_answer
 
@@ -41,18 +40,18 @@ async def submodule_tree(ls: ExportLensServer, args: Any = None) -> dict[str, An
         return None
     path, target, _ = parsed
     root = ls.session.root_of(path)
-    module = ls.session.index.by_target(root, Target.parse(target).module)
+    module = ls.session.index.by_target(root, target)
     if module is None:
         ls.rescan(path)  # a file the scan has not reached yet
-        module = ls.session.index.by_target(root, Target.parse(target).module)
+        module = ls.session.index.by_target(root, target)
     docs = ls.snapshot()
-    plan = ls.session.plan(root, [module], docs.texts) if module is not None else None
-    planned = next((p for p in plan.modules if p.target == target), None) if plan else None
+    plan = ls.session.plan(root, [module], docs) if module is not None else None
+    planned = next((p for p in plan.modules if p.variant == target.variant), None) if plan else None
     if plan is None or planned is None:
         no_module(ls, TREE_COMMAND, args)
         return None
     if planned.spec is None:
-        return tree_answer(SubmoduleTree(target, findings=no_spec_findings(planned)), root, docs, {})
+        return tree_answer(SubmoduleTree(str(target), findings=no_spec_findings(planned)), root, docs, {})
     ran = await _run(ls, plan, planned, docs)
     if ran is None:
         return None
@@ -75,7 +74,13 @@ async def _run(
     job = tree_job(plan, planned, Options(overrides=s.overrides), environment=pool.environment, sources=sources)
     future = pool.submit(job, supersede=False)
     token = f"exportlens-tree-{ls.session.next_number()}"
-    progress = Progress(ls, token, [planned.target], lambda: pool.cancel_job(future), "exporting each submodule of {}")
+    progress = Progress(
+        ls,
+        token,
+        [Target.of(planned.module, planned.variant)],
+        lambda: pool.cancel_job(future),
+        "exporting each submodule of {}",
+    )
     ls.say(f"submodule tree of {planned.target}: exporting each submodule")
     try:
         await progress.create()
@@ -93,7 +98,7 @@ async def _run(
     return tree_from(planned, got), {root / rel: t for rel, t in sources.items()}
 
 
-def tree_lenses(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str]) -> list[types.CodeLens]:
+def tree_lenses(session: Session, doc: DocumentSnapshot, docs: WorkspaceSnapshot) -> list[types.CodeLens]:
     """ "Which submodule breaks?" above each module whose last export failed (only for a
     client that shows the tree: for any other, a module's lenses stay one per variant)."""
     entry = session.index.get(doc.path)
@@ -102,15 +107,15 @@ def tree_lenses(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path
     lenses = []
     for m in entry.modules:
         line = m.name_span.line - 1
-        for target in session.variants(entry.root, m, overrides):
-            result = session.result(entry.root, target)
+        for target in session.variants(entry.root, m, docs):
+            result = session.result(ModuleKey(entry.root, target))
             if result is None or result.report.status is not Status.FAILED:
                 continue
-            variant = Target.parse(target).variant
+            variant = target.variant
             command = types.Command(
                 title=(f"[{variant}] " if variant else "") + LENS_TITLE,
                 command=TREE_COMMAND,
-                arguments=[{"uri": doc.uri, "target": target}],
+                arguments=[{"uri": doc.uri, "target": str(target)}],
             )
             lenses.append(types.CodeLens(types.Range(types.Position(line, 0), types.Position(line, 0)), command))
     return lenses

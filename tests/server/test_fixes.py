@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -242,30 +243,53 @@ def _tell_code_actions_from_commands(converter) -> None:
     converter.register_structure_hook(types.Command | types.CodeAction, structure)
 
 
+async def _asked(editor, rel: str, diagnostic: types.Diagnostic) -> list[tuple[str, bool, Any]]:
+    """The quick fixes offered for ``diagnostic`` as the client sends it: title, preferred, edit."""
+    context = types.CodeActionContext([diagnostic], only=[types.CodeActionKind.QuickFix])
+    params = types.CodeActionParams(types.TextDocumentIdentifier(editor.uri(rel)), diagnostic.range, context)
+    actions = await editor.client.text_document_code_action_async(params)
+    return [(a.title, bool(a.is_preferred), a.edit) for a in actions or [] if isinstance(a, types.CodeAction)]
+
+
+async def _proven(editor, rel: str, code: str) -> types.Diagnostic:
+    """``code``'s diagnostic in ``rel`` once a fix of it is proven (offered preferred)."""
+    while True:
+        found = await editor.diagnostics(rel, lambda ds: any(d.code == code for d in ds))
+        diagnostic = next(d for d in found if d.code == code)
+        if any(preferred for _, preferred, _ in await _asked(editor, rel, diagnostic)):
+            return diagnostic
+        await editor.landed()
+
+
 async def test_a_client_that_sends_no_data_back_is_offered_the_same_fixes(editor):
     """The fixes ride in each diagnostic's data; a client that strips it from the code action
     request (some do) is offered the same quick fixes, found again from the diagnostic."""
     rel = "models/positional.py"
     editor.open(rel)
-
-    async def asked(diagnostic: types.Diagnostic) -> list[tuple[str, bool, Any]]:
-        context = types.CodeActionContext([diagnostic], only=[types.CodeActionKind.QuickFix])
-        params = types.CodeActionParams(types.TextDocumentIdentifier(editor.uri(rel)), diagnostic.range, context)
-        actions = await editor.client.text_document_code_action_async(params)
-        return [(a.title, bool(a.is_preferred), a.edit) for a in actions or [] if isinstance(a, types.CodeAction)]
-
-    async def proven() -> types.Diagnostic:
-        while True:
-            found = await editor.diagnostics(rel, lambda ds: any(d.code == "EL201" for d in ds))
-            diagnostic = next(d for d in found if d.code == "EL201")
-            if any(preferred for _, preferred, _ in await asked(diagnostic)):
-                return diagnostic
-            await editor.landed()
-
-    diagnostic = await asyncio.wait_for(proven(), 90)
+    diagnostic = await asyncio.wait_for(_proven(editor, rel, "EL201"), 90)
     assert [f["$type"] for f in diagnostic.data["fixes"]] == ["Fix"]  # plain JSON, read back by the server
-    with_data = await asked(diagnostic)
+    with_data = await _asked(editor, rel, diagnostic)
     stripped = types.Diagnostic(diagnostic.range, diagnostic.message, diagnostic.severity, diagnostic.code)
     stripped.source = diagnostic.source
-    assert await asked(stripped) == with_data
+    assert await _asked(editor, rel, stripped) == with_data
     assert with_data[0][:2] == ("Set `seq` to Dim('seq', max=128) (module then exports and serves its ranges)", True)
+
+
+async def test_a_diagnostic_whose_data_keeps_only_its_id_is_offered_its_fixes_whatever_its_message_says(editor):
+    """A client may rewrap the message it shows and send back only part of the data: the
+    diagnostic names its finding by the id alone, never by its words."""
+    rel = "models/positional.py"
+    path = editor.root / rel
+    path.write_text(path.read_text() + "\n# this test's own text: no other test's verdict\n")
+    editor.open(rel)
+    diagnostic = await asyncio.wait_for(_proven(editor, rel, "EL201"), 90)
+    assert re.fullmatch("[0-9a-f]{16}", diagnostic.data["id"]) and "message" not in diagnostic.data
+    with_data = await _asked(editor, rel, diagnostic)
+    rewrapped = diagnostic.message.replace(", but ", ",\nbut ")
+    assert rewrapped != diagnostic.message
+    sent = types.Diagnostic(diagnostic.range, rewrapped, diagnostic.severity, diagnostic.code, source=diagnostic.source)
+    sent.data = {"id": diagnostic.data["id"]}
+    assert await _asked(editor, rel, sent) == with_data
+    assert with_data[0][:2] == ("Set `seq` to Dim('seq', max=128) (module then exports and serves its ranges)", True)
+    sent.data = {"id": "0" * 16}  # a finding no longer there (or never): no fix, only its line's ignore
+    assert [title for title, _, _ in await _asked(editor, rel, sent)] == ["Ignore EL201 on this line"]

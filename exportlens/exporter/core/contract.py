@@ -60,7 +60,7 @@ def contract_of(module: ModuleReport) -> Contract:
         inputs=s.inputs,
         outputs=s.outputs,
         ranges=tuple(sorted(s.range_constraints, key=lambda r: r.name)),
-        equalities=tuple(sorted(s.equalities)),
+        equalities=tuple(sorted(map(str, s.equalities))),
         guards=tuple(g for g in s.guards if g.path is not None or g.kind is not GuardKind.RANGE),
         ops=s.ops,
         lowerings=lowerings,

@@ -7,13 +7,27 @@ relative to the project root, in POSIX form. Nothing here imports torch.
 from __future__ import annotations
 
 import enum
+import hashlib
+import json
+import re
 import types
-from dataclasses import MISSING, dataclass, fields, is_dataclass, replace
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from .causes import Cause
+from .equality import Equality
+from .fixes import PROBE_FILLS as PROBE_FILLS
+from .fixes import DimSize as DimSize
+from .fixes import Edit as Edit
+from .fixes import Fix
+from .fixes import Narrowing as Narrowing
+from .fixes import Probe as Probe
+from .fixes import Verified as Verified
+from .fixes import outcome as outcome
+from .fixes import reached as reached
 from .guards import Guard
-from .lowering import Lowering, lowered_suffix
+from .lowering import Lowering
 from .targets import Span
 
 
@@ -52,138 +66,6 @@ class Status(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Edit:
-    """Replace ``[line:column, end_line:end_column)`` of ``path`` with ``new_text``."""
-
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    new_text: str
-
-    def __post_init__(self) -> None:
-        if (self.end_line, self.end_column) < (self.line, self.column):
-            raise ValueError(f"edit ends before it starts: {self}")
-
-
-PROBE_FILLS = ("example", "zeros", "ones", "negative", "large", "random", "declared", "cleared", "set")
-
-
-@dataclass(frozen=True)
-class DimSize:
-    """A dim at another size than its example's (a probe at a declared bound)."""
-
-    dim: str
-    size: int
-
-
-@dataclass(frozen=True)
-class Probe:
-    """Inputs on which a fix's exported program is compared with the module as the user wrote
-    it (runtime/proving/probes.py): the example inputs with other values (``fill``, drawn with
-    ``seed``). ``agrees`` is what the owner's proof found: None before (or where eager itself
-    fails on them), False where the program rejects them or answers otherwise."""
-
-    name: str  # "example inputs", "zeros", "random (seed 2)"
-    fill: str = "example"  # example | zeros | ones | negative | large | random | declared (the class's probe_inputs())
-    seed: int = 0  # random: the draw; declared: which of probe_inputs()
-    sizes: tuple[DimSize, ...] = ()  # dims at other sizes than the example's
-    agrees: bool | None = None
-    rejected: bool = False  # the program raised on them (a runtime assertion), where eager runs
-    said: str = ""  # how the program differed, in one line
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class Narrowing(str, enum.Enum):
-    """How much of what the module serves a fix gives up, set where the fix is made, least first
-    (``order``): the preferred fix narrows least of those proven to leave no problem (workers/fix_preference.py)."""
-
-    REWRITE = "rewrite"  # the code says the same in a form torch keeps: every size and value served
-    BRANCH_FREE = "branch-free"  # a test dropped where one side adds nothing: a rewrite, once its probes agree
-    EXAMPLE = "example"  # the example's size changed: every declared size still served
-    RELATION = "relation"  # a dim tied to another (``seq2 = seq + 1``): each still ranges
-    RANGE = "range"  # a dim's declared range cut
-    ASSUMPTION = "assumption"  # ``torch._check`` of one side: the program rejects the other
-    STATIC = "static"  # a dim made one size
-
-    @property
-    def order(self) -> int:
-        """Its place, least first; a branch-free form ranks as the rewrite it is (its probes say which to prefer)."""
-        return max(list(Narrowing).index(self) - 1, 0)
-
-
-class Verified(str, enum.Enum):
-    """What the owner's proof reached with a fix applied (workers/proofs.py); the title's
-    suffix is written from it (``Fix.title``), never stored beside it."""
-
-    SERVES = "serves"  # exports, and the program agrees with eager at the declared bounds
-    EXPORTS = "exports"  # exports on meta, where nothing runs
-    PARTIAL = "partial"  # this problem is gone, ``remaining`` others are left
-    UNVERIFIED = "unverified"  # not tried, or the try did not finish
-
-    def __str__(self) -> str:
-        return self.value
-
-
-@dataclass(frozen=True)
-class Fix:
-    action: str  # what it does, as its title begins; what it reached is derived (``title``)
-    edits: tuple[Edit, ...]
-    preferred: bool = False
-    verified: Verified = Verified.UNVERIFIED  # exported with it applied (workers/proofs.py)
-    probes: tuple[Probe, ...] = ()  # where the proof compares it with eager (a data-dependent branch's remedies)
-    remaining: int = 0  # partial: how many problems its last export still had
-    rank: Narrowing = Narrowing.REWRITE  # how much it narrows: set where it is made, ordered (``Narrowing``)
-    lowerings: tuple[Lowering, ...] = ()  # the spec's targets, lowered with it applied (its proof's)
-
-    def __str__(self) -> str:
-        return self.title
-
-    @property
-    def title(self) -> str:
-        """The title a user sees: the action, then what its proof reached."""
-        reached = outcome(self)
-        return f"{self.action} ({reached})" if reached else self.action
-
-    @property
-    def passes_probes(self) -> bool:
-        """Proven, and its program agrees with eager on every probe that was compared (none
-        rejected or answered otherwise): what may be preferred."""
-        compared = [p.agrees for p in self.probes if p.agrees is not None]
-        return self.verified != Verified.UNVERIFIED and all(compared) and (bool(compared) or not self.probes)
-
-
-def outcome(fix: Fix) -> str:
-    """What a fix's title says it reached, from ``verified`` (and its probes) alone: a proven
-    fix whose program rejects some probes is an assumption, and says so (one suffix, not two)."""
-    if fix.verified == Verified.UNVERIFIED:
-        return ""
-    rejected = [p for p in fix.probes if p.rejected]
-    if rejected:
-        return (
-            "an assumption: the exported program rejects inputs where it does not hold:"
-            f" {rejected[0].name}, {len(rejected)} of {len(fix.probes)} probes"
-        )
-    return reached(fix.verified, fix.remaining) + lowered_suffix(fix.lowerings)
-
-
-def reached(verified: Verified, remaining: int = 0) -> str:
-    """What a proven fix reached, in words: from ``verified`` alone (and, for a partial
-    one, how many problems are left)."""
-    if verified == Verified.SERVES:
-        return "module then exports and serves its ranges"
-    if verified == Verified.EXPORTS:
-        return "module then exports"
-    if verified == Verified.UNVERIFIED:
-        return ""
-    left = remaining
-    return f"{left} more problem{'s' if left != 1 else ''} remain{'s' if left == 1 else ''}"
-
-
-@dataclass(frozen=True)
 class Related:
     """Another place that explains a finding: the spec line, the guard's origin."""
 
@@ -207,10 +89,19 @@ class Finding:
     related: tuple[Related, ...] = ()
     detail: str = ""  # the raw torch text, for "show more"; never the headline
     dims: tuple[str, ...] = ()  # the spec's dims it concerns, named where it is made (hover on a dim finds it)
+    cause: Cause = Cause.NONE  # what the error it was made from was, where the owner says it apart (core/causes.py)
+    # what it is, whatever is done to it after (moved to today's line, its message shortened): a
+    # diagnostic carries it and a code action finds the finding by it; made from what it said where
+    # it was made, so a cached verdict's finding and a fresh one's have the same (``finding_id``)
+    id: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if self.line < 1 or self.column < 1:
             raise ValueError(f"finding position must be 1-based: {self.path}:{self.line}:{self.column}")
+        if not self.id:
+            object.__setattr__(self, "id", finding_id(self))
+        elif not _FINDING_ID.fullmatch(self.id):
+            raise ValueError(f"not a finding's id: {self.id[:40]!r}")
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}: {self.code} {self.message}"
@@ -218,6 +109,16 @@ class Finding:
     @property
     def span(self) -> Span:
         return Span(self.line, self.column, self.end_line, self.end_column)
+
+
+_FINDING_ID = re.compile("[0-9a-f]{16}")
+
+
+def finding_id(f: Finding) -> str:
+    """A digest of what ``f`` says and where: its code, kind, place, message and dims."""
+    said = [f.code, str(f.kind), f.path, f.line, f.column, f.end_line, f.end_column, f.message, f.dims]
+    text = json.dumps(said, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -250,7 +151,7 @@ class Summary:
     inputs: tuple[str, ...]  # "x: f32[batch, seq, 16]"
     outputs: tuple[str, ...]
     range_constraints: tuple[Range, ...]  # shown as "batch ∈ [2, 64]"
-    equalities: tuple[str, ...]  # "seq2 = seq + 1"
+    equalities: tuple[Equality, ...]  # shown as "seq2 = seq + 1"
     line_shapes: tuple[LineShapes, ...] = ()
     graph: str = ""
     artifact: str | None = None  # path of the saved .pt2
@@ -294,9 +195,10 @@ class Report:
 # -- the documented JSON output (docs/json.md): flat, untagged; process boundaries use core.codec
 
 # its version, major.minor: a minor adds fields, a major changes or removes one (a reader refuses a major it
-# does not know). 2.4: a fix's "lowerings"; 2.3: a summary's "ops"; 2.2: its "guards"; 2.1: a fix's "rank";
-# 2.0: range constraints are records
-SCHEMA = "2.4"
+# does not know). 2.5: a finding's "id"; a summary's equalities are records (an older report's texts still
+# read); 2.4: a fix's "lowerings"; 2.3: a summary's "ops"; 2.2: its "guards"; 2.1: a fix's "rank"; 2.0: range
+# constraints are records
+SCHEMA = "2.5"
 
 
 def _plain(value: Any) -> Any:
@@ -378,6 +280,11 @@ def _typed(hint: Any, value: Any, where: str) -> Any:
         if not isinstance(value, list):
             raise _unfit(where, f"expected a list, got {_json_type(type(value))}")
         return tuple(_typed(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+    if hint is Equality and isinstance(value, str):  # a report before 2.5 wrote an equality as its text
+        try:
+            return Equality.of_text(value)
+        except ValueError as e:
+            raise _unfit(where, str(e)) from None
     if isinstance(hint, type) and is_dataclass(hint):
         return from_dict(hint, value, where)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):

@@ -2,7 +2,7 @@
 own table, the editor's settings, the command line.
 
 ``SETTINGS`` is the one declaration of every setting: its name, type, default, allowed
-values, help, and where it applies. The CLI's options (cli_options.py), the server's
+values, help, and where it applies. The CLI's options (cli_settings.py), the server's
 reader (server/settings.py) and pyproject.toml's validation (``check``) are derived from
 it; the dataclasses below declare its fields (tests/test_settings_classes.py holds them to
 it), and tests/test_extension.py holds the VS Code extension's ``package.json`` to it.

@@ -49,11 +49,7 @@ class Sources:
 
     def rel(self, path: Path | str) -> str:
         """The name reports use: relative to the root, POSIX; absolute outside the project."""
-        path = self.path(path)
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return path.as_posix()
+        return relative(self.root, path)
 
     def owns(self, filename: str) -> bool:
         """Whether ``filename`` (as a code object or a traceback names it) is one of the user's
@@ -124,6 +120,15 @@ def _unicode(text: str) -> str:
         reason = f"a lone surrogate, U+{ord(found.group()):04X}, half of a UTF-16 pair"
         raise UnicodeDecodeError("utf-8", data, start, start + 3, reason)
     return text
+
+
+def relative(root: Path, path: Path | str) -> str:
+    """``path`` as reports name it: relative to ``root``, POSIX; absolute outside the project."""
+    path = root / path  # an absolute path replaces the root
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def resolved(path: Path) -> Path:

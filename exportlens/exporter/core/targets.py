@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 # "path:Class", "path:Outer.Inner[variant]": the path is all before the last such colon
 _NAME = re.compile(r"[^\W\d][\w.]*")  # a class name, dotted for a nested class
@@ -69,16 +68,6 @@ class ModuleClass:
     has_dynamic_shapes: bool = False  # a `dynamic_shapes` attribute/method beside example_inputs
     jaxtyped: bool = False  # a parameter of forward is annotated with a jaxtyping type (spec/jaxtyping_spec.py)
 
-    def __getattr__(self, name: str) -> Any:
-        """Only ``forward``, and only of a module read back from a tree's kept answer
-        (find/compact.py), which leaves it encoded: decoded when first read, since most
-        modules of a check are skipped and never read it (a tenth of a check of an unchanged tree)."""
-        decode = self.__dict__.get("_decode_forward") if name == "forward" else None
-        if decode is None:
-            raise AttributeError(f"'ModuleClass' object has no attribute {name!r}")
-        forward = self.__dict__["forward"] = decode()
-        return forward
-
     @property
     def target(self) -> str:
         return f"{self.path}:{self.name}" if self.name else self.path  # Target(path, name)'s, made often
@@ -107,6 +96,11 @@ class Target:
             return cls(name, "")  # "net.py" alone: a file, no class named
         name, bracket, variant = name.partition("[")
         return cls(path, name, variant[:-1] if bracket and variant.endswith("]") else None)
+
+    @classmethod
+    def of(cls, module: ModuleClass, variant: str | None = None) -> Target:
+        """``module``'s target (``variant``'s, where given), made from its parts, never parsed."""
+        return cls(module.path, module.name, variant)
 
     @property
     def module(self) -> str:

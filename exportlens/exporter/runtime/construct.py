@@ -21,6 +21,7 @@ from ..find.packages import dotted_names, name_base
 from ..spec.loading import ExportSpec
 from ..spec.values import Call, Ref
 from .locate import deepest_in_traceback
+from .reading.causes import cause_of
 
 
 class Stop(Exception):
@@ -59,7 +60,7 @@ def _call(maker: Any, name: str, module: ModuleClass, spec: ExportSpec, files: S
         path, line = where_of(exc, files, fallback.path, fallback.line)
         init = ", ".join(f"{k}={v!r}" for k, v in spec.init.items())
         message = f"{name.removeprefix('factory ').rpartition(':')[2]}({init}) failed: {one_line(exc)}"
-        raise Stop(codes.finding(codes.CONSTRUCT_FAILED, message, path, line, detail=trace_of(exc))) from None
+        raise Stop(_failed(codes.CONSTRUCT_FAILED, message, path, line, exc)) from None
 
 
 def build(value: Any, where: Location, files: Sources) -> Any:
@@ -77,7 +78,7 @@ def build(value: Any, where: Location, files: Sources) -> Any:
     except BaseException as exc:
         path, line = where_of(exc, files, where.path, where.line)
         message = f"{value!r} (call = '{value.call}') failed: {one_line(exc)}"
-        raise Stop(codes.finding(codes.CONSTRUCT_FAILED, message, path, line, detail=trace_of(exc))) from None
+        raise Stop(_failed(codes.CONSTRUCT_FAILED, message, path, line, exc)) from None
 
 
 def _resolve(ref: Ref, where: Location, files: Sources, what: str) -> Any:
@@ -110,11 +111,12 @@ def _resolve(ref: Ref, where: Location, files: Sources, what: str) -> Any:
 
 def _import_failed(exc: BaseException, name: str, where: Location, files: Sources) -> Stop:
     path, line = where_of(exc, files, where.path, where.line)
-    return Stop(
-        codes.finding(
-            codes.IMPORT_FAILED, f"importing {name} failed: {one_line(exc)}", path, line, detail=trace_of(exc)
-        )
-    )
+    return Stop(_failed(codes.IMPORT_FAILED, f"importing {name} failed: {one_line(exc)}", path, line, exc))
+
+
+def _failed(code: codes.Code, message: str, path: str, line: int, exc: BaseException) -> Finding:
+    """The finding of a stage that raised ``exc``: its trace for "show more", and what it was (``cause_of``)."""
+    return codes.finding(code, message, path, line, detail=trace_of(exc), cause=cause_of(exc))
 
 
 def _a(value: Any) -> str:

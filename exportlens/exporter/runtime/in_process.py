@@ -6,16 +6,17 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from ..core.options import Task
 from ..core.report import ModuleReport, Report, Status
 from ..spec.plan import Plan, Planned, no_spec_findings
 from .run import Options, export_module
 
 
-def export_planned(plan: Plan, planned: Planned, options: Options = Options()) -> ModuleReport:
+def export_planned(plan: Plan, planned: Planned, options: Options = Options(), task: Task = Task.SERVE) -> ModuleReport:
     if planned.spec is None:
         findings = no_spec_findings(planned)
         return ModuleReport(planned.target, Status.SKIPPED, tuple(findings))
-    report = export_module(plan.root, planned.module, planned.spec, options, sources=plan.sources)
+    report = export_module(plan.root, planned.module, planned.spec, options, sources=plan.sources, task=task)
     if planned.findings:  # warnings about the spec ride along with the verdict
         report = replace(report, findings=planned.findings + report.findings)
     return report

@@ -23,7 +23,8 @@ from typing import Any
 import torch
 
 from ..core import codes
-from ..core.options import Options
+from ..core.causes import Cause
+from ..core.options import Options, Task, lowered_for
 from ..core.report import Finding, ModuleReport, Status
 from ..core.settings import effective
 from ..core.sources import Sources
@@ -51,32 +52,33 @@ from .proving.probes import compared, on_eager, with_probe_set
 from .proving.serving import Rebuild, failure_of, serving_findings
 from .proving.value_probes import refused_values
 from .quiet import quiet
+from .reading.causes import cause_of
 from .reading.failures import Raised, Record, read_failure
 
 
 def export_module(
-    root: Path, module: ModuleClass, spec: ExportSpec, options: Options = Options(), sources: Sources | None = None
+    root: Path,
+    module: ModuleClass,
+    spec: ExportSpec,
+    options: Options = Options(),
+    sources: Sources | None = None,
+    task: Task = Task.SERVE,
 ) -> ModuleReport:
-    """``sources``' unsaved buffers stand in for files in findings and fixes; the caller
-    imports them from memory (``worker.overlay``)."""
-    started = time.perf_counter()
+    """``sources``' unsaved buffers stand in for files (the caller imports them from memory: ``overlay``)."""
+    report = partial(_report, spec, time.perf_counter())
     root = root.resolve()
     files = Sources.of(root, sources)  # the files as the user sees them, and which are the user's
     settings = effective(spec.settings, options.overrides)
     device = settings.device
 
-    report = partial(_report, spec, started)
-
     def rebuild_of(cls: UserClass) -> Rebuild:  # the example inputs of another spec (other sizes)
         return lambda other: _build_inputs(cls, module, other, device, files)
 
-    # a proof of a fix: the module as the user wrote it, on the probes, before the fixed one is imported
-    reference = on_eager(options, root, lambda: prepare(root, module, spec, device, files), spec, rebuild_of)
+    reference = on_eager(task, options, root, lambda: prepare(root, module, spec, device, files), spec, rebuild_of)
     try:
         cls, model, built = prepare(root, module, spec, device, files)
     except _Stop as stop:
         return report(Status.FAILED, [stop.finding])
-
     ctx = Context(root, module, spec, built, sources=files, model=model)
     try:
         with quiet(), record_guards(files) as log:
@@ -86,12 +88,12 @@ def export_module(
     except Exception as exc:
         findings = _failed(exc, log, model, ctx, settings.strict, options.collect_all, rebuild_of(cls))
         return report(Status.FAILED, findings, dropped=len(ctx.dropped))
-    unserved = _unserved(ep, model, ctx, rebuild_of(cls), device, log) if options.serve else []
+    unserved = _unserved(ep, model, ctx, rebuild_of(cls), device, log) if task.serves else []
     if unserved:  # torch's proof covers the graph, not the model: it fails at a declared size
         return report(Status.FAILED, unserved, summarize(ep, ctx, log, None), dropped=len(ctx.dropped))
     probed = compared(ep.module(), reference) if reference is not None else ()
     ep, artifact = _finish(ep, settings.ir, options.artifact)
-    lowerings, lowered = lower_targets(ep, model, ctx, settings.targets * options.lower, rebuild_of(cls), device)
+    lowerings, lowered = lower_targets(ep, model, ctx, lowered_for(task, options), rebuild_of(cls), device)
     exported = report(Status.EXPORTED, baked_ints(cls.forward, ctx) + lowered, summarize(ep, ctx, log, artifact))
     return replace(exported, probes=probed, lowerings=lowerings)
 
@@ -154,7 +156,7 @@ def _failed(
 def _with_eager(records: tuple[Record, ...], model: torch.nn.Module, built: Built) -> tuple[Record, ...]:
     """Where forward raised while exporting, whether it raises eagerly on the same inputs
     too: then the code or the spec is wrong; else it is something export does not support."""
-    if not any(isinstance(r, Raised) and r.by_forward and r.error != "MemoryError" for r in records):
+    if not any(isinstance(r, Raised) and r.by_forward and r.cause is not Cause.OUT_OF_MEMORY for r in records):
         return records  # (a MemoryError would only be met again, with the cap nearer)
     with quiet():
         eager = failure_of(model, built)
@@ -264,11 +266,8 @@ def _load_class(root: Path, module: ModuleClass, files: Sources, declared: bool 
         mod = importlib.import_module(name)
     except BaseException as exc:
         path, line = _where(exc, files, module.path, 1)
-        raise _Stop(
-            codes.finding(
-                codes.IMPORT_FAILED, f"importing {name} failed: {_one_line(exc)}", path, line, detail=_trace(exc)
-            )
-        ) from None
+        message = f"importing {name} failed: {_one_line(exc)}"
+        raise _Stop(codes.finding(codes.IMPORT_FAILED, message, path, line, detail=_trace(exc), cause=cause_of(exc)))
     cls = getattr(mod, module.name, None)
     if declared and not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
         return None  # no class of the project: the factory makes the module
@@ -301,11 +300,8 @@ def _build_inputs(cls: UserClass, module: ModuleClass, spec: ExportSpec, device:
     except BaseException as exc:
         loc = spec.location
         path, line = _where(exc, files, loc.path, loc.line)
-        raise _Stop(
-            codes.finding(
-                codes.INPUTS_FAILED, f"building {_what(spec)} failed: {_one_line(exc)}", path, line, detail=_trace(exc)
-            )
-        ) from None
+        message = f"building {_what(spec)} failed: {_one_line(exc)}"
+        raise _Stop(codes.finding(codes.INPUTS_FAILED, message, path, line, detail=_trace(exc), cause=cause_of(exc)))
     try:
         inspect.signature(cls.forward).bind(None, *built.args, **built.kwargs)
     except TypeError as exc:

@@ -41,8 +41,7 @@ def planned_of(module: ModuleClass, project: ProjectSpecs) -> list[Planned]:
     variants = resolve_variants(module, project)
     if variants:
         return [
-            Planned(module, spec, named(problems, str(Target.parse(module.target + f"[{v}]")) if v else ""), v)
-            for v, spec, problems in variants
+            Planned(module, spec, named(problems, Target.of(module, v or None)), v) for v, spec, problems in variants
         ]
     spec, problems = resolve(module, project)
     return [Planned(module, spec, tuple(problems))]

@@ -49,25 +49,26 @@ def _variants(
         return {}
     base = {k: v for k, v in table.items() if k != "variants"}
     out: dict[str, tuple[Any, Location]] = {}
+    of_class = Target.parse(target)  # the table's key, taken apart once for all its variants
     for index, variant in enumerate(raw):
         # where it is written: its [[...variants]] header, its name (an inline array), else the class's table
         line = (tree.variant_home(target, index) or loc.span).line
         name, where = variant.get("name"), Location(loc.path, Span(line))
-        problem = _name_problem(name, target, out)
+        problem = _name_problem(name, target, of_class, out)
         if problem:
             findings.append(codes.finding(codes.SPEC_INVALID, problem, where.path, line))
             continue
         own = {k: v for k, v in variant.items() if k != "name"}
-        out[str(Target.parse(target).of_variant(name))] = (merge(base, own), where)
+        out[str(of_class.of_variant(name))] = (merge(base, own), where)
     return out
 
 
-def _name_problem(name: Any, target: str, taken: dict[str, Any]) -> str | None:
+def _name_problem(name: Any, target: str, of_class: Target, taken: dict[str, Any]) -> str | None:
     if name is None:
         return f'a variant of {target} has no name: give each one name = "small"'
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         return f"variant name {name!r} of {target} must be letters, digits, '_', '-' or '.'"
-    if str(Target.parse(target).of_variant(name)) in taken:
+    if str(of_class.of_variant(name)) in taken:
         return f"variant name '{name}' is used twice for {target}: each variant needs a name of its own"
     return None
 
@@ -83,11 +84,11 @@ def merge(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def named(findings: Iterable[Finding], target: str) -> tuple[Finding, ...]:
+def named(findings: Iterable[Finding], target: Target | str) -> tuple[Finding, ...]:
     """A variant's findings, each message starting with ``Class[variant]: `` so that every
     output (text, JSON, SARIF, the editor) says which variant it is about. Each finding is
     named once, where its report is made (the plan's spec errors, the worker's export)."""
-    t = Target.parse(target)
+    t = target if isinstance(target, Target) else Target.parse(target)
     if t.variant is None:
         return tuple(findings)
     return tuple(replace(f, message=f"{t.name}[{t.variant}]: {f.message}") for f in findings)

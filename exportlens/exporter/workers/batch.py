@@ -7,7 +7,7 @@ from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
-from ..core.options import Options
+from ..core.options import Options, Task
 from ..core.report import ModuleReport, Report, Status
 from ..core.settings import effective, parse_bytes
 from ..core.sources import Sources
@@ -28,11 +28,12 @@ def job_for(
     planned: Planned,
     options: Options,
     *,
+    task: Task = Task.SERVE,
     environment: str = "",
     sources: Mapping[str, str] | None = None,
 ) -> Job:
-    """The worker job for one planned module. ``sources`` maps project-relative paths to
-    unsaved text that the worker reads instead of the disk (and the cache key hashes);
+    """The worker job that does ``task`` with one planned module. ``sources`` maps project-relative
+    paths to unsaved text that the worker reads instead of the disk (and the cache key hashes);
     ``environment`` is the pool's (``verdicts.environment``), the rest of the key."""
     spec = planned.spec
     assert spec is not None
@@ -52,20 +53,22 @@ def job_for(
         sandbox=settings.sandbox,
         device=settings.device,
         preload=tuple(sorted({*third_party(files, file, paths), *(str(r) for r in called if not r.in_project)})),
-        key=_cache_key(files, file, paths, spec, options, environment, called),
+        key=_cache_key(files, file, paths, spec, task, options, environment, called),
         sources=files.relative(),
         plan=owner_plan(plan, planned),
+        task=task,
     )
 
 
-def _cache_key(files: Sources, file: Path, paths, spec, options: Options, environment: str, called) -> str:
+def _cache_key(files: Sources, file: Path, paths, spec, task: Task, options: Options, environment: str, called) -> str:
     """The verdict cache's key: the module's file and its import closure as the user sees them,
-    its spec, the options and the environment, and the project files its factory calls. A saved
-    artifact is a side effect: never answered from the cache ("")."""
+    its spec, the job's task and options and the environment, and the project files its factory
+    calls. A saved artifact is a side effect: never answered from the cache ("")."""
     if options.artifact:
         return ""
     own = [fingerprint(files, files.path(r.where)) for r in called if r.in_project]
-    return fingerprint(files, file, CODEC.dumps(spec), CODEC.dumps(options), environment, *own, paths=paths)
+    what = (CODEC.dumps(spec), task.value, CODEC.dumps(options), environment)
+    return fingerprint(files, file, *what, *own, paths=paths)
 
 
 def skipped(planned: Planned) -> ModuleReport:
@@ -78,13 +81,14 @@ def export_in_workers(
     pool: Pool,
     options: Options = Options(),
     *,
+    task: Task = Task.SERVE,
     artifacts: Path | None = None,
     prove_fixes: bool = True,
     lower: bool = True,
 ) -> Report:
-    """Each planned module's report; with ``prove_fixes``, each preferred fix exported with
-    it applied first, and titled with what that gave (proofs.py); with ``lower``, each exported
-    module lowered for its spec's targets."""
+    """Each planned module's report, from a job that does ``task``; with ``prove_fixes``, each
+    preferred fix exported with it applied first, and titled with what that gave (proofs.py);
+    with ``lower``, each exported module lowered for its spec's targets."""
     futures: list[ModuleReport | tuple[Job, Future]] = []
     sources = plan.sources.relative()
     plans = PlanCache()  # the proofs' plans: fixes that meet reach the same texts
@@ -93,7 +97,7 @@ def export_in_workers(
             futures.append(skipped(planned))
             continue
         opts = replace(options, artifact=artifacts / f"{planned.module.name}.pt2") if artifacts else options
-        job = job_for(plan, planned, opts, environment=pool.environment, sources=sources)
+        job = job_for(plan, planned, opts, task=task, environment=pool.environment, sources=sources)
         futures.append((job, pool.submit(job)))
     modules = []
     for planned, f in zip(plan.modules, futures):

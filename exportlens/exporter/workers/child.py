@@ -15,6 +15,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from ..core.options import Task, lowered_for
 from ..core.sources import Sources
 from ..core.targets import Span
 from ..find.deps import digest
@@ -23,7 +24,7 @@ from ..spec.plan import Plan, make_plan
 from . import scratch as scratch_folders
 from .overlay import overlay
 from .platform import die_with_parent, limit_memory, new_session
-from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, Task, TreeReported, decode, encode
+from .protocol import End, Exited, Internal, Job, OutOfMemory, Reported, Run, TreeReported, decode, encode
 from .readable import interpreter_folders
 from .sandbox import available, confine
 
@@ -91,7 +92,8 @@ def run_job(job: Job) -> Reported | TreeReported:
             raise LookupError(f"{job.target} is no longer an nn.Module in {job.path}")
         if job.task is Task.TREE:
             return TreeReported(tree_of(plan, planned, job.options))
-        return Reported(export_planned(plan, planned, job.options), replanned=job.plan is not None and owners is None)
+        report = export_planned(plan, planned, job.options, job.task)
+        return Reported(report, replanned=job.plan is not None and owners is None)
 
 
 def _owner_plan(job: Job, files: Sources) -> Plan | None:
@@ -117,7 +119,7 @@ def _confined(job: Job) -> None:
     """A scratch folder of the job's own as its temporary folder, then the sandbox: it
     writes there and to the artifact's folder only (where the kernel offers Landlock)."""
     scratch = scratch_folders.make()  # removed by the warm parent once the job is over
-    if job.options.lower and job.sandbox and sys.platform.startswith("linux"):
+    if lowered_for(job.task, job.options) and job.sandbox and sys.platform.startswith("linux"):
         scratch = _lowering_apart(scratch, job.memory_limit)
     os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
     writable = [scratch]

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.options import Options
+from ..core.options import Options, Task
 from ..core.report import ModuleReport, Status
 from ..edit.scaffold import Candidate, with_tables
 from ..spec.loading import PYPROJECT
@@ -24,8 +24,8 @@ from .pool import Pool
 
 # what says the guess, not the module, is wrong: the spec's own errors and a module that cannot be built or called
 WRONG_GUESS = ("EL0", "EL403", "EL404", "EL405")
-# a guess is checked by the plain export alone: the first problem tells whether it runs
-CHECKING = Options(collect_all=False, serve=False)
+# a guess is checked by the plain export alone (Task.GUESS): the first problem tells whether it runs
+CHECKING = Options(collect_all=False)
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def prove_guesses(
         text = with_tables(pyproject, {t: c.table() for t, c in trying.items()})
         files = [root / t.split(":", 1)[0] for t in trying]
         plan = make_plan(files, root=root, only=set(trying), sources={**(sources or {}), root / PYPROJECT: text})
-        report = export_in_workers(plan, pool, options, prove_fixes=False)
+        report = export_in_workers(plan, pool, options, task=Task.GUESS, prove_fixes=False)
         for module in report.modules:
             if module.target in trying:
                 runs = not wrong_guess(module)

@@ -2,7 +2,7 @@
 
 A module whose spec names deployment targets is exported first as always; once that
 verdict is in, and only where it exported, the same module goes to a worker again with
-``Options.lower``: exported again there, then lowered for each target and its artifact
+``Task.LOWER``: exported again there, then lowered for each target and its artifact
 run against eager (runtime/lowering/). What that job says of the targets (its
 ``lowerings`` and its EL6xx findings) is added to the first verdict; anything else it
 says is the export's again and is not repeated. A lowering job that ends without a
@@ -17,7 +17,7 @@ from ..core.lowering import FAILED, Lowering
 from ..core.report import Finding, Kind, ModuleReport, Status
 from ..core.settings import effective
 from ..spec.plan import Planned
-from .protocol import Job
+from .protocol import Job, Task
 
 LOWER_SECONDS = 600.0  # each target's compile may take this long beside the export's own timeout (AOTInductor: ~25 s)
 
@@ -30,9 +30,9 @@ def lowering_job(job: Job, targets: tuple[str, ...]) -> Job:
     """``job`` again, to be lowered for ``targets`` (the spec's, or some of them: the editor lowers
     one at a time): no artifact of the export's, no second run at the bounds."""
     overrides = replace(job.options.overrides, targets=targets)
-    options = replace(job.options, lower=True, serve=False, artifact=None, collect_all=False, overrides=overrides)
+    options = replace(job.options, artifact=None, collect_all=False, overrides=overrides)
     timeout = job.timeout + LOWER_SECONDS * len(targets)
-    return replace(job, options=options, timeout=timeout, key=_key(job.key, targets))
+    return replace(job, task=Task.LOWER, options=options, timeout=timeout, key=_key(job.key, targets))
 
 
 def _key(key: str, targets: tuple[str, ...]) -> str:

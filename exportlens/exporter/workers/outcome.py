@@ -10,12 +10,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core import codes
+from ..core.causes import Cause
 from ..core.homes import holds_a_home
 from ..core.report import Finding, Kind, ModuleReport, Status
 from ..core.tree import SubmoduleTree
 from ..find.packages import package_base
 from ..spec.variants import named
-from .error_words import allocation_refused, permission_refused
 from .platform import SIGKILL
 from .protocol import RESULT_MAX, Died, Done, Exited, Internal, Job, Lost, OutOfMemory, Reported, TreeReported
 from .validate import Refused, accepted
@@ -151,12 +151,12 @@ def _memory_findings(report: ModuleReport, job: Job) -> tuple[ModuleReport, bool
     True when a finding was converted (the verdict depends on the cap: not cached)."""
     out: list[Finding] = []
     for f in report.findings:
-        if f.kind is not Kind.SPEC_ERROR and (allocation_refused(f.message) or allocation_refused(f.detail)):
+        if f.kind is not Kind.SPEC_ERROR and f.cause is Cause.OUT_OF_MEMORY:
             said = f.message.rstrip(": ")  # a MemoryError says nothing: "... while exporting: "
             message = (
                 f"export needed more than the memory limit of {_human(job.memory_limit)} ({said}){_meta_hint(job)}"
             )
-            f = codes.finding_at(codes.MEMORY, message, f.path, f.span, detail=f.detail)
+            f = codes.finding_at(codes.MEMORY, message, f.path, f.span, detail=f.detail, cause=f.cause)
         out.append(f)
     converted = tuple(out) != report.findings
     return (replace(report, findings=tuple(out)) if converted else report), converted
@@ -183,7 +183,7 @@ def _sandbox_hint(report: ModuleReport, job: Job) -> ModuleReport:
     if not job.sandbox:
         return report
     hinted = tuple(
-        replace(f, message=f.message + SANDBOX_HINT) if permission_refused(f.message) else f for f in report.findings
+        replace(f, message=f.message + SANDBOX_HINT) if f.cause is Cause.REFUSED else f for f in report.findings
     )
     return replace(report, findings=hinted) if hinted != report.findings else report
 

@@ -32,7 +32,7 @@ from .converge import Converging, Once
 from .fix_preference import ranked, with_probes
 from .lowering import LOWER_SECONDS, targets_of
 from .proof_plans import with_owner_plan
-from .protocol import Job
+from .protocol import Job, Task
 
 log = logging.getLogger(__name__)
 SERVES, EXPORTS, PARTIAL, UNVERIFIED = Verified.SERVES, Verified.EXPORTS, Verified.PARTIAL, Verified.UNVERIFIED
@@ -73,8 +73,9 @@ def proofs(job: Job, report: ModuleReport, sources: Sources, plans: PlanCache | 
                 # is not the export the user asked for; it runs the program
                 # too, and a remedy's, on its probes beside the module as written (the files it edits)
                 written = {path: sources.text(path) for path in texts if path.endswith(".py")} if fix.probes else {}
-                options = replace(job.options, artifact=None, serve=True, probes=fix.probes, eager_sources=written)
-                proof = _lowering(replace(job, key="", options=options, sources={**job.sources, **texts}))
+                options = replace(job.options, artifact=None, probes=fix.probes, eager_sources=written)
+                proof = replace(job, task=Task.PROVE, key="", options=options, sources={**job.sources, **texts})
+                proof = _lowering(proof)
                 out.append(Proof(i, j, with_owner_plan(proof, plans)))
     return out
 
@@ -86,7 +87,7 @@ def _lowering(proof: Job) -> Job:
     targets = targets_of(planned, proof) if planned is not None else ()
     if not targets:
         return proof
-    options = replace(proof.options, lower=True)
+    options = replace(proof.options, overrides=replace(proof.options.overrides, targets=targets))
     return replace(proof, options=options, timeout=proof.timeout + LOWER_SECONDS * len(targets))
 
 

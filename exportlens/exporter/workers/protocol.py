@@ -15,38 +15,15 @@ a worker process that went away with jobs on it; it never crosses the wire.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from typing import TypeVar, overload
 
 from ..core.codec import TYPE, Codec, CodecError
-from ..core.guards import Guard, GuardKind
-from ..core.lowering import Lowering
-from ..core.options import Options
-from ..core.report import (
-    DimSize,
-    Edit,
-    Finding,
-    Fix,
-    Kind,
-    LineShapes,
-    ModuleReport,
-    Narrowing,
-    Probe,
-    Range,
-    Related,
-    Severity,
-    Status,
-    Summary,
-    Verified,
-)
-from ..core.settings import Overrides, Settings
-from ..core.sources import Sources
-from ..core.targets import Forward, Location, ModuleClass, Param, Span, Target
-from ..core.tree import SubmoduleTree, TreeNode, Verdict
-from ..spec.loading import DimSpec, ExportSpec, IntInput, ProjectSpecs, TensorInput, ValueInput
-from ..spec.plan import Plan, Planned
-from ..spec.shapes import Derived, Shape
-from ..spec.values import Call, Ref
+from ..core.options import Options, Task
+from ..core.report import ModuleReport
+from ..core.targets import Span, Target
+from ..core.tree import SubmoduleTree
+from ..spec.loading import HELD
+from ..spec.plan import Plan
 
 VERSION = 1  # Ready carries it; an owner refuses a worker of another version
 
@@ -73,13 +50,6 @@ class OwnerPlan:
     digests: dict[str, str]  # project-relative path -> digest of the text planned from
 
 
-class Task(Enum):
-    """What a job does with its module."""
-
-    CHECK = "check"  # export it: a ModuleReport (Reported)
-    TREE = "tree"  # export each of its submodules: a SubmoduleTree (TreeReported; ``exportlens tree``)
-
-
 @dataclass(frozen=True)
 class Job:
     """One module to export: everything the worker needs."""
@@ -96,7 +66,7 @@ class Job:
     plan: OwnerPlan | None = None  # None: the worker plans
     device: str = "cpu"  # the effective device: findings about memory suggest meta where it is not
     preload: tuple[str, ...] = ()  # third-party packages the module imports: the warm worker imports them once
-    task: Task = Task.CHECK
+    task: Task = Task.SERVE  # what it does: a TREE job ends in TreeReported, any other in Reported
 
     @property
     def path(self) -> str:
@@ -212,17 +182,8 @@ class Lost:
 
 Message = Run | Shutdown | Ready | Started | Done
 
-CODEC = Codec(
-    # the messages
-    OwnerPlan, Job, Task, Run, Shutdown, Ready, Started, Reported, TreeReported, Exited, OutOfMemory, Internal, Died,
-    Done, Encoded,
-    # what they carry: options, plans, specs, modules, reports
-    Options, Overrides, Plan, Planned, Sources, ProjectSpecs, Settings, ExportSpec, Location, DimSpec,
-    TensorInput, ValueInput, IntInput, Shape, Derived,
-    ModuleClass, Forward, Param, Span, Ref, Call,
-    ModuleReport, Finding, Fix, Verified, Narrowing, Probe, Lowering, DimSize, Edit, Related, Summary, Range,
-    LineShapes, Kind, Severity, Status, SubmoduleTree, TreeNode, Verdict, Guard, GuardKind,
-)  # fmt: skip
+# the messages and every record their fields reach (core/codec.py); a spec's ``Any`` values hold HELD
+CODEC = Codec(Message, End, Encoded, *HELD)
 
 
 def encode(message: Message | End) -> bytes:

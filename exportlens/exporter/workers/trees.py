@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from ..core.options import Options
+from ..core.options import Options, Task
 from ..core.report import ModuleReport
 from ..core.tree import SubmoduleTree
 from ..spec.plan import Plan, Planned, no_spec_findings
 from .batch import job_for
 from .pool import Pool
-from .protocol import Job, Task
+from .protocol import Job
 
 # a tree exports each distinct submodule where a check exports one module: its job may run
 # this many times the module's timeout
@@ -23,8 +23,8 @@ def tree_job(
     plan: Plan, planned: Planned, options: Options, *, environment: str = "", sources: Mapping[str, str] | None = None
 ) -> Job:
     """The job that exports each submodule of ``planned`` (which has a spec); never cached."""
-    job = job_for(plan, planned, options, environment=environment, sources=sources)
-    return replace(job, task=Task.TREE, key="", timeout=job.timeout * TREE_TIMES)
+    job = job_for(plan, planned, options, task=Task.TREE, environment=environment, sources=sources)
+    return replace(job, key="", timeout=job.timeout * TREE_TIMES)
 
 
 def tree_from(planned: Planned, got: SubmoduleTree | ModuleReport) -> SubmoduleTree:

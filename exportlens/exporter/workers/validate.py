@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..core.options import lowered_for
 from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, Summary, Verified, from_dict, to_dict
 from ..core.tree import SubmoduleTree
 from ..spec.loading import PYPROJECT
@@ -130,7 +131,8 @@ def _summary(job: Job, summary: Summary, root: _Root) -> None:
         raise Refused(f"its program is {len(summary.graph)} characters long")
     for name in ("inputs", "outputs", "range_constraints", "equalities", "line_shapes", "guards"):
         _sized(name, getattr(summary, name))
-    _short(summary.signature, *summary.inputs, *summary.outputs, *summary.equalities)
+    _short(summary.signature, *summary.inputs, *summary.outputs)
+    _short(*(part for e in summary.equalities for part in (e.left, e.right, *e.dims)))
     _short(*(r.name for r in summary.range_constraints))
     _sized("ops", summary.ops or ())  # the operators it calls (``exportlens diff``)
     _short(*(summary.ops or ()))
@@ -255,7 +257,7 @@ def _place(root: _Root, path: str, *numbers: int | None) -> None:
 
 def _lowerings(job: Job, report: ModuleReport) -> None:
     """Only a lowering job's report carries lowerings: one per target, each once, numbers that are numbers."""
-    if report.lowerings and not job.options.lower:
+    if report.lowerings and not lowered_for(job.task, job.options):
         raise Refused("it reports lowerings the job did not ask for")
     _sized("lowerings", report.lowerings)
     if len({lowering.target for lowering in report.lowerings}) != len(report.lowerings):

@@ -39,7 +39,8 @@ from .protocol import CODEC
 log = logging.getLogger(__name__)
 
 FOLDER = ".exportlens"
-FORMAT = 2  # of an entry; an entry of another format is a miss (2: a fix's action, ranges as records)
+# of an entry; an entry of another format is a miss (3: equalities as records; 2: a fix's action, ranges as records)
+FORMAT = 3
 MAX_ENTRIES = 2000  # per project: the oldest go first
 MAX_ENTRY = 256 << 20  # bytes: a report with the printed program of a large model is megabytes
 ENTRY = re.compile(r"[0-9a-f]{64}\.json")  # a cache key (a sha256) and our suffix: the names we write

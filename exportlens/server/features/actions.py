@@ -10,14 +10,15 @@ import tomlkit
 from lsprotocol import types
 
 from ...exporter.core.report import Edit, Fix, Kind, Status, Verified
-from ...exporter.core.targets import ModuleClass
+from ...exporter.core.targets import ModuleClass, Target
 from ...exporter.edit.scaffold import spec_edit
 from ...exporter.spec.loading import PYPROJECT
 from ..methods import CREATE_SPEC_COMMAND, EXPORT_COMMAND, EXPORT_KIND
-from ..session import Result, Session
+from ..positions import Lines
+from ..session import ModuleKey, Session
 from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
-from .diagnostics import SOURCE, Located, findings_for
-from .fix_data import fixes_of, versions_for
+from .diagnostics import FINDING_ID, SOURCE, Located, findings_for
+from .fix_data import carried, fixes_of, versions_for
 from .suppressed import ignore_action
 
 
@@ -31,85 +32,68 @@ def workspace_edit(
     for rel in dict.fromkeys(e.path for e in edits):
         path = root / rel
         lines = docs.get(path).lines
-        text_edits = [
-            types.TextEdit(
-                types.Range(lines.position(e.line, e.column), lines.position(e.end_line, e.end_column)), e.new_text
-            )
-            for e in edits
-            if e.path == rel
-        ]
+        text_edits = [text_edit(lines, e) for e in edits if e.path == rel]
         doc = types.OptionalVersionedTextDocumentIdentifier(uri=path.as_uri(), version=versions.get(path))
         changes.append(types.TextDocumentEdit(text_document=doc, edits=text_edits))
     return types.WorkspaceEdit(document_changes=changes)
 
 
-def made_for(result: Result | None, docs: WorkspaceSnapshot, paths: Iterable[Path]) -> dict[Path, int | None] | None:
-    """The version of each document that edits found by ``result`` were made for: the one
-    the export read where the document was open then; the editor's now where the export
-    read the disk and the text is still the same. None where a file the export read from
-    disk has changed since (no version can say so: the fix is left out until the next export)."""
-    out: dict[Path, int | None] = {}
-    for path in paths:
-        now = docs.get(path)
-        if result is not None and path in result.versions:
-            out[path] = result.versions[path]
-        elif result is not None and path in result.disk and result.disk[path] != now.text:
-            return None
-        else:
-            out[path] = now.version  # found in the text as it is now, or as the export read it
-    return out
+def text_edit(lines: Lines, edit: Edit) -> types.TextEdit:
+    """``edit`` in the positions the client counts in."""
+    return types.TextEdit(lines.range(edit.line, edit.column, edit.end_line, edit.end_column), edit.new_text)
 
 
 def quick_fixes(
     session: Session, doc: DocumentSnapshot, docs: WorkspaceSnapshot, context: list[types.Diagnostic]
 ) -> list[types.CodeAction]:
-    """A quick fix per fix of each exportlens diagnostic in the request's context, read from
-    the diagnostic's ``data``; found again where a client sent none back. A fix from an
+    """A quick fix per fix of each exportlens diagnostic in the request's context: those of its
+    finding as the session has it now (a proof that landed since the diagnostic was pushed is
+    not pushed again: ``diagnostics.as_seen``), else those its ``data`` carries. A fix from an
     export is made for the documents the export read, not for today's text."""
     ours = [d for d in context if d.source == SOURCE]
     if not ours:
         return []
     root = session.root_of(doc.path)
-    found: list[Located] | None = None  # the findings, for a diagnostic that carries no fixes
+    found = findings_for(session, doc.path, docs)
     actions = []
     for d in ours:
-        fixes = fixes_of(d.data)
-        if fixes is not None:
-            made = [(fix, versions_for(d.data, fix, root, docs)) for fix in fixes]
-        else:
-            found = findings_for(session, doc.path, docs.texts) if found is None else found
-            made = _found_again(found, d, root, docs)
+        item = _found_again(found, d, doc.lines)
+        data: object = d.data
+        if item is not None:
+            fixes, data = item.finding.fixes, carried(item.finding.fixes, item.result, root)
+        else:  # not the session's any more (a newer verdict is on its way), or a mirror: as the client sent it
+            fixes = fixes_of(d.data) or ()
         proving = _being_proven(session, root, d.data)
-        for fix, versions in made:
+        for fix in fixes:
+            versions = versions_for(data, fix, root, docs)
             if versions is not None:
                 edit = workspace_edit(root, fix.edits, docs, versions)
-                actions.append(_fix_action(fix, len(made), d, edit, proving))
+                actions.append(_fix_action(fix, len(fixes), d, edit, proving))
         ignore = ignore_action(root, doc, docs, d, workspace_edit)  # after the fixes: a fix is better
         actions += [ignore] if ignore is not None else []
     return actions
 
 
-def _found_again(
-    found: list[Located], d: types.Diagnostic, root: Path, docs: WorkspaceSnapshot
-) -> list[tuple[Fix, dict[Path, int | None] | None]]:
-    """The fixes of the finding a diagnostic without fixes in its data names: by its key
-    where it has one, else by its code, message and line as the client shows them."""
-    if isinstance(d.data, dict):
-        keys = ("code", "line", "message")
-        item = next((i for i in found if all(i.key[k] == d.data.get(k) for k in keys)), None)
-    else:
-        line, said = d.range.start.line + 1, (str(d.code or ""), d.message)
-        item = next((i for i in found if (i.finding.code, i.finding.message) == said and i.finding.line == line), None)
-    if item is None:
-        return []
-    return [(fix, made_for(item.result, docs, {root / e.path for e in fix.edits})) for fix in item.finding.fixes]
+def _found_again(found: list[Located], d: types.Diagnostic, lines: Lines) -> Located | None:
+    """The finding a diagnostic names: by the id its data carries, else (a client that sent no
+    data back) by its code and range. Never by its message, which a client may rewrap."""
+    said = d.data.get(FINDING_ID) if isinstance(d.data, dict) else None
+    if isinstance(said, str):
+        return next((i for i in found if i.finding.id == said), None)
+    code = str(d.code or "")
+    return next((i for i in found if i.finding.code == code and _range_of(i, lines) == d.range), None)
+
+
+def _range_of(item: Located, lines: Lines) -> types.Range:
+    f = item.finding
+    return lines.range(f.line, f.column, f.end_line, f.end_column)
 
 
 def _being_proven(session: Session, root: Path, data: object) -> bool:
     """Whether the export a diagnostic came from has fixes the owner is still proving: its
     verdict is the module's latest, failed (or an exported module's EL207) and not yet proven."""
     target = data.get("target") if isinstance(data, dict) else None
-    result = session.result(root, target) if isinstance(target, str) else None
+    result = session.result(ModuleKey(root, Target.parse(target))) if isinstance(target, str) else None
     if result is None or result.report.cached:
         return False
     report = result.report
@@ -162,15 +146,12 @@ def create_spec_edit(
     exists = pyproject.is_file() or pyproject in docs
     before = docs.get(pyproject) if exists else DocumentSnapshot(pyproject, "", None, docs.encoding)
     edit = spec_edit(module, docs.get(path).text, before.text if exists else None, table)
-    lines = before.lines
-    text_edit = types.TextEdit(
-        types.Range(lines.position(edit.line, edit.column), lines.position(edit.end_line, edit.end_column)),
-        edit.new_text,
-    )
     doc = types.OptionalVersionedTextDocumentIdentifier(uri=pyproject.as_uri(), version=before.version)
     create = (
         []
         if exists
         else [types.CreateFile(uri=pyproject.as_uri(), options=types.CreateFileOptions(ignore_if_exists=True))]
     )
-    return types.WorkspaceEdit(document_changes=[*create, types.TextDocumentEdit(text_document=doc, edits=[text_edit])])
+    spec = types.TextDocumentEdit(text_document=doc, edits=[text_edit(before.lines, edit)])
+    changes: list[types.TextDocumentEdit | types.CreateFile] = [*create, spec]
+    return types.WorkspaceEdit(document_changes=changes)

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from ...exporter.core.codec import Codec, CodecError
-from ...exporter.core.report import DimSize, Edit, Fix, Narrowing, Probe, Verified
+from ...exporter.core.report import Fix
+from ...exporter.core.sources import relative
 from ..session import Result
 from ..snapshots import WorkspaceSnapshot
 
-WIRE = Codec(Fix, Edit, Probe, DimSize, Verified, Narrowing)
+WIRE = Codec(Fix)  # a fix and every record its fields reach (core/codec.py)
 FIXES, VERSIONS, DISK = "fixes", "versions", "disk"
 
 
@@ -24,7 +25,7 @@ def carried(fixes: tuple[Fix, ...], result: Result | None, root: Path) -> dict[s
     versions: dict[str, int | None] = {}
     disk: dict[str, str] = {}
     for path in sorted(paths):
-        rel = path.relative_to(root).as_posix()
+        rel = relative(root, path)
         if result is not None and path in result.versions:
             versions[rel] = result.versions[path]
         elif result is not None and path in result.disk:
@@ -45,9 +46,11 @@ def fixes_of(data: Any) -> tuple[Fix, ...] | None:
 
 
 def versions_for(data: object, fix: Fix, root: Path, docs: WorkspaceSnapshot) -> dict[Path, int | None] | None:
-    """The version of each document ``fix``'s edits were made for (``actions.made_for``, from
-    what the diagnostic carries: any JSON the client sent back); None where a file the export
-    read from disk changed since."""
+    """The version of each document ``fix``'s edits were made for, from what a diagnostic
+    carries (``carried``: any JSON the client sent back): the one the export read where the
+    document was open then; the editor's now where the export read the disk and the text is
+    the same. None where a file the export read from disk changed since (no version can say
+    so: the fix is left out until the next export)."""
     sent = data if isinstance(data, dict) else {}
     versions = v if isinstance(v := sent.get(VERSIONS), dict) else {}
     disk = d if isinstance(d := sent.get(DISK), dict) else {}

@@ -7,10 +7,10 @@ from __future__ import annotations
 from lsprotocol import types
 
 from ...exporter.core.guards import Guard, GuardKind
+from ...exporter.core.sources import relative
 from ..remap import lines_now
 from ..session import Session
 from ..snapshots import DocumentSnapshot
-from .diagnostics import relative
 
 # what the hover says of each kind; the order is the one a line's guards are listed in
 _SAID = {

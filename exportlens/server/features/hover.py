@@ -4,21 +4,20 @@ of forward, the shapes that line produces and the guards it added to the program
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 
 from ...exporter.core.report import LineShapes, ModuleReport, Status
+from ...exporter.core.sources import relative
 from ...exporter.core.targets import ModuleClass, Target
 from ..remap import lines_now
-from ..session import Result, Session
-from ..snapshots import DocumentSnapshot
+from ..session import ModuleKey, Result, Session
+from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
 from . import guard_lines
-from .diagnostics import relative
 
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*(?::[^=]+)?(?<![=!<>])=(?!=)")
 
 
-def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], line: int) -> str | None:
+def hover(session: Session, doc: DocumentSnapshot, docs: WorkspaceSnapshot, line: int) -> str | None:
     """Markdown for 1-based ``line`` of a Python file: a module's verdict on its class
     name, else the shapes that line produces and the guards it made, else None."""
     if doc.path.suffix != ".py":
@@ -26,10 +25,10 @@ def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str]
     root = session.root_of(doc.path)
     module = session.index.module_at(doc.path, line)
     if module is not None and module.name_span.line == line:
-        spec, _ = session.spec_of(root, module, overrides)
+        spec, _ = session.spec_of(root, module, docs)
         where = spec.describe() if spec else None
         return "\n\n---\n\n".join(
-            module_hover(session, root, module, where, t) for t in session.variants(root, module, overrides)
+            module_hover(session, root, module, where, t) for t in session.variants(root, module, docs)
         )
     found = shapes_at(session, root, doc, line)
     shapes = line_hover(found[0], doc.lines.line(line - 1)) if found else None
@@ -38,11 +37,11 @@ def hover(session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str]
 
 
 def module_hover(
-    session: Session, root: Path, module: ModuleClass, spec_where: str | None, target: str | None = None
+    session: Session, root: Path, module: ModuleClass, spec_where: str | None, target: Target | None = None
 ) -> str:
     """One target's verdict: the module's own, or one of its variants (``target``)."""
-    target = target or module.target
-    variant = Target.parse(target).variant
+    key = ModuleKey(root, target or Target.of(module))
+    variant = key.target.variant
     lines = [
         f"**{module.name}{f'[{variant}]' if variant else ''}** — `torch.export`"
         + (f" (variant `{variant}`)" if variant else "")
@@ -52,8 +51,8 @@ def module_hover(
             "No example inputs yet: use the quick fix *Create export spec*, or add an `example_inputs()` staticmethod."
         )
         return "\n\n".join(lines)
-    result = session.result(root, target)
-    running = (root, target) in session.running
+    result = session.result(key)
+    running = key in session.running
     if result is None:
         lines.append(
             "exporting…"
@@ -61,7 +60,7 @@ def module_hover(
             else ("not exported yet" if session.trusted else "not exported: the workspace is not trusted")
         )
     else:
-        lines += verdict(result.report, running) + lowered_lines(session, root, target, result)
+        lines += verdict(result.report, running) + lowered_lines(session, key, result)
     lines.append(f"Spec: `{spec_where}`")
     return "\n\n".join(lines)
 
@@ -82,7 +81,7 @@ def verdict(r: ModuleReport, running: bool = False) -> list[str]:
     return [f"✗ {r.status.value}: " + "; ".join(f"{f.code} line {f.line}: {f.message}" for f in r.findings[:5])]
 
 
-def lowered_lines(session: Session, root: Path, target: str, result: Result) -> list[str]:
+def lowered_lines(session: Session, key: ModuleKey, result: Result) -> list[str]:
     """One line per deployment target: what lowering for it gave (time, artifact size, max error
     vs eager), or that it is being lowered."""
     out = []
@@ -90,11 +89,11 @@ def lowered_lines(session: Session, root: Path, target: str, result: Result) -> 
         lowering, codes = lowered.lowering, ", ".join(dict.fromkeys(f.code for f in lowered.findings))
         vs = " vs eager" if lowering.max_error is not None else ""
         out.append(f"`{to}`: {lowering.said()}{vs}" + (f" ({codes})" if codes else ""))
-    compiling = [to for (r, t, to), now in session.compiling.items() if (r, t) == (root, target) and now]
+    compiling = [to for (module, to), now in session.compiling.items() if module == key and now]
     return out + [f"`{to}`: compiling…" for to in compiling if to not in result.lowered]
 
 
-def shapes_at(session: Session, root: Path, doc: DocumentSnapshot, line: int) -> tuple[LineShapes, str] | None:
+def shapes_at(session: Session, root: Path, doc: DocumentSnapshot, line: int) -> tuple[LineShapes, Target] | None:
     """The shapes recorded for the document's ``line`` (as it is now) by any exported module, with its target."""
     rel = relative(root, doc.path)
     for (r, target), result in session.results.items():

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from ...exporter.core.sources import relative
 from ..remap import lines_now
 from ..session import Session
 from ..snapshots import DocumentSnapshot
-from .diagnostics import relative
 from .guard_lines import guard_hints
 from .hover import assigned, label
 

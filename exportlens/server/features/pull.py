@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from ...exporter.spec.loading import PYPROJECT
 from ..session import Session
-from ..snapshots import DocumentSnapshot
+from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
 from . import diagnostics
 
 IDENTIFIER = "exportlens"
@@ -34,9 +34,9 @@ def result_id(doc: DocumentSnapshot, found: list[types.Diagnostic]) -> str:
 
 
 def document_report(
-    session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], previous: str | None
+    session: Session, doc: DocumentSnapshot, docs: WorkspaceSnapshot, previous: str | None
 ) -> types.RelatedFullDocumentDiagnosticReport | types.RelatedUnchangedDocumentDiagnosticReport:
-    found = diagnostics.diagnostics(session, doc, overrides)
+    found = diagnostics.diagnostics(session, doc, docs)
     rid = result_id(doc, found)
     if rid == previous:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
@@ -44,12 +44,12 @@ def document_report(
 
 
 def workspace_report(
-    session: Session, docs: Iterable[DocumentSnapshot], overrides: Mapping[Path, str], previous: Mapping[str, str]
+    session: Session, documents: Iterable[DocumentSnapshot], docs: WorkspaceSnapshot, previous: Mapping[str, str]
 ) -> types.WorkspaceDiagnosticReport:
     """Reports for files the editor has not open (its open ones it pulls one by one)."""
     items: list[types.WorkspaceDocumentDiagnosticReport] = []
-    for doc in docs:
-        found = diagnostics.diagnostics(session, doc, overrides)
+    for doc in documents:
+        found = diagnostics.diagnostics(session, doc, docs)
         rid = result_id(doc, found)
         if previous.get(doc.uri) == rid:
             items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=doc.uri, version=None, result_id=rid))

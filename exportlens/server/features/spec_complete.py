@@ -10,6 +10,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from ...exporter.core.targets import Target
 from ...exporter.spec.loading import FILLS
 from ...exporter.spec.module_spec import _TABLE_KEYS
 from ...exporter.spec.shapes import DTYPES
@@ -59,7 +60,7 @@ def completions(session: Session, doc: DocumentSnapshot, position: types.Positio
 
 
 def _keys(
-    session, root, spec: SpecDoc, target: str, rel, variant: bool, ctx: Context, edit
+    session: Session, root: Path, spec: SpecDoc, target: str, rel, variant: bool, ctx: Context, edit
 ) -> list[types.CompletionItem]:
     typed = (ctx.start, ctx.start + len(ctx.text))  # the key being typed is not yet present
     present = {
@@ -73,7 +74,7 @@ def _keys(
         kind = types.CompletionItemKind.Property
         return [_item(k, _KEY_DOCS.get(k, ""), f"{k} = ", edit, kind) for k in keys if k not in present]
     if rel == ("inputs",):
-        return _input_keys(session.index.by_target(root, target), present, edit)
+        return _input_keys(session.index.by_target(root, Target.parse(target)), present, edit)  # the table's key
     if rel == ("dims",):
         return _dim_names([u for u in uses(family(spec.scopes, target)) if (u.start, u.end) != typed], edit)
     if len(rel) == 2 and rel[0] == "dims":

@@ -4,24 +4,21 @@ found of it, and leads to the lines of code that constrain it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from lsprotocol import types
 
-from ...exporter.core.report import Finding, Status
-from ...exporter.core.sources import read_text
+from ...exporter.core.report import Status
+from ...exporter.core.targets import Target
 from ...exporter.spec.spec_text import DimUse, Scope, scope_at, use_at, uses
-from ..remap import remap
-from ..session import Session
-from ..snapshots import DocumentSnapshot
+from ..remap import range_now
+from ..session import ModuleKey, Session
+from ..snapshots import DocumentSnapshot, WorkspaceSnapshot
 from .hover import module_hover
-from .spec_where import SpecDoc, bounds, mentions, reported, where_used
+from .spec_where import SpecDoc, bounds, reported, where_used
 
 
-def hover(
-    session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], position: types.Position
-) -> str | None:
+def hover(session: Session, doc: DocumentSnapshot, docs: WorkspaceSnapshot, position: types.Position) -> str | None:
     spec = SpecDoc.of(doc)
     if spec is None:
         return None
@@ -29,10 +26,10 @@ def hover(
     root = session.root_of(doc.path)
     scope = scope_at(spec.scopes, offset)
     if scope is not None and scope.header.start <= offset <= scope.header.end:
-        module = session.index.by_target(root, scope.key[0])
+        module = session.index.by_target(root, Target.parse(scope.key[0]))  # the table's key: the user's text
         if module is None:
             return f"`{scope.key[0]}`: no such class in this project's index"
-        spec_of, _ = session.spec_of(root, module, overrides)
+        spec_of, _ = session.spec_of(root, module, docs)
         return module_hover(session, root, module, spec_of.describe() if spec_of else None)
     family = spec.family_at(offset)
     use = use_at(family, offset)
@@ -52,14 +49,14 @@ def dim_hover(session: Session, root: Path, spec: SpecDoc, scope: Scope, name: s
         else f"Declared: no bounds in `dims` (torch's default range for `{name}`)"
     )
     for reported_as in reported(spec, scope):
-        result = session.result(root, reported_as)
+        result = session.result(ModuleKey(root, reported_as))
         if result is None:
             continue
-        report, of = result.report, f" of `{reported_as}`" if reported_as != target else ""
+        report, of = result.report, f" of `{reported_as}`" if str(reported_as) != target else ""
         if report.status is Status.EXPORTED and report.summary:
             s = report.summary
             held = [str(c) for c in s.range_constraints if c.name == name]
-            found = held + [e for e in s.equalities if mentions(f"`{e}`", name)]
+            found = held + [str(e) for e in s.equalities if name in e.dims]
             lines.append(
                 f"Last export{of}: ✓ " + (", ".join(f"`{c}`" for c in found) or f"`{name}` left unconstrained")
             )
@@ -71,7 +68,7 @@ def dim_hover(session: Session, root: Path, spec: SpecDoc, scope: Scope, name: s
 
 
 def definition(
-    session: Session, doc: DocumentSnapshot, overrides: Mapping[Path, str], position: types.Position
+    session: Session, doc: DocumentSnapshot, docs: WorkspaceSnapshot, position: types.Position
 ) -> list[types.Location]:
     spec = SpecDoc.of(doc)
     if spec is None:
@@ -80,29 +77,28 @@ def definition(
     root = session.root_of(doc.path)
     scope = scope_at(spec.scopes, offset)
     if scope is not None and scope.header.start <= offset <= scope.header.end:
-        return _class_location(session, root, scope.key[0], doc.encoding)
+        return _class_location(session, root, Target.parse(scope.key[0]), docs)
     use = use_at(spec.family_at(offset), offset)
     if use is None or scope is None:
         return []
-    return [loc for t in reported(spec, scope) for loc in _constraints(session, root, t, use, overrides, doc.encoding)]
+    return [loc for t in reported(spec, scope) for loc in _constraints(session, root, t, use, docs)]
 
 
-def _class_location(session: Session, root: Path, target: str, encoding: str) -> list[types.Location]:
+def _class_location(session: Session, root: Path, target: Target, docs: WorkspaceSnapshot) -> list[types.Location]:
     module = session.index.by_target(root, target)
     if module is None:
         return []
     path = root / module.path
-    lines = DocumentSnapshot(path, read_text(path), None, encoding).lines
     s = module.name_span
-    return [types.Location(path.as_uri(), lines.range(s.line, s.column, s.end_line, s.end_column))]
+    return [types.Location(path.as_uri(), docs.get(path).lines.range(s.line, s.column, s.end_line, s.end_column))]
 
 
 def _constraints(
-    session: Session, root: Path, target: str, use: DimUse, overrides: Mapping[Path, str], encoding: str
+    session: Session, root: Path, target: Target, use: DimUse, docs: WorkspaceSnapshot
 ) -> list[types.Location]:
     """The lines of code the last export found constraining the dim: its findings' lines
     (carried into the text of now, as diagnostics are)."""
-    result = session.result(root, target)
+    result = session.result(ModuleKey(root, target))
     if result is None:
         return []
     out = []
@@ -110,12 +106,7 @@ def _constraints(
         if not f.path.endswith(".py") or use.name not in f.dims:
             continue
         path = root / f.path
-        now = overrides.get(path)
-        now = read_text(path) if now is None else now
-        moved: Finding | None = remap(f, result.texts[path], now) if path in result.texts else f
-        if moved is not None:
-            lines = DocumentSnapshot(path, now, None, encoding).lines
-            out.append(
-                types.Location(path.as_uri(), lines.range(moved.line, moved.column, moved.end_line, moved.end_column))
-            )
+        where = range_now(f, result.texts.get(path), docs.get(path))
+        if where is not None:
+            out.append(types.Location(path.as_uri(), where))
     return out

@@ -3,14 +3,13 @@ and the conversion between LSP positions and offsets into its text (``pyproject`
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from lsprotocol import types
 
-from ...exporter.core.targets import ModuleClass
+from ...exporter.core.targets import ModuleClass, Target
 from ...exporter.spec.pyproject import MODULES, PYPROJECT, VARIANTS, Pyproject, read
 from ...exporter.spec.spec_text import DimUse, Scope, family, scan, scope_at
 from ...exporter.spec.variants import merge
@@ -69,16 +68,16 @@ class SpecDoc:
         return entry if isinstance(entry, dict) else None
 
 
-def reported(spec: SpecDoc, scope: Scope) -> list[str]:
+def reported(spec: SpecDoc, scope: Scope) -> list[Target]:
     """The targets the reports of ``scope``'s table are under: the class's, or, where it has
     variants, each variant's (``path.py:Class[name]``; in a variant's table, that one's)."""
-    table = spec.raw.get(scope.key[0], {})
+    table, target = spec.raw.get(scope.key[0], {}), Target.parse(scope.key[0])  # the table's key: the user's text
     variants = table.get(VARIANTS) if isinstance(table, dict) else None
     if not isinstance(variants, list):
-        return [scope.key[0]]
+        return [target]
     if scope.key[1] is not None:
         variants = variants[scope.key[1] : scope.key[1] + 1]
-    return [f"{scope.key[0]}[{v['name']}]" for v in variants if isinstance(v, dict) and isinstance(v.get("name"), str)]
+    return [target.of_variant(v["name"]) for v in variants if isinstance(v, dict) and isinstance(v.get("name"), str)]
 
 
 def where_used(uses: list[DimUse]) -> str:
@@ -100,11 +99,6 @@ def bounds(table: dict[str, Any] | None) -> str | None:
         f"[{lo if lo is not None else 0}, {hi if hi is not None else '∞'}]" if lo is not None or hi is not None else ""
     )
     return (text + (f", example {ex}" if ex is not None else "")).strip(", ") or None
-
-
-def mentions(message: str, name: str) -> bool:
-    """Whether a finding's message names dim ``name`` inside its backquoted code."""
-    return any(re.search(rf"\b{re.escape(name)}\b", code) for code in re.findall(r"`([^`]*)`", message))
 
 
 def signature(module: ModuleClass) -> str:

@@ -4,7 +4,7 @@ ignore[...]``, a module table's ``ignore``) is not published, one that hides not
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from ...exporter.core import codes
 from ...exporter.core.report import Finding
-from ...exporter.core.sources import Sources
+from ...exporter.core.sources import relative
 from ...exporter.core.targets import Target
 from ...exporter.spec.loading import PYPROJECT
 from ...exporter.spec.suppressions import Suppressor, ignore_edit, traced
@@ -24,29 +24,30 @@ class _Item(Protocol):  # diagnostics.Located (frozen: read-only here)
     @property
     def finding(self) -> Finding: ...
     @property
-    def target(self) -> str | None: ...
+    def target(self) -> Target | None: ...
 
 
 _I = TypeVar("_I", bound=_Item)
 
 
 def screened(
-    session: Session, root: Path, rel: str, found: Sequence[_I], overrides: Mapping[Path, str]
+    session: Session, root: Path, rel: str, found: Sequence[_I], docs: WorkspaceSnapshot
 ) -> tuple[list[_I], list[Finding]]:
     """The items of one file (``rel``) the user has not suppressed, in the text as it is
     now, and EL008 on each suppression in that file that hid nothing: judged only for the
     modules an export of this session ran to its verdict."""
-    project = session.project(root, overrides)
+    project = session.project(root, docs)
     modules = {m.target: m for _, m in session.index.under(root)}
-    sources = Sources.of(root, overrides)
+    sources = docs.sources(root)
     suppressor = Suppressor(sources.text, modules, project.tables, project.text)
-    kept = [item for item in found if suppressor.match(item.target, item.finding) is None]
+    kept = [item for item in found if suppressor.match(_spelled(item.target), item.finding) is None]
     judged: list[str] = []
-    for (r, target), result in list(session.results.items()):
+    for key, result in list(session.results.items()):
         # only a module of this file (or, for pyproject.toml, any: its tables' ignore entries)
         # can have an unused suppression here; this file's findings of others were matched above
-        if r != root or (rel != PYPROJECT and Target.parse(target).path != rel):
+        if key.root != root or (rel != PYPROJECT and key.target.path != rel):
             continue
+        target = str(key.target)
         # a verdict on another text of the module's file says nothing of the comments in this one
         if traced(result.report) and all(sources.text(path) == text for path, text in result.texts.items()):
             judged.append(target)
@@ -57,6 +58,11 @@ def screened(
     return kept, unused
 
 
+def _spelled(target: Target | None) -> str | None:
+    """``target`` as reports and pyproject.toml's tables spell it (what suppressions are keyed by)."""
+    return None if target is None else str(target)
+
+
 def ignore_action(
     root: Path, doc: DocumentSnapshot, docs: WorkspaceSnapshot, diagnostic: types.Diagnostic, workspace_edit
 ) -> types.CodeAction | None:
@@ -65,7 +71,7 @@ def ignore_action(
     code = str(diagnostic.code or "")
     if doc.path.suffix != ".py" or code not in codes.BY_CODE or code == codes.UNUSED_SUPPRESSION.code:
         return None
-    rel = doc.path.relative_to(root).as_posix() if root in doc.path.parents else doc.path.as_posix()
+    rel = relative(root, doc.path)
     edit = ignore_edit(doc.text, diagnostic.range.start.line + 1, code, rel)
     if edit is None:
         return None

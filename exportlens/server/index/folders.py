@@ -51,8 +51,8 @@ def remove(ls: ExportLensServer, folder: Path) -> None:
     def under(path: Path) -> bool:
         return path == folder or folder in path.parents
 
-    for root, target in [k for k in ls.session.running if under(k[0])]:
-        ls.exports.cancel(root, [target])
+    for key in [k for k in ls.session.running if under(k.root)]:
+        ls.exports.cancel(key.root, [key.target])
     ls.exports.drop(under)
     ls.lowerings.drop(under)
     ls.rescans.cancel(under)

@@ -113,10 +113,11 @@ class ModuleIndex:
         inside = [m for m in entry.modules if m.span.line <= line <= (m.span.end_line or m.span.line)]
         return max(inside, key=lambda m: m.span.line, default=None)
 
-    def by_target(self, root: Path, target: str) -> ModuleClass | None:
-        path = root / Target.parse(target).path
-        entry = self.files.get(path)
-        return next((m for m in entry.modules if m.target == target), None) if entry else None
+    def by_target(self, root: Path, target: Target) -> ModuleClass | None:
+        """The class ``target`` names (whatever its variant), where the index has it."""
+        entry = self.files.get(root / target.path)
+        modules = entry.modules if entry is not None else ()
+        return next((m for m in modules if (m.path, m.name) == (target.path, target.name)), None)
 
     def under(self, root: Path) -> list[tuple[Path, ModuleClass]]:
         with self._lock:

@@ -89,6 +89,12 @@ SENTENCE_END = re.compile(r"(?:(?<=\.`)|(?<=[.)]))\s")
 # a tensor as torch prints it in a message: ``FakeTensor(..., size=(s85, s85))``
 FAKE_TENSOR = re.compile(r"FakeTensor\(\.\.\., (?:device=\S+, )?size=\((?P<size>[^)]*)\)(?:, dtype=[\w.]+)?\)")
 
+# an allocation refused, in the words of what refused it, in a RuntimeError (or an OSError) whose
+# type says no more: torch's DefaultCPUAllocator "can't allocate memory" (2.9–2.15), the OS's ENOMEM
+# "Cannot allocate memory" beside it, C++'s "std::bad_alloc" through torch's C++ code, a device's
+# allocator "out of memory" (CUDA's "CUDA out of memory", torch.OutOfMemoryError)
+ALLOCATION_REFUSED = ("can't allocate memory", "Cannot allocate memory", "std::bad_alloc", "out of memory")
+
 # ≤ 2.10: the solver fails on a condition over a float read from a tensor (a float torch._check)
 SOLVER_SYMBOL = _forms("2.9–2.10", r"Unknown symbol (?P<symbol>zuf\d+) created by constraints solver")
 

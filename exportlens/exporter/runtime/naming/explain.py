@@ -35,7 +35,9 @@ from .together import said_declared, widened, with_shared_cut
 
 
 def explain(records: tuple[Record, ...], ctx: Context) -> list[Finding]:
-    return [finding(r, ctx) for r in records]
+    """Each record as a finding; an error's cause carried on it (``Raised.cause``: outcome.py reads it)."""
+    found = [finding(r, ctx) for r in records]
+    return [replace(f, cause=r.cause) if isinstance(r, Raised) else f for r, f in zip(records, found)]
 
 
 def finding(record: Record, ctx: Context) -> Finding:

@@ -15,6 +15,7 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
+from ...core.equality import Equality
 from ...core.report import LineShapes, Range, Summary
 from ...spec.shapes import DTYPES
 from ..compat import messages as forms
@@ -198,9 +199,9 @@ def _ranges(ep: ExportedProgram, names: dict[sympy.Symbol, sympy.Expr]) -> tuple
     return tuple(out)
 
 
-def _equalities(placeholders: list[torch.fx.Node], paths: list[str], names: dict, ctx: Context) -> tuple[str, ...]:
+def _equalities(placeholders: list[torch.fx.Node], paths: list[str], names: dict, ctx: Context) -> tuple[Equality, ...]:
     """Sizes torch tied to a named dim that the spec left open (``?``) or named otherwise."""
-    out: list[str] = []
+    out: list[Equality] = []
     for path, node in zip(paths, placeholders):
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor):
@@ -209,11 +210,12 @@ def _equalities(placeholders: list[torch.fx.Node], paths: list[str], names: dict
         for axis, size in enumerate(val.shape):
             if not isinstance(size, torch.SymInt):
                 continue
-            said = _size(size, names)
-            if said == f"{path}.shape[{axis}]":  # a size left open, and still its own
+            expr = size.node.expr.xreplace(names)
+            said, left = pretty(expr), f"{path}.shape[{axis}]"
+            if said == left:  # a size left open, and still its own
                 continue
             if labels.get(axis, "").replace(" ", "") != said.replace(" ", "") and not SYMBOL.fullmatch(said):
-                out.append(f"{path}.shape[{axis}] = {said}")
+                out.append(Equality(left, said, tuple(sorted(str(s) for s in expr.free_symbols))))
     return tuple(out)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from ...core.options import Options
+from ...core.options import Options, Task
 from ...core.report import DimSize, Finding, Fix, Narrowing, Probe
 from ...edit.at_line import branch_test, tensor_test
 from ...edit.item_reads import int_as_item
@@ -266,18 +266,18 @@ class Reference:
 
 
 def on_eager(
+    task: Task,
     options: Options,
     root: Path,
     prepare: Callable[[], tuple[Any, Any, Built]],
     spec: ExportSpec,
     rebuild_of: Callable[[type], Rebuild],
 ) -> Reference | None:
-    """Each of the options' probes run on the module as the user wrote it: their
+    """A proof's probes (its options') run on the module as the user wrote it: their
     ``eager_sources`` (project-relative path -> text) are imported in place of the fixed files
-    while ``prepare`` builds it. None where
-    there are no probes (not a proof), or it cannot be built (the proof then says nothing of
-    probes)."""
-    if not options.probes:
+    while ``prepare`` builds it. None for a job that is no proof, a proof of a fix with no
+    probes, or a module that cannot be built (the proof then says nothing of probes)."""
+    if task is not Task.PROVE or not options.probes:
         return None
     paths = {str(root / path): text for path, text in options.eager_sources.items()}
     try:

@@ -22,6 +22,7 @@ import sympy
 import torch
 
 from ...core import codes
+from ...core.causes import Cause
 from ...core.report import Finding, Fix, Narrowing
 from ...core.sources import Sources
 from ...spec.loading import DimSpec, ExportSpec, TensorInput
@@ -38,6 +39,7 @@ from ..naming.guard_ranges import finite
 from ..naming.summary import in_user_names
 from ..naming.symbols import from_shape_env, pretty
 from ..naming.together import shared_cut
+from ..reading.causes import cause_of
 from ..reading.refused import Refusal, flattened, refusal
 from ..reading.violations import Change, ChangeKind, first_line
 from .agreement import differs as _differs  # (probes.py and lowering/agree.py take it from here)
@@ -117,18 +119,15 @@ def _at_point(point: Point, run: Run) -> Finding | None:
     built = inputs_with(ctx.spec, dict(point), run.rebuild)
     if built is None:
         return None
-    eager = failure_of(run.model, built, ctx.sources)
-    exported = None if eager else failure_of(run.program, built)
+    eager, cause = failed_on(run.model, built, ctx.sources)
+    exported, cause = (None, cause) if eager else failed_on(run.program, built)
     if forms.ASSUMED.search(eager or exported or ""):
         return None  # a value the user assumed (torch._check on data) need not hold on random inputs
     differs = "" if eager or exported else _disagreement(run.program, run.model, built)
     if not (eager or exported or differs):
         return None
-    if exported:
-        placed = _refused_on_line(point, exported, run)
-        if placed is not None:
-            return placed
-    return _unserved(point, (eager, exported, differs), run)
+    placed = _refused_on_line(point, exported, run) if exported else None
+    return replace(placed or _unserved(point, (eager, exported, differs), run), cause=cause)
 
 
 def _declared(point: Point, ctx: Context) -> str:
@@ -322,14 +321,19 @@ def inputs_with(spec: ExportSpec, sizes: dict[str, int], rebuild: Rebuild, limit
 def failure_of(fn: Callable[..., Any], built: Built, files: Sources | None = None) -> str:
     """What ``fn`` raised on (copies of) the inputs, in one line, with the line of the
     project's files it passed through where ``files`` are given; "" when it ran."""
+    return failed_on(fn, built, files)[0]
+
+
+def failed_on(fn: Callable[..., Any], built: Built, files: Sources | None = None) -> tuple[str, Cause]:
+    """``failure_of``, and what the error was (``cause_of``)."""
     try:
         with torch.no_grad():
             fn(*copied(built.args), **copied(built.kwargs))
     except Exception as exc:
         frame = deepest_in_traceback(files, exc.__traceback__) if files else None
         where = f" ({files.rel(frame.filename)}:{frame.line})" if files and frame else ""
-        return f"{type(exc).__name__}: {first_line(str(exc))[:300]}{where}"
-    return ""
+        return f"{type(exc).__name__}: {first_line(str(exc))[:300]}{where}", cause_of(exc)
+    return "", Cause.NONE
 
 
 def _on_example(program: Any, model: torch.nn.Module, ctx: Context, said: Said) -> Finding | None:
@@ -348,7 +352,7 @@ def _on_example(program: Any, model: torch.nn.Module, ctx: Context, said: Said) 
             if (eager := _raised_eagerly(model, ctx)) is not None:
                 return eager
             message = f"the exported program fails on the example inputs it was exported with: {said(failed)}"
-            return at(ctx, codes.UNSERVED_RANGE, message, None, detail=failed)
+            return at(ctx, codes.UNSERVED_RANGE, message, None, detail=failed, cause=cause_of(exc))
     differs = _differs(*outputs)
     message = f"the exported program disagrees with eager on the example inputs: {differs}"
     return at(ctx, codes.UNSERVED_RANGE, message, None) if differs else None
@@ -364,5 +368,6 @@ def _raised_eagerly(model: torch.nn.Module, ctx: Context) -> Finding | None:
     except Exception as exc:
         how = "on the example inputs (and eagerly too: a bug in the code or the spec, not an export problem)"
         message = f"forward raised {type(exc).__name__} {how}: {first_line(str(exc))[:300]}"
-        return at(ctx, codes.FORWARD_FAILED, message, deepest_in_traceback(ctx.sources, exc.__traceback__))
+        frame = deepest_in_traceback(ctx.sources, exc.__traceback__)
+        return at(ctx, codes.FORWARD_FAILED, message, frame, cause=cause_of(exc))
     return None

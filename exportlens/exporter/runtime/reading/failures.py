@@ -15,6 +15,7 @@ from typing import Any
 import sympy
 import torch
 
+from ...core.causes import Cause
 from ...core.sources import Sources
 from ...edit.at_line import item_operand
 from ...edit.branch_mutations import branch_mutation
@@ -36,6 +37,7 @@ from ..library import in_traceback, library_frame
 from ..locate import Frame, GuardLog, deepest_in_summary, deepest_in_text, deepest_in_traceback
 from ..naming.guard_ranges import finite
 from ..naming.symbols import SYMBOL, SymbolNames, from_shape_env, rename_sources
+from .causes import cause_of
 from .mismatch import read_mismatch
 from .violations import Constraint, first_line, is_constraint_violation, read_violations
 
@@ -121,6 +123,7 @@ class Raised:
     detail: str
     by_forward: bool  # raised by the user's code, not by torch.export about the export
     eager: str | None = None  # forward run eagerly on the same inputs: "" it ran, else what it raised; None untried
+    cause: Cause = Cause.NONE  # what it was, where the owner says it apart (an allocation refused)
 
     def __str__(self) -> str:
         return f"{self.error}: {self.text}"
@@ -204,9 +207,8 @@ def _read_other(exc: BaseException, log: GuardLog, built: Built) -> Record:
     if isinstance(exc, Unsupported) or _is_unsupported(exc) or forms.UNCAPTURED in said:
         found = _in_branch(said, frame, detail) or _in_hop(said, log, detail)
         return found or Untraceable(_explained(text, said), frame, detail, fake_kernel=_is_missing_fake(said))
-    return Raised(
-        type(exc).__name__, text, frame, detail, by_forward=frame is not None and not isinstance(exc, UserError)
-    )
+    by_forward = frame is not None and not isinstance(exc, UserError)
+    return Raised(type(exc).__name__, text, frame, detail, by_forward, cause=cause_of(exc))
 
 
 def _in_branch(said: str, frame: Frame | None, detail: str) -> Untraceable | None:
