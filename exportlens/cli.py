@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__, diff, record
-from .cli_settings import add_settings, checked, overrides
+from .cli_settings import add_settings, overrides, validated
 from .exporter.core import codes
 from .exporter.core.options import Options, Task
 from .exporter.core.program import program_text
@@ -112,7 +112,7 @@ def _check_parser(check: argparse.ArgumentParser) -> None:
     )
     check.add_argument(
         "--shard",
-        type=checked("shard", check_value=Shard.parse),
+        type=validated("shard", check_value=Shard.parse),
         metavar="K/N",
         help=(
             "only shard K of N (like 2/3): a module's shard is a hash of its path.py:Class;"

@@ -19,7 +19,7 @@ def add_settings(parser: argparse.ArgumentParser, command: str) -> None:
                 parser.add_argument(*flags, action=argparse.BooleanOptionalAction, default=None, help=_help(s))
             else:
                 default = None if PROJECT in s.where else s.cli_default
-                parser.add_argument(*flags, type=checked(s.name, s.kind), default=default, help=_help(s))
+                parser.add_argument(*flags, type=validated(s.name, s.kind), default=default, help=_help(s))
 
 
 def _help(s: Setting) -> str:
@@ -30,7 +30,7 @@ def _help(s: Setting) -> str:
     return f"{said} (default: {s.cli_default})"
 
 
-def checked(
+def validated(
     name: str, convert: Callable[[str], object] = str, check_value: Callable[..., object] | None = None
 ) -> Callable[[str], object]:
     """An argparse type that checks the text as ``check_value`` (else the setting ``name``) does."""

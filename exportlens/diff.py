@@ -108,19 +108,20 @@ def _sides(args: argparse.Namespace) -> tuple[Report, Report]:
     paths = paths or ["."]
     other = f"the check with {args.python}" if args.python else ""
     if args.base is None:
-        return _checked(here, paths, args.python, args.no_cache, other), _checked(here, paths, None, args.no_cache)
+        other_side = _side_report(here, paths, args.python, args.no_cache, other)
+        return other_side, _side_report(here, paths, None, args.no_cache)
     with _worktree(args.base) as there:
         if not args.no_cache:  # each side's unchanged modules answered by the other's verdicts
             _carry_cache(here, there, paths)
         at_base = [p for p in paths if (there / p).exists()]  # a folder the change adds: its modules are new
         old = (
-            _checked(there, at_base, args.python, args.no_cache, other or f"the check at {args.base}")
+            _side_report(there, at_base, args.python, args.no_cache, other or f"the check at {args.base}")
             if at_base
             else Report()
         )
         if not args.no_cache and args.python is None:
             _carry_cache(there, here, paths)
-    return old, _checked(here, paths, None, args.no_cache)
+    return old, _side_report(here, paths, None, args.no_cache)
 
 
 def _inside(here: Path, path: Path) -> str:
@@ -131,7 +132,7 @@ def _inside(here: Path, path: Path) -> str:
     return str(full.relative_to(here.resolve())) or "."
 
 
-def _checked(cwd: Path, paths: list[str], python: str | None, no_cache: bool, side: str = "") -> Report:
+def _side_report(cwd: Path, paths: list[str], python: str | None, no_cache: bool, side: str = "") -> Report:
     """``exportlens check --format json PATHS`` run in ``cwd`` (its workers under ``python``)."""
     argv = [
         "check",

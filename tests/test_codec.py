@@ -25,7 +25,7 @@ from exportlens.exporter.core.targets import Span
 from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.workers.proof_plans import owner_plan
 from exportlens.exporter.workers.protocol import CODEC, Done, Job, Run, decode, encode, encode_run
-from exportlens.exporter.workers.validate import checked_report
+from exportlens.exporter.workers.validate import validated_report
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -85,7 +85,7 @@ def test_a_fix_title_and_its_verified_never_disagree(tmp_path):
     )
     job = Job(str(tmp_path), "two.py:Two", 1)
     for report in (ModuleReport("two.py:Two", Status.FAILED, (finding,)),):
-        shown = checked_report(job, report)  # what a job's report may say: no fix proven
+        shown = validated_report(job, report)  # what a job's report may say: no fix proven
         (fix,) = shown.findings[0].fixes
         (written,) = report_json(Report((shown,)))["modules"][0]["findings"][0]["fixes"]
         assert (fix.title, written["title"], written["verified"]) == (
@@ -93,7 +93,7 @@ def test_a_fix_title_and_its_verified_never_disagree(tmp_path):
             "Apply all suggested fixes for Two",
             "unverified",
         )
-        kept = checked_report(job, report, proven=True)  # the owner's own verdict: both say it
+        kept = validated_report(job, report, proven=True)  # the owner's own verdict: both say it
         (written,) = report_json(Report((kept,)))["modules"][0]["findings"][0]["fixes"]
         assert (written["title"], written["verified"]) == (proven.title, "exports")
         assert from_dict(Fix, written) == proven  # the JSON reads back to the same fix

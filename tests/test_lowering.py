@@ -275,18 +275,18 @@ def test_an_export_job_that_reports_lowerings_is_refused():
     from exportlens.exporter.core.options import Task
     from exportlens.exporter.workers.lowering import lowering_job
     from exportlens.exporter.workers.protocol import Job
-    from exportlens.exporter.workers.validate import Refused, checked_report
+    from exportlens.exporter.workers.validate import Refused, validated_report
 
     job = Job("/nonexistent", "net.py:Mlp", 1)
     forged = ModuleReport("net.py:Mlp", Status.EXPORTED, lowerings=(Lowering("aoti", "compiled"),))
     with pytest.raises(Refused, match="lowerings the job did not ask for"):
-        checked_report(job, forged)
+        validated_report(job, forged)
     proof = replace(job, task=Task.PROVE)  # a proof whose spec names no targets lowers nothing
     with pytest.raises(Refused, match="lowerings the job did not ask for"):
-        checked_report(proof, forged)
+        validated_report(proof, forged)
     lowering = lowering_job(job, ("aoti",))
     assert lowering.task is Task.LOWER
-    assert checked_report(lowering, forged).lowerings == forged.lowerings
+    assert validated_report(lowering, forged).lowerings == forged.lowerings
 
 
 @pytest.mark.slow

@@ -170,7 +170,7 @@ def test_what_a_job_says_its_probes_gave_is_not_taken(tmp_path):
     agreed on every probe has that reset, like ``verified``."""
     from exportlens.exporter.core.report import Edit, Finding, Fix, Kind, ModuleReport, Probe, Status
     from exportlens.exporter.workers.protocol import Job
-    from exportlens.exporter.workers.validate import checked_report
+    from exportlens.exporter.workers.validate import validated_report
 
     (tmp_path / "m.py").write_text("x = 1\n")
     claimed = Fix(
@@ -178,7 +178,7 @@ def test_what_a_job_says_its_probes_gave_is_not_taken(tmp_path):
     )
     finding = Finding("EL101", Kind.DATA_DEPENDENT_GUARD, "a branch", "m.py", 1, fixes=(claimed,))
     report = ModuleReport("m.py:M", Status.FAILED, (finding,))
-    (kept,) = checked_report(Job(str(tmp_path), "m.py:M", 1), report).findings[0].fixes
+    (kept,) = validated_report(Job(str(tmp_path), "m.py:M", 1), report).findings[0].fixes
     assert kept.verified == "unverified" and kept.probes == (Probe("zeros", "zeros"),) and not kept.passes_probes
 
 

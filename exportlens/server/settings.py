@@ -51,7 +51,7 @@ class ServerSettings:
 _KEYS = {s.editor_key: n for n, s in _READ.items()} | {n: n for n in _READ} | {"debounceMs": "debounce_ms"}
 
 
-def _check(name: str, value: Any) -> Any:
+def _validated(name: str, value: Any) -> Any:
     """The value to use, or raise ValueError saying what is wrong."""
     if value is None and PROJECT in _READ[name].where:
         return None  # the project decides
@@ -75,7 +75,7 @@ def resolve(raw: Any, base: ServerSettings = ServerSettings()) -> tuple[ServerSe
         if name is None:
             continue  # "trusted" and keys of newer clients
         try:
-            changes[name] = _check(name, value)
+            changes[name] = _validated(name, value)
         except ValueError as e:
             kept = getattr(base, name)
             problems.append(

@@ -14,7 +14,7 @@ from .at_line import index, replaced
 from .spec_tables import LINEAR_SIZE, carried_bounds
 
 
-def insert_check(text: str, line: int, condition: str) -> str | None:
+def insert_torch_check(text: str, line: int, condition: str) -> str | None:
     """``torch._check(condition)`` on its own line before the statement at ``line``,
     adding ``import torch`` when the file has none."""
     idx = index(text)

@@ -16,7 +16,7 @@ import torch
 from ..core.report import Finding, Kind
 from .compat.internals import draft_export
 from .context import Context
-from .fixing.fixes import check_candidates
+from .fixing.fixes import torch_check_candidates
 from .fixing.remedies import asked
 from .inputs import Built
 from .naming.explain import explain
@@ -32,7 +32,7 @@ def with_example_branch(records: tuple[Record, ...], model: torch.nn.Module, ctx
     out = []
     for r in records:
         if isinstance(r, DataDependent) and r.frame is not None:
-            candidates = check_candidates(r, ctx)
+            candidates = torch_check_candidates(r, ctx)
             converted = (
                 (asked_for.argument,) if (asked_for := asked(r, ctx)) else ()
             )  # is ``int(...)``'s argument a tensor?

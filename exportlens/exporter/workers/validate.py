@@ -49,9 +49,9 @@ def accepted(job: Job, done: Done) -> Done:
         if isinstance(end, Exited):
             end = replace(end, message=shortened(end.message))
         if isinstance(end, Reported):
-            end = replace(end, report=checked_report(job, end.report))
+            end = replace(end, report=validated_report(job, end.report))
         if isinstance(end, TreeReported):
-            end = replace(end, tree=checked_tree(job, end.tree))
+            end = replace(end, tree=validated_tree(job, end.tree))
         # what it printed, and what stood beside its result line: shown as they end
         return replace(done, end=end, output=done.output[-MAX_TEXT:], fault=done.fault[-MAX_TEXT:])
     except RecursionError:
@@ -86,7 +86,7 @@ def kept(job: Job, report: ModuleReport) -> ModuleReport | None:
     kept (the owner wrote them); None where it is not fit to show."""
     try:
         typed = from_dict(ModuleReport, to_dict(report))
-        return checked_report(job, typed, proven=True)
+        return validated_report(job, typed, proven=True)
     except (ValueError, TypeError, RecursionError):  # (Refused is a ValueError)
         return None
 
@@ -106,7 +106,7 @@ class _Root:
         return self.known[path]
 
 
-def checked_report(job: Job, report: ModuleReport, *, proven: bool = False) -> ModuleReport:
+def validated_report(job: Job, report: ModuleReport, *, proven: bool = False) -> ModuleReport:
     """``report`` (its types already checked) as the owner keeps it; Refused where it is not
     ``job``'s or names a place outside the project. ``proven``: its fixes' ``verified`` is
     the owner's own (a verdict it stored), not the job's."""
@@ -149,8 +149,8 @@ def _summary(job: Job, summary: Summary, root: _Root) -> None:
         raise Refused(f"it names a saved program the job did not ask for: {summary.artifact[:200]!r}")
 
 
-def checked_tree(job: Job, tree: SubmoduleTree) -> SubmoduleTree:
-    """``tree`` (its types already checked) as the owner shows it; Refused as ``checked_report``
+def validated_tree(job: Job, tree: SubmoduleTree) -> SubmoduleTree:
+    """``tree`` (its types already checked) as the owner shows it; Refused as ``validated_report``
     refuses a report (a fix it carries is unverified, as a report's is)."""
     if tree.target != job.target:
         raise Refused(f"it reports on {tree.target[:200]!r}, not on {job.target!r}")

@@ -114,7 +114,7 @@ class Parent:
         self.sel.register(0, selectors.EVENT_READ, "stdin")
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.inbox = b""
-        self.checked = 0.0
+        self.enforced = 0.0
         gc.freeze()  # keep the collector off the inherited heap: fewer pages copied per child
 
     def send(self, message: Ready | Started | Done) -> None:
@@ -134,7 +134,7 @@ class Parent:
             if not events and short:
                 self.top_up()
             if running:
-                self.check_jobs()
+                self.enforce_limits()
             for key, _ in events:
                 if key.data == "stdin":
                     self.requests()
@@ -223,14 +223,14 @@ class Parent:
                 child.retired = True  # until it is reaped it is still a child: not one to give a job to
                 killpg(child.pid)
 
-    def check_jobs(self) -> None:
+    def enforce_limits(self) -> None:
         """While jobs run: kill what a job orphaned (a process that left its tree by
         outliving its parent would escape the memory total), and hold each job's whole
         tree to its memory limit. RLIMIT_AS caps each process, but a module that forks
         would get the limit once per process."""
-        if time.monotonic() - self.checked < MEMORY_EVERY:
+        if time.monotonic() - self.enforced < MEMORY_EVERY:
             return  # a job that floods its output wakes the loop far more often
-        self.checked = time.monotonic()
+        self.enforced = time.monotonic()
         self.kill_orphans()
         for child in list(self.children.values()):
             if child.job is not None and child.memory_limit and not child.over_limit:

@@ -48,12 +48,12 @@ def rename(doc: DocumentSnapshot, position: types.Position, new_name: str) -> ty
         )
     mine = [u for u in uses(tables) if u.name == use.name]
     edits = [types.TextEdit(spec.range(u.start, u.end), new_name) for u in mine] if new_name != use.name else []
-    _check(doc.text, mine, target, use.name, new_name)
+    _reread(doc.text, mine, target, use.name, new_name)
     identifier = types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version)
     return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(identifier, edits)])
 
 
-def _check(text: str, mine: list[DimUse], target: str, old: str, new: str) -> None:
+def _reread(text: str, mine: list[DimUse], target: str, old: str, new: str) -> None:
     """Read the renamed text again: the new name must stand exactly where the old one stood."""
     for u in sorted(mine, key=lambda u: u.start, reverse=True):
         text = text[: u.start] + new + text[u.end :]

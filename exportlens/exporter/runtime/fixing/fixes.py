@@ -22,7 +22,7 @@ from ...core.report import DimSize, Fix, Narrowing, Probe
 from ...edit.at_line import branch_conditions
 from ...edit.int_sizes import divided_ints
 from ...edit.jaxtyping_edits import annotation_edits
-from ...edit.python_edits import insert_check, replace_size_literal, set_dim_call, substitute_dim_call
+from ...edit.python_edits import insert_torch_check, replace_size_literal, set_dim_call, substitute_dim_call
 from ...edit.spec_tables import set_dim_bounds, substitute_dim
 from ...edit.text_edits import edit_between
 from ..compat.internals import is_dim
@@ -341,7 +341,7 @@ def fix_all(records: tuple[Record, ...], ctx: Context) -> Fix | None:
     return _spec_edit(changes, ctx, f"Apply all suggested fixes for {ctx.module.name}")
 
 
-def check_candidates(record: DataDependent, ctx: Context) -> tuple[str, ...]:
+def torch_check_candidates(record: DataDependent, ctx: Context) -> tuple[str, ...]:
     """The two conditions a ``torch._check`` before the record's line may assume: the
     branch as the user wrote it and its negation where it is one plain comparison
     (``conf > self.threshold``), else torch's condition and its negation in the user's
@@ -359,7 +359,7 @@ def check_candidates(record: DataDependent, ctx: Context) -> tuple[str, ...]:
     return tuple(out)
 
 
-def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
+def torch_check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
     """A ``torch._check`` of each candidate condition, inserted before the user's line. The
     one the example inputs satisfy (``record.example``, found by running forward on them)
     comes first and is preferred; the other says that they do not. Where the example's
@@ -367,13 +367,13 @@ def check_fixes(record: DataDependent, ctx: Context) -> tuple[Fix, ...]:
     if record.frame is None:
         return ()
     path = ctx.sources.rel(record.frame.filename)
-    candidates = check_candidates(record, ctx)
+    candidates = torch_check_candidates(record, ctx)
     held = dict(zip(candidates, record.example))
     order = sorted(candidates, key=lambda code: held.get(code) is not True)
     fixes = []
     for code in order:
         old = ctx.read(path)
-        new = insert_check(old, record.frame.line, code)
+        new = insert_torch_check(old, record.frame.line, code)
         edit = edit_between(path, old, new) if new else None
         if edit is None:
             continue

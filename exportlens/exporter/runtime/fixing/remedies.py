@@ -11,7 +11,7 @@
 2. ``torch.where``, where a tensor test picks between two sides that assign the same names
    (edit.remedies.as_where);
 3. ``torch.cond`` over both sides, where both give tensors (edit.remedies.as_cond);
-4. ``torch._check`` of the side the example inputs take (fixes.check_fixes): the exported
+4. ``torch._check`` of the side the example inputs take (fixes.torch_check_fixes): the exported
    program then rejects every input that takes the other side.
 
 Each of these (of the last, the ``torch._check`` the example inputs satisfy) carries the
@@ -42,7 +42,7 @@ from ...edit.text_edits import edit_between
 from ..context import Context
 from ..naming.symbols import SYMBOL
 from ..reading.failures import DataDependent
-from .fixes import check_fixes
+from .fixes import torch_check_fixes
 
 EXAMPLE = Probe("example inputs")
 # the titles' first words (words for a person; what a fix is, is its ``rank``, never read back from these)
@@ -72,7 +72,9 @@ def remedy_fixes(record: DataDependent, ctx: Context, checks: bool = True) -> tu
     rewrites = _rewrites(record, ctx, text, record.frame.line)
     made = [(r, edit) for r in rewrites if (edit := edit_between(path, text, r.text))]
     fixes = [Fix(r.title, (edit,), probes=(EXAMPLE,), rank=r.rank) for r, edit in made]
-    assumed = [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in check_fixes(record, ctx)] if checks else []
+    assumed = (
+        [replace(f, probes=(EXAMPLE,)) if f.preferred else f for f in torch_check_fixes(record, ctx)] if checks else []
+    )
     ranked = [*fixes, *assumed]
     # the one to try first, should no proof choose (an unproven report): the torch.where or
     # torch.cond where there is one, which keeps both sides as written; a branch-free form

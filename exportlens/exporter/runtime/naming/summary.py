@@ -221,7 +221,7 @@ def _equalities(placeholders: list[torch.fx.Node], paths: list[str], names: dict
 
 def _line_shapes(ep: ExportedProgram, ctx: Context, names: dict) -> tuple[LineShapes, ...]:
     by_line: dict[tuple[str, int], list[str]] = {}
-    checks = _checks(ep)
+    checks = _assertion_nodes(ep)
     for node in ep.graph.nodes:
         if node.op != "call_function" or node.meta.get("val") is None or node in checks:
             continue  # torch._check's asserts (and what they compute) are no shape of the line
@@ -236,7 +236,7 @@ def _line_shapes(ep: ExportedProgram, ctx: Context, names: dict) -> tuple[LineSh
     return tuple(LineShapes(path, line, tuple(shapes)) for (path, line), shapes in sorted(by_line.items()))
 
 
-def _checks(ep: ExportedProgram) -> set[torch.fx.Node]:
+def _assertion_nodes(ep: ExportedProgram) -> set[torch.fx.Node]:
     """The nodes that only compute runtime assertions (``u0 % 4 == 0``, asserted). A value
     read from a tensor's data (``.item()``) is the user's number even where only checks use
     it: its line says ``int``, not the ``i64[]`` it was read from."""

@@ -32,7 +32,7 @@ from ...spec.loading import ExportSpec
 from ...workers.overlay import overlay
 from ..compat.internals import pytree
 from ..context import Context
-from ..fixing.fixes import check_candidates
+from ..fixing.fixes import torch_check_candidates
 from ..fixing.remedies import EXAMPLE
 from ..inputs import Built, copied, declared_probes
 from ..locate import Frame
@@ -207,7 +207,7 @@ def _values_read(records: tuple[Record, ...], model: torch.nn.Module, ctx: Conte
 def _test(record: DataDependent, ctx: Context) -> str | None:
     """The branch's condition as code to evaluate in its frame: a candidate of its
     ``torch._check``, else the test as the line writes it (``h.sum() > 4``)."""
-    written = check_candidates(record, ctx)
+    written = torch_check_candidates(record, ctx)
     if written or record.frame is None:
         return written[0] if written else None
     text = ctx.read(ctx.sources.rel(record.frame.filename))

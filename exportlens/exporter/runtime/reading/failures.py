@@ -52,7 +52,7 @@ class DataDependent:
     names: SymbolNames  # those symbols in the user's names
     frame: Frame | None  # the user's line that branches
     detail: str
-    example: tuple[bool | None, ...] = ()  # whether each of fixes.check_candidates holds there on the example inputs
+    example: tuple[bool | None, ...] = ()  # whether each torch_check_candidates holds there on the example inputs
     tensors: frozenset[str] = frozenset()  # the names holding tensors on that line there (a torch.cond's operands)
     library: Frame | None = None  # the installed package's line below ``frame`` that needed the value
 
