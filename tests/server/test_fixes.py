@@ -51,7 +51,7 @@ async def apply_preferred_fix(editor, rel: str, code: str) -> tuple[str, list[st
             await editor.landed()  # an export or a proof landed
 
     try:
-        return await asyncio.wait_for(attempt(), 90)
+        return await asyncio.wait_for(attempt(), 240)  # a loaded 2-core machine proves slowly
     except asyncio.TimeoutError:
         raise AssertionError(f"no quick fix for {code} in {rel} applied: {seen}") from None
 
