@@ -1,4 +1,4 @@
-"""``exportlens diff``: what changed in each module's exported contract (issue 39) between two
+"""``exportlens diff``: what changed in each module's exported contract between two
 saved JSON reports, the working tree and a git ref (``--base``, checked in a worktree of it),
 or two interpreters (``--python``: two torch versions). Each side is a ``check --format json``
 report, read by the one reader (``merge.read_report``) into contracts (core/contract.py).

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from exportlens.exporter.core.codec import CodecError
+from exportlens.exporter.core.codec import TUPLE, CodecError
 from exportlens.exporter.core.report import (
     Edit,
     Finding,
@@ -238,3 +238,64 @@ def test_the_index_form_is_derived_from_the_records_fields_and_refuses_another_s
     line_zero = [*compact.finding_data(problem)[:4], 0, *compact.finding_data(problem)[5:]]
     with pytest.raises(ValueError, match="1-based"):
         compact.loads(compact.dumps(line_zero), compact.maybe_finding)
+
+
+def test_kinds_come_back_as_their_enums_and_keep_their_words(tmp_path):
+    """A parameter's kind, a spec's source, a tensor's fill and a probe's fill are enums made
+    where the value is made, and members wherever they are read back: the index's kept answer,
+    the plan a worker is handed, a job's report, the verdict cache. The index and the JSON
+    report keep the words they wrote before; a job's report may name a fill by its word (it
+    comes back a member) but not by another."""
+    import json
+
+    from exportlens.exporter.core.report import Probe, ProbeFill
+    from exportlens.exporter.core.targets import ParamKind
+    from exportlens.exporter.find import compact
+    from exportlens.exporter.find.discover import discover
+    from exportlens.exporter.spec.loading import SpecSource, TensorFill, TensorInput
+    from exportlens.exporter.spec.shapes import parse_shape
+    from exportlens.exporter.workers.validate import Refused
+    from exportlens.exporter.workers.verdicts import Verdicts
+
+    (tmp_path / "net.py").write_text(KEPT, encoding="utf-8")
+    (net,) = [m for m in discover(tmp_path).modules if m.name == "Net"]
+    kept = compact.dumps(compact.module_data(net))
+    back = compact.loads(kept, compact.module_of)
+    assert back.forward is not None and [(p.name, p.kind) for p in back.forward.params] == [
+        ("x", ParamKind.POSITIONAL),
+        ("mask", ParamKind.POSITIONAL),
+        ("scale", ParamKind.KEYWORD_ONLY),
+    ]
+    assert all(type(p.kind) is ParamKind for p in back.forward.params)
+    assert '"positional"' in kept and "$enum" not in kept  # the index's words, as before
+
+    plan = make_plan([EXAMPLES])
+    sent = CODEC.loads(CODEC.dumps(owner_plan(plan, plan.modules[0]))).plan.modules
+    assert [type(p.spec.source) for p in sent if p.spec] == [SpecSource] * len(sent)
+    ones = TensorInput(parse_shape("f32[n, 4]"), TensorFill.ONES)
+    assert CODEC.loads(CODEC.dumps(ones)).fill is TensorFill.ONES
+
+    probes = tuple(Probe(f.value, f, i) for i, f in enumerate(ProbeFill))
+    fix = Fix("Add `torch._check(x > 0)`", (Edit("net.py", 8, 1, 8, 1, "x\n"),), probes=probes)
+    finding = Finding("EL202", Kind.DATA_DEPENDENT_GUARD, "a branch on `x`", "net.py", 8, fixes=(fix,))
+    report = ModuleReport("net.py:Net", Status.FAILED, (finding,))
+    job = Job(str(tmp_path), "net.py:Net", 1)
+    shown = validated_report(job, CODEC.loads(CODEC.dumps(report)))
+    assert [p.fill for p in shown.findings[0].fixes[0].probes] == list(ProbeFill)
+    assert all(type(p.fill) is ProbeFill for p in shown.findings[0].fixes[0].probes)
+    written = report_json(Report((shown,)))["modules"][0]["findings"][0]["fixes"][0]["probes"]
+    assert [p["fill"] for p in written] == [f.value for f in ProbeFill]  # the JSON's words, as before
+    assert json.loads(json.dumps(written)) == written
+
+    Verdicts(tmp_path).put("c" * 64, shown)
+    cached = Verdicts(tmp_path).get("c" * 64)
+    assert cached == shown and all(type(p.fill) is ProbeFill for p in cached.findings[0].fixes[0].probes)
+
+    bare = CODEC.plain(report)
+    bare["findings"][TUPLE][0]["fixes"][TUPLE][0]["probes"][TUPLE][1]["fill"] = "zeros"
+    for proven in (False, True):
+        said = validated_report(job, CODEC.value(bare), proven=proven).findings[0].fixes[0].probes
+        assert said[1].fill is ProbeFill.ZEROS and all(type(p.fill) is ProbeFill for p in said)
+    bare["findings"][TUPLE][0]["fixes"][TUPLE][0]["probes"][TUPLE][1]["fill"] = "twos"
+    with pytest.raises(Refused, match="a probe filled with 'twos'"):
+        validated_report(job, CODEC.value(bare))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core import codes
-from exportlens.exporter.core.targets import Param, Span
+from exportlens.exporter.core.targets import Param, ParamKind, Span
 from exportlens.exporter.find.discover import discover
 from exportlens.exporter.spec.plan import make_plan
 from exportlens.server.index.scanner import entry_of
@@ -85,7 +85,7 @@ def test_subclass_of_another_project_file(project, name, path, base):
 def test_base_outside_the_scanned_paths():
     found = discover(PROJECT, [PROJECT / "apps"])
     assert [m.target for m in found.modules] == ["apps/app.py:App"]
-    assert found.modules[0].forward.params == (Param("x", "positional"),)  # from models/base.py
+    assert found.modules[0].forward.params == (Param("x", ParamKind.POSITIONAL),)  # from models/base.py
 
 
 def test_a_single_file_with_a_relative_base():
@@ -104,10 +104,10 @@ def test_results_sorted_by_path_then_line():
 
 
 def test_forward_params(project):
-    assert project["Relative"].forward.params == (Param("x", "positional"), Param("y", "positional"))
+    assert project["Relative"].forward.params == (Param("x", ParamKind.POSITIONAL), Param("y", ParamKind.POSITIONAL))
     assert project["Core"].forward.params == (
-        Param("x", "positional"),
-        Param("scale", "keyword_only", has_default=True, annotation="float"),
+        Param("x", ParamKind.POSITIONAL),
+        Param("scale", ParamKind.KEYWORD_ONLY, has_default=True, annotation="float"),
     )
 
 
@@ -127,12 +127,12 @@ def test_forward_param_kinds(tmp_path):
     )
     (net,) = discover(tmp_path).modules
     assert net.forward.params == (
-        Param("a", "positional_only"),
-        Param("b", "positional", has_default=True, annotation='"Tensor"'),
-        Param("args", "var_positional", annotation="int"),
-        Param("c", "keyword_only"),
-        Param("d", "keyword_only", has_default=True),
-        Param("kwargs", "var_keyword"),
+        Param("a", ParamKind.POSITIONAL_ONLY),
+        Param("b", ParamKind.POSITIONAL, has_default=True, annotation='"Tensor"'),
+        Param("args", ParamKind.VAR_POSITIONAL, annotation="int"),
+        Param("c", ParamKind.KEYWORD_ONLY),
+        Param("d", ParamKind.KEYWORD_ONLY, has_default=True),
+        Param("kwargs", ParamKind.VAR_KEYWORD),
     )
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from exportlens.exporter.core.report import Kind, ModuleReport, Status
+from exportlens.exporter.spec.loading import SpecSource
 from exportlens.exporter.spec.plan import Plan, make_plan
 
 
@@ -216,7 +217,7 @@ def test_every_example_is_found_with_its_inputs(db: ExportDB):
         for name in FILES:
             planned = db.planned.get(f"{variant}/{name}.py:Case")
             assert planned is not None, f"{variant}/{name}.py:Case not discovered"
-            assert planned.spec is not None and planned.spec.source == "code", planned
+            assert planned.spec is not None and planned.spec.source is SpecSource.CODE, planned
             assert planned.spec.example_method == "example_inputs"
             assert planned.module.has_dynamic_shapes == (examples()[name].dynamic_shapes is not None)
 

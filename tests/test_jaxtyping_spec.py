@@ -9,6 +9,7 @@ from exportlens.exporter.core.report import Edit
 from exportlens.exporter.core.sources import Sources
 from exportlens.exporter.edit.jaxtyping_edits import annotation_edits
 from exportlens.exporter.edit.text_edits import apply_edits
+from exportlens.exporter.spec.loading import SpecSource
 from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.spec.shapes import AUTO, Derived
 
@@ -45,7 +46,7 @@ def test_annotations_through_any_alias_are_the_inputs(project):
     project.write("models/net.py", ALIASES)
     p = planned(project, "Net")
     assert p.findings == ()
-    assert p.spec.source == "annotations"
+    assert p.spec.source is SpecSource.ANNOTATIONS
     assert shapes(p.spec) == {
         "x": "f32[batch, seq, 16]",
         "ids": "i64[batch, seq]",
@@ -147,7 +148,7 @@ def test_a_table_without_inputs_adds_init_and_dim_bounds_to_the_annotations(proj
         """,
     )
     spec = planned(project, "Net").spec
-    assert spec.source == "annotations"
+    assert spec.source is SpecSource.ANNOTATIONS
     assert spec.init == {"hidden": 8}
     assert shapes(spec) == {"x": "f32[batch, seq, 16]"}
     assert spec.dims["seq"].max == 128
@@ -166,7 +167,7 @@ def test_a_table_with_inputs_wins_over_the_annotations(project):
         """,
     )
     spec = planned(project, "Net").spec
-    assert spec.source == "pyproject"
+    assert spec.source is SpecSource.PYPROJECT
     assert shapes(spec) == {"x": "f32[b, 4, 16]"}
 
 
@@ -178,7 +179,7 @@ def test_example_inputs_win_over_the_annotations(project):
             "    @staticmethod\n    def example_inputs():\n        return ()\n\n    def forward",
         ),
     )
-    assert planned(project, "Net").spec.source == "code"
+    assert planned(project, "Net").spec.source is SpecSource.CODE
 
 
 def fixed(project: Project, changes) -> dict[str, str]:
@@ -217,4 +218,4 @@ def test_a_new_bound_goes_in_a_new_table_beside_the_annotations(project):
     assert new["pyproject.toml"].endswith('[tool.exportlens.modules."models/net.py:Net"]\ndims = {seq = {max = 128}}\n')
     project.write("pyproject.toml", new["pyproject.toml"] + "init = { hidden = 3 }\n")
     spec = planned(project, "Net").spec
-    assert spec.source == "annotations" and spec.dims["seq"].max == 128
+    assert spec.source is SpecSource.ANNOTATIONS and spec.dims["seq"].max == 128

@@ -3,7 +3,7 @@
 A file's latest change wins (an earlier one still waiting is cancelled). A batch of files
 past their debounce is coalesced by what is pending, never by a fixed wait: it grows for as
 long as turns of the event loop still make files due (two hundred didOpens are handled in one
-turn, their files come due in the next), then starts at once (issue 40: a save's 20 ms sleep).
+turn, their files come due in the next), then starts at once: a fixed wait would delay every save.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 A fast typist in a long file sends a ``didChange`` per character; while the event loop
 is busy (an export landing, a loaded machine) they queue up, and each one handled on its
 own costs a structuring by pygls, a cut of the whole text and a round of the handlers,
-so that a request sent after them (``exportlens/status``) waited 0.7-1.3 s
-(``bench/bench_storm.py``). Here the raw messages waiting in the input queue are read
+so that a request sent after them (``exportlens/status``) waits for all of them
+(``bench/bench_storm.py`` measures it). Here the raw messages waiting in the input queue are read
 together, and a run of ``didChange`` notifications for one document, one right behind
 the other, becomes one notification with all their changes in order and the last
 version: the text the server ends with is the same, and nothing could have seen the

@@ -1,6 +1,6 @@
 """``exportlens serve``'s first moments: the warm parent starts before the server imports its
-own code (pygls, lsprotocol, libcst and every handler: 0.6-1 s on 2 cores), so that torch
-imports beside them, not after them (issue 40: a cold start's first verdict). It runs no
+own code (pygls, lsprotocol, libcst and every handler), so that torch imports beside them,
+not after them, and a cold start's first verdict waits for the slower of the two. It runs no
 workspace code (docs/workers.md), so nothing waits for the client's trust or settings:
 ``initialized`` keeps it, restarts it for the client's python or jobs, or ends it."""
 

@@ -134,7 +134,7 @@ async def _loop(server: LanguageServer, frames: Frames, writer: Outgoing) -> NoR
 def _started_executor() -> ThreadPoolExecutor:
     """The loop's executor (``asyncio.to_thread``: plans, proofs' plans, rescans) with its
     threads started now: one started when work is handed to it holds the event loop until
-    it runs, 100-200 ms on a loaded machine. As many as asyncio's default would start."""
+    the thread is up. As many as asyncio's default would start."""
     threads = min(32, (os.cpu_count() or 1) + 4)
     executor = ThreadPoolExecutor(threads, thread_name_prefix="exportlens-off-loop")
     started = threading.Barrier(threads)

@@ -113,6 +113,13 @@ async def test_shape_strings_complete_dtypes_then_dims(editor):
     assert await labels(editor, typed, 'x = "f32[batch, s') == ["batch", "seq"]  # this table's dims only
 
 
+async def test_a_tensor_fill_completes_the_fills_a_spec_knows(editor):
+    typed = original(editor).replace(
+        'inputs = { x = "f32[batch, seq, 16]" }', 'inputs = { x = { shape = "f32[batch, seq, 16]", fill = "" } }'
+    )
+    assert await labels(editor, typed, 'fill = "') == ["randn", "rand", "ones", "zeros", "arange"]
+
+
 async def test_dims_complete_the_names_the_shapes_use(editor):
     text = original(editor).replace("dims = { text_len = { example = 8 }, image_len", "dims = { te, image_len")
     found = await labels(editor, text, "dims = { te, image_len", back=len(", image_len"))

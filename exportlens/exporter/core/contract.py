@@ -1,5 +1,5 @@
 """A module's exported contract: what a deployment relies on of its program, read from a
-``check --format json`` report alone (``exportlens diff``, issue 39). Standard library only."""
+``check --format json`` report alone (``exportlens diff``). Standard library only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What changed between two contracts of the same modules (``exportlens diff``, issue 39):
+"""What changed between two contracts of the same modules (``exportlens diff``):
 each change a kind, on the line that caused it where one did, in the user's dim names.
 Standard library only; the same inputs give the same changes in the same order."""
 

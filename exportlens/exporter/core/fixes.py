@@ -26,7 +26,21 @@ class Edit:
             raise ValueError(f"edit ends before it starts: {self}")
 
 
-PROBE_FILLS = ("example", "zeros", "ones", "negative", "large", "random", "declared", "cleared", "set")
+class ProbeFill(str, enum.Enum):
+    """What values a probe gives the example inputs (runtime/proving/probes.py), set where the probe is made."""
+
+    EXAMPLE = "example"  # the example inputs as they are
+    ZEROS = "zeros"
+    ONES = "ones"
+    NEGATIVE = "negative"  # the example's values negated
+    LARGE = "large"  # the example's values scaled up
+    RANDOM = "random"  # drawn with the probe's seed
+    DECLARED = "declared"  # the class's probe_inputs(), the seed-th of them
+    CLEARED = "cleared"  # masks all false
+    SET = "set"  # masks all true
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -45,7 +59,7 @@ class Probe:
     fails on them), False where the program rejects them or answers otherwise."""
 
     name: str  # "example inputs", "zeros", "random (seed 2)"
-    fill: str = "example"  # example | zeros | ones | negative | large | random | declared (the class's probe_inputs())
+    fill: ProbeFill = ProbeFill.EXAMPLE
     seed: int = 0  # random: the draw; declared: which of probe_inputs()
     sizes: tuple[DimSize, ...] = ()  # dims at other sizes than the example's
     agrees: bool | None = None

@@ -1,5 +1,5 @@
 """The guard record: each guard and runtime assertion an exported program carries, in the
-user's dim names, on the user's line that made it (issue 39). Plain data, no torch."""
+user's dim names, on the user's line that made it. Plain data, no torch."""
 
 from __future__ import annotations
 

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin, get
 
 from .causes import Cause
 from .equality import Equality
-from .fixes import PROBE_FILLS as PROBE_FILLS
 from .fixes import DimSize as DimSize
 from .fixes import Edit as Edit
 from .fixes import Fix
 from .fixes import Narrowing as Narrowing
 from .fixes import Probe as Probe
+from .fixes import ProbeFill as ProbeFill
 from .fixes import Verified as Verified
 from .fixes import outcome as outcome
 from .fixes import reached as reached

@@ -98,7 +98,7 @@ class Rows:
     def _row_reader(self, cls: type) -> Callable[[Any], Any]:
         """``cls`` built by its own constructor, so its checks run as for any other record. Its
         reader is written out as the source of one function, as ``dataclasses`` writes a
-        record's ``__init__``: a generic loop over the fields was most of reading an index."""
+        record's ``__init__``: a generic loop over the fields would be most of reading an index."""
         scope: dict[str, Any] = {"cls": cls}
         hints = list(field_types(cls).values())
         names = [f"f{i}" for i in range(len(hints))]

@@ -3,6 +3,7 @@ parameters. Plain frozen values every layer passes around (standard library only
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass, field
 
@@ -34,10 +35,28 @@ class Location:
         return self.span.line
 
 
+class ParamKind(str, enum.Enum):
+    """How forward takes a parameter, as Python's own kinds (``inspect.Parameter``), set where the outline reads it."""
+
+    POSITIONAL_ONLY = "positional_only"
+    POSITIONAL = "positional"  # by position or by name
+    VAR_POSITIONAL = "var_positional"  # *args
+    KEYWORD_ONLY = "keyword_only"
+    VAR_KEYWORD = "var_keyword"  # **kwargs
+
+    @property
+    def variadic(self) -> bool:
+        """``*args`` or ``**kwargs``: it takes what the others leave, never one value of its own."""
+        return self in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
-    kind: str  # "positional_only" | "positional" | "var_positional" | "keyword_only" | "var_keyword"
+    kind: ParamKind
     has_default: bool = False
     annotation: str | None = None  # source text of the annotation
     # what a subscripted annotation's head resolves to through the file's imports

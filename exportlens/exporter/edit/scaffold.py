@@ -88,11 +88,7 @@ def candidates(
     """Whole specs for ``module``, the likeliest first: every parameter's first option,
     then each other option of one parameter at a time; ``given``: constructor arguments a
     factory passes (they size the inputs); ``read``: the project's other files' texts."""
-    params = [
-        p
-        for p in (module.forward.params if module.forward else ())
-        if p.kind in ("positional", "positional_only", "keyword_only")
-    ]
+    params = [p for p in (module.forward.params if module.forward else ()) if not p.kind.variadic]
     tree = cst.parse_module(source)
     r = read_class(find_class(tree, module.name), [p.name for p in params], tree, module.path, given, read)
     choices = {p.name: found for p in params if (found := options(p, r))}

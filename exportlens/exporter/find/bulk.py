@@ -104,7 +104,7 @@ def discover_tree(
     if cache is not None:
         cache.prepare()  # before the stamps are taken: a folder made in the root changes the root's
     tree = tree_stamp(root, files)
-    with _no_gc():  # a kept answer is a hundred thousand objects and no cycle: most of its decoding was the collector
+    with _no_gc():  # a kept answer is a hundred thousand objects and no cycle: the collector would cost most of it
         kept = _kept_answer(cache, root, tree)
     if kept is not None:
         return kept

@@ -3,7 +3,7 @@ pool's results (no torch).
 
 The codec (core/codec.py) names every type and field of every value it writes, so that
 anything can cross a boundary; an index holds millions of values of a few known types,
-and decoding them through it was most of a warm run. Here each record is a positional
+and decoding them through it would be most of a warm run. Here each record is a positional
 array of its fields, the form derived from the records' own fields (core/rows.py): only
 these types come back, each built by its constructor, and data of the wrong shape raises
 ``ValueError`` (a damaged cache is a miss).

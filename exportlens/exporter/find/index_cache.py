@@ -10,7 +10,7 @@ beside its verdicts (``of_project``): a project checked is one the user asked us
 keep a cache in, and CI keeps it with the verdicts. A link anywhere from the root into that
 folder means no cache (nothing read or written through it).
 The entries are plain JSON arrays, one line per file (compact.py: the codec every
-process boundary uses names each field, and decoding that was most of a warm run); a
+process boundary uses names each field, and decoding that would be most of a warm run); a
 file of another format, exportlens or Python is a miss, and a damaged file is an empty
 cache, as is anything but a regular file of a sane size in a cache file's place
 (a link, a FIFO, a device: core/regular_files.py).

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.targets import Forward, ModuleClass, Param, Span
+from ..core.targets import Forward, ModuleClass, Param, ParamKind, Span
 from .packages import absolute
 from .skeleton import skeleton
 from .syntax import UNPARSABLE
@@ -214,7 +214,7 @@ class _Reader:
             else (first.lineno, last.end_lineno or last.lineno),
         )
 
-    def _param(self, arg: ast.arg, kind: str, has_default: bool) -> Param:
+    def _param(self, arg: ast.arg, kind: ParamKind, has_default: bool) -> Param:
         node = arg.annotation
         annotation = self._segment(node) if node else None
         if not isinstance(node, ast.Subscript):
@@ -329,19 +329,20 @@ def _assigned(s: ast.stmt) -> list[str]:
     return []
 
 
-def _params(a: ast.arguments) -> Iterator[tuple[str, ast.arg, bool]]:
+def _params(a: ast.arguments) -> Iterator[tuple[ParamKind, ast.arg, bool]]:
     """Each parameter with its kind and whether it has a default, in order."""
-    positional = [("positional_only", p) for p in a.posonlyargs] + [("positional", p) for p in a.args]
+    positional = [(ParamKind.POSITIONAL_ONLY, p) for p in a.posonlyargs] + [(ParamKind.POSITIONAL, p) for p in a.args]
     first_default = len(positional) - len(a.defaults)
     yield from ((kind, p, i >= first_default) for i, (kind, p) in enumerate(positional))
     if a.vararg:
-        yield "var_positional", a.vararg, False
-    yield from (("keyword_only", p, d is not None) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True))
+        yield ParamKind.VAR_POSITIONAL, a.vararg, False
+    keyword = zip(a.kwonlyargs, a.kw_defaults, strict=True)
+    yield from ((ParamKind.KEYWORD_ONLY, p, d is not None) for p, d in keyword)
     if a.kwarg:
-        yield "var_keyword", a.kwarg, False
+        yield ParamKind.VAR_KEYWORD, a.kwarg, False
 
 
 def _without_self(params: list[Param]) -> tuple[Param, ...]:
-    if params and params[0].kind in ("positional_only", "positional"):
+    if params and params[0].kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL):
         return tuple(params[1:])
     return tuple(params)

@@ -12,8 +12,8 @@ from typing import Any
 import torch
 from torch.export import Dim
 
-from ..core.report import Probe
-from ..spec.loading import DimSpec, ExportSpec, IntInput, TensorInput, ValueInput
+from ..core.report import Probe, ProbeFill
+from ..spec.loading import DimSpec, ExportSpec, IntInput, TensorFill, TensorInput, ValueInput
 from ..spec.module_spec import auto_sizes, example_size
 from ..spec.shapes import AUTO, DTYPES, Derived
 from .compat.internals import flat_input_source, positional_input_source, pytree
@@ -97,14 +97,14 @@ def _tensor(
         if dtype.is_floating_point:
             return torch.empty(size, dtype=dtype, device=device).uniform_(t.low, t.high)
         return torch.randint(int(t.low), int(t.high), size, dtype=dtype, device=device)
-    if t.fill == "arange":
+    if t.fill is TensorFill.ARANGE:
         n = 1
         for s in size:
             n *= s
         return torch.arange(n, device=device).reshape(size).to(dtype)
-    if t.fill in ("randn", "rand") and not (dtype.is_floating_point or dtype.is_complex):
+    if t.fill in (TensorFill.RANDN, TensorFill.RAND) and not (dtype.is_floating_point or dtype.is_complex):
         return torch.randint(0, 2 if dtype == torch.bool else 10, size, device=device).to(dtype)
-    return getattr(torch, t.fill)(size, dtype=dtype, device=device)
+    return getattr(torch, t.fill.value)(size, dtype=dtype, device=device)
 
 
 def copied(inputs: Any) -> Any:
@@ -321,4 +321,4 @@ def declared_probes(built: Built) -> tuple[Probe, ...]:
         count = len(built.declared())
     except Exception:  # the user's method: a probe set without it, never a finding lost
         return ()
-    return tuple(Probe(f"probe_inputs() #{i + 1}", "declared", i) for i in range(count))
+    return tuple(Probe(f"probe_inputs() #{i + 1}", ProbeFill.DECLARED, i) for i in range(count))

@@ -29,7 +29,7 @@ from ..core.report import Finding, ModuleReport, Status
 from ..core.settings import effective
 from ..core.sources import Sources
 from ..core.targets import ModuleClass
-from ..spec.loading import ExportSpec
+from ..spec.loading import ExportSpec, SpecSource
 from ..spec.variants import named
 from .compat.internals import pytree
 from .compat.versions import unsupported
@@ -287,7 +287,7 @@ def _build_inputs(cls: UserClass, module: ModuleClass, spec: ExportSpec, device:
     params = _forward_params(cls)
     torch.manual_seed(0)  # the same inputs, so the same verdict, every run
     try:
-        if spec.source == "code":
+        if spec.source is SpecSource.CODE:
             assert spec.example_method is not None  # a spec read from code names its method
             built = build_from_code(cls, spec.example_method, list(params))
             if device != "cpu":
@@ -312,7 +312,7 @@ def _build_inputs(cls: UserClass, module: ModuleClass, spec: ExportSpec, device:
 
 
 def _what(spec: ExportSpec) -> str:
-    return f"{spec.example_method}()" if spec.source == "code" else "the example inputs"
+    return f"{spec.example_method}()" if spec.source is SpecSource.CODE else "the example inputs"
 
 
 def _forward_params(cls: UserClass) -> dict[str, Any]:

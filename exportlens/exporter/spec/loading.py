@@ -7,6 +7,7 @@ Every problem with a spec becomes a spec-error Finding on the spec's own line.
 
 from __future__ import annotations
 
+import enum
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -28,13 +29,25 @@ from .variants import expand as expand_variants
 
 ROOT_MARKERS = ("setup.py", "setup.cfg", ".git")  # a project without pyproject.toml
 INSTALLS = frozenset({"site-packages", "dist-packages"})
-FILLS = ("randn", "rand", "ones", "zeros", "arange")
+
+
+class TensorFill(str, enum.Enum):
+    """How a spec's tensor is filled (``fill = "ones"``): each is the torch function of that name."""
+
+    RANDN = "randn"
+    RAND = "rand"
+    ONES = "ones"
+    ZEROS = "zeros"
+    ARANGE = "arange"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True)
 class TensorInput:
     shape: Shape
-    fill: str = "randn"
+    fill: TensorFill = TensorFill.RANDN
     low: float | None = None
     high: float | None = None
 
@@ -63,10 +76,21 @@ class DimSpec:
     example: int | None = None
 
 
+class SpecSource(str, enum.Enum):
+    """Where a spec's example inputs come from, set where the spec is read (spec/module_spec.py)."""
+
+    PYPROJECT = "pyproject"  # a table in pyproject.toml
+    CODE = "code"  # the class's example_inputs() method
+    ANNOTATIONS = "annotations"  # jaxtyping on forward (a table may add init and dims)
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class ExportSpec:
     target: str  # "path.py:Class"
-    source: str  # "pyproject" | "code" | "annotations" (jaxtyping on forward, a table may add init and dims)
+    source: SpecSource
     location: Location  # the module's spec table, or the example_inputs method
     init: dict[str, Any] = field(default_factory=dict)  # plain values and values.Call objects
     inputs: dict[str, Any] = field(
@@ -88,9 +112,10 @@ class ExportSpec:
 
     def describe(self) -> str:
         loc = self.location
-        how = {"code": f" ({self.example_method}())", "annotations": " (forward's jaxtyping annotations)"}.get(
-            self.source, ""
-        )
+        how = {
+            SpecSource.CODE: f" ({self.example_method}())",
+            SpecSource.ANNOTATIONS: " (forward's jaxtyping annotations)",
+        }.get(self.source, "")
         return f"{loc.path}:{loc.line}{how}"
 
 

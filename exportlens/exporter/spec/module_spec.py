@@ -9,15 +9,16 @@ from typing import Any
 
 from ..core import codes
 from ..core.report import Finding
-from ..core.targets import Location, ModuleClass, Span, Target
+from ..core.targets import Location, ModuleClass, ParamKind, Span, Target
 from .jaxtyping_spec import read_annotations
 from .loading import (
-    FILLS,
     PYPROJECT,
     DimSpec,
     ExportSpec,
     IntInput,
     ProjectSpecs,
+    SpecSource,
+    TensorFill,
     TensorInput,
     ValueInput,
     table_settings,
@@ -36,7 +37,7 @@ def resolve(module: ModuleClass, project: ProjectSpecs) -> tuple[ExportSpec | No
         span = module.example_span
         loc = Location(module.path, span)
         return ExportSpec(
-            module.target, "code", loc, settings=project.settings, example_method=module.example_method
+            module.target, SpecSource.CODE, loc, settings=project.settings, example_method=module.example_method
         ), []
     annotated = read_annotations(module)  # the last source: jaxtyping annotations on forward, no table needed
     if annotated is not None:
@@ -138,11 +139,11 @@ def _from_table(
     raw_inputs = t.table(table.get("inputs", {}), "inputs", 'inputs must be a table: { x = "f32[batch, 3]" }')
     annotated = None if "inputs" in table else read_annotations(module)  # a table's inputs win over annotations
     if annotated is not None:
-        inputs, loc, source = dict(annotated.inputs), annotated.location, "annotations"
+        inputs, loc, source = dict(annotated.inputs), annotated.location, SpecSource.ANNOTATIONS
         t.locations.update(annotated.locations)  # before _dims: a dim the table bounds is placed on the table
         t.findings += annotated.findings
     else:
-        inputs, source = t.inputs(raw_inputs), "pyproject"
+        inputs, source = t.inputs(raw_inputs), SpecSource.PYPROJECT
         t.findings += _check_signature(module, inputs, raw_inputs, t.at)
     dims = _dims(table.get("dims", {}), inputs, t)
     if any(f.severity.value == "error" for f in t.findings):
@@ -161,8 +162,8 @@ def _check_signature(module: ModuleClass, inputs: dict[str, Any], raw: dict[str,
     if module.forward is None:
         return []
     params = module.forward.params
-    names = {p.name for p in params if p.kind != "var_keyword"}  # `args = [...]` spreads into *args
-    takes_kwargs = any(p.kind == "var_keyword" for p in params)
+    names = {p.name for p in params if p.kind is not ParamKind.VAR_KEYWORD}  # `args = [...]` spreads into *args
+    takes_kwargs = any(p.kind is ParamKind.VAR_KEYWORD for p in params)
     signature = "forward(" + ", ".join(p.name for p in params) + ")"
     out: list[Finding] = []
     for name in raw:
@@ -173,11 +174,7 @@ def _check_signature(module: ModuleClass, inputs: dict[str, Any], raw: dict[str,
                     codes.SPEC_SIGNATURE, f"input '{name}' is not a parameter of {signature}", where.path, where.span
                 )
             )
-    missing = [
-        p.name
-        for p in params
-        if p.kind in ("positional", "positional_only", "keyword_only") and not p.has_default and p.name not in raw
-    ]
+    missing = [p.name for p in params if not p.kind.variadic and not p.has_default and p.name not in raw]
     if missing:
         where = at("inputs")
         plural = "s" if len(missing) > 1 else ""
@@ -203,14 +200,14 @@ def _input(raw: Any) -> Any:
                 raise ValueError(
                     f"unknown key(s) {', '.join(sorted(extra))} in a tensor table (known: shape, low, high, fill)"
                 )
-            fill = raw.get("fill", "randn")
-            if fill not in FILLS:
-                raise ValueError(f"fill '{fill}' is not one of {', '.join(FILLS)}")
+            fill, fills = raw.get("fill", TensorFill.RANDN.value), [f.value for f in TensorFill]
+            if fill not in fills:
+                raise ValueError(f"fill '{fill}' is not one of {', '.join(fills)}")
             if ("low" in raw) != ("high" in raw):
                 raise ValueError("give both low and high")
             if "low" in raw and not raw["low"] < raw["high"]:
                 raise ValueError(f"low ({raw['low']}) must be below high ({raw['high']})")
-            return TensorInput(parse_shape(str(raw["shape"])), fill, raw.get("low"), raw.get("high"))
+            return TensorInput(parse_shape(str(raw["shape"])), TensorFill(fill), raw.get("low"), raw.get("high"))
         if "value" in raw:
             dtype = raw.get("dtype")
             if dtype is not None and dtype not in DTYPES:

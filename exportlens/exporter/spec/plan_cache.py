@@ -79,7 +79,7 @@ def _digest(project: ProjectSpecs) -> tuple[Path, str]:
 @lru_cache(maxsize=16)
 def _text_sha(text: str) -> str:
     """Kept per text: each open file's diagnostics plan every module with a table, and hashing
-    the whole pyproject.toml for each of two hundred, for each file, was most of their cost."""
+    the whole pyproject.toml for each of two hundred, for each file, would be most of their cost."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -149,7 +149,7 @@ def _parse_derived(part: str, where: str) -> Derived:
     if not _EXPR_CHARS.match(part):
         raise bad
     _bounded(part, where, bad)
-    import sympy  # here: 0.4 s to import, and most specs name no derived size
+    import sympy  # here: a slow import, and most specs name no derived size
 
     try:
         expr = sympy.sympify(part, locals={n: sympy.Symbol(n, integer=True) for n in re.findall(r"[A-Za-z_]\w*", part)})

@@ -62,7 +62,7 @@ def warm_up() -> None:
     """One whole job on the built-in module: torch, libcst, exportlens, all warmed."""
     import torch  # noqa: F401 - first: what an interpreter given by mistake most often lacks
 
-    available()  # the sandbox's bindings imported here, once, not in each job's child (about 60 ms there)
+    available()  # the sandbox's bindings imported here, once, not in each job's child
     interpreter_folders()  # what a sandboxed job may read of the interpreter, found once for every child
     end = run_job(Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", name_span=Span(1), sources={WARM_FILE: WARM_SOURCE}))
     assert isinstance(end, Reported)  # a verdict job, not a tree

@@ -19,7 +19,7 @@ from ..core.settings import effective
 from ..spec.plan import Planned
 from .protocol import Job, Task
 
-LOWER_SECONDS = 600.0  # each target's compile may take this long beside the export's own timeout (AOTInductor: ~25 s)
+LOWER_SECONDS = 600.0  # each target's compile may take this long beside the export's own timeout
 
 
 def targets_of(planned: Planned, job: Job) -> tuple[str, ...]:

@@ -60,7 +60,7 @@ class _Running:
     started: float = 0.0  # when its process started (monotonic); 0 until then
     timer: threading.Timer | None = None
     why_killed: str | None = None  # "timeout" | "cancelled"
-    alone: bool = False  # run with no other job beside it: it was lost with a neighbour once
+    alone: bool = False  # run with no other job beside it: a neighbour's crash may have taken it down
     background: bool = False  # waits behind every verdict queued (a fix's proof, a serving run)
 
 
@@ -169,8 +169,8 @@ class Pool:
         with self._lock:
             if not self._closed:
                 self._warm_parent()
-        # the first job's cache key asks the interpreter what it has (60 ms idle, over 1 s on a
-        # loaded machine): asked now, beside torch's import, not on the caller's first submit
+        # the first job's cache key asks the interpreter what it has (slow on a loaded
+        # machine): asked now, beside torch's import, not on the caller's first submit
         threading.Thread(target=lambda: self.environment, name="exportlens-environment", daemon=True).start()
 
     def warm_unless_kept(self, paths: list[Path]) -> None:

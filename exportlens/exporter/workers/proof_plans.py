@@ -41,9 +41,9 @@ def with_owner_plan(job: Job, plans: PlanCache) -> Job:
 
 def owner_plan(plan: Plan, planned: Planned) -> OwnerPlan:
     """This module's part of the owner's static plan, for the worker to use instead of
-    parsing the project again (libcst: 10 ms for a small file, 2 s for transformers'
-    modeling_llama.py, whose bases are found in other files). With it go digests of the
-    texts it was made from (``plan.sources`` where given, else the disk's); a worker
-    that imports other text (an unsaved buffer, a file saved meanwhile) plans again."""
+    parsing the project again (with libcst, slow for a large file whose bases are found in
+    other files). With it go digests of the texts it was made from (``plan.sources`` where
+    given, else the disk's); a worker that imports other text (an unsaved buffer, a file
+    saved meanwhile) plans again."""
     one = Plan(plan.root, plan.project, [planned], [], sources=Sources(plan.root))
     return OwnerPlan(one, {path: digest(plan.sources, path) for path in (planned.module.path, PYPROJECT)})

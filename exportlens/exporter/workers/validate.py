@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..core.options import lowered_for
-from ..core.report import PROBE_FILLS, Finding, Fix, ModuleReport, Probe, Summary, Verified, from_dict, to_dict
+from ..core.report import Finding, Fix, ModuleReport, Probe, ProbeFill, Summary, Verified, from_dict, to_dict
 from ..core.tree import SubmoduleTree
 from ..spec.loading import PYPROJECT
 from .protocol import Died, Done, Encoded, End, Exited, Internal, Job, OutOfMemory, Reported, TreeReported
@@ -196,28 +196,30 @@ def _fix(fix: Fix, root: _Root, proven: bool) -> Fix:
             raise Refused(f"its fix edits {edit.path[:200]!r}, which is neither Python nor the project's {PYPROJECT}")
     if fix.verified not in tuple(Verified):
         raise Refused(f"its fix says it was {str(fix.verified)[:200]!r}")
-    _probes(fix.probes)
+    probes = _probes(fix.probes)
     _sized("lowerings", fix.lowerings)
     if proven:
-        return replace(fix, verified=Verified(fix.verified))
+        return replace(fix, verified=Verified(fix.verified), probes=probes)
     # what the probes gave is the owner's proof's to say, like verified
     return replace(
         fix,
         verified=Verified.UNVERIFIED,
         remaining=0,
-        probes=tuple(Probe(p.name, p.fill, p.seed, p.sizes) for p in fix.probes),
+        probes=tuple(Probe(p.name, p.fill, p.seed, p.sizes) for p in probes),
         lowerings=(),  # (as is what lowering it gave)
     )
 
 
-def _probes(probes: tuple[Probe, ...]) -> None:
+def _probes(probes: tuple[Probe, ...]) -> tuple[Probe, ...]:
+    """The probes, each fill a member: a report may name one by its word, as the JSON does."""
     _sized("probes", probes)
     for probe in probes:
         _short(probe.name, probe.said)
-        if probe.fill not in PROBE_FILLS:
-            raise Refused(f"it names a probe filled with {probe.fill[:200]!r}")
+        if probe.fill not in tuple(ProbeFill):
+            raise Refused(f"it names a probe filled with {str(probe.fill)[:200]!r}")
         _sized("sizes", probe.sizes)
         _short(*(s.dim for s in probe.sizes))
+    return tuple(replace(p, fill=ProbeFill(p.fill)) for p in probes)
 
 
 def inside(root: Path, path: str) -> bool:

@@ -39,8 +39,9 @@ from .protocol import CODEC
 log = logging.getLogger(__name__)
 
 FOLDER = ".exportlens"
-# of an entry; an entry of another format is a miss (3: equalities as records; 2: a fix's action, ranges as records)
-FORMAT = 3
+# of an entry; an entry of another format is a miss (4: a probe's fill a tagged enum, an older string one would
+# decode as a plain string; 3: equalities as records; 2: a fix's action, ranges as records)
+FORMAT = 4
 MAX_ENTRIES = 2000  # per project: the oldest go first
 MAX_ENTRY = 256 << 20  # bytes: a report with the printed program of a large model is megabytes
 ENTRY = re.compile(r"[0-9a-f]{64}\.json")  # a cache key (a sha256) and our suffix: the names we write
@@ -142,7 +143,7 @@ def environment(python: str) -> str:
     ``dist-info`` folder's name carries the version, its mtime a reinstall). "" when
     the interpreter cannot say: then nothing is kept on disk."""
     if python == sys.executable:
-        version, path = sys.version, sys.path  # this interpreter: no need to start another (60 ms)
+        version, path = sys.version, sys.path  # this interpreter: no need to start another
     else:
         try:
             probe = subprocess.run(

@@ -195,8 +195,8 @@ _last_spec: list[tuple[Path, tuple[object, ...], list[Located]]] = []  # one: th
 def _spec_findings(session: Session, root: Path, docs: WorkspaceSnapshot) -> list[Located]:
     """pyproject.toml's findings, screened, kept while what they are made from is the same:
     every open file mirrors them, and making them plans every module with a table and reads
-    every exported module's file, which for each of two hundred files published at once was
-    most of the server's time in a storm."""
+    every exported module's file, which for each of two hundred files published at once would
+    be most of the server's time in a storm."""
     key = _made_from(session, root, docs)
     if _last_spec and _last_spec[0][0] == root and len(_last_spec[0][1]) == len(key):
         if all(map(operator.is_, _last_spec[0][1], key)):

@@ -1,4 +1,4 @@
-"""The guard record on the lines that made it (issue 39): what a line's hover lists, and the
+"""The guard record on the lines that made it: what a line's hover lists, and the
 inlay hint that ends each line constraining a dynamic dim. Read from each exported module's
 ``Summary.guards``, carried through the edits made since its export."""
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from ...exporter.core.targets import Target
-from ...exporter.spec.loading import FILLS
+from ...exporter.spec.loading import TensorFill
 from ...exporter.spec.module_spec import _TABLE_KEYS
 from ...exporter.spec.shapes import DTYPES
 from ...exporter.spec.spec_text import MODULES, VARIANTS, Context, context_at, family, module_of, uses
@@ -94,7 +94,7 @@ def _input_keys(module, present: set[str], edit) -> list[types.CompletionItem]:
             types.CompletionItemKind.Field,
         )
         for p in params
-        if p.kind not in ("var_positional", "var_keyword") and p.name not in present
+        if not p.kind.variadic and p.name not in present
     ]
 
 
@@ -132,7 +132,8 @@ def _in_string(spec: SpecDoc, target: str, rel, ctx: Context, offset: int) -> li
     if rel[-1] == "dtype":
         return _dtypes(spec, ctx.start, offset)
     if rel[-1] == "fill":
-        return [_item(f, "fill", f, spec.range(ctx.start, offset), types.CompletionItemKind.EnumMember) for f in FILLS]
+        at = spec.range(ctx.start, offset)
+        return [_item(f.value, "fill", f.value, at, types.CompletionItemKind.EnumMember) for f in TensorFill]
     head = re.fullmatch(r"(\s*)[A-Za-z0-9_]*", ctx.text)
     if head is not None:
         return _dtypes(spec, ctx.start + len(head.group(1)), offset)

@@ -9,7 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from ...exporter.core.targets import ModuleClass, Target
+from ...exporter.core.targets import ModuleClass, ParamKind, Target
 from ...exporter.spec.pyproject import MODULES, PYPROJECT, VARIANTS, Pyproject, read
 from ...exporter.spec.spec_text import DimUse, Scope, family, scan, scope_at
 from ...exporter.spec.variants import merge
@@ -105,7 +105,7 @@ def signature(module: ModuleClass) -> str:
     """``forward(ids: Tensor, mask=None)``, as far as the index knows it."""
     if module.forward is None:
         return "forward(...)"
-    prefix = {"var_positional": "*", "var_keyword": "**"}
+    prefix = {ParamKind.VAR_POSITIONAL: "*", ParamKind.VAR_KEYWORD: "**"}
     params = [
         prefix.get(p.kind, "")
         + p.name

@@ -13,7 +13,7 @@ from pathlib import Path
 from .module_index import FileEntry, ModuleIndex
 from .scanner import scan_one
 
-IN_PROCESS = 100_000  # characters: about 2,500 lines; ast parses that in some 20 ms
+IN_PROCESS = 100_000  # characters: about 2,500 lines, few enough for ast to parse without holding the loop long
 
 
 class Rescans:

@@ -1,10 +1,10 @@
 """torch's private modules, attributes and patch points that exportlens uses (compat, torch side).
 
 Each says the torch versions it was checked on ("2.8–2.15": the corpus and the examples
-run with the standard wheels of 2.8.0, 2.9.1, 2.10.0 and 2.13.0, and 2.14.1 and 2.15.0 read
-the same forms in issue 25) and what exportlens does without it. What is said of 2.7 is
-from issue 25's notes, not run here: 2.7 is below the floor (versions.py), and those
-entries only keep a reading from raising where a module gets that far.
+run with the standard wheels of 2.8.0, 2.9.1, 2.10.0 and 2.13.0; the source of 2.14.1 and
+2.15.0 read for the same forms) and what exportlens does without it. What is said of 2.7 is
+not run here: 2.7 is below the floor (versions.py), and those entries only keep a reading
+from raising where a module gets that far.
 """
 
 from __future__ import annotations

@@ -25,11 +25,13 @@ from ...edit.jaxtyping_edits import annotation_edits
 from ...edit.python_edits import insert_torch_check, replace_size_literal, set_dim_call, substitute_dim_call
 from ...edit.spec_tables import set_dim_bounds, substitute_dim
 from ...edit.text_edits import edit_between
+from ...spec.loading import SpecSource
 from ..compat.internals import is_dim
 from ..context import Context
 from ..naming.guard_ranges import finite
 from ..reading.failures import DataDependent, Record
 from ..reading.violations import Change, ChangeKind, Constraint, Specialization, Violation, ViolationKind, failed_dims
+from .example_sizes import example_size_fix
 from .slice_fixes import slice_write_fix
 from .solved_bounds import solve_bounds
 
@@ -219,7 +221,7 @@ def size_in_code(record: Constraint, ctx: Context) -> Fix | None:
 def narrowing_less(record: Constraint, ctx: Context) -> Fix | None:
     """A fix that keeps what the spec's own edits would narrow, tried first where there is one:
     ``int(h / k)`` written ``h // k``, ``out[:n] = x`` as ``slice_scatter``, or another example size."""
-    return _floor_division(record, ctx) or _example_fix(record, ctx) or slice_write_fix(record, ctx)
+    return _floor_division(record, ctx) or example_size_fix(record, ctx) or slice_write_fix(record, ctx)
 
 
 def _floor_division(record: Constraint, ctx: Context) -> Fix | None:
@@ -242,27 +244,6 @@ def _floor_division(record: Constraint, ctx: Context) -> Fix | None:
 
 
 _TO_INT = frozenset({"TruncToInt", "FloorToInt"})  # ``int()`` and ``math.floor`` of a float, as torch's sympy says them
-
-
-def _example_fix(record: Constraint, ctx: Context) -> Fix | None:
-    """torch fixes a dim traced at 0 or 1 to that size (its 0/1 specialization), though the
-    code may hold for every size: another example inside the declared range keeps the dim
-    dynamic and narrows nothing the table declares. Its proof says whether that was all."""
-    if not isinstance(record, Specialization) or record.derived or record.cast or record.by_guards:
-        return None
-    spec, dim = ctx.spec, record.dim
-    declared = spec.dims.get(dim)
-    if spec.source != "pyproject" or declared is None or declared.example != record.value or record.value > 1:
-        return None
-    size = max(2, declared.min or 0)
-    if declared.max is not None and size > declared.max:
-        return None
-    path = spec.location.path
-    old = ctx.read(path)
-    new = set_dim_bounds(old, spec.target, dim, example=size)
-    edit = edit_between(path, old, new) if new else None
-    title = f"Trace with `{dim}` = {size}: an example of {record.value} makes torch fix `{dim}` to it"
-    return Fix(title, (edit,), preferred=True, rank=Narrowing.EXAMPLE) if edit else None
 
 
 def spec_fixes(changes: tuple[Change, ...], ctx: Context) -> tuple[Fix, ...]:
@@ -297,13 +278,13 @@ def spec_fix(c: Change, ctx: Context, preferred: bool) -> Fix | None:
 def _spec_edit(changes: tuple[Change, ...], ctx: Context, title: str, preferred: bool = False) -> Fix | None:
     """One edit of the spec that makes every change (in code, the ``Dim(...)`` calls)."""
     spec = ctx.spec
-    if spec.source == "annotations":  # the annotations, and a range in pyproject.toml
+    if spec.source is SpecSource.ANNOTATIONS:  # the annotations, and a range in pyproject.toml
         plain = [
             (c.dim, {k: v for k, v in (("min", c.min), ("max", c.max)) if v is not None}, c.value) for c in changes
         ]
         edits = annotation_edits(spec, plain, ctx.sources)
         return Fix(title, edits, preferred=preferred, rank=narrowing(changes)) if edits else None
-    in_toml = spec.source == "pyproject"
+    in_toml = spec.source is SpecSource.PYPROJECT
     path = spec.location.path if in_toml else spec.path
     old = new = ctx.read(path)
     for c in changes:

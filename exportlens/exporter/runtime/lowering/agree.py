@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from ...spec.loading import DimSpec
+from ...spec.loading import DimSpec, SpecSource
 from ...spec.module_spec import example_size
 from ..compat.internals import pytree
 from ..context import Context
@@ -54,7 +54,7 @@ class Compared:
 
 def sizes(ctx: Context) -> Iterator[Size]:
     yield Size(None)
-    if ctx.spec.source != "pyproject":
+    if ctx.spec.source is not SpecSource.PYPROJECT:
         return  # example_inputs() has one size per axis
     for dim in ctx.spec.dims.values():
         example = example_size(dim.name, ctx.spec.dims)

@@ -17,6 +17,7 @@ from ...core import codes
 from ...core.report import Finding, Fix
 from ...edit.int_inputs import declare_dynamic
 from ...edit.text_edits import edit_between
+from ...spec.loading import SpecSource
 from ..context import Context
 
 
@@ -39,7 +40,7 @@ def baked_ints(forward: Callable[..., object], ctx: Context) -> list[Finding]:
 
 def _fixes(name: str, value: int, ctx: Context) -> tuple[Fix, ...]:
     spec = ctx.spec
-    if spec.source != "pyproject":
+    if spec.source is not SpecSource.PYPROJECT:
         return ()  # example_inputs(): its dynamic_shapes would mark it Dim.DYNAMIC; no edit written for code
     path = spec.location.path
     old = ctx.read(path)

@@ -25,10 +25,10 @@ from typing import Any
 import torch
 
 from ...core.options import Options, Task
-from ...core.report import DimSize, Finding, Fix, Narrowing, Probe
+from ...core.report import DimSize, Finding, Fix, Narrowing, Probe, ProbeFill
 from ...edit.at_line import branch_test, tensor_test
 from ...edit.item_reads import int_as_item
-from ...spec.loading import ExportSpec
+from ...spec.loading import ExportSpec, SpecSource
 from ...workers.overlay import overlay
 from ..compat.internals import pytree
 from ..context import Context
@@ -46,15 +46,15 @@ from .serving import Rebuild, _differs, failure_of, inputs_at
 # values varied first: all zeros or all ones may take the other side of a branch and still
 # hide what it changes (``x * 2`` and ``x`` agree on zeros)
 FILLS = (
-    Probe("negated values", "negative"),
-    Probe("values scaled up", "large"),
-    *(Probe(f"random values (seed {seed})", "random", seed) for seed in (1, 2, 3)),
-    Probe("ones", "ones"),
-    Probe("zeros", "zeros"),
+    Probe("negated values", ProbeFill.NEGATIVE),
+    Probe("values scaled up", ProbeFill.LARGE),
+    *(Probe(f"random values (seed {seed})", ProbeFill.RANDOM, seed) for seed in (1, 2, 3)),
+    Probe("ones", ProbeFill.ONES),
+    Probe("zeros", ProbeFill.ZEROS),
     # a mask cleared or set with the values beside it drawn: ``if not mask.any(): return x``
     # takes its early return there without the zeros that make ``x * 2`` and ``x`` agree
-    Probe("masks cleared", "cleared"),
-    Probe("masks set", "set"),
+    Probe("masks cleared", ProbeFill.CLEARED),
+    Probe("masks set", ProbeFill.SET),
 )
 OTHER_SIDE = 2  # inputs kept for each branch that take the side the example does not
 ALWAYS = 2  # random draws every probe set holds, beside the example and the other sides
@@ -67,10 +67,11 @@ def candidates(spec: ExportSpec, built: Built | None = None) -> tuple[Probe, ...
     pyproject.toml's: ``example_inputs()`` has one size per axis), then the inputs of the
     class's own ``probe_inputs()``."""
     bounds = list(declared_probes(built)) if built is not None else []
-    if spec.source == "pyproject":
+    if spec.source is SpecSource.PYPROJECT:
         for dim in spec.dims.values():
             for bound in dict.fromkeys(b for b in (dim.min, dim.max) if b is not None and finite(b)):
-                bounds.append(Probe(f"random values at {dim.name} = {bound}", "random", 1, (DimSize(dim.name, bound),)))
+                at = (DimSize(dim.name, bound),)
+                bounds.append(Probe(f"random values at {dim.name} = {bound}", ProbeFill.RANDOM, 1, at))
     return (*FILLS, *bounds)
 
 
@@ -80,7 +81,7 @@ def inputs_of(probe: Probe, built: Built, spec: ExportSpec, rebuild: Rebuild) ->
     own values, negated, or scaled by 8 (positions past a table's end, longer lengths; ids
     out of a vocabulary fail eager, and such a probe is not used). None where they cannot
     be built, or would be too large."""
-    if probe.fill == "declared":  # the class's own inputs, as its probe_inputs() builds them
+    if probe.fill is ProbeFill.DECLARED:  # the class's own inputs, as its probe_inputs() builds them
         declared = built.declared()
         return declared[probe.seed] if 0 <= probe.seed < len(declared) else None
     for size in probe.sizes:
@@ -92,31 +93,31 @@ def inputs_of(probe: Probe, built: Built, spec: ExportSpec, rebuild: Rebuild) ->
     torch.manual_seed(probe.seed)
 
     def fill(t: Any) -> Any:
-        if not isinstance(t, torch.Tensor) or probe.fill == "example" or t.numel() == 0:
+        if not isinstance(t, torch.Tensor) or probe.fill is ProbeFill.EXAMPLE or t.numel() == 0:
             return t.clone() if isinstance(t, torch.Tensor) else t
         if t.dtype.is_floating_point:
             return _filled(t, probe.fill)
-        if probe.fill == "random" and t.dtype != torch.bool:
+        if probe.fill is ProbeFill.RANDOM and t.dtype != torch.bool:
             return torch.randint(int(t.min()), int(t.max()) + 1, t.shape, dtype=t.dtype, device=t.device)
-        if probe.fill in ("zeros", "ones", "cleared", "set"):
-            return torch.zeros_like(t) if probe.fill in ("zeros", "cleared") else torch.ones_like(t)
-        if probe.fill == "large" and t.dtype != torch.bool:
+        if probe.fill in (ProbeFill.ZEROS, ProbeFill.ONES, ProbeFill.CLEARED, ProbeFill.SET):
+            return torch.zeros_like(t) if probe.fill in (ProbeFill.ZEROS, ProbeFill.CLEARED) else torch.ones_like(t)
+        if probe.fill is ProbeFill.LARGE and t.dtype != torch.bool:
             return t * INTEGER_SCALE
-        if probe.fill == "negative" and t.dtype.is_signed:
+        if probe.fill is ProbeFill.NEGATIVE and t.dtype.is_signed:
             return -t
         return t.clone()
 
     return replace(built, args=pytree.tree_map(fill, built.args), kwargs=pytree.tree_map(fill, built.kwargs))
 
 
-def _filled(t: torch.Tensor, how: str) -> torch.Tensor:
-    if how == "zeros":
+def _filled(t: torch.Tensor, how: ProbeFill) -> torch.Tensor:
+    if how is ProbeFill.ZEROS:
         return torch.zeros_like(t)
-    if how == "ones":
+    if how is ProbeFill.ONES:
         return torch.ones_like(t)
-    if how == "negative":
+    if how is ProbeFill.NEGATIVE:
         return -t
-    if how == "large":
+    if how is ProbeFill.LARGE:
         return t * 1000
     return torch.randn_like(t)
 
@@ -248,8 +249,8 @@ def probe_set(
             p for p in found if (i := usable(p)) is not None and truth_at(model, i, frame, (code,)) == (not truth,)
         )
         chosen += [p for p in itertools.islice(others, OTHER_SIDE) if p not in chosen]
-    always = [p for p in found if p.fill == "random" and not p.sizes][:ALWAYS] + [
-        p for p in found if p.sizes or p.fill == "declared"
+    always = [p for p in found if p.fill is ProbeFill.RANDOM and not p.sizes][:ALWAYS] + [
+        p for p in found if p.sizes or p.fill is ProbeFill.DECLARED
     ]
     chosen += [p for p in always if p not in chosen and usable(p) is not None]
     return tuple(chosen)

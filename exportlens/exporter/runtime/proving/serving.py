@@ -25,7 +25,7 @@ from ...core import codes
 from ...core.causes import Cause
 from ...core.report import Finding, Fix, Narrowing
 from ...core.sources import Sources
-from ...spec.loading import DimSpec, ExportSpec, TensorInput
+from ...spec.loading import DimSpec, ExportSpec, SpecSource, TensorInput
 from ...spec.module_spec import example_size
 from ..compat import messages as forms
 from ..compat.internals import pytree
@@ -66,7 +66,7 @@ def serving_findings(
     on_example = _on_example(program, model, ctx, said)
     if on_example is not None:
         return [on_example]
-    if ctx.spec.source != "pyproject":
+    if ctx.spec.source is not SpecSource.PYPROJECT:
         return []  # example_inputs() has one size per axis
     examples = {name: example_size(name, ctx.spec.dims) for name in ctx.spec.dims}
     bounds = written_bounds(ctx.spec.dims, examples, ctx.built.names.roots)

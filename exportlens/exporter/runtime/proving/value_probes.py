@@ -18,7 +18,7 @@ import sympy
 import torch
 
 from ...core import codes
-from ...core.report import Finding, Fix, Probe
+from ...core.report import Finding, Fix, Probe, ProbeFill
 from ...edit.size_calls import call_named, with_keyword
 from ...edit.text_edits import edit_between
 from ..compat import messages as forms
@@ -33,7 +33,8 @@ from ..reading.refused import refusal, size_of
 from .probes import inputs_of
 from .serving import Rebuild, failure_of
 
-FILLS = (Probe("zeros", "zeros"), Probe("ones", "ones"))  # run where the program assumes something of values
+# run where the program assumes something of values
+FILLS = (Probe("zeros", ProbeFill.ZEROS), Probe("ones", ProbeFill.ONES))
 
 
 def refused_values(
@@ -162,11 +163,11 @@ def _described(probe: Probe, inputs: Built) -> str:
     ]
     values = {t.flatten()[0].item() for _, t in leaves if t.numel() and bool((t == t.flatten()[0]).all())}
     if not leaves or len(values) != 1 or any(not t.numel() or not bool((t == t.flatten()[0]).all()) for _, t in leaves):
-        return f"{probe.name}" if probe.fill == "declared" else f"the example inputs filled with {probe.name}"
+        return f"{probe.name}" if probe.fill is ProbeFill.DECLARED else f"the example inputs filled with {probe.name}"
     (value,) = values
     said = "zeros" if value == 0 else "ones" if value == 1 else f"{value:g}s"
     names = " and ".join(f"`{p}`" for p, _ in leaves)
-    return f"{names} all {said}" + (f" ({probe.name})" if probe.fill == "declared" else "")
+    return f"{names} all {said}" + (f" ({probe.name})" if probe.fill is ProbeFill.DECLARED else "")
 
 
 def _inside(size: int, root: Any) -> bool:
