@@ -7,10 +7,14 @@ dynamic_shapes once the way exportlens does, warm up, then time, interleaved
 - torch.export: ``torch.export.export(model, args, kwargs, dynamic_shapes=..., strict=...)``
   on that one prebuilt model and its inputs;
 - exportlens: ``exportlens.exporter.runtime.run.export_module`` from the module's spec
-  to its ModuleReport — importing the user's file afresh, constructing the
+  to its verdict (``Task.VERDICT``, what the editor shows first) — importing the user's file afresh, constructing the
   model, building the inputs, exporting while recording guards, and
   describing the program in the user's names (signature, ranges, per-line
   shapes). ``collect_all`` is irrelevant: both modules export.
+
+Beside them, untimed against the goal, the same call with ``Task.SERVE``: the verdict and then
+the program run at the example inputs and at every corner of the spec's ranges, the job the
+editor sends after the verdict is shown.
 
 Prints p50 / p95 of wall time for each and the ratio of the p50s (goal: ≤ 1.10);
 beside it the ratio of the fastest runs and of the median CPU times, which
@@ -38,6 +42,7 @@ from pathlib import Path
 
 import torch
 
+from exportlens.exporter.core.options import Task
 from exportlens.exporter.core.report import Status
 from exportlens.exporter.core.sources import Sources
 from exportlens.exporter.runtime import run
@@ -97,11 +102,13 @@ def bare_export(plan: Plan, item: Planned) -> Callable[[], object]:
     return call
 
 
-def exportlens_verdict(plan: Plan, item: Planned) -> Callable[[], object]:
+def exportlens_verdict(plan: Plan, item: Planned, task: Task = Task.VERDICT) -> Callable[[], object]:
+    """The editor's verdict (``Task.VERDICT``), or with ``Task.SERVE`` the verdict and then the
+    program run at the example inputs and the spec's bounds, the second job the editor sends."""
     options = run.Options(collect_all=False)
 
     def call() -> object:
-        report = run.export_module(plan.root, item.module, item.spec, options)
+        report = run.export_module(plan.root, item.module, item.spec, options, task=task)
         if report.status is not Status.EXPORTED:
             raise SystemExit(f"bench: {item.target} did not export: {[str(f) for f in report.findings]}")
         return report
@@ -191,7 +198,11 @@ def main() -> int:
             )  # the verdict, as `exportlens check` gives it
             if verdict.status is not Status.EXPORTED:
                 sys.exit(f"bench: {item.target} did not export: {[str(f) for f in verdict.findings]}")
-            sides = {"torch.export": bare_export(plan, item), "exportlens": exportlens_verdict(plan, item)}
+            sides = {
+                "torch.export": bare_export(plan, item),
+                "exportlens": exportlens_verdict(plan, item),
+                "serving": exportlens_verdict(plan, item, Task.SERVE),
+            }
             for _ in range(args.warmup):
                 for fn in sides.values():
                     fn()
@@ -206,7 +217,8 @@ def main() -> int:
                     cpu[name].append(c)
             bare, lens = times["torch.export"], times["exportlens"]
             cpu_ratio = statistics.median(cpu["exportlens"]) / statistics.median(cpu["torch.export"])
-            rows.append((label, source, verdict.summary.signature, bare, lens, cpu_ratio))
+            serving = statistics.median(times["serving"])
+            rows.append((label, source, verdict.summary.signature, bare, lens, cpu_ratio, serving))
             breakdowns.append((label, stages(plan, item, passes=1 if args.quick else 5)))
 
     print(
@@ -220,18 +232,18 @@ def main() -> int:
     print()
     header = (
         f"{'module':<12} {'spec':<17} {'torch.export p50':>17} {'p95':>9} {'exportlens p50':>15} {'p95':>9}"
-        f" {'ratio p50':>10} {'ratio min':>10} {'ratio CPU p50':>14}"
+        f" {'ratio p50':>10} {'ratio min':>10} {'ratio CPU p50':>14} {'+ serving run p50':>18}"
     )
     print(header)
     print("-" * len(header))
     worst = 0.0
-    for label, source, _, bare, lens, cpu_ratio in rows:
+    for label, source, _, bare, lens, cpu_ratio, serving in rows:
         ratio = statistics.median(lens) / statistics.median(bare)
         worst = max(worst, ratio)
         print(
             f"{label:<12} {source:<17} {_ms(statistics.median(bare)):>17} {_ms(pct(bare, 95)):>9} "
             f"{_ms(statistics.median(lens)):>15} {_ms(pct(lens, 95)):>9} "
-            f"{ratio:>9.3f}x {min(lens) / min(bare):>9.3f}x {cpu_ratio:>13.3f}x"
+            f"{ratio:>9.3f}x {min(lens) / min(bare):>9.3f}x {cpu_ratio:>13.3f}x {_ms(serving):>18}"
         )
     print()
     for label, _source, signature, *_ in rows:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 
+import pytest
 from conftest import Project
 
 from exportlens.exporter.core.causes import Cause
@@ -73,6 +74,7 @@ def _report(pool, project: Project, target: str):
     return pool.run(job_for(plan, planned, Options(overrides=Overrides(sandbox=False))))
 
 
+@pytest.mark.slow
 def test_a_users_own_error_that_speaks_of_memory_stays_the_users(pool, project: Project):
     """Its words are the user's: only an allocation refused is said as the memory limit."""
     project.write("cache.py", CACHE)

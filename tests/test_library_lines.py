@@ -139,6 +139,7 @@ def test_a_dim_pinned_by_a_loop_inside_a_library_names_the_loop_and_the_user_s_c
     assert any(r.path == str(scanlib) and r.line == loop for r in finding.related)
 
 
+@pytest.mark.slow
 def test_the_library_line_survives_the_worker_as_related_information_only(project, scanlib):
     """Through the CLI, the worker's report is untrusted input: a related place in an installed
     package's Python file passes (for reading), and the SARIF names it by its absolute URI.

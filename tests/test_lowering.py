@@ -115,6 +115,7 @@ def test_an_op_without_an_onnx_translation_is_a_finding_on_its_line(project, poo
     assert (lowering.target, lowering.status) == ("onnx", "failed")
 
 
+@pytest.mark.slow
 def test_a_module_that_lowers_is_compiled_with_its_time_size_and_error(project, pool, onnx):
     report = one(project, pool, "Mlp")
     assert not report.findings

@@ -106,6 +106,7 @@ class Twice(nn.Module):
 """
 
 
+@pytest.mark.slow
 @confined
 def test_a_program_that_calls_an_op_the_user_s_code_registers_says_why_it_cannot_be_lowered(project, pool):
     pytest.importorskip("onnxruntime")

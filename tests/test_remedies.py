@@ -406,6 +406,7 @@ def test_names_read_by_the_other_picks_are_not_picked_one_after_another():
     )  # a side that does more
 
 
+@pytest.mark.slow
 def test_a_finite_check_is_kept_in_the_program_proven_on_probes_it_passes(project, pool):
     """``if not torch.isfinite(y).all(): raise ...``: the preferred fix is the same check as
     ``torch._assert_async``, proven on probes that eager runs through (none fails the check),

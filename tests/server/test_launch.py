@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from exportlens.isolation import command, environment
 
@@ -26,6 +27,7 @@ def _worker_of(pid: int) -> psutil.Process | None:
     return None
 
 
+@pytest.mark.slow
 def test_the_warm_worker_starts_while_the_server_still_imports_its_own_code(tmp_path: Path):
     """A pygls whose import never ends: the server never gets to answer anything, and its warm
     worker has started all the same (it was started after that import, 0.6-1 s later)."""

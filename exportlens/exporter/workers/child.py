@@ -58,12 +58,18 @@ class Warm(nn.Module):
 """
 
 
-def warm_up() -> None:
-    """One whole job on the built-in module: torch, libcst, exportlens, all warmed."""
+def warm_imports() -> None:
+    """What every job needs imported and found, done once here rather than in each job's child."""
     import torch  # noqa: F401 - first: what an interpreter given by mistake most often lacks
 
-    available()  # the sandbox's bindings imported here, once, not in each job's child
-    interpreter_folders()  # what a sandboxed job may read of the interpreter, found once for every child
+    available()  # the sandbox's bindings
+    interpreter_folders()  # what a sandboxed job may read of the interpreter
+    from ..runtime import in_process  # noqa: F401 - torch._dynamo and exportlens's runtime
+
+
+def warm_up() -> None:
+    """One whole job on the built-in module: torch, libcst, exportlens, all warmed."""
+    warm_imports()
     end = run_job(Job(str(WARM_ROOT), f"{WARM_FILE}:Warm", name_span=Span(1), sources={WARM_FILE: WARM_SOURCE}))
     assert isinstance(end, Reported)  # a verdict job, not a tree
     report = end.report

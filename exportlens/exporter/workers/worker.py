@@ -32,13 +32,14 @@ import selectors
 import signal
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import torch  # before our own imports: what an interpreter given by mistake most often lacks
 
 from . import scratch, spare
-from .child import PRIMED, forked, warm_up, write_all
+from .child import PRIMED, forked, warm_imports, warm_up, write_all
+from .forked_child import OUTPUT_TAIL, Child
 from .platform import (
     adopt_orphans,
     children,
@@ -59,8 +60,6 @@ from .protocol import (
     Died,
     Done,
     Encoded,
-    Lines,
-    OutOfMemory,
     Ready,
     Run,
     Shutdown,
@@ -69,7 +68,6 @@ from .protocol import (
     encode,
 )
 
-OUTPUT_TAIL = 64 * 1024  # bytes of the user's output (and of what else it writes on its result pipe) kept per job
 # Children are primed only after this long with no job running: priming is work a running job would wait
 # behind, and in a burst of jobs (``exportlens check``) the next request comes at once: a fork costs it less.
 PRIME_AFTER = 0.1
@@ -79,31 +77,15 @@ DRAIN_WAIT = 1.0  # seconds to read what a finished job left in its pipes: its k
 HAND_OVER_WAIT = 1.0  # seconds for a primed child to take its request, else a fresh fork runs the job
 
 
-@dataclass
-class _Child:
-    pid: int
-    out: int | None  # read end of the child's stdout and stderr; None once closed (at its end of file)
-    res: int | None  # read end of its result (and of faulthandler's report); None once closed
-    req: int | None = None  # write end of a primed child's request pipe
-    job: str | None = None  # None while priming or primed
-    primed: bool = False
-    retired: bool = False  # killed while waiting (forked before a preload): never given a job
-    output: bytearray = field(default_factory=bytearray)
-    result: Lines = field(default_factory=Lines)  # its result pipe, cut in lines of at most RESULT_MAX
-    other: bytearray = field(default_factory=bytearray)  # the tail of its other lines there (faulthandler's)
-    end: Encoded | None = None  # its End, once a whole line of it came
-    memory_limit: int | None = None  # what its process tree may hold of its own
-    over_limit: bool = False  # killed for holding more
-
-
 class Parent:
-    def __init__(self, primed: int) -> None:
+    def __init__(self, primed: int, warmed: bool = True) -> None:
+        self.warmed = warmed  # else it warms up once its first job's child is running
         self.proto = os.dup(1)
         os.dup2(2, 1)  # our own prints (and torch's) go to stderr, never into the protocol
         # poll(), not epoll: a forked job shares an epoll instance, and one that registered a pipe of
         # its own there under our stdin's number had us block reading stdin. poll() keeps no such state
         self.sel = selectors.PollSelector()
-        self.children: dict[int, _Child] = {}
+        self.children: dict[int, Child] = {}
         self.want_primed = primed
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK)
         signal.set_wakeup_fd(self.wake_w)
@@ -174,7 +156,7 @@ class Parent:
 
     # -- children
 
-    def fork(self, request: Run | None) -> _Child:
+    def fork(self, request: Run | None) -> Child:
         """A child that runs ``request``, or (None) a primed one that waits for its job."""
         out_r, out_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -189,7 +171,7 @@ class Parent:
         for fd in (out_w, res_w, req_r):
             if fd is not None:
                 os.close(fd)
-        child = _Child(pid, out_r, res_r, req_w)
+        child = Child(pid, out_r, res_r, req_w)
         self.children[pid] = child
         for fd, kind in ((out_r, "out"), (res_r, "res")):
             os.set_blocking(fd, False)
@@ -215,6 +197,10 @@ class Parent:
         child.job = request.id
         child.memory_limit = request.job.memory_limit
         self.send(Started(request.id, child.pid))
+        if not self.warmed:  # beside the first job, on the other core: the children forked after it start warm
+            self.warmed = True
+            warm_up()
+            gc.freeze()
 
     def retire_primed(self) -> None:
         """Stop the children waiting for a job (an idle moment primes new ones)."""
@@ -276,7 +262,7 @@ class Parent:
             return False
         return True
 
-    def _result_line(self, child: _Child, line: bytes) -> bool:
+    def _result_line(self, child: Child, line: bytes) -> bool:
         """One whole line of the child's result pipe; True once it was the job's End (the job is over)."""
         if not child.primed and child.job is None and line + b"\n" == PRIMED:
             child.primed = True
@@ -315,7 +301,7 @@ class Parent:
         # process exits, just before we hear of that exit
         self.kill_orphans()
 
-    def finish(self, child: _Child, status: int | None) -> None:
+    def finish(self, child: Child, status: int | None) -> None:
         """The job is over: its result is in (``status`` None) or its process has exited."""
         kill_tree(child.pid)  # whatever it forked goes with it
         self._drain(child, waits=status is not None)
@@ -325,11 +311,11 @@ class Parent:
             os.close(child.req)
         del self.children[child.pid]
         if child.job is not None:  # (else a primed child died waiting: the next idle moment replaces it)
-            self.send(self._done(child, status))  # before the clean-up below: the owner waits for it
+            self.send(child.done(status))  # before the clean-up below: the owner waits for it
         self.kill_orphans()  # after the owner has its verdict: what is left of the job is killed already
         scratch.remove(child.pid)
 
-    def _drain(self, child: _Child, waits: bool) -> None:
+    def _drain(self, child: Child, waits: bool) -> None:
         """What is left in the child's pipes, read, then closed. After its End, what is there now (it wrote
         its output first; the end of file waits for the killed copy of torch's process to be torn down); a
         crash's report: till the end of file. A deadline all the same: what outlived the kill may write on."""
@@ -341,22 +327,6 @@ class Parent:
             if (fd := getattr(child, kind)) is not None:
                 self._close(fd)
                 setattr(child, kind, None)
-
-    def _done(self, child: _Child, status: int | None) -> Done:
-        assert child.job is not None
-        end: Encoded | OutOfMemory | Died | None = child.end
-        fault = bytes(child.other + child.result.pending[-OUTPUT_TAIL:])[-OUTPUT_TAIL:].decode("utf-8", "replace")
-        if child.over_limit:
-            end = OutOfMemory()
-        elif child.result.overlong:
-            end = Died(overlong=True)
-        elif end is None:
-            exit_status, killed_by = (
-                os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None,
-                os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None,
-            )
-            end = Died(exit_status, killed_by)
-        return Done(child.job, end, child.output.decode("utf-8", "replace"), fault.strip())
 
     def kill_orphans(self) -> None:
         """Processes a job left behind were re-parented to us (we are a subreaper) when
@@ -386,12 +356,17 @@ def main() -> None:
     base = Path(sys.argv[sys.argv.index("--scratch") + 1])
     scratch.start(base)
     with exit_if_owner_goes(then=scratch.remove_all):  # an owner gone before we are warm leaves no folder
-        warm_up()
+        warm_imports()
+        # a job already asked for (a cold start's first) is not kept waiting for the warm-up export:
+        # its child pays the first export's costs once, as the warm-up would have, and the warm-up follows
+        warmed = not readable(0, 0.0)
+        if warmed:
+            warm_up()
     if "--spare" in sys.argv:
         spare.serve(Ready(os.getpid(), torch.__version__, torch.__file__, sys.executable), base)
         return
     primed = int(sys.argv[sys.argv.index("--primed") + 1]) if "--primed" in sys.argv else 0
-    parent = Parent(primed)
+    parent = Parent(primed, warmed)
     parent.send(Ready(os.getpid(), torch.__version__, torch.__file__, sys.executable))
     parent.serve()
 
