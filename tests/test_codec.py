@@ -63,13 +63,30 @@ def test_a_plan_json_cannot_carry_is_left_for_the_worker_to_make():
     plan = make_plan([EXAMPLES])
     planned = plan.modules[0]
     sent = owner_plan(plan, planned)
-    sent.plan.project.tables["released"] = (
-        datetime.date(2026, 1, 1),
-        sent.plan.project.tables[planned.target][1],
-    )  # a TOML date
+    spec = sent.plan.modules[0].spec
+    assert spec is not None
+    spec.init["released"] = datetime.date(2026, 1, 1)  # a TOML date
     job = Job(str(EXAMPLES), planned.target, name_span=Span(1), plan=sent)
     back = decode(encode_run(Run("7", job)), Run)
     assert back.id == "7" and back.job.target == planned.target and back.job.plan is None
+
+
+def test_a_job_carries_its_own_spec_not_the_projects_other_tables(tmp_path):
+    """A pyproject.toml of a hundred module tables: each job's line holds its module's plan,
+    not the text and tables of the other ninety-nine (the storm encoded each one whole)."""
+    spec = '[project]\nname = "many"\nversion = "0"\n'
+    for i in range(100):
+        (tmp_path / f"m{i}.py").write_text(
+            f"import torch\n\n\nclass M{i}(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+        )
+        spec += f'\n[tool.exportlens.modules."m{i}.py:M{i}"]\ninputs = {{ x = "f32[batch, 4]" }}\n'
+    (tmp_path / "pyproject.toml").write_text(spec)
+    plan = make_plan([tmp_path / "m7.py"], root=tmp_path)
+    planned = plan.modules[0]
+    line = encode_run(Run("1", Job(str(tmp_path), planned.target, name_span=Span(4), plan=owner_plan(plan, planned))))
+    back = decode(line, Run).job.plan
+    assert back is not None and [m.target for m in back.plan.modules] == ["m7.py:M7"]
+    assert b"M8" not in line and len(line) < len(spec)
 
 
 def test_a_fix_title_and_its_verified_never_disagree(tmp_path):

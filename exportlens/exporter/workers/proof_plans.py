@@ -44,6 +44,9 @@ def owner_plan(plan: Plan, planned: Planned) -> OwnerPlan:
     parsing the project again (with libcst, slow for a large file whose bases are found in
     other files). With it go digests of the texts it was made from (``plan.sources`` where
     given, else the disk's); a worker that imports other text (an unsaved buffer, a file
-    saved meanwhile) plans again."""
-    one = Plan(plan.root, plan.project, [planned], [], sources=Sources(plan.root))
+    saved meanwhile) plans again. The project goes without its text and tables: the worker
+    reads the planned module's spec alone, and the others of a pyproject.toml with hundreds of
+    tables would be most of each job's line, encoded by the owner and decoded by the job."""
+    project = replace(plan.project, tables={}, findings=[], text="")
+    one = Plan(plan.root, project, [planned], [], sources=Sources(plan.root))
     return OwnerPlan(one, {path: digest(plan.sources, path) for path in (planned.module.path, PYPROJECT)})
