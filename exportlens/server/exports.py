@@ -237,7 +237,9 @@ class Exports:
         # (_serve); an artifact the user asked for is saved only once it has been run
         options = Options(artifacts / f"{planned.module.name}.pt2" if artifacts else None, overrides=s.overrides)
         task = Task.VERDICT if artifacts is None else Task.SERVE
-        job = job_for(plan, planned, options, task=task, environment=pool.environment, sources=sources)
+        job = job_for(
+            plan, planned, options, task=task, environment=pool.environment, sources=sources, imports=self.graph.imports
+        )
         number = self.session.next_number()
         self.session.running[key] = number
         self._commanded.pop(key, None)

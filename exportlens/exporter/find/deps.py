@@ -13,6 +13,7 @@ import ast
 import hashlib
 import sys
 from collections.abc import Callable, Iterable, Set
+from functools import lru_cache
 from pathlib import Path
 
 from ..core.sources import Sources
@@ -26,12 +27,21 @@ def _package(file: Path, sources: Sources) -> list[str]:
     return list(file.relative_to(name_base(file, sources.root, sources.exists)).with_suffix("").parts)[:-1]
 
 
+@lru_cache(maxsize=64)
+def _tree(text: bytes) -> ast.Module | None:
+    """A file's syntax tree, read only: a job's cache key and its preload each walk the
+    imports of the same texts, and a save sends two jobs of one text."""
+    try:
+        return ast.parse(text)
+    except UNPARSABLE:
+        return None
+
+
 def imported_files(sources: Sources, file: Path) -> set[Path]:
     """Project files ``file`` imports directly (absolute and relative imports)."""
     root, file = sources.root, file.resolve()
-    try:
-        tree = ast.parse(sources.bytes(file) or b"")
-    except UNPARSABLE:
+    tree = _tree(sources.bytes(file) or b"")
+    if tree is None:
         return set()
     out: set[Path] = set()
     package = _package(file, sources)
@@ -68,9 +78,8 @@ def third_party(sources: Sources, file: Path, paths: Iterable[Path] | None = Non
     user's own files. ``paths``: the closure, where the caller has it already."""
     names: set[str] = set()
     for path in closure(sources, file) if paths is None else paths:
-        try:
-            tree = ast.parse(sources.bytes(path) or b"")
-        except UNPARSABLE:
+        tree = _tree(sources.bytes(path) or b"")
+        if tree is None:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

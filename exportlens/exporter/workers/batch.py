@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Set
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +12,7 @@ from ..core.report import ModuleReport, Report, Status
 from ..core.settings import effective, parse_bytes
 from ..core.sources import Sources
 from ..core.targets import Span
-from ..find.deps import closure, fingerprint, third_party
+from ..find.deps import closure, fingerprint, imported_files, third_party
 from ..spec.plan import Plan, Planned, no_spec_findings
 from ..spec.plan_cache import PlanCache
 from ..spec.values import spec_refs
@@ -31,17 +31,19 @@ def job_for(
     task: Task = Task.SERVE,
     environment: str = "",
     sources: Mapping[str, str] | None = None,
+    imports: Callable[[Sources, Path], Set[Path]] = imported_files,
 ) -> Job:
     """The worker job that does ``task`` with one planned module. ``sources`` maps project-relative
     paths to unsaved text that the worker reads instead of the disk (and the cache key hashes);
-    ``environment`` is the pool's (``verdicts.environment``), the rest of the key."""
+    ``environment`` is the pool's (``verdicts.environment``), the rest of the key; ``imports``, a
+    file's direct imports (the server's ``ImportGraph`` keeps them between saves)."""
     spec = planned.spec
     assert spec is not None
     settings = effective(spec.settings, options.overrides)
     files = Sources.of(plan.root, sources)
     called = spec_refs(spec.init, spec.factory)  # a factory in another project file is part of the module too
     file = files.path(planned.module.path)
-    paths = closure(files, file)  # walked once: the key hashes it, the preload reads its imports
+    paths = closure(files, file, imports)  # walked once: the key hashes it, the preload reads its imports
     name = planned.module.name_span
     return Job(
         root=str(plan.root),
