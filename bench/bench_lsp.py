@@ -832,7 +832,7 @@ def main() -> int:
     p.add_argument(
         "--server",
         help="the server command (default: this Python's `-m exportlens.cli serve`), e.g. "
-        '"python -m cProfile -o server.prof -m exportlens.cli serve" to profile it',
+        '"py-spy record -f raw -o save.txt -- python -m exportlens.cli serve" to profile it',
     )
     p.add_argument("--index-timeout", type=float, default=1800, help="seconds to wait for c's 'indexed' line")
     p.add_argument("--quick", action="store_true", help="2 saves, 1 warm-up, 5 hovers, c on examples/ (CI)")
