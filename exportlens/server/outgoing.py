@@ -9,6 +9,9 @@ its bytes); where one is found, the message is read, its ``traceback`` members a
 removed and the traceback lines of its strings are cut, and what was cut goes to the
 server's log (stderr) instead. Every pass over a message is linear in its length: a module's
 exception text reaches this writer, and no text may freeze the server.
+
+Served over stdio, the frames then go to an ``outbox.Outbox``, whose thread writes them: the
+cut is made before a frame is queued, so nothing queued holds a Python frame.
 """
 
 from __future__ import annotations
@@ -16,10 +19,15 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from pygls.io_ import StdoutWriter
+from pygls.lsp.server import LanguageServer
+
+from .outbox import Latest, Outbox
 
 log = logging.getLogger(__name__)
 
@@ -30,19 +38,48 @@ _MARKS = (b"Traceback (most recent call last)", b'"traceback"', b'\\", line ')
 # linear: a fixed text, then blanks (and the first frame's indent)
 _TRACEBACK_HEADER = re.compile(r"Traceback \(most recent call last\):\s*")
 _LOCATION, _AT_LINE, _INDENT = 'File "', '", line ', " \t"
+EXIT_WAIT = 10.0  # seconds the end of the process waits for a client that does not read
 
 
 class Outgoing(StdoutWriter):
-    """The stdout writer: LSP frames, with no Python frame in them."""
+    """The stdout writer: LSP frames, with no Python frame in them; written at once, or
+    queued in ``outbox`` for its thread to write."""
 
-    def __init__(self, stdout: Any) -> None:
+    def __init__(self, stdout: Any, outbox: Outbox | None = None) -> None:
         super().__init__(stdout)
+        self.outbox = outbox
         self.listener: Callable[[dict[str, Any]], None] | None = None  # shown each message while set
+        self._latest = threading.local()  # the key of what the calling thread writes, while stated()
 
     def write(self, data: bytes) -> None:
         if _marked(data) or self.listener is not None:
             data = self._read(data)
-        super().write(data)
+        if self.outbox is None:
+            super().write(data)
+        else:
+            self.outbox.put(data, getattr(self._latest, "key", None))
+
+    @contextmanager
+    def stated(self, latest: Latest) -> Iterator[None]:
+        """What this thread writes meanwhile says only the latest state of ``latest``: a
+        newer frame of it drops one still queued."""
+        self._latest.key = latest
+        try:
+            yield
+        finally:
+            self._latest.key = None
+
+    def drain(self, timeout: float = EXIT_WAIT) -> None:
+        """Every frame queued written, waiting at most ``timeout`` seconds: before the process ends."""
+        if self.outbox is not None:
+            self.outbox.drain(timeout)
+
+    def close(self) -> None:
+        """pygls's ``exit``: what is queued is written first (a reply is never lost at exit)."""
+        if self.outbox is not None:
+            self.outbox.close(EXIT_WAIT)
+        else:
+            super().close()
 
     def message(self, message: dict[str, Any]) -> None:
         """Write one message (a dict of JSON values) as a frame."""
@@ -69,6 +106,12 @@ class Outgoing(StdoutWriter):
         if cut:
             log.error("Python frames kept from the client:\n%s", "\n".join(cut))
         return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def stated(server: LanguageServer, latest: Latest) -> AbstractContextManager[None]:
+    """``Outgoing.stated`` on ``server``'s writer, or nothing where the writer is another."""
+    writer = server.protocol.writer
+    return writer.stated(latest) if isinstance(writer, Outgoing) else nullcontext()
 
 
 def _marked(data: bytes) -> bool:

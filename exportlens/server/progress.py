@@ -10,6 +10,8 @@ from pygls.lsp.server import LanguageServer
 from ..exporter.core.report import ModuleReport
 from ..exporter.core.targets import Target
 from . import compat
+from .outbox import Latest, Stated
+from .outgoing import stated
 
 
 class Progress:
@@ -54,10 +56,13 @@ class Progress:
         self.done += 1
         if self.token:
             percentage = int(100 * self.done / max(len(self.targets), 1))
-            self.server.work_done_progress.report(
-                self.token,
-                types.WorkDoneProgressReport(message=f"{report.target}: {report.status.value}", percentage=percentage),
-            )
+            with stated(self.server, Latest(Stated.PROGRESS, self.token)):  # a newer report says all this one did
+                self.server.work_done_progress.report(
+                    self.token,
+                    types.WorkDoneProgressReport(
+                        message=f"{report.target}: {report.status.value}", percentage=percentage
+                    ),
+                )
 
     def end(self) -> None:
         if self.token:

@@ -27,6 +27,8 @@ from .index.module_index import FileEntry
 from .index.rescans import IN_PROCESS, Rescans
 from .lowering import Lowerings
 from .methods import EXPORTS_NOTIFICATION
+from .outbox import Latest, Stated
+from .outgoing import stated
 from .positions import UTF16
 from .progress import Progress
 from .publisher import Publisher
@@ -287,7 +289,8 @@ class ExportLensServer(LanguageServer):
             "problems": sum(len(r.errors) or len(r.findings) for r in failed),
         }
         try:
-            self.protocol.notify(EXPORTS_NOTIFICATION, counts)
+            with stated(self, Latest(Stated.EXPORTS)):
+                self.protocol.notify(EXPORTS_NOTIFICATION, counts)
         except Exception:
             pass
 

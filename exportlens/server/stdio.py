@@ -12,7 +12,8 @@ no response at all. pygls also trusts the message's shape: an object without
 Here ``frames.Frames`` reads bounded frames, each message is checked against JSON-RPC
 and the LSP lifecycle before pygls sees it (a request that fails gets an error, a
 notification is dropped, both logged to stderr), an exception anywhere in handling one
-message is that message's error, and ``outgoing.Outgoing`` writes what goes out.
+message is that message's error, and ``outgoing.Outgoing`` writes what goes out, through an
+``outbox.Outbox`` whose thread waits for the client in the event loop's place.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pygls.lsp.server import LanguageServer
 
 from . import compat, keystrokes
 from .frames import END, MAX_DEPTH, Frames, TooDeep
+from .outbox import Outbox
 from .outgoing import Outgoing
 
 log = logging.getLogger(__name__)
@@ -88,7 +90,8 @@ class Gate:
 def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> NoReturn:
     """Serve LSP over stdio until ``exit`` or the end of the input, then end the process."""
     server._stop_event = threading.Event()  # pygls's shutdown() sets it
-    writer = Outgoing(stdout or sys.stdout.buffer)
+    out = stdout or sys.stdout.buffer
+    writer = Outgoing(out, Outbox(out))
     server.protocol.set_writer(writer)
     fd = (stdin or sys.stdin.buffer).fileno()
     try:
@@ -99,7 +102,7 @@ def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryI
         log.error("the client closed the connection")
     except (KeyboardInterrupt, SystemExit):
         pass
-    _end(server, 1)
+    _end(server, writer, 1)
 
 
 async def _loop(server: LanguageServer, frames: Frames, writer: Outgoing) -> NoReturn:
@@ -117,6 +120,14 @@ async def _loop(server: LanguageServer, frames: Frames, writer: Outgoing) -> NoR
         finally:
             loop.call_soon_threadsafe(messages.put_nowait, END)
 
+    def closed() -> None:  # the client closed its end of stdout: the server ends as at the end of its input
+        try:
+            loop.call_soon_threadsafe(messages.put_nowait, END)
+        except RuntimeError:  # the loop is gone: the process is ending anyway
+            pass
+
+    if writer.outbox is not None:
+        writer.outbox.on_broken = closed
     threading.Thread(target=read, name="exportlens-stdin", daemon=True).start()
     gate = Gate(writer)
     while True:
@@ -126,9 +137,9 @@ async def _loop(server: LanguageServer, frames: Frames, writer: Outgoing) -> NoR
         for message in keystrokes.folded(waiting):
             if message is END:
                 log.warning("the input ended: the server ends")
-                _end(server, gate.exit_code)
+                _end(server, writer, gate.exit_code)
             if _handle(server, gate, writer, message):
-                _end(server, gate.exit_code)
+                _end(server, writer, gate.exit_code)
 
 
 def _started_executor() -> ThreadPoolExecutor:
@@ -143,14 +154,15 @@ def _started_executor() -> ThreadPoolExecutor:
     return executor
 
 
-def _end(server: LanguageServer, code: int) -> NoReturn:
-    """End the process, the server's workers and indexers first (its ``shutdown()``), from
-    the event loop: ``os._exit``, so that no thread left waiting (an executor's, a pipe's)
-    keeps it alive."""
+def _end(server: LanguageServer, writer: Outgoing, code: int) -> NoReturn:
+    """End the process, the server's workers and indexers first (its ``shutdown()``), then
+    every message queued to the client written (a bounded wait), from the event loop:
+    ``os._exit``, so that no thread left waiting (an executor's, a pipe's) keeps it alive."""
     try:
         server.shutdown()
     except Exception:
         log.exception("the server's teardown failed")
+    writer.drain()
     sys.stderr.flush()
     os._exit(code)
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from exportlens.server.lifecycle import RUNNING_NAMED
+
 from .conftest import start, stop
 
 FILES = 12
@@ -52,6 +54,8 @@ async def test_files_opened_at_once_are_each_published_at_most_twice(storm):
         await editor.logged(f"indexed {storm.resolve()}")
         for i in range(FILES):
             editor.open(f"mods/m{i}.py")
+        counted = await running_while_exporting(editor)
+        assert max(counted) == FILES  # every export of the storm counted while under way
         for i in range(FILES):
             await editor.logged(f"mods/m{i}.py:M{i}: {'failed' if i % 3 == 2 else 'exported'} in")
         for i in range(FILES):  # every verdict shown: EL204 where the batch is hard-coded
@@ -64,6 +68,19 @@ async def test_files_opened_at_once_are_each_published_at_most_twice(storm):
         assert max(per_file.values()) <= 2, per_file  # once opened, once its verdict changed what it shows
     finally:
         await stop(editor)
+
+
+async def running_while_exporting(editor) -> list[int]:
+    """``exportlens/status`` asked back to back until the first verdict lands: how many exports
+    each answer counted. Each names the first RUNNING_NAMED of them (a storm's every name made
+    its answers most of what the server wrote), and no module that is not in the storm."""
+    targets, counted = {f"mods/m{i}.py:M{i}" for i in range(FILES)}, []
+    while not any(": exported in" in m.message or ": failed in" in m.message for m in editor.client.log_messages):
+        status = await editor.status()
+        assert len(status["running"]) == min(status["running_count"], RUNNING_NAMED), status
+        assert set(status["running"]) <= targets, status["running"]
+        counted.append(status["running_count"])
+    return counted
 
 
 @pytest.mark.slow
