@@ -199,7 +199,10 @@ class Parent:
         self.send(Started(request.id, child.pid))
         if not self.warmed:  # beside the first job, on the other core: the children forked after it start warm
             self.warmed = True
-            warm_up()
+            try:
+                warm_up()
+            except Exception as e:  # a broken environment: the job beside it meets it too, and says so
+                print(f"exportlens worker: the warm-up export failed: {type(e).__name__}: {e}", file=sys.stderr)
             gc.freeze()
 
     def retire_primed(self) -> None:
