@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -19,6 +20,7 @@ from typing import Any, TypeGuard
 import torch
 import torch.export
 import torch.utils._pytree as pytree  # 2.7–2.15: tree_flatten_with_path, tree_map, tree_leaves; torch imports it too
+import torch.utils.deterministic as deterministic  # 2.1–2.15
 from torch._dynamo.exc import Unsupported, UserError, UserErrorType  # 2.7–2.15
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
@@ -62,8 +64,33 @@ def draft_export(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shap
         from torch.export._draft_export import draft_export as private
 
         run = private
-    ep: Any = run(model, args, kwargs, dynamic_shapes=dynamic_shapes)  # draft export adds ``_report``, undeclared
+    with filled_memory():
+        ep: Any = run(model, args, kwargs, dynamic_shapes=dynamic_shapes)  # draft export adds ``_report``, undeclared
     return list(ep._report.failures)  # 2.8–2.15
+
+
+_FILL = "fill_uninitialized_memory"  # a property of torch's module object, which mypy cannot see
+
+
+@contextmanager
+def filled_memory() -> Iterator[None]:
+    """Every new tensor filled (NaN, or an integer type's largest value) rather than left as
+    the allocator found it: draft export runs the real ops beside the fake ones, where an
+    ``empty`` one's leftover bytes would choose which branch it meets, and the same module
+    would give different problems from one process to the next (``torch.utils.deterministic``, 2.1–2.15;
+    ``warn_only``: an op with no deterministic kernel still runs)."""
+    enabled = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    fill = getattr(deterministic, _FILL)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    setattr(deterministic, _FILL, True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "... does not have a deterministic implementation"
+            yield
+    finally:
+        setattr(deterministic, _FILL, fill)
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
 
 
 def intern_filenames() -> dict[Any, str]:
