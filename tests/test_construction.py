@@ -170,6 +170,7 @@ def test_a_missing_factory_is_refused_on_its_line(bad):
     ) in bad
 
 
+@pytest.mark.slow  # alone among its file's quick tests, it would start the file's whole check
 def test_a_factory_that_raises_is_reported_on_the_line_that_raised(bad):
     line = line_of(MODELS, "raise ValueError")
     assert f"models/nets.py:{line}:1: EL403 build_raising(width=8) failed: ValueError: width 8 is not supported" in bad

@@ -99,6 +99,7 @@ def test_annotated_module_exports_with_its_axis_names_as_dims(checked):
     assert run.returncode == 1  # the other two modules
 
 
+@pytest.mark.slow  # alone among its file's quick tests, it would start the file's whole check
 def test_code_that_specializes_an_axis_is_reported_on_its_line_in_the_axis_name(checked):
     project, _, modules = checked
     head = modules["models/head.py:Head"]

@@ -272,6 +272,7 @@ def test_a_module_cannot_stop_the_warm_parent_or_the_cli(checked: dict):
     assert "sandbox = false" in said  # the refusal is said to be the sandbox's
 
 
+@pytest.mark.slow  # alone among its file's quick tests, it would start the file's whole check
 @metadata_confined
 def test_a_module_cannot_change_the_mode_owner_or_times_of_files(checked: dict):
     said = message(checked, "Toucher")

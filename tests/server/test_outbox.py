@@ -61,6 +61,7 @@ def test_a_client_that_reads_nothing_for_a_while_holds_up_nothing_then_gets_ever
     assert all(m["result"]["pid"] == raw.proc.pid for m in raw.received if m.get("id") in FILL)
 
 
+@pytest.mark.slow
 def test_every_reply_queued_when_exit_comes_is_written_before_the_server_ends(raw):
     raw.initialize()
     for msg_id in FILL:
@@ -73,6 +74,7 @@ def test_every_reply_queued_when_exit_comes_is_written_before_the_server_ends(ra
     assert raw.proc.wait(30) == 0
 
 
+@pytest.mark.slow
 def test_a_newer_exports_notification_drops_the_one_still_waiting_for_the_client(raw, tmp_path_factory):
     raw.initialize()
     for msg_id in FILL:
@@ -92,6 +94,7 @@ def test_a_newer_exports_notification_drops_the_one_still_waiting_for_the_client
     assert counts == [{"running": 0, "exporting": [], "exported": 0, "failed": 0, "problems": 0}]
 
 
+@pytest.mark.slow
 def test_a_client_that_closes_its_end_of_the_output_ends_the_server_as_the_end_of_its_input_does(raw):
     raw.initialize()
     raw.proc.stdout.close()

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import torch  # before our own imports: what an interpreter given by mistake most often lacks
 
+from ..core.options import Task
 from . import scratch, spare
 from .child import PRIMED, forked, warm_imports, warm_up, write_all
 from .forked_child import OUTPUT_TAIL, Child
@@ -181,7 +182,10 @@ class Parent:
     def start(self, request: Run, line: bytes) -> None:
         if preload(request.job.preload, request.job.root):
             self.retire_primed()  # forked before the new import: the next job's child should have it
-        child = next((c for c in self.children.values() if c.primed and c.job is None and not c.retired), None)
+        # a primed child is kept for a verdict, which the user waits for: the work after it (the serving
+        # run, proofs, lowering) takes a fresh fork, and the next idle moment primes one child, not two
+        primed = (c for c in self.children.values() if c.primed and c.job is None and not c.retired)
+        child = next(primed, None) if request.job.task is Task.VERDICT else None
         if child is not None:
             assert child.req is not None
             child.output.clear()  # anything the warm-up printed is not the user's
