@@ -45,6 +45,13 @@ class Raw:
         self._out = b""
         self.received: list[Any] = []  # every message the server wrote, in order
 
+    @classmethod
+    def on_net(cls, root: Path) -> Raw:
+        """A server in ``root``, which holds ``net.py`` and a pyproject.toml with its spec."""
+        (root / "net.py").write_text(NET)
+        (root / "pyproject.toml").write_text(PYPROJECT)
+        return cls(root)
+
     def send(self, data: bytes) -> None:
         self.proc.stdin.write(data)
         self.proc.stdin.flush()

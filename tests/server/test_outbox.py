@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .raw import NET, PYPROJECT, Raw, frame
+from .raw import Raw, frame
 
 STATUS = "exportlens/status"
 FILL = range(100, 500)  # status replies of about 1 kB each: far more than a pipe holds (64 kB)
@@ -19,9 +19,7 @@ FILL = range(100, 500)  # status replies of about 1 kB each: far more than a pip
 
 @pytest.fixture
 def raw(tmp_path: Path):
-    (tmp_path / "net.py").write_text(NET)
-    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
-    server = Raw(tmp_path)
+    server = Raw.on_net(tmp_path)
     yield server
     server.stop()
 

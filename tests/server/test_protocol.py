@@ -27,9 +27,7 @@ from .raw import NET, PYPROJECT, Raw, frame, framed, python_frames
 
 @pytest.fixture
 def raw(tmp_path: Path):
-    (tmp_path / "net.py").write_text(NET)
-    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
-    server = Raw(tmp_path)
+    server = Raw.on_net(tmp_path)
     yield server
     server.stop()
 
