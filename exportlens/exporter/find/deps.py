@@ -13,6 +13,7 @@ import ast
 import hashlib
 import sys
 from collections.abc import Callable, Iterable, Set
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,35 +28,52 @@ def _package(file: Path, sources: Sources) -> list[str]:
     return list(file.relative_to(name_base(file, sources.root, sources.exists)).with_suffix("").parts)[:-1]
 
 
+@dataclass(frozen=True)
+class _Import:
+    """One import statement: ``import a.b, c`` (``source`` None) or ``from source import x, y``
+    (``source`` "" for ``from . import x``, ``level`` its dots)."""
+
+    source: str | None
+    level: int
+    names: tuple[str, ...]
+
+
 @lru_cache(maxsize=64)
-def _tree(text: bytes) -> ast.Module | None:
-    """A file's syntax tree, read only: a job's cache key and its preload each walk the
-    imports of the same texts, and a save sends two jobs of one text."""
+def _imports(text: bytes) -> tuple[_Import, ...] | None:
+    """A file's import statements; None where it does not parse. Kept by text: a job's cache
+    key and its preload each read the imports of the same texts, and a save sends two jobs
+    of one text. What is kept is these few names, not the syntax tree (the server holds the
+    cache, and a tree is many times its text)."""
     try:
-        return ast.parse(text)
+        tree = ast.parse(text)
     except UNPARSABLE:
         return None
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.append(_Import(None, 0, tuple(a.name for a in node.names)))
+        elif isinstance(node, ast.ImportFrom):
+            found.append(_Import(node.module or "", node.level, tuple(a.name for a in node.names)))
+    return tuple(found)
 
 
 def imported_files(sources: Sources, file: Path) -> set[Path]:
     """Project files ``file`` imports directly (absolute and relative imports)."""
     root, file = sources.root, file.resolve()
-    tree = _tree(sources.bytes(file) or b"")
-    if tree is None:
+    imports = _imports(sources.bytes(file) or b"")
+    if imports is None:
         return set()
     out: set[Path] = set()
     package = _package(file, sources)
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - node.level + 1] if node.level > 1 else package
-                prefix = ".".join(base + ([node.module] if node.module else []))
+    for imported in imports:
+        names = list(imported.names)
+        if imported.source is not None:
+            if imported.level:
+                base = package[: len(package) - imported.level + 1] if imported.level > 1 else package
+                prefix = ".".join(base + ([imported.source] if imported.source else []))
             else:
-                prefix = node.module or ""
-            names = [prefix] + [f"{prefix}.{a.name}" if prefix else a.name for a in node.names]
+                prefix = imported.source
+            names = [prefix] + [f"{prefix}.{name}" if prefix else name for name in imported.names]
         for dotted in names:
             parts = dotted.split(".")
             for i in range(1, len(parts) + 1):  # `import a.b.c` imports a, a.b and a.b.c
@@ -78,14 +96,11 @@ def third_party(sources: Sources, file: Path, paths: Iterable[Path] | None = Non
     user's own files. ``paths``: the closure, where the caller has it already."""
     names: set[str] = set()
     for path in closure(sources, file) if paths is None else paths:
-        tree = _tree(sources.bytes(path) or b"")
-        if tree is None:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                found = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                found = [f"{node.module}:{a.name}" for a in node.names if a.name != "*"] or [node.module]
+        for imported in _imports(sources.bytes(path) or b"") or ():
+            if imported.source is None:
+                found = list(imported.names)
+            elif not imported.level and imported.source:
+                found = [f"{imported.source}:{n}" for n in imported.names if n != "*"] or [imported.source]
             else:
                 continue
             top = {n: n.split(".")[0].split(":")[0] for n in found}
