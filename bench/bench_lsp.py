@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from percentiles import pct
 from pygls.lsp.client import LanguageClient
 
 SERVER = [sys.executable, "-m", "exportlens.cli", "serve"]
@@ -117,16 +118,6 @@ EXAMPLE_BATCH = 8  # the spec's example size, used for the in-process export too
 
 
 # -- figures -------------------------------------------------------------------------------
-
-
-def pct(values: list[float], q: float) -> float:
-    """Percentile by linear interpolation between closest ranks (numpy's default)."""
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    k = (len(s) - 1) * q / 100
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
 def ms(v: float) -> str:

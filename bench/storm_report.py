@@ -6,15 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-
-def pct(values: list[float], q: float) -> float:
-    """Percentile by linear interpolation between closest ranks (numpy's default)."""
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    k = (len(s) - 1) * q / 100
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+from percentiles import pct
 
 
 def report(args: argparse.Namespace, root: Path, out: dict[str, Any], failing: int) -> None:
