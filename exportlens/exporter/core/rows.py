@@ -24,6 +24,9 @@ from .codec import field_types
 
 Convert = Callable[[Any], Any] | None  # None: the value is written and read as it is
 _PLAIN = frozenset({int, float, str, bool, type(None), Any, object})
+# rows of rows written out as nested comprehensions, this deep at most: deeper ones (a record that
+# holds rows of its own kind would go on for ever) are read by a call per row
+ROWS_INLINED = 2
 
 
 class Rows:
@@ -102,7 +105,7 @@ class Rows:
         scope: dict[str, Any] = {"cls": cls}
         hints = list(field_types(cls).values())
         names = [f"f{i}" for i in range(len(hints))]
-        given = ", ".join(self._expression(h, n, scope) for h, n in zip(hints, names))
+        given = ", ".join(self._expression(h, n, scope, 0) for h, n in zip(hints, names))
         source = (
             "def read(data):\n"
             f"    if data.__class__ is not list or len(data) != {len(hints)}:\n"
@@ -114,19 +117,19 @@ class Rows:
         read: Callable[[Any], Any] = scope["read"]
         return read
 
-    def _expression(self, hint: Any, name: str, scope: dict[str, Any]) -> str:
-        """The source of ``name`` (a field's JSON value) read as ``hint``."""
+    def _expression(self, hint: Any, name: str, scope: dict[str, Any], depth: int) -> str:
+        """The source of ``name`` (a field's JSON value) read as ``hint``, inside ``depth`` comprehensions."""
         kinds = [a for a in get_args(hint) if a is not type(None)]
         if get_origin(hint) in (Union, types.UnionType) and len(kinds) == 1 and len(get_args(hint)) == 2:
-            inner = self._expression(kinds[0], name, scope)
+            inner = self._expression(kinds[0], name, scope, depth)
             return name if inner == name else f"(None if {name} is None else {inner})"
         if get_origin(hint) is tuple and get_args(hint)[-1:] == (Ellipsis,):
             each = self._reader(get_args(hint)[0])
             if each is None:
                 return f"tuple({name})"
             item = get_args(hint)[0]
-            if isinstance(item, type) and is_dataclass(item) and field_types(item) and name.count("_") < 2:
-                return self._rows_expression(item, name, scope)
+            if isinstance(item, type) and is_dataclass(item) and field_types(item) and depth < ROWS_INLINED:
+                return self._rows_expression(item, name, scope, depth)
             scope[f"c_{name}"] = each
             return f"tuple(map(c_{name}, {name}))"
         if isinstance(hint, type) and is_dataclass(hint) and not any(map(self._reader, field_types(hint).values())):
@@ -138,13 +141,13 @@ class Rows:
         scope[f"c_{name}"] = convert
         return f"c_{name}({name})"
 
-    def _rows_expression(self, cls: type, name: str, scope: dict[str, Any]) -> str:
+    def _rows_expression(self, cls: type, name: str, scope: dict[str, Any], depth: int) -> str:
         """The source of ``name``, a list of ``cls`` rows, read in one comprehension: the unpacking
         checks each row's length, and no call is made per row but the constructor's."""
         hints = list(field_types(cls).values())
         names = [f"{name}_{i}" for i in range(len(hints))]
         scope[f"k_{name}"] = cls
-        given = ", ".join(self._expression(h, n, scope) for h, n in zip(hints, names))
+        given = ", ".join(self._expression(h, n, scope, depth + 1) for h, n in zip(hints, names))
         return f"tuple([k_{name}({given}) for {''.join(n + ', ' for n in names)} in {name}])"
 
 
