@@ -19,9 +19,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Compile exportlens once, before the workers start: the suite starts hundreds of servers,
-    warm workers and CLIs, and where PYTHONDONTWRITEBYTECODE is set (or the tree was just
-    edited) each would compile every changed module again, about 0.2 s of each start."""
+    """Compiled code is kept, whatever PYTHONDONTWRITEBYTECODE says (it is set on some machines):
+    - pytest keeps each test module's rewritten asserts beside it only where this process may
+      write bytecode; else every worker rewrites all of them on every run (about 5 s each);
+    - exportlens is compiled once, before the workers start: the suite starts hundreds of
+      servers, warm workers and CLIs, each of which would compile every changed module
+      again (about 0.2 s of each start)."""
+    sys.dont_write_bytecode = False
     if not hasattr(config, "workerinput"):  # the controller, once (xdist's workers have it)
         compileall.compile_dir(REPO / "exportlens", quiet=1)
 

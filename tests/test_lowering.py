@@ -126,6 +126,7 @@ def test_a_module_that_lowers_is_compiled_with_its_time_size_and_error(project, 
     assert re.fullmatch(r"compiled for onnx in \d+\.\d s, \d+\.\d KB, max error \S+", str(lowering)), str(lowering)
 
 
+@pytest.mark.slow  # an ONNX export and runs of it at several sizes (5 s); the quick loop keeps a lighter one
 def test_a_size_the_onnx_model_refuses_where_eager_runs_is_a_finding(project, pool, onnx):
     report = one(project, pool, "Squeeze")
     f = only(report.findings, "EL604")

@@ -136,6 +136,7 @@ class Cancel(nn.Module):
 """
 
 
+@pytest.mark.slow  # an ONNX export and runs of it at several sizes (5 s); test_lowering.py keeps a lighter one quick
 def test_an_onnx_model_that_answers_otherwise_than_eager_names_the_sizes_and_the_error(project, pool):
     """onnxruntime computes this float16 arithmetic in float32 (it has no float16 kernels on CPU
     for it and casts around them), so `(big + 1) - big` is 1 where eager's float16 gives 0 or 2."""
