@@ -1,16 +1,16 @@
 """A fix whose proof never finished (its export timed out, crashed or ran out of memory: the
 machine was busy, the worker went away) says nothing about the fix. It stays offered, unproven
 and not preferred, and the next run tries it again. It was shown as having got part of the way
-("module then fails on 1 problem"), and remembered so for that text, on a server that every
-test shares too."""
+("(1 more problem remains)": the timeout), and remembered so for that text, on a server that
+every test shares too."""
 
 from __future__ import annotations
 
 import shutil
 from dataclasses import replace
-from pathlib import Path
 
 from conftest import only
+from test_remedies import EXAMPLES, ROUTER_SPEC
 
 from exportlens.exporter.core.options import Options
 from exportlens.exporter.core.report import Verified
@@ -18,19 +18,12 @@ from exportlens.exporter.spec.plan import make_plan
 from exportlens.exporter.workers.batch import job_for
 from exportlens.exporter.workers.proofs import proofs, prove, settled
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-SPEC = """
-[tool.exportlens.modules."router.py:TokenRouter"]
-init = { hidden = 16 }
-inputs = { x = "f32[tokens, 16]" }
-dims = { tokens = { min = 2, max = 1024 } }
-"""
 COND = "Run both sides of `if routed > 0:` with torch.cond"
 
 
 def test_a_fix_whose_proof_timed_out_stays_offered_unproven_and_is_not_preferred(project, pool):
     shutil.copy(EXAMPLES / "models" / "router.py", project.root / "router.py")
-    project.write("pyproject.toml", SPEC)
+    project.write("pyproject.toml", ROUTER_SPEC)
     plan = make_plan([project.root])
     job = job_for(plan, plan.modules[0], Options(), environment=pool.environment)
     report = pool.submit(job).result()
