@@ -177,12 +177,6 @@ class ModuleReport:
     def errors(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity is Severity.ERROR)
 
-    @property
-    def unfinished(self) -> bool:
-        """The export process ended before the export did (timed out, crashed, out of memory):
-        the report tells of the process, not of what the module's code does."""
-        return any(f.kind in (Kind.TIMEOUT, Kind.CRASH) for f in self.findings)
-
 
 @dataclass(frozen=True)
 class Report:

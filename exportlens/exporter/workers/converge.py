@@ -52,13 +52,10 @@ class Converging:
         self._kept = 0
 
     def step(self, after: ModuleReport | None) -> Job | None:
-        """Take what exporting ``self.job`` gave (None, or a report of a process that ended before
-        its export did: it did not finish, and the fix stays as it was before that round); the
-        next job to run, or None when done."""
+        """Take what exporting ``self.job`` gave (None: it did not finish, and the fix stays
+        as it was before that round); the next job to run, or None when done."""
         if after is not None and self.first is not None and after.status not in (Status.FAILED, Status.EXPORTED):
             after = None  # what was folded in broke the spec: the round before is as far as it goes
-        if after is not None and after.unfinished:
-            after = None  # timed out or crashed (a busy machine, a worker gone): it says nothing of the fix
         if after is None:
             if self._base is not self.job:
                 self.job = self._base  # the last round did not finish: keep what the one before proved
