@@ -1,17 +1,14 @@
 """A fix whose proof never finished (its export timed out, crashed or ran out of memory: the
-machine was busy, the worker went away) says nothing about the fix: it should stay offered,
-unproven and not preferred, and the next run should try it again. Today it is shown as having
-got part of the way ("(1 more problem remains)": the timeout), and remembered so for that
-text. Expected to fail until that is fixed: treating such a proof as unfinished
-(``Converging.step``) made `tests/server/test_fixes.py`'s preferred-fix test wait out its 240 s
-in CI's pass without fork, probably where a proof of `head.py` ended that way (the stop's note)."""
+machine was busy, the worker went away) says nothing about the fix. The stopped export runs
+again at once (``converge.AGAIN`` times); one stopped every time leaves the fix offered,
+unproven and not preferred, and the next run tries it again. Before, the timeout counted as a
+problem the fix left ("(1 more problem remains)"), and the verdict was remembered so."""
 
 from __future__ import annotations
 
 import shutil
 from dataclasses import replace
 
-import pytest
 from conftest import only
 from test_remedies import EXAMPLES, ROUTER_SPEC
 
@@ -24,7 +21,6 @@ from exportlens.exporter.workers.proofs import proofs, prove, settled
 COND = "Run both sides of `if routed > 0:` with torch.cond"
 
 
-@pytest.mark.xfail(strict=True, reason="a stopped proof still titles its fix partial (see the module's docstring)")
 def test_a_fix_whose_proof_timed_out_stays_offered_unproven_and_is_not_preferred(project, pool):
     shutil.copy(EXAMPLES / "models" / "router.py", project.root / "router.py")
     project.write("pyproject.toml", ROUTER_SPEC)
@@ -45,3 +41,23 @@ def test_a_fix_whose_proof_timed_out_stays_offered_unproven_and_is_not_preferred
     assert not any(f.verified is Verified.PARTIAL for f in shown.fixes), [f.title for f in shown.fixes]
     # remembered as it is, the next run tries the fix again: it is still to be proven
     assert [p.job.sources for p in proofs(job, proven, plan.sources)] == [j.sources for j in tried]
+
+
+def test_a_proof_stopped_once_runs_again_and_proves_its_fix(project, pool):
+    """The first export of each proof is stopped by its timeout; run again, it finishes, and
+    the fix says what it reached, as if nothing had been stopped."""
+    shutil.copy(EXAMPLES / "models" / "router.py", project.root / "router.py")
+    project.write("pyproject.toml", ROUTER_SPEC)
+    plan = make_plan([project.root])
+    job = job_for(plan, plan.modules[0], Options(), environment=pool.environment)
+    report = pool.submit(job).result()
+    stopped: set[tuple[tuple[str, str], ...]] = set()
+
+    def stopped_first(proof):
+        texts = tuple(sorted(proof.sources.items()))
+        first = texts not in stopped
+        stopped.add(texts)
+        return pool.submit(replace(proof, timeout=0.001) if first else proof, supersede=False)
+
+    shown = only(settled(prove(job, report, plan.sources, stopped_first)).findings, "EL101")
+    assert [f.title for f in shown.fixes if f.preferred] == [f"{COND} (module then exports and serves its ranges)"]

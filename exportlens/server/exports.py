@@ -349,7 +349,7 @@ class Exports:
             pending = [(rounds, j) for rounds, j in stepped if j is not None]
         key = ModuleKey(root, job.target)
         proven_report = proven(result.report, tries)
-        self.session.results[key] = replace(result, report=proven_report)
+        self.session.results[key] = replace(result, report=proven_report, proven=True)
         pool.remember(job.job, proven_report)
         self.say(f"{job.target}: proved {len(tries)} fix(es) by exporting with each applied")
         self.landed(root, [job.target])

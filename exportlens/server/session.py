@@ -64,6 +64,7 @@ class Result:
     disk: Mapping[Path, str] = field(default_factory=dict, repr=False)
     texts: Mapping[Path, str] = field(default_factory=dict, repr=False)
     spec: ExportSpec | None = None  # ``spec_key`` of the spec it was exported with: one no longer the module's is stale
+    proven: bool = False  # its fixes' proofs are done: one they left unverified is no longer "proving…"
     # deployment target -> its lowering of this export, filled in as each lands; the proofs' and the
     # serving run's ``replace`` keep the same dict, a new export starts an empty one
     lowered: dict[str, Lowered] = field(default_factory=dict, repr=False, compare=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .report import Finding, Kind, Severity
+from .report import Finding, Kind, ModuleReport, Severity
 from .targets import Span
 
 
@@ -62,6 +62,15 @@ MEMORY = Code("EL503", Kind.CRASH, "export exceeded the memory limit")
 REFUSED = Code("EL504", Kind.CRASH, "export process's report refused")
 TOO_WIDE = Code("EL505", Kind.SPEC_ERROR, "project folder too wide to sandbox")
 TORCH_UNSUPPORTED = Code("EL506", Kind.CRASH, "installed torch is older than the supported range")
+# the process was stopped before its export ended: a busy machine or a worker gone may do that
+STOPPED = frozenset(c.code for c in (TIMEOUT, CRASH, MEMORY))
+
+
+def stopped(report: ModuleReport) -> bool:
+    """Whether ``report`` tells of a process stopped before its export ended (a timeout, a crash,
+    the memory limit), rather than of what the module's code does."""
+    return any(f.code in STOPPED for f in report.findings)
+
 
 # lowering an exported program for a deployment target (EL6xx): docs/targets.md
 LOWERING_UNSUPPORTED = Code("EL601", Kind.LOWERING, "operation has no translation for the target")

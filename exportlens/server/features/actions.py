@@ -91,10 +91,11 @@ def _range_of(item: Located, lines: Lines) -> types.Range:
 
 def _being_proven(session: Session, root: Path, data: object) -> bool:
     """Whether the export a diagnostic came from has fixes the owner is still proving: its
-    verdict is the module's latest, failed (or an exported module's EL207) and not yet proven."""
+    verdict is the module's latest, failed (or an exported module's EL207) and its proofs are
+    not done (a fix they left unverified, its export stopped each time, is not being proven)."""
     target = data.get("target") if isinstance(data, dict) else None
     result = session.result(ModuleKey(root, Target.parse(target))) if isinstance(target, str) else None
-    if result is None or result.report.cached:
+    if result is None or result.report.cached or result.proven:
         return False
     report = result.report
     return report.status is Status.FAILED or any(f.kind is Kind.SPECIALIZATION for f in report.findings)
