@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from ..exporter.core.codes import stops
 from ..exporter.core.options import Options, Task
 from ..exporter.core.report import ModuleReport, Status
 from ..exporter.core.sources import Sources, read_text
@@ -25,7 +26,7 @@ from ..exporter.find.deps import ImportGraph
 from ..exporter.spec.loading import PYPROJECT, ExportSpec
 from ..exporter.spec.plan import Plan, Planned
 from ..exporter.workers.batch import job_for
-from ..exporter.workers.converge import Converging, Once
+from ..exporter.workers.converge import Once, stepped
 from ..exporter.workers.pool import Cancelled, Pool
 from ..exporter.workers.proofs import converging, proofs, proven
 from ..exporter.workers.protocol import Job
@@ -345,9 +346,13 @@ class Exports:
             after = await asyncio.gather(*map(asyncio.wrap_future, submitted), return_exceptions=True)
             if self.session.results.get(ModuleKey(root, job.target)) is not result:
                 return  # the module was exported again: these fixes are gone
-            stepped = await asyncio.to_thread(_stepped, pending, after)
-            pending = [(rounds, j) for rounds, j in stepped if j is not None]
+            for code, message in stops(after).items():  # converge.py runs each again
+                self.say(f"{job.target}: a fix's proof was stopped ({code}: {message}); it runs again, twice at most")
+            rounds_next = await asyncio.to_thread(stepped, pending, after)
+            pending = [(rounds, j) for rounds, j in rounds_next if j is not None]
         key = ModuleKey(root, job.target)
+        if self.session.results.get(key) is not result:
+            return  # exported again while the last round was stepped: its verdict is not to be written over
         proven_report = proven(result.report, tries)
         self.session.results[key] = replace(result, report=proven_report, proven=True)
         pool.remember(job.job, proven_report)
@@ -390,8 +395,3 @@ class Exports:
         """Export again what an earlier session's verdict answered: shown at once, it stays
         marked as cached until this lands (its lens says it is being checked again)."""
         self._later(self.export(root, [target], Why.REVERIFY))
-
-
-def _stepped(pending: list[tuple[Converging, Job]], after: list) -> list[tuple[Converging, Job | None]]:
-    """Each fix's next round from what its last gave (off the event loop: a round's job is planned)."""
-    return [(rounds, rounds.step(a if isinstance(a, ModuleReport) else None)) for (rounds, _), a in zip(pending, after)]

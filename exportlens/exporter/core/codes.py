@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .report import Finding, Kind, ModuleReport, Severity
@@ -103,3 +104,8 @@ def finding_at(code: Code, message: str, path: str, span: Span, **kwargs) -> Fin
     return finding(
         code, message, path, span.line, column=span.column, end_line=span.end_line, end_column=span.end_column, **kwargs
     )
+
+
+def stops(reports: Iterable[object]) -> dict[str, str]:
+    """Each way the exports of ``reports`` were stopped, once: code -> the finding's message."""
+    return {f.code: f.message for r in reports if isinstance(r, ModuleReport) for f in r.findings if f.code in STOPPED}

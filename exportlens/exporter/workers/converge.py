@@ -143,6 +143,12 @@ def _overlap(a: Edit, b: Edit) -> bool:
     )
 
 
+def stepped(pending: list[tuple[Converging, Job]], after: list) -> list[tuple[Converging, Job | None]]:
+    """Each fix's next round from what its last gave (an exception: it did not finish); the
+    server runs it off its event loop, since a round's job is planned."""
+    return [(rounds, rounds.step(a if isinstance(a, ModuleReport) else None)) for (rounds, _), a in zip(pending, after)]
+
+
 class Once:
     """``submit`` that exports the same texts once: fixes on their way often meet (a finding's
     own fix and the fix for all reach the same edits), and their rounds then share one job."""
