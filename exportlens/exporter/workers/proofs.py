@@ -14,10 +14,9 @@ own problem (or a spec that no longer plans) is not offered, nor one whose proof
 inside exportlens (counted in the report's ``fixes_dropped``). Fixes not tried stay
 ``UNVERIFIED``, as do those whose proof's export was stopped each time it ran (a timeout,
 a crash: of the machine, not the fix; converge.py runs it again at once), and the next run
-tries them again. Once the proofs
-are done (``settled``) none of them is preferred: a job's report is untrusted
-(validate.py resets its ``verified``), and its ``preferred`` only names the fix for the
-owner to try.
+tries them again. Once the proofs are done (``settled``) none of them is preferred: a job's
+report is untrusted (validate.py resets its ``verified``), and its ``preferred`` only names
+the fix for the owner to try.
 """
 
 from __future__ import annotations
