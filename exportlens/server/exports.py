@@ -346,8 +346,8 @@ class Exports:
             after = await asyncio.gather(*map(asyncio.wrap_future, submitted), return_exceptions=True)
             if self.session.results.get(ModuleKey(root, job.target)) is not result:
                 return  # the module was exported again: these fixes are gone
-            for code, message in stops(after).items():  # converge.py runs each again
-                self.say(f"{job.target}: a fix's proof was stopped ({code}: {message}); it runs again, twice at most")
+            for code, message in stops(after).items():
+                self.say(f"{job.target}: a fix's proof was stopped ({code}: {message}); the next export tries it again")
             rounds_next = await asyncio.to_thread(stepped, pending, after)
             pending = [(rounds, j) for rounds, j in rounds_next if j is not None]
         key = ModuleKey(root, job.target)

@@ -28,7 +28,6 @@ from .proof_plans import with_owner_plan
 from .protocol import Job
 
 ROUNDS = 4  # exports per fix, the first included: each folds what the one before suggests
-AGAIN = 2  # times a round whose export was stopped (a timeout, a crash) is run again
 
 
 class Converging:
@@ -52,17 +51,15 @@ class Converging:
         self._sources = sources
         self._rounds = 1
         self._kept = 0
-        self._again = 0
 
     def step(self, after: ModuleReport | None) -> Job | None:
         """Take what exporting ``self.job`` gave (None: it did not finish, and the fix stays as
         it was before that round); the next job to run, or None when done. A round whose
         process ended before its export did (a timeout, a crash: a busy machine, a worker gone)
-        tells nothing of the fix, and runs again, up to ``AGAIN`` times (``Once`` exports it anew)."""
+        tells nothing of the fix: it did not finish either. It is not run again at once: a
+        timeout costs the job's whole timeout again, in a pool other modules wait on; the
+        module's next export tries the fix anew."""
         if after is not None and stopped(after):
-            if self._again < AGAIN:
-                self._again += 1
-                return self.job
             after = None
         if after is not None and self.first is not None and after.status not in (Status.FAILED, Status.EXPORTED):
             after = None  # what was folded in broke the spec: the round before is as far as it goes
@@ -159,14 +156,6 @@ class Once:
 
     def __call__(self, job: Job) -> Future:
         key = tuple(sorted(job.sources.items()))
-        if key not in self._futures or _stopped(self._futures[key]):
+        if key not in self._futures:
             self._futures[key] = self._submit(job)
         return self._futures[key]
-
-
-def _stopped(future: Future) -> bool:
-    """An export that ended before it finished (timed out, crashed): asked again, it runs again."""
-    if not future.done() or future.cancelled() or future.exception() is not None:
-        return False
-    report = future.result()
-    return isinstance(report, ModuleReport) and stopped(report)

@@ -12,11 +12,10 @@ where nothing runs) or ``PARTIAL`` (fewer problems, and not this one), and its
 title's suffix is derived from that field alone (``Fix.title``); a fix that leaves its
 own problem (or a spec that no longer plans) is not offered, nor one whose proof failed
 inside exportlens (counted in the report's ``fixes_dropped``). Fixes not tried stay
-``UNVERIFIED``, as do those whose proof's export was stopped each time it ran (a timeout,
-a crash: of the machine, not the fix; converge.py runs it again at once), and the next run
-tries them again. Once the proofs are done (``settled``) none of them is preferred: a job's
-report is untrusted (validate.py resets its ``verified``), and its ``preferred`` only names
-the fix for the owner to try.
+``UNVERIFIED``, as do those whose proof's export was stopped (a timeout, a crash: of the
+machine, not the fix; converge.py), and the next run tries them again. Once the proofs are
+done (``settled``) none of them is preferred: a job's report is untrusted (validate.py
+resets its ``verified``), and its ``preferred`` only names the fix for the owner to try.
 """
 
 from __future__ import annotations
@@ -124,7 +123,7 @@ def converging(report: ModuleReport, proof: Proof, sources: Sources, plans: Plan
 
 def proven(report: ModuleReport, results: list[tuple[Proof, Converging]]) -> ModuleReport:
     """``report`` with how far each tried fix got written on it (one whose first try never
-    finished, or was stopped by a timeout or a crash each time: as it was, to be tried again; one
+    finished, or was stopped by a timeout or a crash: as it was, to be tried again; one
     whose try failed inside exportlens: dropped and counted)."""
     findings, dropped = list(report.findings), report.fixes_dropped
     for proof, rounds in results:
