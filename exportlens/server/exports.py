@@ -341,16 +341,16 @@ class Exports:
         pool = self.pool
         submit = Once(lambda j: pool.submit(j, supersede=False, background=True))
         pending = [(rounds, p.job) for p, rounds in tries]
+        key = ModuleKey(root, job.target)
         while pending:
             submitted = await asyncio.to_thread(list, map(submit, (j for _, j in pending)))  # as in _serve
             after = await asyncio.gather(*map(asyncio.wrap_future, submitted), return_exceptions=True)
-            if self.session.results.get(ModuleKey(root, job.target)) is not result:
+            if self.session.results.get(key) is not result:
                 return  # the module was exported again: these fixes are gone
             for code, message in stops(after).items():
                 self.say(f"{job.target}: a fix's proof was stopped ({code}: {message}); the next export tries it again")
             rounds_next = await asyncio.to_thread(stepped, pending, after)
             pending = [(rounds, j) for rounds, j in rounds_next if j is not None]
-        key = ModuleKey(root, job.target)
         if self.session.results.get(key) is not result:
             return  # exported again while the last round was stepped: its verdict is not to be written over
         proven_report = proven(result.report, tries)

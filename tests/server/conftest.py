@@ -130,10 +130,9 @@ class Editor:
         try:
             return await asyncio.wait_for(wait(), timeout)
         except asyncio.TimeoutError:
-            logs = "\n".join(m.message for m in self.client.log_messages[-30:])
             raise AssertionError(
                 f"diagnostics for {rel} never satisfied the test; last: {self.client.diagnostics.get(uri)}"
-                f"\nserver log:\n{logs}"
+                f"\nserver log:\n{self.log_tail()}"
             ) from None
 
     def current(self, rel: str, diagnostic: types.Diagnostic) -> types.Diagnostic:
@@ -165,8 +164,11 @@ class Editor:
         try:
             return await asyncio.wait_for(wait(), timeout)
         except asyncio.TimeoutError:
-            logs = "\n".join(m.message for m in self.client.log_messages[-30:])
-            raise AssertionError(f"{needle!r} never logged\nserver log:\n{logs}") from None
+            raise AssertionError(f"{needle!r} never logged\nserver log:\n{self.log_tail()}") from None
+
+    def log_tail(self, lines: int = 40) -> str:
+        """This test's last lines of the server's log: what a wait that gives up prints."""
+        return "\n".join(m.message for m in self.client.log_messages[self.log_start :][-lines:])
 
     def line_of(self, rel: str, needle: str) -> int:
         """0-based line of the first line containing ``needle``."""

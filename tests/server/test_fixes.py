@@ -53,8 +53,8 @@ async def apply_preferred_fix(editor, rel: str, code: str) -> tuple[str, list[st
     try:
         return await asyncio.wait_for(attempt(), 240)  # a loaded 2-core machine proves slowly
     except asyncio.TimeoutError:
-        logs = "\n".join(m.message for m in editor.client.log_messages[editor.log_start :][-40:])
-        raise AssertionError(f"no quick fix for {code} in {rel} applied: {seen[-3:]}\nserver log:\n{logs}") from None
+        log = editor.log_tail()
+        raise AssertionError(f"no quick fix for {code} in {rel} applied: {seen[-3:]}\nserver log:\n{log}") from None
 
 
 @pytest.mark.slow  # an export per problem and per fix (9 s); the tests below apply a fix and export again

@@ -48,8 +48,8 @@ async def preferred_fix(
     try:
         return await asyncio.wait_for(proven(), timeout)
     except asyncio.TimeoutError:
-        logs = "\n".join(m.message for m in editor.client.log_messages[editor.log_start :][-40:])
-        raise AssertionError(f"no preferred fix for {code} in {rel} within {timeout} s\nserver log:\n{logs}") from None
+        log = editor.log_tail()
+        raise AssertionError(f"no preferred fix for {code} in {rel} within {timeout} s\nserver log:\n{log}") from None
 
 
 @pytest.mark.slow  # two exports, each with its proofs

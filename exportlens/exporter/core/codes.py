@@ -70,7 +70,7 @@ STOPPED = frozenset(c.code for c in (TIMEOUT, CRASH, MEMORY))
 def stopped(report: ModuleReport) -> bool:
     """Whether ``report`` tells of a process stopped before its export ended (a timeout, a crash,
     the memory limit), rather than of what the module's code does."""
-    return any(f.code in STOPPED for f in report.findings)
+    return bool(stops((report,)))
 
 
 # lowering an exported program for a deployment target (EL6xx): docs/targets.md

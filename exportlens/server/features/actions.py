@@ -92,7 +92,7 @@ def _range_of(item: Located, lines: Lines) -> types.Range:
 def _being_proven(session: Session, root: Path, data: object) -> bool:
     """Whether the export a diagnostic came from has fixes the owner is still proving: its
     verdict is the module's latest, failed (or an exported module's EL207) and its proofs are
-    not done (a fix they left unverified, its export stopped each time, is not being proven)."""
+    not done (a fix they left unverified, its export stopped, is not being proven)."""
     target = data.get("target") if isinstance(data, dict) else None
     result = session.result(ModuleKey(root, Target.parse(target))) if isinstance(target, str) else None
     if result is None or result.report.cached or result.proven:
